@@ -1,0 +1,392 @@
+//! The stable contract between the `socair` host and its format plugins.
+//!
+//! A plugin is a `cdylib` that exports one [`PluginRoot`] (a prefix-type root module, so fields
+//! can be appended in later minor versions). Through it the host obtains:
+//!
+//! * [`FormatReader`]s: detect a format, open a file and describe **where each tensor's bytes
+//!   lie** ([`TensorDescriptor`]) and what the plugin's checks found ([`ReportRow`]);
+//! * [`FormatWriter`]s: plan an output layout (header bytes and where each tensor goes);
+//! * [`FingerprintEncoder`]s: value encodings such as `float32-le-bits/v1`.
+//!
+//! Tensor bytes never have to cross the boundary: the plugin reads what it needs (headers,
+//! indexes) through the host's [`ByteSource`], and returns byte ranges; the host maps the file
+//! and hashes or copies those ranges itself, once, for every format.
+//!
+//! Only `R*` types from `abi_stable` cross the boundary. Every entry point a plugin exports must
+//! catch panics: wrap bodies in [`guard`].
+//!
+//! This crate is versioned apart from the host ([`PLUGIN_API_VERSION`]); abi_stable refuses a
+//! plugin built against an incompatible version (0.y: another `y`) or a different layout.
+
+// abi_stable's macros name generated types `Foo_Ref`/`Foo_TO` and place impls inside consts.
+#![allow(non_camel_case_types, non_local_definitions)]
+
+pub use abi_stable;
+
+use abi_stable::{
+    declare_root_module_statics,
+    library::RootModule,
+    package_version_strings, sabi_trait,
+    sabi_types::VersionStrings,
+    std_types::{RBox, ROption, RResult, RSlice, RSliceMut, RString, RVec, Tuple2},
+    StableAbi,
+};
+use std::fmt;
+
+/// The version of this interface crate, as plugins and the host were built against it.
+pub const PLUGIN_API_VERSION: &str = env!("CARGO_PKG_VERSION");
+
+/// The root module every plugin exports with `#[export_root_module]`.
+///
+/// New fields may only be appended after the one marked `last_prefix_field`; a host reading an
+/// older plugin then sees `None` for the missing ones.
+#[repr(C)]
+#[derive(StableAbi)]
+#[sabi(kind(Prefix(prefix_ref = PluginRoot_Ref)))]
+#[sabi(missing_field(option))]
+pub struct PluginRoot {
+    /// Who the plugin is and what it provides.
+    pub manifest: extern "C" fn() -> RResult<PluginManifest, PluginError>,
+    /// The format readers the plugin provides (may be empty).
+    pub readers: extern "C" fn() -> RResult<RVec<FormatReaderBox>, PluginError>,
+    /// The format writers the plugin provides (may be empty).
+    pub writers: extern "C" fn() -> RResult<RVec<FormatWriterBox>, PluginError>,
+    /// The fingerprint encoders the plugin provides (may be empty).
+    ///
+    /// The first version of the root module ends here.
+    #[sabi(last_prefix_field)]
+    pub encoders: extern "C" fn() -> RResult<RVec<FingerprintEncoderBox>, PluginError>,
+}
+
+impl RootModule for PluginRoot_Ref {
+    declare_root_module_statics! {PluginRoot_Ref}
+    const BASE_NAME: &'static str = "socair_plugin";
+    const NAME: &'static str = "socair_plugin";
+    const VERSION_STRINGS: VersionStrings = package_version_strings!();
+}
+
+/// A reader as a boxed, FFI-safe trait object.
+pub type FormatReaderBox = FormatReader_TO<'static, RBox<()>>;
+/// A writer as a boxed, FFI-safe trait object.
+pub type FormatWriterBox = FormatWriter_TO<'static, RBox<()>>;
+/// An encoder as a boxed, FFI-safe trait object.
+pub type FingerprintEncoderBox = FingerprintEncoder_TO<'static, RBox<()>>;
+/// A borrowed byte source handed to a reader for the duration of one call.
+pub type ByteSourceRef<'a> = ByteSource_TO<'a, abi_stable::sabi_types::RRef<'a, ()>>;
+
+/// A versioned rule set a plugin implements, such as `socair-convert` version `1`.
+#[repr(C)]
+#[derive(StableAbi, Clone, Debug, PartialEq, Eq)]
+pub struct RuleSetId {
+    /// The rule set's name, such as `socair-convert`.
+    pub name: RString,
+    /// Its version, such as `1` (a semver-compatible string; `1` reads as `1.0.0`).
+    pub version: RString,
+}
+
+/// What a plugin says about itself.
+#[repr(C)]
+#[derive(StableAbi, Clone, Debug)]
+pub struct PluginManifest {
+    /// Short unique name, such as `safetensors`.
+    pub name: RString,
+    /// The plugin's own version (semver).
+    pub version: RString,
+    /// The plugin-api version it was built against ([`PLUGIN_API_VERSION`]).
+    pub plugin_api: RString,
+    /// Formats it reads, such as `safetensors`.
+    pub formats_read: RVec<RString>,
+    /// Formats it writes.
+    pub formats_written: RVec<RString>,
+    /// Rule sets it implements.
+    pub rule_sets: RVec<RuleSetId>,
+    /// Names of the fingerprint encodings it provides.
+    pub encoders: RVec<RString>,
+}
+
+/// The order of the bytes within each element of a tensor as stored.
+#[repr(u8)]
+#[derive(StableAbi, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ByteOrder {
+    /// Least significant byte first.
+    Little,
+    /// Most significant byte first.
+    Big,
+}
+
+/// A span of bytes in the file being read.
+#[repr(C)]
+#[derive(StableAbi, Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ByteRange {
+    /// Offset from the start of the file.
+    pub offset: u64,
+    /// Length in bytes.
+    pub len: u64,
+}
+
+/// One tensor as a reader found it: what it is and where its bytes lie.
+#[repr(C)]
+#[derive(StableAbi, Clone, Debug, PartialEq, Eq)]
+pub struct TensorDescriptor {
+    /// Its name as the format stores it.
+    pub name: RString,
+    /// Its dtype as the format names it (`F32`, `BF16`, `Q4_K`, …).
+    pub dtype: RString,
+    /// The element type in socair's vocabulary (the safetensors dtype names: `F32`, `F16`,
+    /// `BF16`, `I64`, …), or none when elements have no fixed width (block-quantized types).
+    /// Encoders and converters decide what they can do from this, not from `dtype`.
+    pub element_type: ROption<RString>,
+    /// The logical shape, outermost dimension first.
+    pub shape: RVec<u64>,
+    /// The tensor's bytes in the file, in element (row-major) order; their lengths add up to
+    /// the tensor's size.
+    pub ranges: RVec<ByteRange>,
+    /// The byte order of each element.
+    pub byte_order: ByteOrder,
+}
+
+/// Something a reader could not describe, with the reason.
+#[repr(C)]
+#[derive(StableAbi, Clone, Debug, PartialEq, Eq)]
+pub struct Unread {
+    /// The tensor's name, or none when the whole file could not be read.
+    pub tensor: ROption<RString>,
+    /// Why, naming the place in the file.
+    pub reason: RString,
+}
+
+/// The verdict of one check.
+#[repr(u8)]
+#[derive(StableAbi, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RowStatus {
+    /// The check ran and found nothing wrong.
+    Pass,
+    /// Evidence of danger, or of a file built to be read differently by different readers.
+    Fail,
+    /// Outside what the check proves safe: worth a human look.
+    Lead,
+    /// The check does not apply or was not run; the summary says why.
+    NotTested,
+}
+
+/// One thing a check found, with its place.
+#[repr(C)]
+#[derive(StableAbi, Clone, Debug, PartialEq, Eq)]
+pub struct Finding {
+    /// Where: a byte offset, a zip record, a header key, a tensor name.
+    pub place: RString,
+    /// What is wrong there.
+    pub reason: RString,
+}
+
+/// One row of a scan report.
+#[repr(C)]
+#[derive(StableAbi, Clone, Debug, PartialEq, Eq)]
+pub struct ReportRow {
+    /// The check's name, such as `Format and structure`.
+    pub check: RString,
+    /// Its verdict.
+    pub status: RowStatus,
+    /// One sentence for a person.
+    pub summary: RString,
+    /// Each finding with its place.
+    pub findings: RVec<Finding>,
+}
+
+/// What a reader made of one file. A malformed file is not an error: it comes back with its
+/// tensors in `unread` and a row that says why.
+#[repr(C)]
+#[derive(StableAbi, Clone, Debug)]
+pub struct OpenedFile {
+    /// The format read, such as `safetensors`.
+    pub format: RString,
+    /// Every tensor whose bytes could be located, in the order the file lists them.
+    pub tensors: RVec<TensorDescriptor>,
+    /// What could not be located, with reasons.
+    pub unread: RVec<Unread>,
+    /// The rows of the reader's checks (at least `Format and structure`).
+    pub rows: RVec<ReportRow>,
+    /// File-level metadata as key/value strings (such as safetensors' `__metadata__`).
+    pub metadata: RVec<Tuple2<RString, RString>>,
+}
+
+/// Options for one read.
+#[repr(C)]
+#[derive(StableAbi, Clone, Copy, Debug, Default)]
+pub struct ReadOptions {
+    /// Read headers only; do not read tensor data (a reader that would verify checksums over
+    /// the data skips that and says so).
+    pub header_only: bool,
+}
+
+/// What went wrong inside a plugin call (not a finding about the file: those are rows).
+#[repr(u8)]
+#[derive(StableAbi, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PluginErrorKind {
+    /// Reading the source failed.
+    Io,
+    /// The request made no sense (unknown dtype for a writer, bad arguments).
+    InvalidInput,
+    /// The plugin panicked; the panic was caught at the boundary.
+    Panicked,
+    /// The plugin does not support what was asked.
+    Unsupported,
+}
+
+/// An error returned across the boundary.
+#[repr(C)]
+#[derive(StableAbi, Clone, Debug, PartialEq, Eq)]
+pub struct PluginError {
+    /// The kind of failure.
+    pub kind: PluginErrorKind,
+    /// A one-line message naming the place.
+    pub message: RString,
+}
+
+impl PluginError {
+    /// An error of `kind` with `message`.
+    pub fn new(kind: PluginErrorKind, message: impl Into<String>) -> Self {
+        Self {
+            kind,
+            message: RString::from(message.into()),
+        }
+    }
+}
+
+impl fmt::Display for PluginError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let kind = match self.kind {
+            PluginErrorKind::Io => "i/o error",
+            PluginErrorKind::InvalidInput => "invalid input",
+            PluginErrorKind::Panicked => "plugin panicked",
+            PluginErrorKind::Unsupported => "unsupported",
+        };
+        write!(f, "{kind}: {}", self.message)
+    }
+}
+
+impl std::error::Error for PluginError {}
+
+/// Runs `body` and turns a panic into [`PluginErrorKind::Panicked`], so that no unwind crosses
+/// an `extern "C"` boundary (which would abort the host). Plugins wrap every entry point and
+/// every trait method body in it.
+pub fn guard<T>(body: impl FnOnce() -> Result<T, PluginError>) -> RResult<T, PluginError> {
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(body)) {
+        Ok(result) => result.into(),
+        Err(payload) => {
+            let what = payload
+                .downcast_ref::<&str>()
+                .map(|s| (*s).to_owned())
+                .or_else(|| payload.downcast_ref::<String>().cloned())
+                .unwrap_or_else(|| "non-string panic payload".to_owned());
+            RResult::RErr(PluginError::new(PluginErrorKind::Panicked, what))
+        }
+    }
+}
+
+/// The file being read, served by the host. A reader reads only what it needs (headers,
+/// indexes); it never needs the tensor data itself.
+#[sabi_trait]
+pub trait ByteSource {
+    /// The file's length in bytes.
+    fn len(&self) -> u64;
+
+    /// Fills all of `buf` with the bytes at `offset`; an error if they do not all exist.
+    #[sabi(last_prefix_field)]
+    fn read_at(&self, offset: u64, buf: RSliceMut<'_, u8>) -> RResult<(), PluginError>;
+}
+
+/// Reads one file format.
+#[sabi_trait]
+pub trait FormatReader: Send + Sync {
+    /// The format's name, as `--from` names it (`safetensors`, `gguf`, `torch-zip`).
+    fn format(&self) -> RString;
+
+    /// Whether the file looks like this format, judged from its first bytes (`head`, up to
+    /// 4096) and its length. Cheap and never an error: a malformed file of this format should
+    /// still be claimed, so that `open` can say what is wrong with it.
+    fn detect(&self, head: RSlice<'_, u8>, file_len: u64) -> bool;
+
+    /// Reads the file's structure: its tensors as descriptors, what could not be read, and the
+    /// rows of this reader's checks.
+    #[sabi(last_prefix_field)]
+    fn open(
+        &self,
+        source: ByteSourceRef<'_>,
+        options: ReadOptions,
+    ) -> RResult<OpenedFile, PluginError>;
+}
+
+/// A tensor to be placed in an output file.
+#[repr(C)]
+#[derive(StableAbi, Clone, Debug, PartialEq, Eq)]
+pub struct PlanTensor {
+    /// The name to write.
+    pub name: RString,
+    /// The dtype in the output format's own names.
+    pub dtype: RString,
+    /// The logical shape, outermost first.
+    pub shape: RVec<u64>,
+    /// Its size in bytes (checked by the writer against dtype and shape).
+    pub byte_len: u64,
+}
+
+/// Where one input tensor's bytes go in the output.
+#[repr(C)]
+#[derive(StableAbi, Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Placement {
+    /// Index into the tensors given to [`FormatWriter::plan`].
+    pub tensor_index: u64,
+    /// Absolute offset in the output file.
+    pub offset: u64,
+}
+
+/// The layout of an output file: the header bytes at offset 0, each tensor's bytes at its
+/// placement, and the total length. Anything not covered is filled with zeros by the host.
+#[repr(C)]
+#[derive(StableAbi, Clone, Debug, PartialEq, Eq)]
+pub struct OutputLayout {
+    /// Bytes written at offset 0.
+    pub header: RVec<u8>,
+    /// One per input tensor, in the order the format stores them.
+    pub placements: RVec<Placement>,
+    /// The output file's total length.
+    pub total_len: u64,
+}
+
+/// Writes one file format: plans the layout; the host copies the bytes.
+#[sabi_trait]
+pub trait FormatWriter: Send + Sync {
+    /// The format's name.
+    fn format(&self) -> RString;
+
+    /// Plans the output for `tensors` with file-level `metadata` (kept in the given order).
+    #[sabi(last_prefix_field)]
+    fn plan(
+        &self,
+        tensors: RSlice<'_, PlanTensor>,
+        metadata: RSlice<'_, Tuple2<RString, RString>>,
+    ) -> RResult<OutputLayout, PluginError>;
+}
+
+/// Encodes tensor values into a canonical byte stream whose hash is the tensor's values hash.
+#[sabi_trait]
+pub trait FingerprintEncoder: Send + Sync {
+    /// The encoding's versioned name, such as `float32-le-bits/v1`.
+    fn name(&self) -> RString;
+
+    /// How many output bytes one element of `element_type` becomes, or none when the encoding
+    /// does not apply to that element type.
+    fn output_width(&self, element_type: RString) -> ROption<u32>;
+
+    /// Encodes whole elements from `input` into `output`, which is exactly
+    /// `input.len() / input width * output width` long.
+    #[sabi(last_prefix_field)]
+    fn encode(
+        &self,
+        element_type: RString,
+        byte_order: ByteOrder,
+        input: RSlice<'_, u8>,
+        output: RSliceMut<'_, u8>,
+    ) -> RResult<(), PluginError>;
+}

@@ -1,0 +1,257 @@
+//! socair plugin for safetensors: a strict reader and a writer that follows the safetensors
+//! serializer byte for byte.
+//!
+//! The format logic is pure ([`header::parse_header`], [`writer::plan`]) and tested and fuzzed
+//! in-process; this file is only the glue that exports it through `socair-plugin-api`. Every
+//! exported function and trait method runs inside [`guard`], so a panic becomes an error.
+
+pub mod dtype;
+pub mod header;
+pub mod json;
+pub mod writer;
+
+use abi_stable::{
+    export_root_module,
+    prefix_type::PrefixTypeTrait,
+    sabi_extern_fn,
+    sabi_trait::TD_Opaque,
+    std_types::{ROption, RResult, RSlice, RSliceMut, RString, RVec, Tuple2},
+};
+use socair_plugin_api::{
+    guard, ByteOrder, ByteRange, ByteSourceRef, Finding, FingerprintEncoderBox, FormatReader,
+    FormatReaderBox, FormatReader_TO, FormatWriter, FormatWriterBox, FormatWriter_TO, OpenedFile,
+    OutputLayout, Placement, PlanTensor, PluginError, PluginErrorKind, PluginManifest, PluginRoot,
+    PluginRoot_Ref, ReadOptions, ReportRow, RowStatus, TensorDescriptor, Unread,
+    PLUGIN_API_VERSION,
+};
+
+/// The format name this plugin reads and writes.
+pub const FORMAT: &str = "safetensors";
+
+/// The check every reader reports.
+pub const STRUCTURE_CHECK: &str = "Format and structure";
+
+#[export_root_module]
+fn root_module() -> PluginRoot_Ref {
+    PluginRoot {
+        manifest,
+        readers,
+        writers,
+        encoders,
+    }
+    .leak_into_prefix()
+}
+
+#[sabi_extern_fn]
+fn manifest() -> RResult<PluginManifest, PluginError> {
+    guard(|| {
+        Ok(PluginManifest {
+            name: "safetensors".into(),
+            version: env!("CARGO_PKG_VERSION").into(),
+            plugin_api: PLUGIN_API_VERSION.into(),
+            formats_read: RVec::from(vec![RString::from(FORMAT)]),
+            formats_written: RVec::from(vec![RString::from(FORMAT)]),
+            rule_sets: RVec::new(),
+            encoders: RVec::new(),
+        })
+    })
+}
+
+#[sabi_extern_fn]
+fn readers() -> RResult<RVec<FormatReaderBox>, PluginError> {
+    guard(|| {
+        Ok(RVec::from(vec![FormatReader_TO::from_value(
+            SafetensorsReader,
+            TD_Opaque,
+        )]))
+    })
+}
+
+#[sabi_extern_fn]
+fn writers() -> RResult<RVec<FormatWriterBox>, PluginError> {
+    guard(|| {
+        Ok(RVec::from(vec![FormatWriter_TO::from_value(
+            SafetensorsWriter,
+            TD_Opaque,
+        )]))
+    })
+}
+
+#[sabi_extern_fn]
+fn encoders() -> RResult<RVec<FingerprintEncoderBox>, PluginError> {
+    guard(|| Ok(RVec::new()))
+}
+
+/// The reader exported through the plugin API.
+#[derive(Debug, Clone, Copy)]
+pub struct SafetensorsReader;
+
+impl FormatReader for SafetensorsReader {
+    fn format(&self) -> RString {
+        RString::from(FORMAT)
+    }
+
+    fn detect(&self, head: RSlice<'_, u8>, file_len: u64) -> bool {
+        guard(|| Ok(looks_like_safetensors(head.as_slice(), file_len)))
+            .into_result()
+            .unwrap_or(false)
+    }
+
+    fn open(
+        &self,
+        source: ByteSourceRef<'_>,
+        _options: ReadOptions,
+    ) -> RResult<OpenedFile, PluginError> {
+        // The header is all this reader needs, with or without `header_only`.
+        guard(|| open_source(&source))
+    }
+}
+
+/// Whether `head` (the file's first bytes) starts like a safetensors file: a header length
+/// that fits the file, then `{` after any whitespace. Leading whitespace is claimed here so
+/// that `open` refuses it with its reason instead of the file going unrecognised.
+pub fn looks_like_safetensors(head: &[u8], file_len: u64) -> bool {
+    if header::header_len(head, file_len).is_err() {
+        return false;
+    }
+    head.get(8..)
+        .and_then(|rest| rest.iter().find(|b| !b.is_ascii_whitespace()))
+        .is_some_and(|&b| b == b'{')
+}
+
+fn read_exact(source: &ByteSourceRef<'_>, offset: u64, len: u64) -> Result<Vec<u8>, PluginError> {
+    // Callers bound `len` by the file's length and MAX_HEADER_LEN before allocating.
+    let len = usize::try_from(len)
+        .map_err(|_| PluginError::new(PluginErrorKind::InvalidInput, "length over usize"))?;
+    let mut buf = vec![0u8; len];
+    source
+        .read_at(offset, RSliceMut::from_mut_slice(&mut buf))
+        .into_result()?;
+    Ok(buf)
+}
+
+fn open_source(source: &ByteSourceRef<'_>) -> Result<OpenedFile, PluginError> {
+    let file_len = source.len();
+    let prefix_len = file_len.min(header::LEN_PREFIX);
+    let len_bytes = read_exact(source, 0, prefix_len)?;
+    let parsed = match header::header_len(&len_bytes, file_len) {
+        Ok(n) => {
+            let prefix = read_exact(source, 0, header::LEN_PREFIX + n)?;
+            header::parse_header(&prefix, file_len)
+        }
+        Err(e) => Err(e),
+    };
+    Ok(opened_file(parsed))
+}
+
+/// Turns the parser's verdict into what the plugin API reports.
+pub fn opened_file(parsed: Result<header::Header, header::SafetensorsError>) -> OpenedFile {
+    match parsed {
+        Ok(h) => {
+            let data_start = h.data_start();
+            let tensors: Vec<TensorDescriptor> = h
+                .tensors
+                .iter()
+                .map(|t| TensorDescriptor {
+                    name: t.name.as_str().into(),
+                    dtype: t.dtype.name().into(),
+                    element_type: ROption::RSome(t.dtype.name().into()),
+                    shape: t.shape.clone().into(),
+                    ranges: RVec::from(vec![ByteRange {
+                        offset: data_start + t.begin,
+                        len: t.end - t.begin,
+                    }]),
+                    byte_order: ByteOrder::Little,
+                })
+                .collect();
+            let data_len = h.tensors.iter().map(|t| t.end - t.begin).sum::<u64>();
+            let summary = format!(
+                "safetensors header of {} bytes lists {} tensors that own the {}-byte data section exactly",
+                h.header_len,
+                tensors.len(),
+                data_len
+            );
+            OpenedFile {
+                format: FORMAT.into(),
+                tensors: tensors.into(),
+                unread: RVec::new(),
+                rows: RVec::from(vec![ReportRow {
+                    check: STRUCTURE_CHECK.into(),
+                    status: RowStatus::Pass,
+                    summary: summary.into(),
+                    findings: RVec::new(),
+                }]),
+                metadata: h
+                    .metadata
+                    .unwrap_or_default()
+                    .into_iter()
+                    .map(|(k, v)| Tuple2(RString::from(k), RString::from(v)))
+                    .collect(),
+            }
+        }
+        Err(e) => OpenedFile {
+            format: FORMAT.into(),
+            tensors: RVec::new(),
+            unread: RVec::from(vec![Unread {
+                tensor: ROption::RNone,
+                reason: e.to_string().into(),
+            }]),
+            rows: RVec::from(vec![ReportRow {
+                check: STRUCTURE_CHECK.into(),
+                status: RowStatus::Fail,
+                summary: "not a sound safetensors file: readers may disagree on its tensors".into(),
+                findings: RVec::from(vec![Finding {
+                    place: e.place().into(),
+                    reason: e.to_string().into(),
+                }]),
+            }]),
+            metadata: RVec::new(),
+        },
+    }
+}
+
+/// The writer exported through the plugin API.
+#[derive(Debug, Clone, Copy)]
+pub struct SafetensorsWriter;
+
+impl FormatWriter for SafetensorsWriter {
+    fn format(&self) -> RString {
+        RString::from(FORMAT)
+    }
+
+    fn plan(
+        &self,
+        tensors: RSlice<'_, PlanTensor>,
+        metadata: RSlice<'_, Tuple2<RString, RString>>,
+    ) -> RResult<OutputLayout, PluginError> {
+        guard(|| {
+            let tensors: Vec<writer::WriteTensor> = tensors
+                .iter()
+                .map(|t| writer::WriteTensor {
+                    name: t.name.to_string(),
+                    dtype: t.dtype.to_string(),
+                    shape: t.shape.to_vec(),
+                    byte_len: t.byte_len,
+                })
+                .collect();
+            let metadata: Vec<(String, String)> = metadata
+                .iter()
+                .map(|Tuple2(k, v)| (k.to_string(), v.to_string()))
+                .collect();
+            let plan = writer::plan(&tensors, &metadata)
+                .map_err(|e| PluginError::new(PluginErrorKind::InvalidInput, e.to_string()))?;
+            Ok(OutputLayout {
+                header: plan.header.into(),
+                placements: plan
+                    .placements
+                    .into_iter()
+                    .map(|(i, offset)| Placement {
+                        tensor_index: i as u64,
+                        offset,
+                    })
+                    .collect(),
+                total_len: plan.total_len,
+            })
+        })
+    }
+}
