@@ -1,1 +1,14 @@
+//! The `socair` host: plugin discovery and loading, fingerprints and manifests, and the
+//! command implementations behind the thin `socair` binary.
 
+pub mod cli;
+pub mod fingerprint;
+pub mod modeldir;
+pub mod output;
+pub mod plugins;
+pub mod rules;
+pub mod source;
+pub mod tensors;
+
+/// The host's version.
+pub const VERSION: &str = env!("CARGO_PKG_VERSION");

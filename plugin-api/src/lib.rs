@@ -289,7 +289,7 @@ pub fn guard<T>(body: impl FnOnce() -> Result<T, PluginError>) -> RResult<T, Plu
 #[sabi_trait]
 pub trait ByteSource {
     /// The file's length in bytes.
-    fn len(&self) -> u64;
+    fn file_len(&self) -> u64;
 
     /// Fills all of `buf` with the bytes at `offset`; an error if they do not all exist.
     #[sabi(last_prefix_field)]

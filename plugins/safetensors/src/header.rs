@@ -356,12 +356,21 @@ fn parse_entry(name: String, value: Json) -> Result<TensorEntry, SafetensorsErro
         .iter()
         .try_fold(1u64, |acc, &d| acc.checked_mul(d))
         .ok_or_else(|| bad(format!("shape {shape:?} has more elements than 2^64")))?;
-    let expected = dtype.byte_len(elements).ok_or_else(|| {
-        bad(format!(
-            "shape {shape:?} of {} is not a whole number of bytes or overflows",
-            dtype.name()
-        ))
-    })?;
+    let expected = match elements.checked_mul(dtype.bits()) {
+        None => {
+            return Err(bad(format!(
+                "shape {shape:?} of {} takes more than 2^64 bits",
+                dtype.name()
+            )))
+        }
+        Some(bits) if bits % 8 != 0 => {
+            return Err(bad(format!(
+                "shape {shape:?} of {} is not a whole number of bytes",
+                dtype.name()
+            )))
+        }
+        Some(bits) => bits / 8,
+    };
     if end - begin != expected {
         return Err(bad(format!(
             "data_offsets [{begin}, {end}] span {} bytes but {} {shape:?} takes {expected}",
@@ -390,7 +399,7 @@ fn unsigned_array(value: Json) -> Result<Vec<u64>, String> {
                 "holds {}, not a non-negative integer below 2^64",
                 match other {
                     Json::Negative(n) => format!("the negative number {n}"),
-                    Json::Float(f) => format!("the number {f}"),
+                    Json::Float(f) => format!("the number {f:?}"),
                     o => o.kind().to_owned(),
                 }
             )),
@@ -547,7 +556,7 @@ mod tests {
             (
                 r#"{"a":{"dtype":"U8","shape":[1.0],"data_offsets":[0,1]}}"#,
                 1,
-                "the number 1",
+                "the number 1.0",
             ),
             (
                 r#"{"a":{"dtype":"U8","shape":[1],"data_offsets":[1,0]}}"#,
@@ -567,7 +576,7 @@ mod tests {
             (
                 r#"{"a":{"dtype":"I64","shape":[9223372036854775807],"data_offsets":[0,4]}}"#,
                 4,
-                "overflows",
+                "more than 2^64 bits",
             ),
             (
                 r#"{"a":{"dtype":"F4","shape":[3],"data_offsets":[0,2]}}"#,

@@ -131,7 +131,7 @@ fn read_exact(source: &ByteSourceRef<'_>, offset: u64, len: u64) -> Result<Vec<u
 }
 
 fn open_source(source: &ByteSourceRef<'_>) -> Result<OpenedFile, PluginError> {
-    let file_len = source.len();
+    let file_len = source.file_len();
     let prefix_len = file_len.min(header::LEN_PREFIX);
     let len_bytes = read_exact(source, 0, prefix_len)?;
     let parsed = match header::header_len(&len_bytes, file_len) {

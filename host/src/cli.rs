@@ -1,0 +1,305 @@
+//! The command line: argument definitions (clap) and the commands behind them.
+
+use crate::plugins::{self, PluginSet};
+use crate::{output, rules, tensors};
+use clap::{Parser, Subcommand};
+use serde::Serialize;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+/// Exit status: success, or a clean result.
+pub const EXIT_OK: u8 = 0;
+/// Exit status: a negative verdict (a FAIL or LEAD row, a refusal, a mismatch, something unread).
+pub const EXIT_NEGATIVE: u8 = 1;
+/// Exit status: a usage error or an input that cannot be read.
+pub const EXIT_ERROR: u8 = 2;
+
+/// `socair --version`: the host's version and the plugin-api version it loads.
+pub fn version_line() -> String {
+    format!(
+        "{} (plugin-api {})",
+        crate::VERSION,
+        socair_plugin_api::PLUGIN_API_VERSION
+    )
+}
+
+/// Parses the process's arguments (with the version line filled in).
+pub fn parse_args() -> Result<Cli, clap::Error> {
+    use clap::{CommandFactory, FromArgMatches};
+    let matches = Cli::command().version(version_line()).try_get_matches()?;
+    Cli::from_arg_matches(&matches)
+}
+
+/// socair: an airlock for machine-learning model files.
+///
+/// Reads model files without executing anything in them, fingerprints every tensor, and
+/// reports what it found. Format readers are plugins, found at run time.
+///
+/// Exit codes: 0 success or a clean result; 1 a negative verdict (something unread, refused,
+/// or different); 2 a usage error or an input that cannot be read.
+#[derive(Debug, Parser)]
+#[command(name = "socair", version, max_term_width = 100)]
+pub struct Cli {
+    /// Look for plugins in DIR first (repeatable). Then come SOCAIR_PLUGIN_PATH
+    /// (`:`-separated), `<socair's dir>/plugins/`, and socair's own directory.
+    #[arg(long = "plugin-dir", value_name = "DIR", global = true)]
+    pub plugin_dirs: Vec<PathBuf>,
+
+    /// The command to run.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// The commands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// List the plugins found (and refused, with reasons) and the built-in rule sets.
+    ///
+    /// Exits 1 when a plugin file was refused.
+    ///
+    /// Example: socair --plugin-dir ./my-plugins plugins
+    Plugins {
+        /// Print JSON instead of text.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Fingerprint every tensor of a model file or directory (socair.tensors/v1).
+    ///
+    /// Writes the manifest to standard output (or --out) and a one-line count to standard
+    /// error. For a directory, every *.safetensors file is read (and any other file a plugin
+    /// recognises); the directory's identity is its socair.modeldir/v1 digest. Exits 0 when
+    /// every file and tensor was read, 1 when anything is listed in `unread`, 2 when the path
+    /// cannot be read.
+    ///
+    /// Example: socair tensors fixtures/safetensors/tiny-bert --out tiny-bert.tensors.json
+    Tensors {
+        /// A model file or a model directory.
+        path: PathBuf,
+        /// Write the manifest here (atomically) instead of to standard output.
+        #[arg(long, value_name = "FILE")]
+        out: Option<PathBuf>,
+    },
+}
+
+/// An error that ends a command with exit 2.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct Fatal(pub String);
+
+/// Runs the parsed command line; returns the exit code.
+pub fn run(cli: Cli) -> ExitCode {
+    match dispatch(cli) {
+        Ok(code) => ExitCode::from(code),
+        Err(Fatal(message)) => {
+            eprintln!("socair: error: {message}");
+            ExitCode::from(EXIT_ERROR)
+        }
+    }
+}
+
+fn load_plugins(flag_dirs: &[PathBuf]) -> PluginSet {
+    let dirs = plugins::search_path(
+        flag_dirs,
+        std::env::var_os(plugins::PLUGIN_PATH_ENV),
+        std::env::current_exe().ok(),
+    );
+    plugins::discover(&dirs)
+}
+
+fn dispatch(cli: Cli) -> Result<u8, Fatal> {
+    match cli.command {
+        Command::Plugins { json } => {
+            let set = load_plugins(&cli.plugin_dirs);
+            let listing = PluginListing::of(&set);
+            if json {
+                emit(None, &output::to_json_bytes(&listing))?;
+            } else {
+                emit(None, listing.to_text().as_bytes())?;
+            }
+            Ok(if set.refused.is_empty() {
+                EXIT_OK
+            } else {
+                EXIT_NEGATIVE
+            })
+        }
+        Command::Tensors { path, out } => {
+            let set = load_plugins(&cli.plugin_dirs);
+            warn_refused(&set);
+            let manifest = tensors::fingerprint(&path, &set).map_err(|e| Fatal(e.to_string()))?;
+            emit(out.as_deref(), &output::to_json_bytes(&manifest))?;
+            let files: std::collections::BTreeSet<&str> =
+                manifest.tensors.iter().map(|t| t.file.as_str()).collect();
+            eprintln!(
+                "socair: {} tensors fingerprinted in {} file{} of {} {:?} (sha256 {}); {} unread",
+                manifest.tensors.len(),
+                files.len(),
+                if files.len() == 1 { "" } else { "s" },
+                manifest.artifact.format,
+                manifest.artifact.name,
+                &manifest.artifact.sha256[..16.min(manifest.artifact.sha256.len())],
+                manifest.unread.len()
+            );
+            for u in &manifest.unread {
+                match &u.tensor {
+                    Some(t) => eprintln!("socair: unread: {} tensor {t:?}: {}", u.file, u.reason),
+                    None => eprintln!("socair: unread: {}: {}", u.file, u.reason),
+                }
+            }
+            Ok(if manifest.unread.is_empty() {
+                EXIT_OK
+            } else {
+                EXIT_NEGATIVE
+            })
+        }
+    }
+}
+
+fn emit(out: Option<&std::path::Path>, bytes: &[u8]) -> Result<(), Fatal> {
+    output::emit(out, bytes).map_err(|e| match out {
+        Some(p) => Fatal(format!("{}: cannot write: {e}", p.display())),
+        None => Fatal(format!("cannot write to standard output: {e}")),
+    })
+}
+
+/// Commands that only use plugins still say that a plugin file was refused.
+fn warn_refused(set: &PluginSet) {
+    for r in &set.refused {
+        eprintln!(
+            "socair: warning: plugin {} refused: {}",
+            r.path.display(),
+            r.reason
+        );
+    }
+}
+
+#[derive(Debug, Serialize)]
+struct PluginListing {
+    plugin_api: &'static str,
+    searched: Vec<String>,
+    plugins: Vec<PluginRow>,
+    refused: Vec<RefusedRow>,
+    shadowed: Vec<RefusedRow>,
+    rule_sets: Vec<RuleSetRow>,
+}
+
+#[derive(Debug, Serialize)]
+struct PluginRow {
+    name: String,
+    version: String,
+    plugin_api: String,
+    file: String,
+    sha256: String,
+    reads: Vec<String>,
+    writes: Vec<String>,
+    rule_sets: Vec<String>,
+    encoders: Vec<String>,
+}
+
+#[derive(Debug, Serialize)]
+struct RefusedRow {
+    file: String,
+    reason: String,
+}
+
+#[derive(Debug, Serialize)]
+struct RuleSetRow {
+    id: &'static str,
+    provided_by: &'static str,
+    summary: &'static str,
+}
+
+impl PluginListing {
+    fn of(set: &PluginSet) -> Self {
+        let refused = |v: &[plugins::RefusedPlugin]| {
+            v.iter()
+                .map(|r| RefusedRow {
+                    file: r.path.display().to_string(),
+                    reason: r.reason.clone(),
+                })
+                .collect()
+        };
+        PluginListing {
+            plugin_api: socair_plugin_api::PLUGIN_API_VERSION,
+            searched: set
+                .searched
+                .iter()
+                .map(|p| p.display().to_string())
+                .collect(),
+            plugins: set
+                .loaded
+                .iter()
+                .map(|p| PluginRow {
+                    name: p.manifest.name.clone(),
+                    version: p.manifest.version.clone(),
+                    plugin_api: p.manifest.plugin_api.clone(),
+                    file: p.path.display().to_string(),
+                    sha256: p.sha256.clone(),
+                    reads: p.manifest.formats_read.clone(),
+                    writes: p.manifest.formats_written.clone(),
+                    rule_sets: p.manifest.rule_sets.clone(),
+                    encoders: p.manifest.encoders.clone(),
+                })
+                .collect(),
+            refused: refused(&set.refused),
+            shadowed: refused(&set.shadowed),
+            rule_sets: rules::built_in()
+                .into_iter()
+                .map(|r| RuleSetRow {
+                    id: r.id,
+                    provided_by: "socair (built in)",
+                    summary: r.summary,
+                })
+                .collect(),
+        }
+    }
+
+    fn to_text(&self) -> String {
+        use std::fmt::Write;
+        let list = |v: &[String]| {
+            if v.is_empty() {
+                "-".to_owned()
+            } else {
+                v.join(", ")
+            }
+        };
+        let mut s = String::new();
+        let _ = writeln!(s, "plugin-api {}", self.plugin_api);
+        let _ = writeln!(s, "searched, in order:");
+        for d in &self.searched {
+            let _ = writeln!(s, "  {d}");
+        }
+        let _ = writeln!(s, "plugins ({}):", self.plugins.len());
+        for p in &self.plugins {
+            let _ = writeln!(
+                s,
+                "  {} {} (plugin-api {})\n    file:      {}\n    sha256:    {}\n    reads:     {}\n    writes:    {}\n    rule sets: {}\n    encoders:  {}",
+                p.name,
+                p.version,
+                p.plugin_api,
+                p.file,
+                p.sha256,
+                list(&p.reads),
+                list(&p.writes),
+                list(&p.rule_sets),
+                list(&p.encoders)
+            );
+        }
+        if !self.refused.is_empty() {
+            let _ = writeln!(s, "refused ({}):", self.refused.len());
+            for r in &self.refused {
+                let _ = writeln!(s, "  {}: {}", r.file, r.reason);
+            }
+        }
+        if !self.shadowed.is_empty() {
+            let _ = writeln!(s, "shadowed ({}):", self.shadowed.len());
+            for r in &self.shadowed {
+                let _ = writeln!(s, "  {}: {}", r.file, r.reason);
+            }
+        }
+        let _ = writeln!(s, "rule sets built in:");
+        for r in &self.rule_sets {
+            let _ = writeln!(s, "  {:<22} {}", r.id, r.summary);
+        }
+        s
+    }
+}

@@ -1,0 +1,179 @@
+//! Model directories and their identity, `socair.modeldir/v1`.
+//!
+//! A directory's digest is the SHA-256 of the compact JSON array
+//! `[{"path":…,"size":…,"sha256":…},…]` with one entry per regular file under it (at any
+//! depth), `path` relative with `/` separators, entries sorted by path in byte order, and no
+//! whitespace (serde_json's compact form). Two directories with the same files and contents
+//! have the same digest wherever they are.
+//!
+//! The walk does not follow symbolic links and refuses a directory that holds one (or a FIFO,
+//! a device, a socket, or a name that is not UTF-8): what the digest covers must be exactly what
+//! is in the directory.
+
+use crate::fingerprint::{hex, sha256_of_path};
+use rayon::prelude::*;
+use serde::Serialize;
+use sha2::{Digest, Sha256};
+use std::path::{Path, PathBuf};
+
+/// The rule set's id.
+pub const MODELDIR_RULES: &str = "socair.modeldir/v1";
+
+inventory::submit! {
+    crate::rules::RuleSet {
+        name: "socair.modeldir",
+        version: "1",
+        id: MODELDIR_RULES,
+        summary: "a model directory's identity: sha256 of the sorted JSON list of {path, size, sha256}",
+    }
+}
+
+/// Why a directory cannot be taken as a model directory.
+#[derive(Debug, thiserror::Error)]
+pub enum ModelDirError {
+    /// Listing or reading failed.
+    #[error("{path}: {source}")]
+    Io {
+        /// Where.
+        path: PathBuf,
+        /// What.
+        source: std::io::Error,
+    },
+    /// Something other than a regular file or a directory.
+    #[error("{path}: {what}; a model directory may hold only regular files and directories")]
+    NotRegular {
+        /// Where.
+        path: PathBuf,
+        /// What it is.
+        what: &'static str,
+    },
+    /// A name that is not UTF-8.
+    #[error("{path}: the name is not UTF-8")]
+    NotUtf8 {
+        /// Where.
+        path: PathBuf,
+    },
+}
+
+/// A regular file in a model directory.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DirFile {
+    /// Path relative to the directory, `/`-separated.
+    pub rel: String,
+    /// Full path.
+    pub path: PathBuf,
+    /// Size in bytes.
+    pub size: u64,
+}
+
+/// Lists every regular file under `root`, sorted by relative path in byte order.
+pub fn list_files(root: &Path) -> Result<Vec<DirFile>, ModelDirError> {
+    let io = |path: &Path| {
+        let path = path.to_owned();
+        move |source| ModelDirError::Io { path, source }
+    };
+    let mut files = Vec::new();
+    let mut pending = vec![(root.to_owned(), String::new())];
+    while let Some((dir, prefix)) = pending.pop() {
+        for entry in std::fs::read_dir(&dir).map_err(io(&dir))? {
+            let entry = entry.map_err(io(&dir))?;
+            let path = entry.path();
+            let name = entry
+                .file_name()
+                .into_string()
+                .map_err(|_| ModelDirError::NotUtf8 { path: path.clone() })?;
+            let rel = format!("{prefix}{name}");
+            let kind = entry.file_type().map_err(io(&path))?;
+            if kind.is_dir() {
+                pending.push((path, format!("{rel}/")));
+            } else if kind.is_file() {
+                let size = entry.metadata().map_err(io(&path))?.len();
+                files.push(DirFile { rel, path, size });
+            } else {
+                let what = if kind.is_symlink() {
+                    "a symbolic link (not followed)"
+                } else {
+                    "not a regular file (a FIFO, socket or device)"
+                };
+                return Err(ModelDirError::NotRegular { path, what });
+            }
+        }
+    }
+    files.sort_by(|a, b| a.rel.as_bytes().cmp(b.rel.as_bytes()));
+    Ok(files)
+}
+
+#[derive(Serialize)]
+struct DigestEntry<'a> {
+    path: &'a str,
+    size: u64,
+    sha256: &'a str,
+}
+
+/// The `socair.modeldir/v1` digest of files already hashed: `(relative path, size, sha256)`,
+/// in any order.
+pub fn digest_of(entries: &[(String, u64, String)]) -> String {
+    let mut sorted: Vec<&(String, u64, String)> = entries.iter().collect();
+    sorted.sort_by(|a, b| a.0.as_bytes().cmp(b.0.as_bytes()));
+    let list: Vec<DigestEntry<'_>> = sorted
+        .iter()
+        .map(|(path, size, sha256)| DigestEntry {
+            path,
+            size: *size,
+            sha256,
+        })
+        .collect();
+    let json = serde_json::to_vec(&list).expect("serializing plain data cannot fail");
+    hex(&Sha256::digest(&json))
+}
+
+/// Hashes every file (in parallel) and returns the directory's digest.
+pub fn digest(files: &[DirFile]) -> Result<String, ModelDirError> {
+    let entries = files
+        .par_iter()
+        .map(|f| {
+            let sha = sha256_of_path(&f.path).map_err(|source| ModelDirError::Io {
+                path: f.path.clone(),
+                source,
+            })?;
+            Ok((f.rel.clone(), f.size, sha))
+        })
+        .collect::<Result<Vec<_>, ModelDirError>>()?;
+    Ok(digest_of(&entries))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn digest_is_of_the_sorted_compact_list() {
+        let a = ("b/x".to_owned(), 3, "00".repeat(32));
+        let b = ("a".to_owned(), 0, "11".repeat(32));
+        let expected_json = format!(
+            "[{{\"path\":\"a\",\"size\":0,\"sha256\":\"{}\"}},{{\"path\":\"b/x\",\"size\":3,\"sha256\":\"{}\"}}]",
+            "11".repeat(32),
+            "00".repeat(32)
+        );
+        let expected = hex(&Sha256::digest(expected_json.as_bytes()));
+        assert_eq!(digest_of(&[a.clone(), b.clone()]), expected);
+        assert_eq!(digest_of(&[b, a]), expected);
+    }
+
+    #[test]
+    fn walk_sorts_and_refuses_links() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join("sub")).unwrap();
+        std::fs::write(dir.path().join("sub/z"), b"zz").unwrap();
+        std::fs::write(dir.path().join("b"), b"b").unwrap();
+        std::fs::write(dir.path().join("sub.txt"), b"").unwrap();
+        let files = list_files(dir.path()).unwrap();
+        let rels: Vec<&str> = files.iter().map(|f| f.rel.as_str()).collect();
+        // Byte order: "sub.txt" ('.' = 0x2e) sorts before "sub/z" ('/' = 0x2f).
+        assert_eq!(rels, ["b", "sub.txt", "sub/z"]);
+        assert_eq!(files[2].size, 2);
+        std::os::unix::fs::symlink("/etc/passwd", dir.path().join("link")).unwrap();
+        let err = list_files(dir.path()).unwrap_err();
+        assert!(err.to_string().contains("symbolic link"), "{err}");
+    }
+}

@@ -1,0 +1,46 @@
+//! Writing output documents: pretty JSON with a trailing newline, to standard output or
+//! atomically to a file (a temporary name in the same directory, fsync, rename), so a
+//! destination path never holds a half-written document.
+
+use serde::Serialize;
+use std::io::Write;
+use std::path::Path;
+
+/// Serializes `value` as pretty JSON with a trailing newline.
+pub fn to_json_bytes<T: Serialize>(value: &T) -> Vec<u8> {
+    let mut bytes = serde_json::to_vec_pretty(value).expect("serializing plain data cannot fail");
+    bytes.push(b'\n');
+    bytes
+}
+
+/// Writes `bytes` to `path` atomically.
+pub fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let dir = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    let mut tmp = tempfile::Builder::new()
+        .prefix(".socair-")
+        .suffix(".tmp")
+        .tempfile_in(dir)?;
+    tmp.write_all(bytes)?;
+    tmp.as_file().sync_all()?;
+    tmp.persist(path).map_err(|e| e.error)?;
+    // Make the rename itself durable.
+    if let Ok(d) = std::fs::File::open(dir) {
+        let _ = d.sync_all();
+    }
+    Ok(())
+}
+
+/// Writes a document to `out`, or to standard output when `out` is `None`.
+pub fn emit(out: Option<&Path>, bytes: &[u8]) -> std::io::Result<()> {
+    match out {
+        Some(path) => write_atomically(path, bytes),
+        None => {
+            let mut stdout = std::io::stdout().lock();
+            stdout.write_all(bytes)?;
+            stdout.flush()
+        }
+    }
+}

@@ -1,0 +1,49 @@
+//! The rule sets built into the host, registered with `inventory` so that each module that
+//! implements one declares it beside its code, and every output can name the versions it was
+//! made under. Plugins declare theirs in their manifests instead (inventory does not reach
+//! across dynamically loaded libraries).
+
+/// A versioned rule set.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RuleSet {
+    /// Its name, such as `float32-le-bits`.
+    pub name: &'static str,
+    /// Its version, such as `1`.
+    pub version: &'static str,
+    /// How outputs name it, such as `float32-le-bits/v1`.
+    pub id: &'static str,
+    /// One line on what it governs.
+    pub summary: &'static str,
+}
+
+inventory::collect!(RuleSet);
+
+/// Every built-in rule set, sorted by id.
+pub fn built_in() -> Vec<&'static RuleSet> {
+    let mut all: Vec<&'static RuleSet> = inventory::iter::<RuleSet>.into_iter().collect();
+    all.sort_by_key(|r| r.id);
+    all
+}
+
+/// The built-in rule set with `id`.
+pub fn find(id: &str) -> Option<&'static RuleSet> {
+    inventory::iter::<RuleSet>.into_iter().find(|r| r.id == id)
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn registered_rule_sets_are_present_and_unique() {
+        let all = super::built_in();
+        for id in [
+            "float32-le-bits/v1",
+            "socair.tensors/v1",
+            "socair.modeldir/v1",
+        ] {
+            assert!(super::find(id).is_some(), "{id} is not registered");
+        }
+        let mut ids: Vec<_> = all.iter().map(|r| r.id).collect();
+        ids.dedup();
+        assert_eq!(ids.len(), all.len());
+    }
+}

@@ -1,0 +1,167 @@
+//! Input files, read through a memory map where one can be made and through `pread` otherwise.
+//!
+//! This module holds the crate's only `unsafe`: creating the map.
+
+use socair_plugin_api::{abi_stable::std_types::RResult, ByteSource, PluginError, PluginErrorKind};
+use std::fs::File;
+use std::io;
+use std::os::unix::fs::FileExt;
+use std::path::{Path, PathBuf};
+
+/// Chunk size for streaming reads and hashing: big enough to amortise calls, small enough to
+/// stay in cache while a chunk is widened.
+pub const CHUNK: usize = 1 << 20;
+
+/// An open input file.
+pub struct InputFile {
+    path: PathBuf,
+    file: File,
+    len: u64,
+    map: Option<memmap2::Mmap>,
+}
+
+impl std::fmt::Debug for InputFile {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("InputFile")
+            .field("path", &self.path)
+            .field("len", &self.len)
+            .field("mapped", &self.map.is_some())
+            .finish()
+    }
+}
+
+impl InputFile {
+    /// Opens `path` read-only and maps it when possible.
+    pub fn open(path: &Path) -> io::Result<InputFile> {
+        let file = File::open(path)?;
+        let meta = file.metadata()?;
+        if !meta.is_file() {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "not a regular file",
+            ));
+        }
+        let len = meta.len();
+        let map = if len == 0 || std::env::var_os("SOCAIR_NO_MMAP").is_some() {
+            None
+        } else {
+            map_file(&file)
+        };
+        Ok(InputFile {
+            path: path.to_owned(),
+            file,
+            len,
+            map,
+        })
+    }
+
+    /// The path it was opened from.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Its length when opened.
+    pub fn len(&self) -> u64 {
+        self.len
+    }
+
+    /// Whether it is empty.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Fills `buf` from `offset`; an error if the bytes do not all exist.
+    pub fn read_exact_at(&self, offset: u64, buf: &mut [u8]) -> io::Result<()> {
+        let end = offset
+            .checked_add(buf.len() as u64)
+            .filter(|&end| end <= self.len)
+            .ok_or_else(|| {
+                io::Error::new(
+                    io::ErrorKind::UnexpectedEof,
+                    format!(
+                        "bytes {offset}..+{} are past the end of the {}-byte file",
+                        buf.len(),
+                        self.len
+                    ),
+                )
+            })?;
+        match &self.map {
+            Some(map) => {
+                buf.copy_from_slice(&map[offset as usize..end as usize]);
+                Ok(())
+            }
+            None => self.file.read_exact_at(buf, offset),
+        }
+    }
+
+    /// Calls `each` with consecutive chunks of the bytes `offset..offset+len`, at most
+    /// [`CHUNK`] bytes each and a multiple of `granule` bytes except possibly the last.
+    pub fn for_each_chunk(
+        &self,
+        offset: u64,
+        len: u64,
+        mut each: impl FnMut(&[u8]),
+    ) -> io::Result<()> {
+        let end = offset
+            .checked_add(len)
+            .filter(|&end| end <= self.len)
+            .ok_or_else(|| {
+                io::Error::new(
+                    io::ErrorKind::UnexpectedEof,
+                    format!(
+                        "bytes {offset}..+{len} are past the end of the {}-byte file",
+                        self.len
+                    ),
+                )
+            })?;
+        match &self.map {
+            Some(map) => {
+                for chunk in map[offset as usize..end as usize].chunks(CHUNK) {
+                    each(chunk);
+                }
+            }
+            None => {
+                let mut buf = vec![0u8; CHUNK.min(len as usize)];
+                let mut at = offset;
+                while at < end {
+                    let n = (end - at).min(CHUNK as u64) as usize;
+                    self.file.read_exact_at(&mut buf[..n], at)?;
+                    each(&buf[..n]);
+                    at += n as u64;
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+#[allow(unsafe_code)]
+fn map_file(file: &File) -> Option<memmap2::Mmap> {
+    // SAFETY: the map is read-only and private to this process, and only ever read as bytes.
+    // What memmap2 cannot promise is that no other process truncates or rewrites the file while
+    // it is mapped: a truncation would raise SIGBUS and a rewrite would change the bytes under
+    // us. socair reads files that are at rest (the airlock store copies artifacts before it
+    // reads them); a concurrent writer is outside what it promises, as for ripgrep and the
+    // safetensors loaders that map files the same way. Mapping is skipped with SOCAIR_NO_MMAP.
+    let map = unsafe { memmap2::Mmap::map(file) }.ok()?;
+    // Sequential access is the common pattern; the advice only tunes read-ahead.
+    let _ = map.advise(memmap2::Advice::Sequential);
+    Some(map)
+}
+
+/// Serves an [`InputFile`] to plugins through the plugin API's `ByteSource`.
+impl ByteSource for InputFile {
+    fn file_len(&self) -> u64 {
+        self.len
+    }
+
+    fn read_at(
+        &self,
+        offset: u64,
+        mut buf: socair_plugin_api::abi_stable::std_types::RSliceMut<'_, u8>,
+    ) -> RResult<(), PluginError> {
+        self.read_exact_at(offset, buf.as_mut_slice())
+            .map_err(|e| PluginError::new(PluginErrorKind::Io, e.to_string()))
+            .into()
+    }
+}
