@@ -196,10 +196,19 @@ pub fn load(path: &Path) -> Result<LoadedPlugin, String> {
         return Err("not a regular file".into());
     }
     let sha256 = sha256_of_path(path).map_err(|e| format!("cannot read it: {e}"))?;
-    let header = lib_header_from_path(path).map_err(describe_library_error)?;
+    let header = lib_header_from_path(path).map_err(|e| describe_library_error(e, path))?;
+    // abi_stable checks type layouts before versions, and a layout records its crate's
+    // version, so an old plugin would be reported as a layout mismatch: say what it really is.
+    let built_against = header.version_strings().version.as_str().to_owned();
+    if !api_compatible(&built_against, socair_plugin_api::PLUGIN_API_VERSION) {
+        return Err(format!(
+            "built against an incompatible plugin-api {built_against}; this socair loads plugin-api {}; rebuild the plugin",
+            compatible_range(socair_plugin_api::PLUGIN_API_VERSION)
+        ));
+    }
     let root = header
         .init_root_module::<PluginRoot_Ref>()
-        .map_err(describe_library_error)?;
+        .map_err(|e| describe_library_error(e, path))?;
     let manifest = (root.manifest())()
         .into_result()
         .map_err(|e| format!("its manifest failed: {e}"))?;
@@ -244,9 +253,38 @@ pub fn load(path: &Path) -> Result<LoadedPlugin, String> {
     })
 }
 
-/// abi_stable's errors span several lines and repeat the path; the refusal is one line.
-fn describe_library_error(e: LibraryError) -> String {
-    let one_line = |s: String| s.split_whitespace().collect::<Vec<_>>().join(" ");
+/// Whether a plugin built against plugin-api `library` may be loaded by a host built against
+/// `host`, by cargo's rules (abi_stable's own): 0.y.z needs the same y and z at least the
+/// host's; x.y.z (x >= 1) the same x and y at least the host's.
+pub fn api_compatible(library: &str, host: &str) -> bool {
+    let (Ok(lib), Ok(host)) = (
+        semver::Version::parse(library),
+        semver::Version::parse(host),
+    ) else {
+        return false;
+    };
+    if host.major == 0 {
+        lib.major == 0 && lib.minor == host.minor && lib.patch >= host.patch
+    } else {
+        lib.major == host.major && lib.minor >= host.minor
+    }
+}
+
+fn compatible_range(host: &str) -> String {
+    match semver::Version::parse(host) {
+        Ok(v) if v.major == 0 => format!("0.{}.x (x >= {})", v.minor, v.patch),
+        Ok(v) => format!("{}.x (x >= {})", v.major, v.minor),
+        Err(_) => host.to_owned(),
+    }
+}
+
+/// abi_stable's errors span several lines and repeat the path; the refusal is one line and
+/// the listing names the file already.
+fn describe_library_error(e: LibraryError, path: &Path) -> String {
+    let one_line = |s: String| {
+        let s = s.replace(&format!("{}: ", path.display()), "");
+        s.split_whitespace().collect::<Vec<_>>().join(" ")
+    };
     match e {
         LibraryError::OpenError { err, .. } => {
             format!("not a loadable library: {}", one_line(err.to_string()))
@@ -301,6 +339,19 @@ mod tests {
         .map(PathBuf::from)
         .collect();
         assert_eq!(dirs, expected);
+    }
+
+    #[test]
+    fn api_compatibility_follows_cargo_rules() {
+        assert!(api_compatible("0.1.0", "0.1.0"));
+        assert!(api_compatible("0.1.3", "0.1.2"));
+        assert!(!api_compatible("0.1.1", "0.1.2"));
+        assert!(!api_compatible("0.2.0", "0.1.0"));
+        assert!(!api_compatible("1.0.0", "0.1.0"));
+        assert!(api_compatible("1.4.0", "1.2.9"));
+        assert!(!api_compatible("1.1.0", "1.2.0"));
+        assert!(!api_compatible("2.0.0", "1.2.0"));
+        assert!(!api_compatible("garbage", "0.1.0"));
     }
 
     #[test]

@@ -1,0 +1,77 @@
+//! Helpers shared by the end-to-end tests: where the repository, the built binary and the
+//! fixtures are.
+
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// The repository root.
+pub fn repo() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("tests/ is inside the repository")
+        .to_owned()
+}
+
+/// A fixture path.
+pub fn fixture(rel: &str) -> PathBuf {
+    repo().join("fixtures").join(rel)
+}
+
+/// The directory cargo put the built binaries in (the one holding this test executable's
+/// `deps/` directory).
+pub fn target_profile_dir() -> PathBuf {
+    let exe = std::env::current_exe().expect("current exe");
+    exe.parent()
+        .and_then(Path::parent)
+        .expect("test executable is in target/<profile>/deps")
+        .to_owned()
+}
+
+/// A command running the built `socair`, with the plugin path cleared so that only the
+/// plugins beside the binary (and any --plugin-dir the test adds) are found.
+pub fn socair() -> Command {
+    let bin = target_profile_dir().join("socair");
+    assert!(
+        bin.exists(),
+        "{} does not exist: run `cargo build --workspace` before the tests",
+        bin.display()
+    );
+    let plugin = target_profile_dir().join(format!(
+        "{}socair_plugin_safetensors{}",
+        std::env::consts::DLL_PREFIX,
+        std::env::consts::DLL_SUFFIX
+    ));
+    assert!(
+        plugin.exists(),
+        "{} does not exist: run `cargo build --workspace` before the tests",
+        plugin.display()
+    );
+    let mut cmd = Command::new(bin);
+    cmd.env_remove("SOCAIR_PLUGIN_PATH");
+    cmd.env_remove("SOCAIR_NO_MMAP");
+    cmd
+}
+
+/// The result of a run: exit code, stdout, stderr.
+pub struct Run {
+    pub code: i32,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+/// Runs the command and captures everything.
+pub fn run(cmd: &mut Command) -> Run {
+    let out = cmd.output().expect("socair runs");
+    Run {
+        code: out.status.code().expect("exited, not killed by a signal"),
+        stdout: String::from_utf8(out.stdout).expect("stdout is UTF-8"),
+        stderr: String::from_utf8(out.stderr).expect("stderr is UTF-8"),
+    }
+}
+
+/// Parses JSON output.
+pub fn json(s: &str) -> serde_json::Value {
+    serde_json::from_str(s).unwrap_or_else(|e| panic!("not JSON ({e}):\n{s}"))
+}
