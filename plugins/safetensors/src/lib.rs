@@ -6,6 +6,8 @@
 //! exported function and trait method runs inside [`guard`], so a panic becomes an error.
 
 pub mod dtype;
+#[doc(hidden)]
+pub mod fuzzing;
 pub mod header;
 pub mod json;
 pub mod writer;
