@@ -305,3 +305,39 @@ inventory::submit! {
         summary: "F32/F16/BF16 values widened exactly to binary32, little-endian, NaN payloads kept",
     }
 }
+
+#[cfg(test)]
+mod encoder_trait_tests {
+    use super::*;
+    use socair_plugin_api::{abi_stable::sabi_trait::TD_Opaque, FingerprintEncoder_TO};
+
+    #[test]
+    fn built_in_encoder_works_through_the_plugin_trait_object() {
+        let encoder = FingerprintEncoder_TO::from_value(Float32LeBits, TD_Opaque);
+        assert_eq!(encoder.name().as_str(), VALUE_ENCODING);
+        assert_eq!(encoder.output_width("BF16".into()).into_option(), Some(4));
+        assert_eq!(encoder.output_width("I8".into()).into_option(), None);
+        let input = 0x3f80u16.to_le_bytes(); // BF16 1.0
+        let mut out = [0u8; 4];
+        encoder
+            .encode(
+                "BF16".into(),
+                ByteOrder::Little,
+                input.as_slice().into(),
+                out.as_mut_slice().into(),
+            )
+            .into_result()
+            .unwrap();
+        assert_eq!(out, 1.0f32.to_le_bytes());
+        let err = encoder
+            .encode(
+                "U8".into(),
+                ByteOrder::Little,
+                [1u8].as_slice().into(),
+                out.as_mut_slice().into(),
+            )
+            .into_result()
+            .unwrap_err();
+        assert_eq!(err.kind, PluginErrorKind::InvalidInput);
+    }
+}
