@@ -1,15 +1,11 @@
 //! `socair tensors`: the `socair.tensors/v1` manifest of a model file or directory.
 
-use crate::fingerprint::{hash_file, hash_tensor, value_width, TensorHashes, VALUE_ENCODING};
-use crate::modeldir::{self, DirFile, ModelDirError};
-use crate::plugins::{LoadedPlugin, PluginSet};
-use crate::source::InputFile;
+use crate::artifact::{reader_names, Artifact, ArtifactError, FileJob};
+use crate::fingerprint::{hash_tensor, value_width, TensorHashes, VALUE_ENCODING};
+use crate::plugins::PluginSet;
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
-use socair_plugin_api::{
-    abi_stable::{sabi_trait::TD_Opaque, sabi_types::RRef},
-    ByteSource_TO, FormatReaderBox, OpenedFile, ReadOptions, TensorDescriptor,
-};
+use socair_plugin_api::{OpenedFile, ReadOptions, TensorDescriptor};
 use std::path::{Path, PathBuf};
 
 /// The manifest's schema name.
@@ -24,13 +20,6 @@ inventory::submit! {
     }
 }
 
-/// How far into a file readers look to detect its format.
-const DETECT_HEAD: usize = 4096;
-
-/// File extensions that name a format: a file so named in a model directory must be read by
-/// that format's reader, and is `unread` if it cannot be.
-const FORMAT_BY_EXTENSION: &[(&str, &str)] = &[("safetensors", "safetensors")];
-
 /// The manifest.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -38,7 +27,7 @@ pub struct TensorManifest {
     /// Always [`SCHEMA`].
     pub schema: String,
     /// The model described.
-    pub artifact: Artifact,
+    pub artifact: ArtifactRef,
     /// The values encoding, [`VALUE_ENCODING`].
     pub value_encoding: String,
     /// Every tensor fingerprinted, sorted by file then name.
@@ -50,7 +39,7 @@ pub struct TensorManifest {
 /// The model a manifest describes.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct Artifact {
+pub struct ArtifactRef {
     /// File or directory name.
     pub name: String,
     /// `model directory`, or the file's format.
@@ -96,180 +85,64 @@ pub struct UnreadEntry {
 /// Why the path cannot be fingerprinted at all (exit 2).
 #[derive(Debug, thiserror::Error)]
 pub enum TensorsError {
-    /// The path cannot be read.
-    #[error("{path}: {source}")]
-    Io {
-        /// Where.
-        path: PathBuf,
-        /// What.
-        source: std::io::Error,
-    },
-    /// The directory cannot be taken as a model directory.
+    /// The artifact cannot be read.
     #[error(transparent)]
-    ModelDir(#[from] ModelDirError),
+    Artifact(#[from] ArtifactError),
     /// No plugin reads the file.
     #[error("{path}: no loaded plugin recognises its format ({readers})")]
     Unrecognised {
         /// The file.
         path: PathBuf,
-        /// The readers tried.
+        /// The readers tried, or why none was.
         readers: String,
     },
-    /// A plugin failed (not a finding about the file: an error or a panic in the plugin).
-    #[error("{path}: plugin `{plugin}` failed: {message}")]
-    Plugin {
-        /// The file.
-        path: PathBuf,
-        /// The plugin.
-        plugin: String,
-        /// Its error.
-        message: String,
-    },
-}
-
-/// One file to read, with the reader chosen for it.
-struct FileJob<'p> {
-    rel: String,
-    input: InputFile,
-    reader: (&'p LoadedPlugin, &'p FormatReaderBox),
 }
 
 /// Fingerprints the model at `path`.
 pub fn fingerprint(path: &Path, plugins: &PluginSet) -> Result<TensorManifest, TensorsError> {
-    let io = |source| TensorsError::Io {
-        path: path.to_owned(),
-        source,
-    };
-    let meta = std::fs::metadata(path).map_err(io)?;
-    let name = path
-        .canonicalize()
-        .ok()
-        .and_then(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
-        .unwrap_or_else(|| path.display().to_string());
-    if meta.is_dir() {
-        let files = modeldir::list_files(path)?;
-        let mut jobs = Vec::new();
-        let mut unread = Vec::new();
-        for file in &files {
-            match choose_reader(file, plugins) {
-                Ok(Some(job)) => jobs.push(job),
-                Ok(None) => {}
-                Err(reason) => unread.push(UnreadEntry {
-                    file: file.rel.clone(),
-                    tensor: None,
-                    reason,
-                }),
-            }
-        }
-        let (digest, read) = rayon::join(|| modeldir::digest(&files), || read_all(&jobs));
-        let (tensors, more_unread) = read?;
-        unread.extend(more_unread);
-        Ok(assemble(
-            name,
-            "model directory".into(),
-            digest?,
-            tensors,
-            unread,
-        ))
-    } else {
-        let input = InputFile::open(path).map_err(io)?;
-        let unrecognised = |why: Option<String>| TensorsError::Unrecognised {
+    let artifact = Artifact::resolve(path, plugins)?;
+    if !artifact.is_dir && artifact.jobs.is_empty() {
+        return Err(TensorsError::Unrecognised {
             path: path.to_owned(),
-            readers: why.unwrap_or_else(|| reader_names(plugins)),
-        };
-        let reader = pick_reader(&input, &name, plugins)
-            .map_err(|why| unrecognised(Some(why)))?
-            .ok_or_else(|| unrecognised(None))?;
-        let format = reader.1.format().to_string();
-        let job = FileJob {
-            rel: name.clone(),
-            input,
-            reader,
-        };
-        let jobs = [job];
-        let (sha, read) = rayon::join(|| hash_file(&jobs[0].input), || read_all(&jobs));
-        let (tensors, unread) = read?;
-        Ok(assemble(name, format, sha.map_err(io)?, tensors, unread))
+            readers: artifact
+                .unreadable
+                .first()
+                .map_or_else(|| reader_names(plugins), |(_, why)| why.clone()),
+        });
     }
-}
-
-fn reader_names(plugins: &PluginSet) -> String {
-    let names: Vec<String> = plugins
-        .readers()
-        .map(|(p, r)| format!("{} from plugin {}", r.format(), p.manifest.name))
-        .collect();
-    if names.is_empty() {
-        "no readers are loaded; see `socair plugins`".into()
-    } else {
-        format!("readers tried: {}", names.join(", "))
-    }
-}
-
-fn detect<'p>(
-    input: &InputFile,
-    plugins: &'p PluginSet,
-) -> std::io::Result<Option<(&'p LoadedPlugin, &'p FormatReaderBox)>> {
-    let mut head = vec![0u8; (input.len() as usize).min(DETECT_HEAD)];
-    input.read_exact_at(0, &mut head)?;
-    Ok(plugins
-        .readers()
-        .find(|(_, r)| r.detect(head.as_slice().into(), input.len())))
-}
-
-/// Picks the reader for a file: the first whose detection claims its content; failing that,
-/// the reader of the format its extension names (so that a damaged `x.safetensors` is opened by
-/// the safetensors reader and refused with its reason, rather than passed over). `Ok(None)`
-/// for files no reader claims (configs, tokenizers): a directory's digest covers them, but they
-/// hold no tensors.
-fn pick_reader<'p>(
-    input: &InputFile,
-    file_name: &str,
-    plugins: &'p PluginSet,
-) -> Result<Option<(&'p LoadedPlugin, &'p FormatReaderBox)>, String> {
-    if let Some(found) = detect(input, plugins).map_err(|e| format!("cannot read it: {e}"))? {
-        return Ok(Some(found));
-    }
-    let extension = file_name.rsplit_once('.').map(|(_, ext)| ext);
-    match FORMAT_BY_EXTENSION
+    let mut unread: Vec<UnreadEntry> = artifact
+        .unreadable
         .iter()
-        .find(|(ext, _)| Some(*ext) == extension)
-    {
-        Some((_, format)) => plugins
-            .reader(format)
-            .map(Some)
-            .ok_or_else(|| format!("no loaded plugin reads {format}")),
-        None => Ok(None),
-    }
+        .map(|(file, reason)| UnreadEntry {
+            file: file.clone(),
+            tensor: None,
+            reason: reason.clone(),
+        })
+        .collect();
+    let (digest, read) = rayon::join(
+        || artifact.subject_digest(),
+        || -> Result<_, TensorsError> {
+            let opened = artifact.open_all(&ReadOptions::default())?;
+            Ok(hash_all(opened))
+        },
+    );
+    let (tensors, more_unread) = read?;
+    unread.extend(more_unread);
+    Ok(assemble(
+        artifact.name.clone(),
+        artifact.format(),
+        digest?,
+        tensors,
+        unread,
+    ))
 }
 
-fn choose_reader<'p>(
-    file: &DirFile,
-    plugins: &'p PluginSet,
-) -> Result<Option<FileJob<'p>>, String> {
-    let input = InputFile::open(&file.path).map_err(|e| format!("cannot read it: {e}"))?;
-    let reader = pick_reader(&input, &file.rel, plugins)?;
-    Ok(reader.map(|reader| FileJob {
-        rel: file.rel.clone(),
-        input,
-        reader,
-    }))
-}
-
-/// Opens every file with its reader, then hashes every tensor of every file in parallel.
-fn read_all(jobs: &[FileJob<'_>]) -> Result<(Vec<TensorEntry>, Vec<UnreadEntry>), TensorsError> {
+/// Hashes every tensor of every opened file in parallel.
+fn hash_all(opened: Vec<(&FileJob<'_>, OpenedFile)>) -> (Vec<TensorEntry>, Vec<UnreadEntry>) {
     let mut unread = Vec::new();
     let mut work: Vec<(&FileJob<'_>, TensorDescriptor)> = Vec::new();
-    for job in jobs {
-        let (plugin, reader) = job.reader;
-        let source = ByteSource_TO::from_ptr(RRef::new(&job.input), TD_Opaque);
-        let opened: OpenedFile = reader
-            .open(source, ReadOptions { header_only: false })
-            .into_result()
-            .map_err(|e| TensorsError::Plugin {
-                path: job.input.path().to_owned(),
-                plugin: plugin.manifest.name.clone(),
-                message: e.to_string(),
-            })?;
+    for (job, opened) in opened {
+        let plugin = job.reader.0;
         for u in opened.unread {
             unread.push(UnreadEntry {
                 file: job.rel.clone(),
@@ -320,7 +193,7 @@ fn read_all(jobs: &[FileJob<'_>]) -> Result<(Vec<TensorEntry>, Vec<UnreadEntry>)
             Err(u) => unread.push(u),
         }
     }
-    Ok((tensors, unread))
+    (tensors, unread)
 }
 
 /// The host does not take a plugin's word for where bytes lie: every range must lie inside the
@@ -383,7 +256,7 @@ fn assemble(
     });
     TensorManifest {
         schema: SCHEMA.into(),
-        artifact: Artifact {
+        artifact: ArtifactRef {
             name,
             format,
             sha256,

@@ -212,11 +212,14 @@ pub struct OpenedFile {
 
 /// Options for one read.
 #[repr(C)]
-#[derive(StableAbi, Clone, Copy, Debug, Default)]
+#[derive(StableAbi, Clone, Debug, Default)]
 pub struct ReadOptions {
     /// Read headers only; do not read tensor data (a reader that would verify checksums over
     /// the data skips that and says so).
     pub header_only: bool,
+    /// Globals (`module.name`) an operator has reviewed and accepts in pickles
+    /// (`--reviewed-classes`); a reader that finds one used says so in its rows.
+    pub reviewed_globals: RVec<RString>,
 }
 
 /// What went wrong inside a plugin call (not a finding about the file: those are rows).

@@ -244,14 +244,14 @@ fn incompatible_and_invalid_plugins_are_refused_with_reasons() {
     }
     assert_eq!(listing["refused"].as_array().unwrap().len(), 4);
 
-    // The good ones still load: the test's panicky plugin and the real safetensors plugin.
+    // The good ones still load: the test's panicky plugin and the real format plugins.
     let names: Vec<&str> = listing["plugins"]
         .as_array()
         .unwrap()
         .iter()
         .map(|p| p["name"].as_str().unwrap())
         .collect();
-    assert_eq!(names, ["panicky", "safetensors"]);
+    assert_eq!(names, ["panicky", "safetensors", "torch-zip"]);
     assert_eq!(
         listing["searched"][0].as_str().unwrap(),
         dir.to_str().unwrap()

@@ -1,0 +1,264 @@
+//! An artifact on disk (a model file or a model directory), resolved to the files plugins
+//! read, its subject digest, and what each reader made of each file. Shared by `tensors` and
+//! `scan`, so both read an artifact the same way.
+
+use crate::fingerprint::hash_file;
+use crate::modeldir::{self, DirFile, ModelDirError};
+use crate::plugins::{LoadedPlugin, PluginSet};
+use crate::source::InputFile;
+use socair_plugin_api::{
+    abi_stable::{sabi_trait::TD_Opaque, sabi_types::RRef},
+    ByteSource_TO, FormatReaderBox, OpenedFile, ReadOptions,
+};
+use std::path::{Path, PathBuf};
+
+/// How far into a file readers look to detect its format.
+const DETECT_HEAD: usize = 4096;
+
+/// File extensions that name a format: a file so named that no reader claims by content is
+/// still opened by that format's reader, which then says what is wrong with it.
+const FORMAT_BY_EXTENSION: &[(&str, &str)] = &[
+    ("safetensors", "safetensors"),
+    ("pt", "torch-zip"),
+    ("pth", "torch-zip"),
+    ("bin", "torch-zip"),
+    ("ckpt", "torch-zip"),
+];
+
+/// Why an artifact cannot be read at all (exit 2).
+#[derive(Debug, thiserror::Error)]
+pub enum ArtifactError {
+    /// The path cannot be read.
+    #[error("{path}: {source}")]
+    Io {
+        /// Where.
+        path: PathBuf,
+        /// What.
+        source: std::io::Error,
+    },
+    /// The directory cannot be taken as a model directory.
+    #[error(transparent)]
+    ModelDir(#[from] ModelDirError),
+    /// A plugin failed (not a finding about the file: an error or a panic in the plugin).
+    #[error("{path}: plugin `{plugin}` failed: {message}")]
+    Plugin {
+        /// The file.
+        path: PathBuf,
+        /// The plugin.
+        plugin: String,
+        /// Its error.
+        message: String,
+    },
+}
+
+/// One file with the reader chosen for it.
+pub struct FileJob<'p> {
+    /// Its path relative to the artifact (the file's own name for a single file).
+    pub rel: String,
+    /// The open file.
+    pub input: InputFile,
+    /// The plugin and reader.
+    pub reader: (&'p LoadedPlugin, &'p FormatReaderBox),
+}
+
+/// A file no reader claimed.
+pub struct Unclaimed {
+    /// Its relative path.
+    pub rel: String,
+    /// Its first bytes.
+    pub head: Vec<u8>,
+}
+
+/// A resolved artifact.
+pub struct Artifact<'p> {
+    /// File or directory name.
+    pub name: String,
+    /// The path given.
+    pub path: PathBuf,
+    /// Whether it is a directory.
+    pub is_dir: bool,
+    /// The directory's files (one entry, the file itself, for a file).
+    pub files: Vec<DirFile>,
+    /// Files with a reader.
+    pub jobs: Vec<FileJob<'p>>,
+    /// Files a reader should read but cannot (extension names a format no plugin reads, or
+    /// the file cannot be opened).
+    pub unreadable: Vec<(String, String)>,
+    /// Files no reader claims.
+    pub unclaimed: Vec<Unclaimed>,
+}
+
+impl<'p> Artifact<'p> {
+    /// Resolves `path`.
+    pub fn resolve(path: &Path, plugins: &'p PluginSet) -> Result<Artifact<'p>, ArtifactError> {
+        let io = |source| ArtifactError::Io {
+            path: path.to_owned(),
+            source,
+        };
+        let meta = std::fs::metadata(path).map_err(io)?;
+        let name = path
+            .canonicalize()
+            .ok()
+            .and_then(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
+            .unwrap_or_else(|| path.display().to_string());
+        let is_dir = meta.is_dir();
+        let files = if is_dir {
+            modeldir::list_files(path)?
+        } else {
+            if !meta.is_file() {
+                return Err(io(std::io::Error::new(
+                    std::io::ErrorKind::InvalidInput,
+                    "not a regular file or a directory",
+                )));
+            }
+            vec![DirFile {
+                rel: name.clone(),
+                path: path.to_owned(),
+                size: meta.len(),
+            }]
+        };
+        let mut artifact = Artifact {
+            name,
+            path: path.to_owned(),
+            is_dir,
+            files: Vec::new(),
+            jobs: Vec::new(),
+            unreadable: Vec::new(),
+            unclaimed: Vec::new(),
+        };
+        for file in &files {
+            let input = match InputFile::open(&file.path) {
+                Ok(i) => i,
+                Err(e) if !is_dir => return Err(io(e)),
+                Err(e) => {
+                    artifact
+                        .unreadable
+                        .push((file.rel.clone(), format!("cannot read it: {e}")));
+                    continue;
+                }
+            };
+            let mut head = vec![0u8; (input.len() as usize).min(DETECT_HEAD)];
+            if let Err(e) = input.read_exact_at(0, &mut head) {
+                if !is_dir {
+                    return Err(io(e));
+                }
+                artifact
+                    .unreadable
+                    .push((file.rel.clone(), format!("cannot read it: {e}")));
+                continue;
+            }
+            match pick_reader(&head, input.len(), &file.rel, plugins) {
+                Ok(Some(reader)) => artifact.jobs.push(FileJob {
+                    rel: file.rel.clone(),
+                    input,
+                    reader,
+                }),
+                Ok(None) => artifact.unclaimed.push(Unclaimed {
+                    rel: file.rel.clone(),
+                    head,
+                }),
+                Err(reason) => artifact.unreadable.push((file.rel.clone(), reason)),
+            }
+        }
+        artifact.files = files;
+        Ok(artifact)
+    }
+
+    /// The subject digest and total size: a file's SHA-256, or a directory's
+    /// `socair.modeldir/v1` digest.
+    pub fn subject_digest(&self) -> Result<String, ArtifactError> {
+        if self.is_dir {
+            Ok(modeldir::digest(&self.files)?)
+        } else {
+            let input = InputFile::open(&self.path).map_err(|source| ArtifactError::Io {
+                path: self.path.clone(),
+                source,
+            })?;
+            hash_file(&input).map_err(|source| ArtifactError::Io {
+                path: self.path.clone(),
+                source,
+            })
+        }
+    }
+
+    /// Total size in bytes.
+    pub fn size_bytes(&self) -> u64 {
+        self.files.iter().map(|f| f.size).sum()
+    }
+
+    /// The format name reports give: `model directory`, the reader's format, or `unknown`.
+    pub fn format(&self) -> String {
+        if self.is_dir {
+            "model directory".into()
+        } else {
+            self.jobs
+                .first()
+                .map_or_else(|| "unknown".into(), |j| j.reader.1.format().to_string())
+        }
+    }
+
+    /// Opens every file with its reader.
+    pub fn open_all(
+        &self,
+        options: &ReadOptions,
+    ) -> Result<Vec<(&FileJob<'p>, OpenedFile)>, ArtifactError> {
+        self.jobs
+            .iter()
+            .map(|job| {
+                let (plugin, reader) = job.reader;
+                let source = ByteSource_TO::from_ptr(RRef::new(&job.input), TD_Opaque);
+                reader
+                    .open(source, options.clone())
+                    .into_result()
+                    .map(|opened| (job, opened))
+                    .map_err(|e| ArtifactError::Plugin {
+                        path: job.input.path().to_owned(),
+                        plugin: plugin.manifest.name.clone(),
+                        message: e.to_string(),
+                    })
+            })
+            .collect()
+    }
+}
+
+/// The loaded readers, for messages.
+pub fn reader_names(plugins: &PluginSet) -> String {
+    let names: Vec<String> = plugins
+        .readers()
+        .map(|(p, r)| format!("{} from plugin {}", r.format(), p.manifest.name))
+        .collect();
+    if names.is_empty() {
+        "no readers are loaded; see `socair plugins`".into()
+    } else {
+        format!("readers tried: {}", names.join(", "))
+    }
+}
+
+/// Picks the reader for a file: the first whose detection claims its content; failing that,
+/// the reader of the format its extension names (so that a damaged `x.safetensors` is opened by
+/// the safetensors reader and refused with its reason, rather than passed over). `Ok(None)`
+/// for files no reader claims (configs, tokenizers).
+fn pick_reader<'p>(
+    head: &[u8],
+    file_len: u64,
+    file_name: &str,
+    plugins: &'p PluginSet,
+) -> Result<Option<(&'p LoadedPlugin, &'p FormatReaderBox)>, String> {
+    if let Some(found) = plugins
+        .readers()
+        .find(|(_, r)| r.detect(head.into(), file_len))
+    {
+        return Ok(Some(found));
+    }
+    let extension = file_name.rsplit_once('.').map(|(_, ext)| ext);
+    match FORMAT_BY_EXTENSION
+        .iter()
+        .find(|(ext, _)| Some(*ext) == extension)
+    {
+        Some((_, format)) => match plugins.reader(format) {
+            Some(r) => Ok(Some(r)),
+            None => Err(format!("no loaded plugin reads {format}")),
+        },
+        None => Ok(None),
+    }
+}

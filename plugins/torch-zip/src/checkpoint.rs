@@ -1,0 +1,440 @@
+//! A torch zip checkpoint as a whole: the zip layer, the records torch.save writes, the
+//! pickle run through `socair-wo/1`, and every storage matched to its record; then the
+//! state-dict model (`ReadStateDict`) that `socair tensors` and conversion read.
+
+use crate::pickle::{self, Object, Severity, TensorModel, Value};
+use crate::zip::{self, ReadAt};
+use std::collections::{HashMap, HashSet};
+use std::rc::Rc;
+
+/// The largest `data.pkl` read into memory. State dicts take about 100 bytes of pickle per
+/// tensor, so this leaves room for millions of tensors and large training checkpoints.
+pub const MAX_PICKLE_LEN: u64 = 1 << 30;
+
+/// Deepest nesting of mappings walked for tensor names.
+pub const MAX_NAME_DEPTH: usize = 64;
+
+/// Records torch.save writes besides `data.pkl` and the storages.
+const KNOWN_RECORDS: &[&str] = &[
+    "byteorder",
+    "version",
+    ".data/version",
+    ".format_version",
+    ".storage_alignment",
+    ".data/serialization_id",
+];
+
+/// A finding with its place in the file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Finding {
+    /// How bad.
+    pub severity: Severity,
+    /// Where (`zip record …`, `data.pkl byte 123 (GLOBAL)`).
+    pub place: String,
+    /// What.
+    pub reason: String,
+}
+
+/// Byte order of the storages.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Endian {
+    /// Little-endian (also what an absent `byteorder` record means).
+    Little,
+    /// Big-endian.
+    Big,
+}
+
+/// A named tensor of the state-dict model, located in the file.
+#[derive(Debug, Clone)]
+pub struct LocatedTensor {
+    /// Its name (nested keys joined with `.`).
+    pub name: String,
+    /// The grammar's model of it.
+    pub model: Rc<TensorModel>,
+    /// Where its storage record's data starts in the file.
+    pub record_offset: u64,
+}
+
+/// Everything read from a checkpoint.
+#[derive(Debug, Default)]
+pub struct Analysis {
+    /// The archive prefix, if the zip layer was sound.
+    pub prefix: Option<String>,
+    /// Every finding of the zip layer, the records and the pickle.
+    pub findings: Vec<Finding>,
+    /// The byte order (`None` when the `byteorder` record is absent: read as little-endian).
+    pub byteorder_record: Option<Endian>,
+    /// The pickle protocol.
+    pub protocol: Option<u8>,
+    /// Storages named by the pickle.
+    pub storage_count: usize,
+    /// Records whose CRC-32 was verified.
+    pub crc_verified: usize,
+    /// Records whose CRC-32 was not read (header-only).
+    pub crc_skipped: usize,
+    /// Tensors of the state-dict model that can be read in place.
+    pub tensors: Vec<LocatedTensor>,
+    /// Tensors (by name) or the whole file (`None`) that cannot be, with why.
+    pub unread: Vec<(Option<String>, String)>,
+    /// Reviewed globals the pickle used.
+    pub reviewed_used: Vec<String>,
+    /// Whether the archive looks like a TorchScript archive.
+    pub torchscript: bool,
+}
+
+impl Analysis {
+    /// The worst finding.
+    pub fn worst(&self) -> Option<Severity> {
+        self.findings.iter().map(|f| f.severity).max()
+    }
+
+    /// The storages' byte order as read.
+    pub fn endian(&self) -> Endian {
+        self.byteorder_record.unwrap_or(Endian::Little)
+    }
+
+    fn add(&mut self, severity: Severity, place: impl Into<String>, reason: impl Into<String>) {
+        self.findings.push(Finding {
+            severity,
+            place: place.into(),
+            reason: reason.into(),
+        });
+    }
+}
+
+/// Options for [`analyze`].
+#[derive(Debug, Clone, Default)]
+pub struct AnalyzeOptions {
+    /// Skip the CRC-32 of storage records (their bytes are not read).
+    pub header_only: bool,
+    /// Globals the operator reviewed.
+    pub reviewed: Vec<String>,
+}
+
+fn read_record(src: &(impl ReadAt + ?Sized), r: &zip::Record) -> Result<Vec<u8>, String> {
+    let mut buf = vec![0u8; usize::try_from(r.len).map_err(|_| "record too large")?];
+    src.read_at(r.data_offset, &mut buf)?;
+    Ok(buf)
+}
+
+/// Reads a checkpoint completely (or its headers only), without running its pickle.
+pub fn analyze(src: &(impl ReadAt + ?Sized), options: &AnalyzeOptions) -> Analysis {
+    let mut a = Analysis::default();
+    let archive = match zip::read_archive(src) {
+        Ok(archive) => archive,
+        Err(e) => {
+            a.add(Severity::Fail, format!("zip {}", e.place()), e.to_string());
+            a.unread.push((None, format!("the zip structure is refused: {e}")));
+            return a;
+        }
+    };
+    a.prefix = Some(archive.prefix.clone());
+    a.torchscript = archive.records.iter().any(|r| {
+        let rel = archive.relative(r);
+        rel.starts_with("code/") || rel == "constants.pkl"
+    });
+    if a.torchscript {
+        a.add(
+            Severity::Fail,
+            format!("zip records {}/code/, constants.pkl", archive.prefix),
+            "a TorchScript archive: torch.load hands it to the TorchScript loader, which compiles and runs its code",
+        );
+    }
+
+    // Integrity: every record's CRC-32 (storages only when their bytes are read).
+    for r in &archive.records {
+        let rel = archive.relative(r);
+        if options.header_only && rel.starts_with("data/") {
+            a.crc_skipped += 1;
+            continue;
+        }
+        match zip::verify_crc(src, r) {
+            Ok(()) => a.crc_verified += 1,
+            Err(e) => a.add(Severity::Fail, format!("zip {}", e.place()), e.to_string()),
+        }
+    }
+
+    match archive.get("byteorder") {
+        None => a.byteorder_record = None,
+        Some(r) if r.len <= 16 => match read_record(src, r).as_deref() {
+            Ok(b"little") => a.byteorder_record = Some(Endian::Little),
+            Ok(b"big") => a.byteorder_record = Some(Endian::Big),
+            Ok(other) => a.add(
+                Severity::Fail,
+                format!("zip record {:?}", r.name),
+                format!(
+                    "byteorder is {:?}; torch accepts only \"little\" or \"big\"",
+                    String::from_utf8_lossy(other)
+                ),
+            ),
+            Err(e) => a.add(Severity::Fail, format!("zip record {:?}", r.name), e),
+        },
+        Some(r) => a.add(
+            Severity::Fail,
+            format!("zip record {:?}", r.name),
+            format!("byteorder record of {} bytes", r.len),
+        ),
+    }
+
+    let Some(pkl) = archive.get("data.pkl") else {
+        a.add(
+            Severity::Fail,
+            format!("zip archive {:?}", archive.prefix),
+            format!("no {}/data.pkl: not a torch.save checkpoint", archive.prefix),
+        );
+        a.unread
+            .push((None, "no data.pkl: not a torch.save checkpoint".into()));
+        return a;
+    };
+    if pkl.len > MAX_PICKLE_LEN {
+        a.add(
+            Severity::Lead,
+            format!("zip record {:?}", pkl.name),
+            format!("data.pkl is {} bytes, over the {MAX_PICKLE_LEN}-byte limit", pkl.len),
+        );
+        a.unread.push((None, "data.pkl is too large to model".into()));
+        return a;
+    }
+    let bytes = match read_record(src, pkl) {
+        Ok(b) => b,
+        Err(e) => {
+            a.add(Severity::Fail, format!("zip record {:?}", pkl.name), e.clone());
+            a.unread.push((None, e));
+            return a;
+        }
+    };
+    let outcome = pickle::run(
+        &bytes,
+        &pickle::Options {
+            reviewed: options.reviewed.clone(),
+        },
+    );
+    a.protocol = outcome.protocol;
+    a.storage_count = outcome.storages.len();
+    a.reviewed_used = outcome.reviewed_used.clone();
+    for f in &outcome.findings {
+        a.add(
+            f.severity,
+            format!("data.pkl byte {} ({})", f.offset, f.opcode),
+            f.reason.clone(),
+        );
+    }
+
+    // Every storage must match a record of exactly its size; every record must be expected.
+    let mut referenced = HashSet::new();
+    let mut record_of = HashMap::new();
+    for s in &outcome.storages {
+        let rel = format!("data/{}", s.key);
+        referenced.insert(rel.clone());
+        match archive.get(&rel) {
+            None => a.add(
+                Severity::Fail,
+                format!("storage {:?}", s.key),
+                format!("the pickle names storage {:?} but there is no record {}/{rel}", s.key, archive.prefix),
+            ),
+            Some(r) => {
+                let expected = s.byte_len();
+                if expected != Some(r.len) {
+                    a.add(
+                        Severity::Fail,
+                        format!("zip record {:?}", r.name),
+                        format!(
+                            "the pickle declares storage {:?} as {} bytes ({} × {}) but its record holds {} (CVE-2026-24747: torch < 2.10 trusted the declared size)",
+                            s.key,
+                            expected.map_or("more than 2^64".into(), |e| e.to_string()),
+                            s.numel,
+                            match s.class {
+                                pickle::StorageClass::Typed(d) => d.torch,
+                                pickle::StorageClass::Untyped => "byte",
+                            },
+                            r.len
+                        ),
+                    );
+                } else {
+                    record_of.insert(s.key.clone(), r.data_offset);
+                }
+            }
+        }
+    }
+    for r in &archive.records {
+        let rel = archive.relative(r);
+        if rel == "data.pkl" || KNOWN_RECORDS.contains(&rel) || referenced.contains(rel) {
+            continue;
+        }
+        if a.torchscript && (rel.starts_with("code/") || rel.ends_with(".pkl") || rel.starts_with("constants")) {
+            continue;
+        }
+        let what = if rel.starts_with("data/") {
+            "a storage record no tensor references"
+        } else if rel.ends_with(".pkl") || rel.ends_with("_pkl") {
+            "an extra pickle torch.load never reads"
+        } else {
+            "a record torch.save does not write"
+        };
+        a.add(
+            Severity::Lead,
+            format!("zip record {:?}", r.name),
+            format!("{what}; something may be hidden there"),
+        );
+    }
+
+    if a.worst() == Some(Severity::Fail) {
+        a.unread.push((
+            None,
+            "the Pickle opcode scan FAILs: its tensors are not read".into(),
+        ));
+        return a;
+    }
+    let Some(result) = outcome.result.clone() else {
+        a.unread.push((
+            None,
+            "the pickle leaves socair-wo/1 before STOP: its state dict is not modeled".into(),
+        ));
+        return a;
+    };
+    let (named, unread) = read_state_dict(&outcome, &result);
+    a.unread.extend(unread.into_iter().map(|(n, r)| (Some(n), r)));
+    for (name, model) in named {
+        match record_of.get(&model.storage.key) {
+            Some(&record_offset) => a.tensors.push(LocatedTensor {
+                name,
+                model,
+                record_offset,
+            }),
+            None => a.unread.push((
+                Some(name),
+                format!("its storage {:?} does not match a record", model.storage.key),
+            )),
+        }
+    }
+    a
+}
+
+/// `ReadStateDict`: the tensors a checkpoint holds as a state dict. The root is the
+/// top-level mapping, or its `state_dict` entry when that is a mapping (as safetensors'
+/// convert.py reads training checkpoints); nested string-keyed mappings are flattened with
+/// `.`. Tensors in lists or tuples, under non-string keys, or whose names collide are listed
+/// as unread with the reason.
+pub fn read_state_dict(
+    outcome: &pickle::Outcome,
+    result: &Value,
+) -> (Vec<(String, Rc<TensorModel>)>, Vec<(String, String)>) {
+    let dict_items = |v: &Value| match v {
+        Value::Obj(id) => match &outcome.objects[*id] {
+            Object::Dict(d) => Some(&d.items),
+            Object::List(_) => None,
+        },
+        _ => None,
+    };
+    let mut root = result;
+    if let Some(items) = dict_items(result) {
+        if let Some((_, v)) = items
+            .iter()
+            .find(|(k, v)| matches!(k, Value::Str(s) if &**s == "state_dict") && dict_items(v).is_some())
+        {
+            root = v;
+        }
+    }
+    let mut walker = Walker {
+        outcome,
+        on_path: HashSet::new(),
+        budget: 4 * (outcome.objects.len() + outcome.tensors.len()) + 1024,
+        named: Vec::new(),
+        unread: Vec::new(),
+    };
+    walker.walk(root, String::new(), 0, None);
+    let Walker {
+        mut named,
+        mut unread,
+        ..
+    } = walker;
+
+    // Names that collide ("a.b" as a key and as a path) are ambiguous: none of them is read.
+    let mut counts: HashMap<&str, usize> = HashMap::new();
+    for (n, _) in &named {
+        *counts.entry(n.as_str()).or_default() += 1;
+    }
+    let colliding: HashSet<String> = counts
+        .into_iter()
+        .filter(|(_, c)| *c > 1)
+        .map(|(n, _)| n.to_owned())
+        .collect();
+    named.retain(|(n, _)| {
+        if colliding.contains(n) {
+            unread.push((n.clone(), "two tensors get this name when nested keys are joined with '.'".into()));
+            false
+        } else {
+            true
+        }
+    });
+    (named, unread)
+}
+
+/// Walks the result for tensors. A container reached twice is walked twice (Python would
+/// see its tensors under both paths), a cycle is not followed, and the total work is bounded
+/// by a budget proportional to the pickle's objects.
+struct Walker<'a> {
+    outcome: &'a pickle::Outcome,
+    on_path: HashSet<usize>,
+    budget: usize,
+    named: Vec<(String, Rc<TensorModel>)>,
+    unread: Vec<(String, String)>,
+}
+
+impl Walker<'_> {
+    /// `excluded` says why tensors found below are not part of the model.
+    fn walk(&mut self, value: &Value, path: String, depth: usize, excluded: Option<&'static str>) {
+        let join = |path: &str, key: &str| {
+            if path.is_empty() {
+                key.to_owned()
+            } else {
+                format!("{path}.{key}")
+            }
+        };
+        if self.budget == 0 {
+            self.unread.push((path, "the checkpoint's containers are too shared to walk".into()));
+            return;
+        }
+        self.budget -= 1;
+        match value {
+            Value::Tensor(t) => match excluded {
+                Some(why) => self.unread.push((path, why.into())),
+                None => self.named.push((path, t.clone())),
+            },
+            Value::Tuple(_) | Value::Obj(_) if depth >= MAX_NAME_DEPTH => {
+                self.unread.push((path, format!("nested deeper than {MAX_NAME_DEPTH} levels; not walked")));
+            }
+            Value::Tuple(items) => {
+                for (i, v) in items.iter().enumerate() {
+                    self.walk(v, join(&path, &i.to_string()), depth + 1, Some(IN_SEQUENCE));
+                }
+            }
+            Value::Obj(id) => {
+                if !self.on_path.insert(*id) {
+                    return;
+                }
+                let outcome = self.outcome;
+                match &outcome.objects[*id] {
+                    Object::List(items) => {
+                        for (i, v) in items.iter().enumerate() {
+                            self.walk(v, join(&path, &i.to_string()), depth + 1, Some(IN_SEQUENCE));
+                        }
+                    }
+                    Object::Dict(d) => {
+                        for (k, v) in &d.items {
+                            match k {
+                                Value::Str(k) => self.walk(v, join(&path, k), depth + 1, excluded),
+                                _ => self.walk(v, join(&path, "<key>"), depth + 1, Some(NON_STRING_KEY)),
+                            }
+                        }
+                    }
+                }
+                self.on_path.remove(id);
+            }
+            _ => {}
+        }
+    }
+}
+
+const IN_SEQUENCE: &str = "inside a list or tuple: not part of the state-dict model";
+const NON_STRING_KEY: &str = "under a key that is not a string: not part of the state-dict model";

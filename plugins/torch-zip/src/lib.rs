@@ -1,0 +1,266 @@
+//! socair plugin for PyTorch zip checkpoints: a hardened zip layer ([`zip`]), the
+//! `socair-wo/1` pickle grammar ([`pickle`], [`globals`]), and the checkpoint model
+//! ([`checkpoint`]). Nothing in a checkpoint is ever executed: the pickle is run over typed
+//! values and globals are names.
+//!
+//! This file is only the glue that exports it through `socair-plugin-api`; every exported
+//! function and trait method runs inside [`guard`].
+
+pub mod checkpoint;
+pub mod globals;
+pub mod pickle;
+pub mod zip;
+
+use abi_stable::{
+    export_root_module,
+    prefix_type::PrefixTypeTrait,
+    sabi_extern_fn,
+    sabi_trait::TD_Opaque,
+    std_types::{ROption, RResult, RSlice, RSliceMut, RString, RVec},
+};
+use checkpoint::{analyze, Analysis, AnalyzeOptions, Endian};
+use pickle::Severity;
+use socair_plugin_api::{
+    guard, ByteOrder, ByteRange, ByteSourceRef, FingerprintEncoderBox, Finding, FormatReader,
+    FormatReaderBox, FormatReader_TO, FormatWriterBox, OpenedFile, PluginError, PluginManifest,
+    PluginRoot, PluginRoot_Ref, ReadOptions, ReportRow, RowStatus, RuleSetId, TensorDescriptor,
+    Unread, PLUGIN_API_VERSION,
+};
+
+/// The format this plugin reads.
+pub const FORMAT: &str = "torch-zip";
+/// The pickle grammar's rule-set name and version.
+pub const GRAMMAR: (&str, &str) = ("socair-wo", "1");
+/// The check the grammar reports.
+pub const PICKLE_CHECK: &str = "Pickle opcode scan";
+/// The structure check (not tested for pickle checkpoints).
+pub const STRUCTURE_CHECK: &str = "Format and structure";
+
+#[export_root_module]
+fn root_module() -> PluginRoot_Ref {
+    PluginRoot {
+        manifest,
+        readers,
+        writers,
+        encoders,
+    }
+    .leak_into_prefix()
+}
+
+#[sabi_extern_fn]
+fn manifest() -> RResult<PluginManifest, PluginError> {
+    guard(|| {
+        Ok(PluginManifest {
+            name: "torch-zip".into(),
+            version: env!("CARGO_PKG_VERSION").into(),
+            plugin_api: PLUGIN_API_VERSION.into(),
+            formats_read: RVec::from(vec![RString::from(FORMAT)]),
+            formats_written: RVec::new(),
+            rule_sets: RVec::from(vec![RuleSetId {
+                name: GRAMMAR.0.into(),
+                version: GRAMMAR.1.into(),
+            }]),
+            encoders: RVec::new(),
+        })
+    })
+}
+
+#[sabi_extern_fn]
+fn readers() -> RResult<RVec<FormatReaderBox>, PluginError> {
+    guard(|| {
+        Ok(RVec::from(vec![FormatReader_TO::from_value(
+            TorchZipReader,
+            TD_Opaque,
+        )]))
+    })
+}
+
+#[sabi_extern_fn]
+fn writers() -> RResult<RVec<FormatWriterBox>, PluginError> {
+    guard(|| Ok(RVec::new()))
+}
+
+#[sabi_extern_fn]
+fn encoders() -> RResult<RVec<FingerprintEncoderBox>, PluginError> {
+    guard(|| Ok(RVec::new()))
+}
+
+/// The reader exported through the plugin API.
+#[derive(Debug, Clone, Copy)]
+pub struct TorchZipReader;
+
+/// Adapts the host's byte source to the zip layer.
+struct Source<'s, 'a>(&'s ByteSourceRef<'a>);
+
+impl zip::ReadAt for Source<'_, '_> {
+    fn size(&self) -> u64 {
+        self.0.file_len()
+    }
+    fn read_at(&self, offset: u64, buf: &mut [u8]) -> Result<(), String> {
+        self.0
+            .read_at(offset, RSliceMut::from_mut_slice(buf))
+            .into_result()
+            .map_err(|e| e.to_string())
+    }
+}
+
+impl FormatReader for TorchZipReader {
+    fn format(&self) -> RString {
+        RString::from(FORMAT)
+    }
+
+    fn detect(&self, head: RSlice<'_, u8>, _file_len: u64) -> bool {
+        // Any zip (and torch's old preview format) is claimed, so that `open` can say why a
+        // zip that is not a sound torch checkpoint is refused.
+        guard(|| Ok(head.starts_with(b"PK\x03\x04") || head.starts_with(b"PYTORCH1")))
+            .into_result()
+            .unwrap_or(false)
+    }
+
+    fn open(
+        &self,
+        source: ByteSourceRef<'_>,
+        options: ReadOptions,
+    ) -> RResult<OpenedFile, PluginError> {
+        guard(|| {
+            let analysis = analyze(
+                &Source(&source),
+                &AnalyzeOptions {
+                    header_only: options.header_only,
+                    reviewed: options.reviewed_globals.iter().map(|s| s.to_string()).collect(),
+                },
+            );
+            Ok(opened_file(&analysis, options.header_only))
+        })
+    }
+}
+
+/// Turns an analysis into what the plugin API reports.
+pub fn opened_file(a: &Analysis, header_only: bool) -> OpenedFile {
+    let byte_order = match a.endian() {
+        Endian::Little => ByteOrder::Little,
+        Endian::Big => ByteOrder::Big,
+    };
+    let mut tensors = Vec::new();
+    let mut unread: Vec<Unread> = a
+        .unread
+        .iter()
+        .map(|(name, reason)| Unread {
+            tensor: name.as_deref().map(RString::from).into(),
+            reason: reason.as_str().into(),
+        })
+        .collect();
+    for t in &a.tensors {
+        let m = &t.model;
+        let why_not = if m.conj || m.neg {
+            Some("torch's conj/neg bit is set: its bytes are not its values".to_owned())
+        } else if !m.is_contiguous() {
+            Some(format!(
+                "not contiguous (shape {:?}, stride {:?}): its bytes are not in row-major order",
+                m.shape, m.stride
+            ))
+        } else {
+            None
+        };
+        if let Some(reason) = why_not {
+            unread.push(Unread {
+                tensor: ROption::RSome(t.name.as_str().into()),
+                reason: reason.into(),
+            });
+            continue;
+        }
+        // check_bounds in the machine guarantees these products fit and lie in the record.
+        let size = m.dtype.size;
+        let len = m.numel().unwrap_or(0) * size;
+        tensors.push(TensorDescriptor {
+            name: t.name.as_str().into(),
+            dtype: m.dtype.safetensors.into(),
+            element_type: ROption::RSome(m.dtype.safetensors.into()),
+            shape: m.shape.clone().into(),
+            ranges: RVec::from(vec![ByteRange {
+                offset: t.record_offset + m.storage_offset * size,
+                len,
+            }]),
+            byte_order,
+        });
+    }
+    OpenedFile {
+        format: FORMAT.into(),
+        tensors: tensors.into(),
+        unread: unread.into(),
+        rows: RVec::from(vec![structure_row(), pickle_row(a, header_only)]),
+        metadata: RVec::new(),
+    }
+}
+
+fn structure_row() -> ReportRow {
+    ReportRow {
+        check: STRUCTURE_CHECK.into(),
+        status: RowStatus::NotTested,
+        summary: "a pickle checkpoint's structure is its pickle: Socair parses no Python object structure beyond what the Pickle opcode scan's grammar models".into(),
+        findings: RVec::new(),
+    }
+}
+
+fn pickle_row(a: &Analysis, header_only: bool) -> ReportRow {
+    let status = match a.worst() {
+        Some(Severity::Fail) => RowStatus::Fail,
+        Some(Severity::Lead) => RowStatus::Lead,
+        None => RowStatus::Pass,
+    };
+    let order = match a.byteorder_record {
+        Some(Endian::Little) => "byteorder little",
+        Some(Endian::Big) => "byteorder big",
+        None => "no byteorder record (read as little-endian, as torch.load does)",
+    };
+    let crc = if header_only {
+        format!(
+            "CRC-32 verified for {} records, not read for {} storage records (header-only)",
+            a.crc_verified, a.crc_skipped
+        )
+    } else {
+        format!("CRC-32 verified for all {} records", a.crc_verified)
+    };
+    let reviewed = if a.reviewed_used.is_empty() {
+        String::new()
+    } else {
+        format!("; reviewed globals accepted: {}", a.reviewed_used.join(", "))
+    };
+    let summary = match status {
+        RowStatus::Pass => format!(
+            "data.pkl (protocol {}) lies inside socair-wo/1: {} tensors over {} storages, each storage matching its record exactly; {crc}; {order}{reviewed}",
+            a.protocol.map_or("?".into(), |p| p.to_string()),
+            a.tensors.len() + a.unread.iter().filter(|u| u.0.is_some()).count(),
+            a.storage_count
+        ),
+        RowStatus::Fail => format!(
+            "{} finding(s) of code execution or of a file readers would read differently{reviewed}",
+            a.findings.iter().filter(|f| f.severity == Severity::Fail).count()
+        ),
+        _ => format!(
+            "{} finding(s) outside what socair-wo/1 proves safe; a person should look{reviewed}",
+            a.findings.len()
+        ),
+    };
+    ReportRow {
+        check: PICKLE_CHECK.into(),
+        status,
+        summary: summary.into(),
+        findings: a
+            .findings
+            .iter()
+            .map(|f| Finding {
+                place: f.place.as_str().into(),
+                reason: format!(
+                    "{}: {}",
+                    match f.severity {
+                        Severity::Fail => "FAIL",
+                        Severity::Lead => "LEAD",
+                    },
+                    f.reason
+                )
+                .into(),
+            })
+            .collect(),
+    }
+}

@@ -1,0 +1,1375 @@
+//! The `socair-wo/1` pickle machine: runs a pickle over typed values, never over Python
+//! objects. Nothing is imported or called; a global is a name that [`crate::globals`]
+//! classifies, and only the grammar's own globals have a meaning here (they build tensors,
+//! storages and ordered dicts).
+//!
+//! Every opcode torch.save writes (protocols 2 to 5) is modeled; anything else is a finding.
+//! Once the machine meets something outside the grammar it can no longer say what the stack
+//! holds, so it switches to a scan that decodes the rest opcode by opcode and still reports
+//! every global it can name, so evidence past that point is not missed.
+//!
+//! Resources are bounded by the pickle's real size: every opcode consumes at least one byte
+//! and creates at most one value, values are reference-counted (a memo fetch never copies a
+//! container), every length is checked against the bytes that remain, and the structures the
+//! model is walked through are visited once.
+
+use crate::globals::{classify, Class, Dtype, Known};
+use std::collections::HashMap;
+use std::rc::Rc;
+
+/// How bad a finding is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Severity {
+    /// Outside what the grammar proves safe; worth a human look.
+    Lead,
+    /// Evidence of code execution, or a pickle built so that readers disagree.
+    Fail,
+}
+
+/// One finding, with its byte offset in the pickle and the opcode there.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Finding {
+    /// How bad.
+    pub severity: Severity,
+    /// Byte offset of the opcode in the pickle.
+    pub offset: u64,
+    /// The opcode's name.
+    pub opcode: &'static str,
+    /// What was found.
+    pub reason: String,
+}
+
+/// A container object: lists and dicts are mutable and shared by reference, as in Python.
+#[derive(Debug, Clone)]
+pub enum Object {
+    /// A list.
+    List(Vec<Value>),
+    /// A dict or an OrderedDict, with attributes set by BUILD (a state dict's `_metadata`).
+    Dict(DictObject),
+}
+
+/// A dict: items in insertion order; a key set twice keeps its first position and the last
+/// value, as in Python.
+#[derive(Debug, Clone, Default)]
+pub struct DictObject {
+    /// Whether it is an `OrderedDict`.
+    pub ordered: bool,
+    /// Items in insertion order.
+    pub items: Vec<(Value, Value)>,
+    index: HashMap<KeyRepr, usize>,
+    /// Attributes set by BUILD.
+    pub attrs: Option<Value>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+enum KeyRepr {
+    Str(Rc<str>),
+    Int(i64),
+}
+
+impl DictObject {
+    fn insert(&mut self, key: Value, value: Value) {
+        let repr = match &key {
+            Value::Str(s) => Some(KeyRepr::Str(s.clone())),
+            Value::Int(i) => Some(KeyRepr::Int(*i)),
+            _ => None,
+        };
+        match repr.as_ref().and_then(|r| self.index.get(r)) {
+            Some(&i) => self.items[i].1 = value,
+            None => {
+                if let Some(r) = repr {
+                    self.index.insert(r, self.items.len());
+                }
+                self.items.push((key, value));
+            }
+        }
+    }
+}
+
+/// Which storage class a persistent id names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StorageClass {
+    /// A typed storage (`torch.FloatStorage`, …): `numel` counts elements of this dtype.
+    Typed(&'static Dtype),
+    /// `torch.storage.UntypedStorage`: `numel` counts bytes.
+    Untyped,
+}
+
+/// A storage named by a persistent id: `('storage', class, key, location, numel)`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StorageRef {
+    /// Its class.
+    pub class: StorageClass,
+    /// The record key: bytes are in `<prefix>/data/<key>`.
+    pub key: String,
+    /// Where it lived when saved (`cpu`, `cuda:0`): data, never acted on.
+    pub location: String,
+    /// Its size in elements (typed) or bytes (untyped).
+    pub numel: u64,
+}
+
+impl StorageRef {
+    /// Its size in bytes, if that fits in 64 bits.
+    pub fn byte_len(&self) -> Option<u64> {
+        match self.class {
+            StorageClass::Typed(d) => self.numel.checked_mul(d.size),
+            StorageClass::Untyped => Some(self.numel),
+        }
+    }
+}
+
+/// A tensor as the grammar models it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TensorModel {
+    /// Its storage.
+    pub storage: Rc<StorageRef>,
+    /// Its dtype.
+    pub dtype: &'static Dtype,
+    /// Offset into the storage, in elements of `dtype`.
+    pub storage_offset: u64,
+    /// Shape, outermost first.
+    pub shape: Vec<u64>,
+    /// Strides in elements.
+    pub stride: Vec<u64>,
+    /// `requires_grad`.
+    pub requires_grad: bool,
+    /// Whether it was saved as an `nn.Parameter`.
+    pub parameter: bool,
+    /// torch's conjugate bit (its bytes are not its values).
+    pub conj: bool,
+    /// torch's negative bit (its bytes are not its values).
+    pub neg: bool,
+    /// Byte offset in the pickle of the REDUCE that built it.
+    pub pickle_offset: u64,
+}
+
+impl TensorModel {
+    /// Number of elements, if it fits.
+    pub fn numel(&self) -> Option<u64> {
+        self.shape.iter().try_fold(1u64, |a, &d| a.checked_mul(d))
+    }
+
+    /// Contiguity as c10 computes it (`_compute_contiguous`, c10/core/Contiguity.h): an empty
+    /// tensor is contiguous, and a dimension of size 1 may have any stride.
+    pub fn is_contiguous(&self) -> bool {
+        if self.numel() == Some(0) {
+            return true;
+        }
+        let mut expected = 1u64;
+        for (&size, &stride) in self.shape.iter().zip(&self.stride).rev() {
+            if size != 1 {
+                if stride != expected {
+                    return false;
+                }
+                expected = match expected.checked_mul(size) {
+                    Some(e) => e,
+                    None => return false,
+                };
+            }
+        }
+        true
+    }
+}
+
+/// A value on the machine's stack or in its memo. Cloning is O(1).
+#[derive(Debug, Clone)]
+pub enum Value {
+    /// `None`.
+    None,
+    /// A boolean.
+    Bool(bool),
+    /// An integer that fits in 64 bits.
+    Int(i64),
+    /// An integer that does not.
+    BigInt,
+    /// A float.
+    Float(f64),
+    /// A string.
+    Str(Rc<str>),
+    /// Bytes.
+    Bytes(Rc<[u8]>),
+    /// A tuple.
+    Tuple(Rc<[Value]>),
+    /// A list or dict, by index into the object arena.
+    Obj(usize),
+    /// A global, classified.
+    Global(Rc<GlobalRef>),
+    /// A storage from a persistent id.
+    Storage(Rc<StorageRef>),
+    /// A tensor.
+    Tensor(Rc<TensorModel>),
+    /// Something outside the grammar (the result of an unknown call); the text says what.
+    Opaque(Rc<str>),
+}
+
+/// A global by name, with its class.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GlobalRef {
+    /// Module.
+    pub module: String,
+    /// Qualified name within the module.
+    pub name: String,
+    /// What the grammar makes of it.
+    pub class: Class,
+    /// Whether the operator listed it as reviewed.
+    pub reviewed: bool,
+}
+
+impl GlobalRef {
+    fn dotted(&self) -> String {
+        format!("{}.{}", self.module, self.name)
+    }
+}
+
+/// What the machine made of a pickle.
+#[derive(Debug, Default)]
+pub struct Outcome {
+    /// The value at STOP, when the machine stayed inside the grammar to the end.
+    pub result: Option<Value>,
+    /// The object arena `Value::Obj` indexes.
+    pub objects: Vec<Object>,
+    /// Every finding, in pickle order.
+    pub findings: Vec<Finding>,
+    /// Every storage named by a persistent id, by key (the first one seen).
+    pub storages: Vec<Rc<StorageRef>>,
+    /// Every tensor built.
+    pub tensors: Vec<Rc<TensorModel>>,
+    /// The globals the operator reviewed that the pickle used.
+    pub reviewed_used: Vec<String>,
+    /// The pickle protocol.
+    pub protocol: Option<u8>,
+}
+
+impl Outcome {
+    /// The worst finding.
+    pub fn worst(&self) -> Option<Severity> {
+        self.findings.iter().map(|f| f.severity).max()
+    }
+}
+
+/// Options for a run.
+#[derive(Debug, Clone, Default)]
+pub struct Options {
+    /// Globals (`module.name`) the operator has reviewed: accepted as opaque values instead of
+    /// a LEAD. Never overrides a dangerous classification.
+    pub reviewed: Vec<String>,
+}
+
+/// Why the modeled run stopped.
+enum Stop {
+    /// STOP reached.
+    Done(usize),
+    /// Left the grammar at this offset; scanning continues from there.
+    Left,
+    /// The pickle is malformed; nothing after can be trusted.
+    Broken,
+}
+
+struct Machine<'a> {
+    data: &'a [u8],
+    pos: usize,
+    op_at: usize,
+    op_name: &'static str,
+    frame_end: Option<usize>,
+    stack: Vec<Value>,
+    marks: Vec<usize>,
+    memo: HashMap<u64, Value>,
+    out: Outcome,
+    options: &'a Options,
+    storage_keys: HashMap<String, Rc<StorageRef>>,
+    untyped_dtypes: HashMap<String, &'static Dtype>,
+}
+
+/// Runs the pickle in `data`.
+pub fn run(data: &[u8], options: &Options) -> Outcome {
+    let mut m = Machine {
+        data,
+        pos: 0,
+        op_at: 0,
+        op_name: "",
+        frame_end: None,
+        stack: Vec::new(),
+        marks: Vec::new(),
+        memo: HashMap::new(),
+        out: Outcome::default(),
+        options,
+        storage_keys: HashMap::new(),
+        untyped_dtypes: HashMap::new(),
+    };
+    match m.modeled() {
+        Stop::Done(end) => {
+            if end < data.len() {
+                m.op_at = end;
+                m.op_name = "STOP";
+                m.lead(format!(
+                    "{} bytes follow STOP; torch never reads them",
+                    data.len() - end
+                ));
+                // Trailing bytes may hold a second pickle: report any global it names.
+                m.pos = end;
+                m.scan_rest();
+            }
+        }
+        Stop::Left => m.scan_rest(),
+        Stop::Broken => {}
+    }
+    m.out
+}
+
+/// Opcode names, for findings.
+fn opcode_name(op: u8) -> &'static str {
+    match op {
+        b'(' => "MARK",
+        b'.' => "STOP",
+        b'0' => "POP",
+        b'1' => "POP_MARK",
+        b'2' => "DUP",
+        b'F' => "FLOAT",
+        b'I' => "INT",
+        b'J' => "BININT",
+        b'K' => "BININT1",
+        b'L' => "LONG",
+        b'M' => "BININT2",
+        b'N' => "NONE",
+        b'P' => "PERSID",
+        b'Q' => "BINPERSID",
+        b'R' => "REDUCE",
+        b'S' => "STRING",
+        b'T' => "BINSTRING",
+        b'U' => "SHORT_BINSTRING",
+        b'V' => "UNICODE",
+        b'X' => "BINUNICODE",
+        b'a' => "APPEND",
+        b'b' => "BUILD",
+        b'c' => "GLOBAL",
+        b'd' => "DICT",
+        b'}' => "EMPTY_DICT",
+        b'e' => "APPENDS",
+        b'g' => "GET",
+        b'h' => "BINGET",
+        b'i' => "INST",
+        b'j' => "LONG_BINGET",
+        b'l' => "LIST",
+        b']' => "EMPTY_LIST",
+        b'o' => "OBJ",
+        b'p' => "PUT",
+        b'q' => "BINPUT",
+        b'r' => "LONG_BINPUT",
+        b's' => "SETITEM",
+        b't' => "TUPLE",
+        b')' => "EMPTY_TUPLE",
+        b'u' => "SETITEMS",
+        b'G' => "BINFLOAT",
+        0x80 => "PROTO",
+        0x81 => "NEWOBJ",
+        0x82 => "EXT1",
+        0x83 => "EXT2",
+        0x84 => "EXT4",
+        0x85 => "TUPLE1",
+        0x86 => "TUPLE2",
+        0x87 => "TUPLE3",
+        0x88 => "NEWTRUE",
+        0x89 => "NEWFALSE",
+        0x8a => "LONG1",
+        0x8b => "LONG4",
+        b'B' => "BINBYTES",
+        b'C' => "SHORT_BINBYTES",
+        0x8c => "SHORT_BINUNICODE",
+        0x8d => "BINUNICODE8",
+        0x8e => "BINBYTES8",
+        0x8f => "EMPTY_SET",
+        0x90 => "ADDITEMS",
+        0x91 => "FROZENSET",
+        0x92 => "NEWOBJ_EX",
+        0x93 => "STACK_GLOBAL",
+        0x94 => "MEMOIZE",
+        0x95 => "FRAME",
+        0x96 => "BYTEARRAY8",
+        0x97 => "NEXT_BUFFER",
+        0x98 => "READONLY_BUFFER",
+        _ => "unknown opcode",
+    }
+}
+
+/// A malformed pickle: the run cannot continue.
+struct Malformed(String);
+
+type Step<T> = Result<T, Malformed>;
+
+impl Machine<'_> {
+    fn finding(&mut self, severity: Severity, reason: String) {
+        self.out.findings.push(Finding {
+            severity,
+            offset: self.op_at as u64,
+            opcode: self.op_name,
+            reason,
+        });
+    }
+    fn fail(&mut self, reason: String) {
+        self.finding(Severity::Fail, reason);
+    }
+    fn lead(&mut self, reason: String) {
+        self.finding(Severity::Lead, reason);
+    }
+
+    /// Takes `n` argument bytes, which must lie inside the pickle and the current frame.
+    fn take(&mut self, n: usize) -> Step<&[u8]> {
+        let end = self
+            .pos
+            .checked_add(n)
+            .filter(|&e| e <= self.data.len())
+            .ok_or_else(|| {
+                Malformed(format!(
+                    "needs {n} argument bytes but the pickle ends at byte {}",
+                    self.data.len()
+                ))
+            })?;
+        if let Some(frame_end) = self.frame_end {
+            if end > frame_end {
+                return Err(Malformed(format!(
+                    "its arguments run past the frame that ends at byte {frame_end} (frame lengths that disagree with opcodes hide code from scanners, GHSA-6ggj-6f2q-f7mx)"
+                )));
+            }
+        }
+        let bytes = &self.data[self.pos..end];
+        self.pos = end;
+        Ok(bytes)
+    }
+    fn u8(&mut self) -> Step<u8> {
+        Ok(self.take(1)?[0])
+    }
+    fn u16(&mut self) -> Step<u16> {
+        let b = self.take(2)?;
+        Ok(u16::from_le_bytes([b[0], b[1]]))
+    }
+    fn u32(&mut self) -> Step<u32> {
+        let b = self.take(4)?;
+        Ok(u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+    }
+    fn u64(&mut self) -> Step<u64> {
+        let b = self.take(8)?;
+        let mut a = [0u8; 8];
+        a.copy_from_slice(b);
+        Ok(u64::from_le_bytes(a))
+    }
+    fn line(&mut self) -> Step<String> {
+        let limit = self.frame_end.unwrap_or(self.data.len());
+        let rest = &self.data[self.pos..limit];
+        let n = rest
+            .iter()
+            .position(|&b| b == b'\n')
+            .ok_or_else(|| Malformed("a text argument has no terminating newline".into()))?;
+        let text = std::str::from_utf8(&rest[..n])
+            .map_err(|_| Malformed("a text argument is not UTF-8".into()))?
+            .to_owned();
+        self.pos += n + 1;
+        Ok(text)
+    }
+    fn len_arg(&mut self, width: usize) -> Step<usize> {
+        let n = match width {
+            1 => u64::from(self.u8()?),
+            4 => u64::from(self.u32()?),
+            _ => self.u64()?,
+        };
+        usize::try_from(n).map_err(|_| Malformed(format!("length {n} is over the address space")))
+    }
+    fn string(&mut self, width: usize) -> Step<Rc<str>> {
+        let n = self.len_arg(width)?;
+        let bytes = self.take(n)?;
+        let s = std::str::from_utf8(bytes)
+            .map_err(|_| Malformed("a string argument is not UTF-8".into()))?;
+        Ok(Rc::from(s))
+    }
+    fn bytes(&mut self, width: usize) -> Step<Rc<[u8]>> {
+        let n = self.len_arg(width)?;
+        Ok(Rc::from(self.take(n)?))
+    }
+
+    fn pop(&mut self) -> Step<Value> {
+        if self.marks.last().is_some_and(|&m| m >= self.stack.len()) {
+            return Err(Malformed("pops past a MARK".into()));
+        }
+        self.stack
+            .pop()
+            .ok_or_else(|| Malformed("pops an empty stack".into()))
+    }
+    fn top(&self) -> Step<&Value> {
+        if self.marks.last().is_some_and(|&m| m >= self.stack.len()) {
+            return Err(Malformed("reads past a MARK".into()));
+        }
+        self.stack
+            .last()
+            .ok_or_else(|| Malformed("reads an empty stack".into()))
+    }
+    fn pop_mark(&mut self) -> Step<Vec<Value>> {
+        let mark = self
+            .marks
+            .pop()
+            .ok_or_else(|| Malformed("no MARK to pop to".into()))?;
+        Ok(self.stack.split_off(mark))
+    }
+    fn new_object(&mut self, o: Object) -> Value {
+        self.out.objects.push(o);
+        Value::Obj(self.out.objects.len() - 1)
+    }
+
+    fn global(&mut self, module: &str, name: &str) -> Value {
+        let class = classify(module, name);
+        let dotted = format!("{module}.{name}");
+        let reviewed = self.options.reviewed.iter().any(|r| *r == dotted);
+        match &class {
+            Class::Dangerous(why) => {
+                self.fail(format!("global {dotted}: {why}"));
+            }
+            Class::Unknown if reviewed => {
+                if !self.out.reviewed_used.contains(&dotted) {
+                    self.out.reviewed_used.push(dotted.clone());
+                }
+            }
+            Class::Unknown => {
+                let hint = if module.starts_with("numpy") {
+                    " (numpy objects are rebuilt by calling numpy)"
+                } else {
+                    ""
+                };
+                self.lead(format!(
+                    "global {dotted} is outside socair-wo/1{hint}; pass it in --reviewed-classes once reviewed"
+                ));
+            }
+            Class::Known(_) => {}
+        }
+        Value::Global(Rc::new(GlobalRef {
+            module: module.to_owned(),
+            name: name.to_owned(),
+            class,
+            reviewed,
+        }))
+    }
+
+    /// The modeled run: every opcode of the grammar with its typed meaning.
+    fn modeled(&mut self) -> Stop {
+        loop {
+            if self.frame_end == Some(self.pos) {
+                self.frame_end = None;
+            }
+            self.op_at = self.pos;
+            let Some(&op) = self.data.get(self.pos) else {
+                self.op_name = "end of data";
+                self.fail("the pickle ends without STOP (truncated)".into());
+                return Stop::Broken;
+            };
+            self.op_name = opcode_name(op);
+            self.pos += 1;
+            if let Some(frame_end) = self.frame_end {
+                if self.pos > frame_end {
+                    self.fail("an opcode straddles a frame boundary".into());
+                    return Stop::Broken;
+                }
+            }
+            match self.step(op) {
+                Ok(None) => {}
+                Ok(Some(stop)) => return stop,
+                Err(Malformed(why)) => {
+                    self.fail(format!("malformed pickle: {why} (readers may disagree on it)"));
+                    return Stop::Broken;
+                }
+            }
+        }
+    }
+
+    fn step(&mut self, op: u8) -> Step<Option<Stop>> {
+        match op {
+            0x80 => {
+                let v = self.u8()?;
+                if self.op_at != 0 || self.out.protocol.is_some() {
+                    self.lead(format!("PROTO {v} not at the start of the pickle"));
+                }
+                if !(2..=5).contains(&v) {
+                    self.fail(format!("protocol {v} is not one torch.save writes (2 to 5)"));
+                }
+                self.out.protocol = Some(v);
+            }
+            0x95 => {
+                let n = self.u64()?;
+                if self.frame_end.is_some() {
+                    return Err(Malformed("FRAME inside an unfinished frame".into()));
+                }
+                let end = usize::try_from(n)
+                    .ok()
+                    .and_then(|n| self.pos.checked_add(n))
+                    .filter(|&e| e <= self.data.len())
+                    .ok_or_else(|| Malformed(format!("FRAME of {n} bytes runs past the pickle")))?;
+                self.frame_end = Some(end);
+            }
+            b'(' => self.marks.push(self.stack.len()),
+            b'.' => {
+                let v = self.pop()?;
+                if !self.stack.is_empty() || !self.marks.is_empty() {
+                    self.lead("values left on the stack at STOP".into());
+                }
+                self.out.result = Some(v);
+                return Ok(Some(Stop::Done(self.pos)));
+            }
+            b'}' => {
+                let v = self.new_object(Object::Dict(DictObject::default()));
+                self.stack.push(v);
+            }
+            b']' => {
+                let v = self.new_object(Object::List(Vec::new()));
+                self.stack.push(v);
+            }
+            b')' => self.stack.push(Value::Tuple(Rc::from(Vec::new()))),
+            b't' => {
+                let items = self.pop_mark()?;
+                self.stack.push(Value::Tuple(Rc::from(items)));
+            }
+            0x85..=0x87 => {
+                let n = usize::from(op - 0x84);
+                let mut items = Vec::with_capacity(n);
+                for _ in 0..n {
+                    items.push(self.pop()?);
+                }
+                items.reverse();
+                self.stack.push(Value::Tuple(Rc::from(items)));
+            }
+            b'q' | b'r' => {
+                let i = if op == b'q' {
+                    u64::from(self.u8()?)
+                } else {
+                    u64::from(self.u32()?)
+                };
+                let v = self.top()?.clone();
+                self.memo.insert(i, v);
+            }
+            0x94 => {
+                let v = self.top()?.clone();
+                self.memo.insert(self.memo.len() as u64, v);
+            }
+            b'h' | b'j' => {
+                let i = if op == b'h' {
+                    u64::from(self.u8()?)
+                } else {
+                    u64::from(self.u32()?)
+                };
+                let v = self
+                    .memo
+                    .get(&i)
+                    .cloned()
+                    .ok_or_else(|| Malformed(format!("memo entry {i} was never stored")))?;
+                self.stack.push(v);
+            }
+            b'J' => {
+                let v = self.u32()? as i32;
+                self.stack.push(Value::Int(v.into()));
+            }
+            b'K' => {
+                let v = self.u8()?;
+                self.stack.push(Value::Int(v.into()));
+            }
+            b'M' => {
+                let v = self.u16()?;
+                self.stack.push(Value::Int(v.into()));
+            }
+            0x8a => {
+                let n = usize::from(self.u8()?);
+                let bytes = self.take(n)?;
+                let v = if n == 0 {
+                    Value::Int(0)
+                } else if n <= 8 {
+                    let mut buf = [if bytes[n - 1] & 0x80 != 0 { 0xff } else { 0 }; 8];
+                    buf[..n].copy_from_slice(bytes);
+                    Value::Int(i64::from_le_bytes(buf))
+                } else {
+                    Value::BigInt
+                };
+                self.stack.push(v);
+            }
+            b'G' => {
+                let b = self.take(8)?;
+                let mut a = [0u8; 8];
+                a.copy_from_slice(b);
+                self.stack.push(Value::Float(f64::from_be_bytes(a)));
+            }
+            b'N' => self.stack.push(Value::None),
+            0x88 => self.stack.push(Value::Bool(true)),
+            0x89 => self.stack.push(Value::Bool(false)),
+            b'X' => {
+                let s = self.string(4)?;
+                self.stack.push(Value::Str(s));
+            }
+            0x8c => {
+                let s = self.string(1)?;
+                self.stack.push(Value::Str(s));
+            }
+            0x8d => {
+                let s = self.string(8)?;
+                self.stack.push(Value::Str(s));
+            }
+            b'B' => {
+                let b = self.bytes(4)?;
+                self.stack.push(Value::Bytes(b));
+            }
+            b'C' => {
+                let b = self.bytes(1)?;
+                self.stack.push(Value::Bytes(b));
+            }
+            0x8e => {
+                let b = self.bytes(8)?;
+                self.stack.push(Value::Bytes(b));
+            }
+            b'c' => {
+                let module = self.line()?;
+                let name = self.line()?;
+                let g = self.global(&module, &name);
+                self.stack.push(g);
+            }
+            0x93 => {
+                let name = self.pop()?;
+                let module = self.pop()?;
+                match (module, name) {
+                    (Value::Str(module), Value::Str(name)) => {
+                        let g = self.global(&module, &name);
+                        self.stack.push(g);
+                    }
+                    _ => {
+                        self.fail("STACK_GLOBAL on values that are not strings (type confusion hides the global from scanners)".into());
+                        return Ok(Some(Stop::Broken));
+                    }
+                }
+            }
+            b'Q' => {
+                let pid = self.pop()?;
+                let storage = self.persistent_id(pid)?;
+                self.stack.push(storage);
+            }
+            b's' => {
+                let value = self.pop()?;
+                let key = self.pop()?;
+                let target = self.top()?.clone();
+                self.set_items(target, vec![key, value])?;
+            }
+            b'u' => {
+                let items = self.pop_mark()?;
+                let target = self.top()?.clone();
+                self.set_items(target, items)?;
+            }
+            b'a' => {
+                let value = self.pop()?;
+                let target = self.top()?.clone();
+                self.append(target, vec![value])?;
+            }
+            b'e' => {
+                let items = self.pop_mark()?;
+                let target = self.top()?.clone();
+                self.append(target, items)?;
+            }
+            b'R' | 0x81 => {
+                let args = self.pop()?;
+                let callable = self.pop()?;
+                let v = self.call(callable, args, op == 0x81)?;
+                self.stack.push(v);
+            }
+            b'b' => {
+                let state = self.pop()?;
+                let target = self.top()?.clone();
+                self.build(target, state);
+            }
+            _ => {
+                self.lead(format!(
+                    "opcode {} (byte {op:#04x}) is outside socair-wo/1; torch.save does not write it",
+                    opcode_name(op)
+                ));
+                self.pos = self.op_at;
+                return Ok(Some(Stop::Left));
+            }
+        }
+        Ok(None)
+    }
+
+    fn set_items(&mut self, target: Value, items: Vec<Value>) -> Step<()> {
+        if items.len() % 2 != 0 {
+            return Err(Malformed("SETITEMS with an odd number of values".into()));
+        }
+        let Value::Obj(id) = target else {
+            self.fail(format!(
+                "sets items on {} instead of a dict (the CVE-2026-24747 pattern)",
+                describe(&target)
+            ));
+            return Ok(());
+        };
+        match &mut self.out.objects[id] {
+            Object::Dict(d) => {
+                let mut it = items.into_iter();
+                while let (Some(k), Some(v)) = (it.next(), it.next()) {
+                    d.insert(k, v);
+                }
+                Ok(())
+            }
+            Object::List(_) => {
+                self.fail("sets items on a list instead of a dict".into());
+                Ok(())
+            }
+        }
+    }
+
+    fn append(&mut self, target: Value, items: Vec<Value>) -> Step<()> {
+        match target {
+            Value::Obj(id) if matches!(self.out.objects[id], Object::List(_)) => {
+                if let Object::List(l) = &mut self.out.objects[id] {
+                    l.extend(items);
+                }
+            }
+            other => self.fail(format!("appends to {} instead of a list", describe(&other))),
+        }
+        Ok(())
+    }
+
+    fn build(&mut self, target: Value, state: Value) {
+        match target {
+            Value::Obj(id) => {
+                let state_ok = match &state {
+                    Value::Obj(s) => match &self.out.objects[*s] {
+                        Object::Dict(d) => d.items.iter().all(|(k, _)| matches!(k, Value::Str(_))),
+                        Object::List(_) => false,
+                    },
+                    Value::None => true,
+                    _ => false,
+                };
+                match &mut self.out.objects[id] {
+                    Object::Dict(d) if d.ordered && state_ok => d.attrs = Some(state),
+                    _ => self.lead(
+                        "BUILD sets state on something other than an OrderedDict's attributes"
+                            .into(),
+                    ),
+                }
+            }
+            Value::Opaque(_) => {}
+            other => self.lead(format!(
+                "BUILD sets state on {}: outside socair-wo/1",
+                describe(&other)
+            )),
+        }
+    }
+
+    fn persistent_id(&mut self, pid: Value) -> Step<Value> {
+        let bad = |m: &mut Self, why: &str| {
+            m.fail(format!(
+                "persistent id {why}; torch.save writes ('storage', storage class, key, location, numel)"
+            ));
+            Ok(Value::Opaque(Rc::from("invalid persistent id")))
+        };
+        let Value::Tuple(items) = pid else {
+            return bad(self, "is not a tuple");
+        };
+        let [Value::Str(tag), Value::Global(class), Value::Str(key), Value::Str(location), Value::Int(numel)] =
+            &items[..]
+        else {
+            return bad(self, "does not have the five fields of a storage");
+        };
+        if &**tag != "storage" {
+            return bad(self, &format!("is tagged {tag:?}"));
+        }
+        let class = match class.class {
+            Class::Known(Known::TypedStorage(d)) => StorageClass::Typed(d),
+            Class::Known(Known::UntypedStorage) => StorageClass::Untyped,
+            _ => {
+                return bad(
+                    self,
+                    &format!("names {} as its storage class", class.dotted()),
+                )
+            }
+        };
+        let Ok(numel) = u64::try_from(*numel) else {
+            return bad(self, "has a negative size");
+        };
+        if key.is_empty() || !key.bytes().all(|b| b.is_ascii_digit()) {
+            return bad(
+                self,
+                &format!("has key {key:?}; torch.save keys are decimal numbers"),
+            );
+        }
+        let storage = Rc::new(StorageRef {
+            class,
+            key: key.to_string(),
+            location: location.to_string(),
+            numel,
+        });
+        if let Some(first) = self.storage_keys.get(key.as_ref()).cloned() {
+            if first.class != storage.class || first.numel != storage.numel {
+                self.fail(format!(
+                    "storage {key:?} is named twice with different classes or sizes; torch.save never writes that (it refuses to save one storage as two types)"
+                ));
+            }
+            return Ok(Value::Storage(first));
+        }
+        self.storage_keys.insert(key.to_string(), storage.clone());
+        self.out.storages.push(storage.clone());
+        Ok(Value::Storage(storage))
+    }
+
+    fn call(&mut self, callable: Value, args: Value, newobj: bool) -> Step<Value> {
+        let Value::Tuple(args) = args else {
+            self.fail(format!(
+                "{} with arguments that are {} instead of a tuple",
+                if newobj { "NEWOBJ" } else { "REDUCE" },
+                describe(&args)
+            ));
+            return Ok(Value::Opaque(Rc::from("call with invalid arguments")));
+        };
+        let g = match callable {
+            Value::Global(g) => g,
+            Value::Opaque(what) => return Ok(Value::Opaque(what)),
+            other => {
+                self.lead(format!(
+                    "calls {} (not a global): outside socair-wo/1",
+                    describe(&other)
+                ));
+                return Ok(Value::Opaque(Rc::from("result of calling a non-global")));
+            }
+        };
+        let known = match &g.class {
+            Class::Known(k) => *k,
+            // Already reported when the global was pushed.
+            Class::Dangerous(_) | Class::Unknown => {
+                return Ok(Value::Opaque(Rc::from(g.dotted().as_str())))
+            }
+        };
+        match known {
+            Known::OrderedDict if args.is_empty() && !newobj => {
+                let mut d = DictObject::default();
+                d.ordered = true;
+                Ok(self.new_object(Object::Dict(d)))
+            }
+            Known::CodecsEncode => match &args[..] {
+                [Value::Str(s), Value::Str(enc)] if &**enc == "latin1" => {
+                    // bytes pickled under protocol 2: each char is one byte.
+                    let bytes: Option<Vec<u8>> =
+                        s.chars().map(|c| u8::try_from(u32::from(c)).ok()).collect();
+                    match bytes {
+                        Some(b) => Ok(Value::Bytes(Rc::from(b))),
+                        None => {
+                            self.fail("_codecs.encode of text that is not latin-1".into());
+                            Ok(Value::Opaque(Rc::from("bytes")))
+                        }
+                    }
+                }
+                _ => {
+                    self.lead("_codecs.encode with arguments other than (str, 'latin1')".into());
+                    Ok(Value::Opaque(Rc::from("_codecs.encode")))
+                }
+            },
+            Known::RebuildTensorV2 | Known::RebuildTensorV3 if !newobj => {
+                self.rebuild_tensor(&args, known == Known::RebuildTensorV3)
+            }
+            Known::RebuildParameter | Known::RebuildParameterWithState if !newobj => {
+                self.rebuild_parameter(&args, known == Known::RebuildParameterWithState)
+            }
+            _ => {
+                self.lead(format!(
+                    "calls {} with {} arguments: outside socair-wo/1",
+                    g.dotted(),
+                    args.len()
+                ));
+                Ok(Value::Opaque(Rc::from(g.dotted().as_str())))
+            }
+        }
+    }
+
+    fn empty_hooks(&self, v: &Value) -> Option<bool> {
+        match v {
+            Value::Obj(id) => match &self.out.objects[*id] {
+                Object::Dict(d) if d.ordered => Some(d.items.is_empty()),
+                _ => None,
+            },
+            _ => None,
+        }
+    }
+
+    fn rebuild_tensor(&mut self, args: &[Value], v3: bool) -> Step<Value> {
+        let name = if v3 {
+            "_rebuild_tensor_v3"
+        } else {
+            "_rebuild_tensor_v2"
+        };
+        let fixed = if v3 { 7 } else { 6 };
+        let opaque = |what: &str| Value::Opaque(Rc::from(what));
+        if args.len() != fixed && args.len() != fixed + 1 {
+            self.fail(format!("{name} with {} arguments", args.len()));
+            return Ok(opaque(name));
+        }
+        let (Value::Storage(storage), Value::Int(offset), Value::Tuple(size), Value::Tuple(stride), Value::Bool(requires_grad)) =
+            (&args[0], &args[1], &args[2], &args[3], &args[4])
+        else {
+            self.fail(format!(
+                "{name} arguments are not (storage, offset, size, stride, requires_grad, …)"
+            ));
+            return Ok(opaque(name));
+        };
+        match self.empty_hooks(&args[5]) {
+            Some(true) => {}
+            Some(false) => self.lead(format!(
+                "{name} carries backward hooks; torch.save never serializes hooks"
+            )),
+            None => {
+                self.fail(format!("{name} backward_hooks is not an OrderedDict"));
+                return Ok(opaque(name));
+            }
+        }
+        let dtype = if v3 {
+            let Value::Global(g) = &args[6] else {
+                self.fail(format!("{name} dtype is not a global"));
+                return Ok(opaque(name));
+            };
+            match (&g.class, storage.class) {
+                (Class::Known(Known::Dtype(d)), StorageClass::Untyped) => *d,
+                (Class::Known(Known::Dtype(_)), StorageClass::Typed(_)) => {
+                    self.fail(format!("{name} over a typed storage; v3 rebuilds untyped ones"));
+                    return Ok(opaque(name));
+                }
+                _ => {
+                    self.lead(format!(
+                        "{name} with dtype {}: outside socair-wo/1",
+                        g.dotted()
+                    ));
+                    return Ok(opaque(name));
+                }
+            }
+        } else {
+            match storage.class {
+                StorageClass::Typed(d) => d,
+                StorageClass::Untyped => {
+                    self.fail(format!("{name} over an untyped storage; v2 rebuilds typed ones"));
+                    return Ok(opaque(name));
+                }
+            }
+        };
+        let (mut conj, mut neg) = (false, false);
+        if let Some(meta) = args.get(fixed) {
+            let mut ok = true;
+            match meta {
+                Value::Obj(id) => match &self.out.objects[*id] {
+                    Object::Dict(d) => {
+                        for (k, v) in &d.items {
+                            match (k, v) {
+                                (Value::Str(k), Value::Bool(b)) if &**k == "conj" => conj = *b,
+                                (Value::Str(k), Value::Bool(b)) if &**k == "neg" => neg = *b,
+                                _ => ok = false,
+                            }
+                        }
+                    }
+                    Object::List(_) => ok = false,
+                },
+                Value::None => {}
+                _ => ok = false,
+            }
+            if !ok {
+                self.lead(format!(
+                    "{name} metadata holds something other than the conj/neg bits"
+                ));
+            }
+        }
+        let ints = |t: &[Value]| -> Option<Vec<u64>> {
+            t.iter()
+                .map(|v| match v {
+                    Value::Int(i) => u64::try_from(*i).ok(),
+                    _ => None,
+                })
+                .collect()
+        };
+        let (Some(shape), Some(stride), Ok(storage_offset)) =
+            (ints(size), ints(stride), u64::try_from(*offset))
+        else {
+            self.fail(format!(
+                "{name} with a size, stride or offset that is negative or not an integer"
+            ));
+            return Ok(opaque(name));
+        };
+        if shape.len() != stride.len() {
+            self.fail(format!(
+                "{name} with {} sizes but {} strides",
+                shape.len(),
+                stride.len()
+            ));
+            return Ok(opaque(name));
+        }
+        if v3 {
+            if let Some(first) = self.untyped_dtypes.get(&storage.key) {
+                if *first != dtype {
+                    self.fail(format!(
+                        "storage {:?} is viewed as {} and as {}; torch.save never writes that",
+                        storage.key, first.torch, dtype.torch
+                    ));
+                }
+            } else {
+                self.untyped_dtypes.insert(storage.key.clone(), dtype);
+            }
+        }
+        let tensor = TensorModel {
+            storage: storage.clone(),
+            dtype,
+            storage_offset,
+            shape,
+            stride,
+            requires_grad: *requires_grad,
+            parameter: false,
+            conj,
+            neg,
+            pickle_offset: self.op_at as u64,
+        };
+        if let Err(why) = check_bounds(&tensor) {
+            self.fail(format!("{name}: {why}"));
+            return Ok(opaque(name));
+        }
+        let t = Rc::new(tensor);
+        self.out.tensors.push(t.clone());
+        Ok(Value::Tensor(t))
+    }
+
+    fn rebuild_parameter(&mut self, args: &[Value], with_state: bool) -> Step<Value> {
+        let name = if with_state {
+            "_rebuild_parameter_with_state"
+        } else {
+            "_rebuild_parameter"
+        };
+        let expected = if with_state { 4 } else { 3 };
+        if args.len() != expected {
+            self.fail(format!("{name} with {} arguments", args.len()));
+            return Ok(Value::Opaque(Rc::from(name)));
+        }
+        let (Value::Tensor(data), Value::Bool(requires_grad)) = (&args[0], &args[1]) else {
+            if matches!(args[0], Value::Opaque(_)) {
+                return Ok(Value::Opaque(Rc::from(name)));
+            }
+            self.fail(format!("{name} arguments are not (tensor, requires_grad, …)"));
+            return Ok(Value::Opaque(Rc::from(name)));
+        };
+        if self.empty_hooks(&args[2]) != Some(true) {
+            self.lead(format!("{name} carries backward hooks or no hooks dict"));
+        }
+        if with_state {
+            let empty = match &args[3] {
+                Value::None => true,
+                Value::Obj(id) => {
+                    matches!(&self.out.objects[*id], Object::Dict(d) if d.items.is_empty())
+                }
+                _ => false,
+            };
+            if !empty {
+                self.lead(format!(
+                    "{name} carries Python attributes on the parameter: outside socair-wo/1"
+                ));
+            }
+        }
+        let mut t = (**data).clone();
+        t.parameter = true;
+        t.requires_grad = *requires_grad;
+        let t = Rc::new(t);
+        self.out.tensors.push(t.clone());
+        Ok(Value::Tensor(t))
+    }
+
+    /// After leaving the grammar: decode the remaining opcodes without modeling the stack,
+    /// and report every global that can be named; one that cannot is itself a finding.
+    fn scan_rest(&mut self) {
+        // Recent string pushes and memoized strings, to name STACK_GLOBAL targets.
+        let mut recent: Vec<Option<Rc<str>>> = Vec::new();
+        let mut memo: HashMap<u64, Option<Rc<str>>> = HashMap::new();
+        self.frame_end = None;
+        while self.pos < self.data.len() {
+            self.op_at = self.pos;
+            let op = self.data[self.pos];
+            self.op_name = opcode_name(op);
+            self.pos += 1;
+            let step: Step<Option<Rc<str>>> = (|| {
+                Ok(match op {
+                    b'X' => Some(self.string(4)?),
+                    0x8c => Some(self.string(1)?),
+                    0x8d => Some(self.string(8)?),
+                    b'U' => Some(Rc::from(String::from_utf8_lossy(&self.bytes(1)?).as_ref())),
+                    b'T' => Some(Rc::from(String::from_utf8_lossy(&self.bytes(4)?).as_ref())),
+                    b'S' | b'V' => Some(Rc::from(self.line()?.trim_matches(|c| c == '\'' || c == '"'))),
+                    b'B' => {
+                        self.bytes(4)?;
+                        None
+                    }
+                    b'C' | 0x96 => {
+                        let w = if op == b'C' { 1 } else { 8 };
+                        self.bytes(w)?;
+                        None
+                    }
+                    0x8e => {
+                        self.bytes(8)?;
+                        None
+                    }
+                    b'c' | b'i' => {
+                        let module = self.line()?;
+                        let name = self.line()?;
+                        self.global(&module, &name);
+                        None
+                    }
+                    0x93 => {
+                        let n = recent.len();
+                        match (n >= 2).then(|| (recent[n - 2].clone(), recent[n - 1].clone())) {
+                            Some((Some(module), Some(name))) => {
+                                self.global(&module, &name);
+                            }
+                            _ => self.fail(
+                                "STACK_GLOBAL whose module and name cannot be determined".into(),
+                            ),
+                        }
+                        None
+                    }
+                    0x82..=0x84 => {
+                        let w = [1, 2, 4][usize::from(op - 0x82)];
+                        self.take(w)?;
+                        self.fail(
+                            "extension-registry opcode names a global by number; it cannot be checked"
+                                .into(),
+                        );
+                        None
+                    }
+                    b'p' | b'g' | b'I' | b'L' | b'F' | b'P' => {
+                        let line = self.line()?;
+                        if op == b'p' {
+                            if let Ok(i) = line.parse::<u64>() {
+                                memo.insert(i, recent.last().cloned().flatten());
+                            }
+                        } else if op == b'g' {
+                            if let Ok(i) = line.parse::<u64>() {
+                                return Ok(memo.get(&i).cloned().flatten());
+                            }
+                        }
+                        None
+                    }
+                    b'q' | b'r' => {
+                        let i = if op == b'q' {
+                            u64::from(self.u8()?)
+                        } else {
+                            u64::from(self.u32()?)
+                        };
+                        memo.insert(i, recent.last().cloned().flatten());
+                        return Ok(recent.last().cloned().flatten());
+                    }
+                    0x94 => {
+                        let i = memo.len() as u64;
+                        memo.insert(i, recent.last().cloned().flatten());
+                        return Ok(recent.last().cloned().flatten());
+                    }
+                    b'h' | b'j' => {
+                        let i = if op == b'h' {
+                            u64::from(self.u8()?)
+                        } else {
+                            u64::from(self.u32()?)
+                        };
+                        memo.get(&i).cloned().flatten()
+                    }
+                    b'K' | 0x80 => {
+                        self.take(1)?;
+                        None
+                    }
+                    b'M' => {
+                        self.take(2)?;
+                        None
+                    }
+                    b'J' => {
+                        self.take(4)?;
+                        None
+                    }
+                    b'G' | 0x95 => {
+                        self.take(8)?;
+                        None
+                    }
+                    0x8a => {
+                        let n = usize::from(self.u8()?);
+                        self.take(n)?;
+                        None
+                    }
+                    0x8b => {
+                        let n = self.len_arg(4)?;
+                        self.take(n)?;
+                        None
+                    }
+                    b'(' | b'.' | b'0' | b'1' | b'2' | b'N' | b'Q' | b'R' | b'a' | b'b' | b'd'
+                    | b'}' | b'e' | b'l' | b']' | b'o' | b's' | b't' | b')' | b'u' | 0x81
+                    | 0x85..=0x89 | 0x8f..=0x92 | 0x97 | 0x98 => None,
+                    _ => {
+                        return Err(Malformed(format!("byte {op:#04x} is not a pickle opcode")));
+                    }
+                })
+            })();
+            match step {
+                Ok(pushed) => {
+                    // Memo ops above return what they re-push; everything else resets the view.
+                    recent.push(pushed);
+                    if recent.len() > 2 {
+                        recent.remove(0);
+                    }
+                }
+                Err(Malformed(why)) => {
+                    self.fail(format!("malformed pickle: {why} (readers may disagree on it)"));
+                    return;
+                }
+            }
+        }
+    }
+}
+
+/// The view must lie inside its storage.
+fn check_bounds(t: &TensorModel) -> Result<(), String> {
+    let numel = t
+        .numel()
+        .ok_or_else(|| format!("shape {:?} has more than 2^64 elements", t.shape))?;
+    let storage_elements = match t.storage.class {
+        StorageClass::Typed(_) => t.storage.numel,
+        StorageClass::Untyped => {
+            if t.storage.numel % t.dtype.size != 0 {
+                return Err(format!(
+                    "untyped storage {:?} of {} bytes does not hold whole {} elements",
+                    t.storage.key, t.storage.numel, t.dtype.torch
+                ));
+            }
+            t.storage.numel / t.dtype.size
+        }
+    };
+    if numel == 0 {
+        return if t.storage_offset <= storage_elements {
+            Ok(())
+        } else {
+            Err(format!(
+                "storage offset {} is past the end of storage {:?} ({storage_elements} elements)",
+                t.storage_offset, t.storage.key
+            ))
+        };
+    }
+    let mut last = t.storage_offset;
+    for (&size, &stride) in t.shape.iter().zip(&t.stride) {
+        last = (size - 1)
+            .checked_mul(stride)
+            .and_then(|x| last.checked_add(x))
+            .ok_or("the view's extent overflows")?;
+    }
+    if last >= storage_elements {
+        return Err(format!(
+            "the view reaches element {last} of storage {:?}, which holds {storage_elements}",
+            t.storage.key
+        ));
+    }
+    Ok(())
+}
+
+fn describe(v: &Value) -> String {
+    match v {
+        Value::None => "None".into(),
+        Value::Bool(_) => "a bool".into(),
+        Value::Int(_) | Value::BigInt => "an int".into(),
+        Value::Float(_) => "a float".into(),
+        Value::Str(_) => "a string".into(),
+        Value::Bytes(_) => "bytes".into(),
+        Value::Tuple(_) => "a tuple".into(),
+        Value::Obj(_) => "a container".into(),
+        Value::Global(g) => format!("the global {}", g.dotted()),
+        Value::Storage(_) => "a storage".into(),
+        Value::Tensor(_) => "a tensor".into(),
+        Value::Opaque(what) => format!("an opaque value ({what})"),
+    }
+}

@@ -1,0 +1,655 @@
+//! A strict reader for the zip archives `torch.save` writes.
+//!
+//! torch writes with miniz: stored (uncompressed) records, each local header followed by its
+//! data and a data descriptor, records padded with a `FB` extra field so data starts on a
+//! 64-byte boundary, a central directory, a zip64 end record with its locator, and the classic
+//! end record, with nothing before, between or after. torch itself reads with CRC checks
+//! disabled and other zip readers are lenient in other ways; a file that two readers could read
+//! differently is how scanners have been evaded. So anything outside that shape is refused
+//! with the place and the reason: a CRC-32 that does not hold (or was never computed), a
+//! compressed or encrypted record, unknown flag bits or extra fields, duplicate names, a local
+//! header that disagrees with the central directory, bytes before the first record or between
+//! records, names that escape the archive or are not under one prefix, zip64 records that
+//! disagree with the classic ones, and truncation.
+//!
+//! Parsing is over [`ReadAt`], implemented for `[u8]` (tests, fuzzing) and by the plugin for
+//! the host's byte source. Every length is checked against the file before it is read.
+
+use std::collections::HashSet;
+
+/// Random access to the file being read.
+pub trait ReadAt {
+    /// The file's length.
+    fn size(&self) -> u64;
+    /// Fills `buf` from `offset`; an error if the bytes do not exist.
+    fn read_at(&self, offset: u64, buf: &mut [u8]) -> Result<(), String>;
+}
+
+impl ReadAt for [u8] {
+    fn size(&self) -> u64 {
+        self.len() as u64
+    }
+    fn read_at(&self, offset: u64, buf: &mut [u8]) -> Result<(), String> {
+        let start = usize::try_from(offset).map_err(|_| "offset past the end".to_owned())?;
+        let end = start
+            .checked_add(buf.len())
+            .filter(|&e| e <= self.len())
+            .ok_or_else(|| "read past the end".to_owned())?;
+        buf.copy_from_slice(&self[start..end]);
+        Ok(())
+    }
+}
+
+/// Why an archive is refused. Every variant names the place.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ZipError {
+    /// Reading the source failed.
+    #[error("reading bytes {offset}..+{len} failed: {message}")]
+    Io {
+        /// Where.
+        offset: u64,
+        /// How many.
+        len: u64,
+        /// Why.
+        message: String,
+    },
+    /// The structure is not what it must be; `place` says where.
+    #[error("{place}: {reason}")]
+    Invalid {
+        /// Where in the archive.
+        place: String,
+        /// What is wrong.
+        reason: String,
+    },
+}
+
+impl ZipError {
+    /// The place, for a report finding.
+    pub fn place(&self) -> String {
+        match self {
+            ZipError::Io { offset, .. } => format!("byte {offset}"),
+            ZipError::Invalid { place, .. } => place.clone(),
+        }
+    }
+}
+
+fn invalid(place: impl Into<String>, reason: impl Into<String>) -> ZipError {
+    ZipError::Invalid {
+        place: place.into(),
+        reason: reason.into(),
+    }
+}
+
+/// One stored record.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Record {
+    /// Its full name, prefix included.
+    pub name: String,
+    /// Where its local header starts.
+    pub header_offset: u64,
+    /// Where its data starts.
+    pub data_offset: u64,
+    /// Its length.
+    pub len: u64,
+    /// The CRC-32 the central directory records.
+    pub crc32: u32,
+}
+
+/// A validated archive: its records in file order, all under `prefix/`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Archive {
+    /// The archive's one top-level directory (torch names it after the file).
+    pub prefix: String,
+    /// Records in file order.
+    pub records: Vec<Record>,
+}
+
+impl Archive {
+    /// The record named `prefix/rel`.
+    pub fn get(&self, rel: &str) -> Option<&Record> {
+        let name = format!("{}/{rel}", self.prefix);
+        self.records.iter().find(|r| r.name == name)
+    }
+
+    /// A record's name without the prefix.
+    pub fn relative<'a>(&self, record: &'a Record) -> &'a str {
+        &record.name[self.prefix.len() + 1..]
+    }
+}
+
+const LOCAL_SIG: u32 = 0x0403_4b50;
+const CENTRAL_SIG: u32 = 0x0201_4b50;
+const EOCD_SIG: u32 = 0x0605_4b50;
+const ZIP64_EOCD_SIG: u32 = 0x0606_4b50;
+const ZIP64_LOCATOR_SIG: u32 = 0x0706_4b50;
+const DESCRIPTOR_SIG: u32 = 0x0807_4b50;
+const EOCD_LEN: u64 = 22;
+const ZIP64_LOCATOR_LEN: u64 = 20;
+const ZIP64_EOCD_LEN: u64 = 56;
+const CENTRAL_LEN: u64 = 46;
+const LOCAL_LEN: u64 = 30;
+/// Flag bits torch's writer sets: 3 (sizes in a data descriptor) and 11 (UTF-8 names).
+const ALLOWED_FLAGS: u16 = (1 << 3) | (1 << 11);
+const EXTRA_ZIP64: u16 = 0x0001;
+/// torch's alignment padding: `FB`, then `Z` bytes.
+const EXTRA_TORCH_PADDING: u16 = 0x4246;
+
+/// Little-endian field reader over a small buffer whose length the caller checked.
+struct Fields<'a> {
+    bytes: &'a [u8],
+    at: usize,
+}
+
+impl<'a> Fields<'a> {
+    fn new(bytes: &'a [u8]) -> Self {
+        Fields { bytes, at: 0 }
+    }
+    fn take<const N: usize>(&mut self) -> [u8; N] {
+        let mut out = [0u8; N];
+        out.copy_from_slice(&self.bytes[self.at..self.at + N]);
+        self.at += N;
+        out
+    }
+    fn u16(&mut self) -> u16 {
+        u16::from_le_bytes(self.take())
+    }
+    fn u32(&mut self) -> u32 {
+        u32::from_le_bytes(self.take())
+    }
+    fn u64(&mut self) -> u64 {
+        u64::from_le_bytes(self.take())
+    }
+}
+
+fn read_vec(src: &(impl ReadAt + ?Sized), offset: u64, len: u64) -> Result<Vec<u8>, ZipError> {
+    let end = offset.checked_add(len).filter(|&e| e <= src.size());
+    if end.is_none() {
+        return Err(invalid(
+            format!("byte {offset}"),
+            format!(
+                "{len} bytes needed but the file ends at {} (truncated?)",
+                src.size()
+            ),
+        ));
+    }
+    let mut buf = vec![0u8; usize::try_from(len).map_err(|_| invalid("", "length over usize"))?];
+    src.read_at(offset, &mut buf).map_err(|message| ZipError::Io {
+        offset,
+        len,
+        message,
+    })?;
+    Ok(buf)
+}
+
+/// The end records' view of the central directory.
+struct DirectoryBounds {
+    entries: u64,
+    offset: u64,
+    size: u64,
+}
+
+fn read_end_records(src: &(impl ReadAt + ?Sized)) -> Result<DirectoryBounds, ZipError> {
+    let size = src.size();
+    if size < EOCD_LEN {
+        return Err(invalid(
+            "end of file",
+            format!("{size} bytes is too short for a zip archive"),
+        ));
+    }
+    let eocd_at = size - EOCD_LEN;
+    let eocd = read_vec(src, eocd_at, EOCD_LEN)?;
+    let mut f = Fields::new(&eocd);
+    if f.u32() != EOCD_SIG {
+        return Err(invalid(
+            "end of file",
+            "no end-of-central-directory record in the last 22 bytes: the file is truncated, or bytes (a comment, another file) follow the archive",
+        ));
+    }
+    let place = format!("end-of-central-directory record at byte {eocd_at}");
+    let (disk, cd_disk, entries_disk, entries) = (f.u16(), f.u16(), f.u16(), f.u16());
+    let (cd_size, cd_offset, comment_len) = (f.u32(), f.u32(), f.u16());
+    if disk != 0 || cd_disk != 0 || entries_disk != entries {
+        return Err(invalid(&place, "multi-disk archives are not torch checkpoints"));
+    }
+    if comment_len != 0 {
+        return Err(invalid(&place, format!("declares a {comment_len}-byte comment; torch writes none")));
+    }
+    let locator_at = eocd_at.checked_sub(ZIP64_LOCATOR_LEN);
+    let locator = match locator_at {
+        Some(at) => {
+            let bytes = read_vec(src, at, ZIP64_LOCATOR_LEN)?;
+            (u32::from_le_bytes([bytes[0], bytes[1], bytes[2], bytes[3]]) == ZIP64_LOCATOR_SIG)
+                .then_some((at, bytes))
+        }
+        None => None,
+    };
+    let Some((locator_at, locator)) = locator else {
+        // A classic archive: no placeholders allowed, and the directory ends at the end record.
+        if entries == 0xffff || cd_size == 0xffff_ffff || cd_offset == 0xffff_ffff {
+            return Err(invalid(&place, "holds zip64 placeholders but there is no zip64 end record"));
+        }
+        let bounds = DirectoryBounds {
+            entries: entries.into(),
+            offset: cd_offset.into(),
+            size: cd_size.into(),
+        };
+        if bounds.offset + bounds.size != eocd_at {
+            return Err(invalid(&place, format!(
+                "the central directory ({} bytes at {}) does not end where the end record starts: bytes between them",
+                bounds.size, bounds.offset
+            )));
+        }
+        return Ok(bounds);
+    };
+    let mut f = Fields::new(&locator);
+    let _sig = f.u32();
+    let (z_disk, z_offset, disks) = (f.u32(), f.u64(), f.u32());
+    let lplace = format!("zip64 end locator at byte {locator_at}");
+    if z_disk != 0 || disks != 1 {
+        return Err(invalid(&lplace, "multi-disk archives are not torch checkpoints"));
+    }
+    if z_offset.checked_add(ZIP64_EOCD_LEN) != Some(locator_at) {
+        return Err(invalid(&lplace, format!(
+            "points to a zip64 end record at byte {z_offset}, which does not end where the locator starts"
+        )));
+    }
+    let z = read_vec(src, z_offset, ZIP64_EOCD_LEN)?;
+    let zplace = format!("zip64 end record at byte {z_offset}");
+    let mut f = Fields::new(&z);
+    if f.u32() != ZIP64_EOCD_SIG {
+        return Err(invalid(&zplace, "bad signature"));
+    }
+    let record_size = f.u64();
+    let (_made_by, _needed) = (f.u16(), f.u16());
+    let (zd, zcd) = (f.u32(), f.u32());
+    let (z_entries_disk, z_entries, z_cd_size, z_cd_offset) = (f.u64(), f.u64(), f.u64(), f.u64());
+    if record_size != ZIP64_EOCD_LEN - 12 {
+        return Err(invalid(&zplace, format!("declares {record_size} bytes; torch writes 44 (no extensible data)")));
+    }
+    if zd != 0 || zcd != 0 || z_entries_disk != z_entries {
+        return Err(invalid(&zplace, "multi-disk archives are not torch checkpoints"));
+    }
+    // The classic record must agree, or hold the zip64 placeholder.
+    if entries != 0xffff && u64::from(entries) != z_entries {
+        return Err(invalid(&place, format!("counts {entries} entries but the zip64 end record counts {z_entries}")));
+    }
+    if cd_size != 0xffff_ffff && u64::from(cd_size) != z_cd_size {
+        return Err(invalid(&place, format!("gives a central directory of {cd_size} bytes but the zip64 end record says {z_cd_size}")));
+    }
+    if cd_offset != 0xffff_ffff && u64::from(cd_offset) != z_cd_offset {
+        return Err(invalid(&place, format!("puts the central directory at {cd_offset} but the zip64 end record says {z_cd_offset}")));
+    }
+    if z_cd_offset.checked_add(z_cd_size) != Some(z_offset) {
+        return Err(invalid(&zplace, format!(
+            "the central directory ({z_cd_size} bytes at {z_cd_offset}) does not end where this record starts: bytes between them"
+        )));
+    }
+    Ok(DirectoryBounds {
+        entries: z_entries,
+        offset: z_cd_offset,
+        size: z_cd_size,
+    })
+}
+
+/// One central directory entry, zip64 values resolved.
+struct CentralEntry {
+    name: String,
+    flags: u16,
+    method: u16,
+    crc32: u32,
+    compressed: u64,
+    uncompressed: u64,
+    header_offset: u64,
+}
+
+/// Splits extra-field blocks, which must tile `extra` exactly.
+fn extra_blocks<'a>(extra: &'a [u8], place: &str) -> Result<Vec<(u16, &'a [u8])>, ZipError> {
+    let mut blocks = Vec::new();
+    let mut at = 0usize;
+    while at < extra.len() {
+        if extra.len() - at < 4 {
+            return Err(invalid(place, "extra field ends inside a block header"));
+        }
+        let id = u16::from_le_bytes([extra[at], extra[at + 1]]);
+        let len = usize::from(u16::from_le_bytes([extra[at + 2], extra[at + 3]]));
+        let body = extra
+            .get(at + 4..at + 4 + len)
+            .ok_or_else(|| invalid(place, format!("extra block {id:#06x} runs past the extra field")))?;
+        blocks.push((id, body));
+        at += 4 + len;
+    }
+    Ok(blocks)
+}
+
+/// Applies a zip64 extra block to the 32-bit fields that hold the placeholder, in the order
+/// APPNOTE 4.5.3 gives (uncompressed, compressed, offset); the block must hold exactly those.
+fn apply_zip64(
+    body: &[u8],
+    fields: &mut [&mut u64],
+    place: &str,
+) -> Result<(), ZipError> {
+    let wanted: Vec<usize> = (0..fields.len()).filter(|&i| *fields[i] == 0xffff_ffff).collect();
+    if body.len() != wanted.len() * 8 {
+        return Err(invalid(place, format!(
+            "zip64 extra block holds {} bytes but {} fields are placeholders",
+            body.len(),
+            wanted.len()
+        )));
+    }
+    for (n, &i) in wanted.iter().enumerate() {
+        let mut v = [0u8; 8];
+        v.copy_from_slice(&body[n * 8..n * 8 + 8]);
+        *fields[i] = u64::from_le_bytes(v);
+    }
+    Ok(())
+}
+
+fn decode_name(raw: &[u8], flags: u16, place: &str) -> Result<String, ZipError> {
+    if flags & (1 << 11) == 0 && !raw.is_ascii() {
+        return Err(invalid(place, "name is not ASCII and the UTF-8 flag is not set (readers decode it differently)"));
+    }
+    String::from_utf8(raw.to_vec()).map_err(|_| invalid(place, "name is not UTF-8"))
+}
+
+/// A record name must be a plain relative path: no absolute path, backslash, `.`/`..`
+/// segment, empty segment, or control character.
+fn check_name(name: &str, place: &str) -> Result<(), ZipError> {
+    let bad = |why: &str| Err(invalid(place, format!("name {name:?} {why}")));
+    if name.is_empty() {
+        return bad("is empty");
+    }
+    if name.starts_with('/') {
+        return bad("is absolute");
+    }
+    if name.contains('\\') {
+        return bad("contains a backslash");
+    }
+    if name.chars().any(char::is_control) {
+        return bad("contains a control character");
+    }
+    for seg in name.split('/') {
+        match seg {
+            "" => return bad("has an empty path segment"),
+            "." | ".." => return bad("escapes or aliases a directory with a '.' or '..' segment"),
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
+fn read_central(
+    src: &(impl ReadAt + ?Sized),
+    bounds: &DirectoryBounds,
+) -> Result<Vec<CentralEntry>, ZipError> {
+    // Each entry takes at least 46 bytes: the count is bounded by the directory's real size.
+    if bounds.entries > bounds.size / CENTRAL_LEN {
+        return Err(invalid("central directory", format!(
+            "{} entries cannot fit in {} bytes",
+            bounds.entries, bounds.size
+        )));
+    }
+    let dir = read_vec(src, bounds.offset, bounds.size)?;
+    let mut entries = Vec::with_capacity(bounds.entries as usize);
+    let mut at = 0usize;
+    for i in 0..bounds.entries {
+        let place = format!("central directory entry {i} at byte {}", bounds.offset + at as u64);
+        let fixed = dir
+            .get(at..at + CENTRAL_LEN as usize)
+            .ok_or_else(|| invalid(&place, "runs past the central directory"))?;
+        let mut f = Fields::new(fixed);
+        if f.u32() != CENTRAL_SIG {
+            return Err(invalid(&place, "bad signature"));
+        }
+        let (_made_by, _needed, flags, method, _time, _date) = (f.u16(), f.u16(), f.u16(), f.u16(), f.u16(), f.u16());
+        let crc32 = f.u32();
+        let (mut compressed, mut uncompressed) = (u64::from(f.u32()), u64::from(f.u32()));
+        let (name_len, extra_len, comment_len) = (usize::from(f.u16()), usize::from(f.u16()), usize::from(f.u16()));
+        let (disk, _internal, _external) = (f.u16(), f.u16(), f.u32());
+        let mut header_offset = u64::from(f.u32());
+        let var_start = at + CENTRAL_LEN as usize;
+        let var_end = var_start + name_len + extra_len + comment_len;
+        let var = dir
+            .get(var_start..var_end)
+            .ok_or_else(|| invalid(&place, "name, extra field or comment runs past the central directory"))?;
+        let name = decode_name(&var[..name_len], flags, &place)?;
+        let place = format!("central directory entry {name:?}");
+        if disk != 0 {
+            return Err(invalid(&place, "on another disk"));
+        }
+        if comment_len != 0 {
+            return Err(invalid(&place, "has a comment; torch writes none"));
+        }
+        let mut seen_zip64 = false;
+        for (id, body) in extra_blocks(&var[name_len..name_len + extra_len], &place)? {
+            match id {
+                EXTRA_ZIP64 if !seen_zip64 => {
+                    seen_zip64 = true;
+                    apply_zip64(body, &mut [&mut uncompressed, &mut compressed, &mut header_offset], &place)?;
+                }
+                _ => return Err(invalid(&place, format!("unknown or repeated extra field {id:#06x}"))),
+            }
+        }
+        if !seen_zip64 && (uncompressed == 0xffff_ffff || compressed == 0xffff_ffff || header_offset == 0xffff_ffff) {
+            return Err(invalid(&place, "holds a zip64 placeholder without a zip64 extra field"));
+        }
+        entries.push(CentralEntry {
+            name,
+            flags,
+            method,
+            crc32,
+            compressed,
+            uncompressed,
+            header_offset,
+        });
+        at = var_end;
+    }
+    if at as u64 != bounds.size {
+        return Err(invalid("central directory", format!(
+            "{} bytes after the last entry belong to no entry",
+            bounds.size - at as u64
+        )));
+    }
+    Ok(entries)
+}
+
+/// Reads and validates the archive structure. Record contents are not read here: call
+/// [`verify_crc`] for each record whose integrity matters.
+pub fn read_archive(src: &(impl ReadAt + ?Sized)) -> Result<Archive, ZipError> {
+    let size = src.size();
+    let head = read_vec(src, 0, size.min(8))?;
+    if head.starts_with(b"PYTORCH1") {
+        return Err(invalid("byte 0", "starts with PYTORCH1: the preview-release format torch no longer reads"));
+    }
+    if !head.starts_with(&LOCAL_SIG.to_le_bytes()) {
+        return Err(invalid("byte 0", "does not start with a zip local file header (PK\\x03\\x04): bytes before the archive, or not a torch zip checkpoint"));
+    }
+    let bounds = read_end_records(src)?;
+    let central = read_central(src, &bounds)?;
+    if central.is_empty() {
+        return Err(invalid("central directory", "lists no records"));
+    }
+
+    let mut records = Vec::with_capacity(central.len());
+    let mut names = HashSet::new();
+    let mut expected_at = 0u64;
+    let mut prefix: Option<String> = None;
+    for entry in &central {
+        let place = format!("record {:?}", entry.name);
+        check_name(&entry.name, &place)?;
+        if !names.insert(entry.name.as_str()) {
+            return Err(invalid(&place, "name appears twice (readers pick different copies)"));
+        }
+        let this_prefix = match entry.name.split_once('/') {
+            Some((p, rest)) if !rest.is_empty() => p,
+            _ => return Err(invalid(&place, "is not inside a top-level directory (torch requires one)")),
+        };
+        match &prefix {
+            None => prefix = Some(this_prefix.to_owned()),
+            Some(p) if p != this_prefix => {
+                return Err(invalid(&place, format!("is under {this_prefix:?}/ but the archive's records are under {p:?}/")))
+            }
+            Some(_) => {}
+        }
+        if entry.flags & !ALLOWED_FLAGS != 0 {
+            return Err(invalid(&place, format!(
+                "general-purpose flags {:#06x} set bits torch never writes (encryption, patched data, …)",
+                entry.flags
+            )));
+        }
+        if entry.method != 0 {
+            return Err(invalid(&place, format!("is compressed (method {}); torch writes stored records", entry.method)));
+        }
+        if entry.compressed != entry.uncompressed {
+            return Err(invalid(&place, "a stored record's compressed and uncompressed sizes differ"));
+        }
+        if entry.header_offset != expected_at {
+            return Err(invalid(&place, format!(
+                "its local header is at byte {} but the previous record ends at byte {expected_at}: bytes between records, or records out of order",
+                entry.header_offset
+            )));
+        }
+        let record = read_local(src, entry, &place)?;
+        expected_at = record.1;
+        records.push(record.0);
+    }
+    if expected_at != bounds.offset {
+        return Err(invalid("central directory", format!(
+            "starts at byte {} but the last record ends at byte {expected_at}: bytes between them",
+            bounds.offset
+        )));
+    }
+    Ok(Archive {
+        prefix: prefix.expect("at least one record"),
+        records,
+    })
+}
+
+/// Reads one local header and its data descriptor; returns the record and where the next
+/// record must start.
+fn read_local(
+    src: &(impl ReadAt + ?Sized),
+    entry: &CentralEntry,
+    place: &str,
+) -> Result<(Record, u64), ZipError> {
+    let at = entry.header_offset;
+    let fixed = read_vec(src, at, LOCAL_LEN)?;
+    let mut f = Fields::new(&fixed);
+    if f.u32() != LOCAL_SIG {
+        return Err(invalid(place, format!("no local file header at byte {at}")));
+    }
+    let (_needed, flags, method, _time, _date) = (f.u16(), f.u16(), f.u16(), f.u16(), f.u16());
+    let crc32 = f.u32();
+    let (mut compressed, mut uncompressed) = (u64::from(f.u32()), u64::from(f.u32()));
+    let (name_len, extra_len) = (u64::from(f.u16()), u64::from(f.u16()));
+    let var = read_vec(src, at + LOCAL_LEN, name_len + extra_len)?;
+    let name = decode_name(&var[..name_len as usize], flags, place)?;
+    if name != entry.name {
+        return Err(invalid(place, format!(
+            "local header at byte {at} names it {name:?}: the local header and the central directory disagree"
+        )));
+    }
+    if flags != entry.flags || method != entry.method {
+        return Err(invalid(place, format!(
+            "local header flags/method ({flags:#06x}/{method}) differ from the central directory's ({:#06x}/{})",
+            entry.flags, entry.method
+        )));
+    }
+    let mut zip64 = false;
+    for (id, body) in extra_blocks(&var[name_len as usize..], place)? {
+        match id {
+            EXTRA_ZIP64 if !zip64 => {
+                zip64 = true;
+                // In a local header the block holds both sizes (APPNOTE 4.5.3).
+                if body.len() != 16 {
+                    return Err(invalid(place, "local zip64 extra block is not 16 bytes"));
+                }
+                compressed = u64::from_le_bytes(body[8..16].try_into().expect("8 bytes"));
+                uncompressed = u64::from_le_bytes(body[..8].try_into().expect("8 bytes"));
+            }
+            EXTRA_TORCH_PADDING if body.iter().all(|&b| b == b'Z') => {}
+            EXTRA_TORCH_PADDING => {
+                return Err(invalid(place, "alignment padding holds something other than 'Z' bytes"))
+            }
+            _ => return Err(invalid(place, format!("unknown or repeated extra field {id:#06x} in the local header"))),
+        }
+    }
+    let data_offset = at + LOCAL_LEN + name_len + extra_len;
+    let data_end = data_offset
+        .checked_add(entry.compressed)
+        .filter(|&e| e <= src.size())
+        .ok_or_else(|| invalid(place, format!(
+            "{} bytes of data at byte {data_offset} run past the end of the file (truncated?)",
+            entry.compressed
+        )))?;
+    let mut next = data_end;
+    if flags & (1 << 3) != 0 {
+        // Sizes and CRC deferred to a data descriptor: the local fields hold zeros.
+        if crc32 != 0 || compressed != 0 || uncompressed != 0 {
+            return Err(invalid(place, "data descriptor flag set but the local header also gives a CRC or sizes"));
+        }
+        let size_len = if zip64 { 8 } else { 4 };
+        let desc_len = 4 + 4 + 2 * size_len;
+        let desc = read_vec(src, data_end, desc_len)?;
+        let mut f = Fields::new(&desc);
+        if f.u32() != DESCRIPTOR_SIG {
+            return Err(invalid(place, format!("no data descriptor signature at byte {data_end}")));
+        }
+        let d_crc = f.u32();
+        let (d_comp, d_uncomp) = if zip64 {
+            (f.u64(), f.u64())
+        } else {
+            (u64::from(f.u32()), u64::from(f.u32()))
+        };
+        if d_crc != entry.crc32 || d_comp != entry.compressed || d_uncomp != entry.uncompressed {
+            return Err(invalid(place, "data descriptor disagrees with the central directory (CRC or sizes)"));
+        }
+        next = data_end + desc_len;
+    } else if crc32 != entry.crc32 || compressed != entry.compressed || uncompressed != entry.uncompressed {
+        return Err(invalid(place, "local header CRC or sizes disagree with the central directory"));
+    }
+    Ok((
+        Record {
+            name: entry.name.clone(),
+            header_offset: at,
+            data_offset,
+            len: entry.compressed,
+            crc32: entry.crc32,
+        },
+        next,
+    ))
+}
+
+/// Checks that a record's bytes hash to its CRC-32. A CRC of zero over bytes whose CRC is not
+/// zero means the writer never computed one (torch's `compute_crc32` off): refused too, since
+/// then nothing ties the bytes torch reads to what was written.
+pub fn verify_crc(src: &(impl ReadAt + ?Sized), record: &Record) -> Result<(), ZipError> {
+    let mut hasher = crc32fast::Hasher::new();
+    let mut buf = vec![0u8; record.len.min(1 << 20) as usize];
+    let mut at = record.data_offset;
+    let end = record.data_offset + record.len;
+    while at < end {
+        let n = (end - at).min(buf.len() as u64) as usize;
+        src.read_at(at, &mut buf[..n]).map_err(|message| ZipError::Io {
+            offset: at,
+            len: n as u64,
+            message,
+        })?;
+        hasher.update(&buf[..n]);
+        at += n as u64;
+    }
+    let actual = hasher.finalize();
+    if actual == record.crc32 {
+        return Ok(());
+    }
+    let place = format!("record {:?}", record.name);
+    if record.crc32 == 0 {
+        Err(invalid(place, format!(
+            "CRC-32 is absent (recorded as 0; saved with compute_crc32 off) but the data's CRC-32 is {actual:#010x}: torch reads it unchecked, other readers refuse it"
+        )))
+    } else {
+        Err(invalid(place, format!(
+            "CRC-32 does not hold: recorded {:#010x}, data has {actual:#010x} (torch reads it unchecked, other readers refuse it)",
+            record.crc32
+        )))
+    }
+}
