@@ -63,6 +63,30 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Scan a model file or directory without executing anything in it (socair.report/v1).
+    ///
+    /// Each plugin reports the rows of its checks (Format and structure; Pickle opcode scan
+    /// for torch checkpoints): PASS, FAIL (evidence of danger, or a file readers would read
+    /// differently), LEAD (outside what is proven safe: a person should look) or NOT_TESTED
+    /// (with the reason). Writes the report to standard output (or --out) and a summary to
+    /// standard error. Exits 0 when no row is FAIL or LEAD, 1 when one is, 2 when the path
+    /// cannot be read.
+    ///
+    /// Example: socair scan pytorch_model.bin --out report.json
+    Scan {
+        /// A model file or a model directory.
+        path: PathBuf,
+        /// Read headers and indexes only, not tensor data (CRC-32 of storages is not checked).
+        #[arg(long)]
+        header_only: bool,
+        /// A file of globals (`module.name`, one per line) a person has reviewed: a pickle
+        /// that uses them is not a LEAD for that. Dangerous globals are never accepted.
+        #[arg(long, value_name = "FILE")]
+        reviewed_classes: Option<PathBuf>,
+        /// Write the report here (atomically) instead of to standard output.
+        #[arg(long, value_name = "FILE")]
+        out: Option<PathBuf>,
+    },
     /// Fingerprint every tensor of a model file or directory (socair.tensors/v1).
     ///
     /// Writes the manifest to standard output (or --out) and a one-line count to standard
@@ -121,6 +145,59 @@ fn dispatch(cli: Cli) -> Result<u8, Fatal> {
             } else {
                 EXIT_NEGATIVE
             })
+        }
+        Command::Scan {
+            path,
+            header_only,
+            reviewed_classes,
+            out,
+        } => {
+            let reviewed = match reviewed_classes {
+                Some(f) => Some(crate::scan::read_reviewed(&f).map_err(|e| {
+                    Fatal(format!(
+                        "{}: cannot read reviewed classes: {e}",
+                        f.display()
+                    ))
+                })?),
+                None => None,
+            };
+            let set = load_plugins(&cli.plugin_dirs);
+            warn_refused(&set);
+            let report = crate::scan::scan(
+                &path,
+                &set,
+                &crate::scan::ScanOptions {
+                    header_only,
+                    reviewed,
+                },
+            )
+            .map_err(|e| Fatal(e.to_string()))?;
+            emit(out.as_deref(), &output::to_json_bytes(&report))?;
+            let verdicts: Vec<String> = report
+                .rows
+                .iter()
+                .map(|r| format!("{} {}", r.status, r.check))
+                .collect();
+            eprintln!(
+                "socair: scanned {} {:?} (sha256 {}): {}",
+                report.artifact.format,
+                report.artifact.name,
+                &report.artifact.sha256[..16.min(report.artifact.sha256.len())],
+                verdicts.join(", ")
+            );
+            for r in &report.rows {
+                for f in &r.findings {
+                    eprintln!(
+                        "socair: {} {}: {}: {}",
+                        r.status, r.check, f.place, f.reason
+                    );
+                }
+            }
+            let negative = report
+                .rows
+                .iter()
+                .any(|r| r.status == "FAIL" || r.status == "LEAD");
+            Ok(if negative { EXIT_NEGATIVE } else { EXIT_OK })
         }
         Command::Tensors { path, out } => {
             let set = load_plugins(&cli.plugin_dirs);

@@ -8,6 +8,7 @@ pub mod modeldir;
 pub mod output;
 pub mod plugins;
 pub mod rules;
+pub mod scan;
 pub mod source;
 pub mod tensors;
 

@@ -24,6 +24,9 @@ const KNOWN_RECORDS: &[&str] = &[
     ".data/serialization_id",
 ];
 
+/// A tensor with its state-dict name.
+pub type NamedTensor = (String, Rc<TensorModel>);
+
 /// A finding with its place in the file.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Finding {
@@ -124,7 +127,8 @@ pub fn analyze(src: &(impl ReadAt + ?Sized), options: &AnalyzeOptions) -> Analys
         Ok(archive) => archive,
         Err(e) => {
             a.add(Severity::Fail, format!("zip {}", e.place()), e.to_string());
-            a.unread.push((None, format!("the zip structure is refused: {e}")));
+            a.unread
+                .push((None, format!("the zip structure is refused: {e}")));
             return a;
         }
     };
@@ -180,7 +184,10 @@ pub fn analyze(src: &(impl ReadAt + ?Sized), options: &AnalyzeOptions) -> Analys
         a.add(
             Severity::Fail,
             format!("zip archive {:?}", archive.prefix),
-            format!("no {}/data.pkl: not a torch.save checkpoint", archive.prefix),
+            format!(
+                "no {}/data.pkl: not a torch.save checkpoint",
+                archive.prefix
+            ),
         );
         a.unread
             .push((None, "no data.pkl: not a torch.save checkpoint".into()));
@@ -190,15 +197,23 @@ pub fn analyze(src: &(impl ReadAt + ?Sized), options: &AnalyzeOptions) -> Analys
         a.add(
             Severity::Lead,
             format!("zip record {:?}", pkl.name),
-            format!("data.pkl is {} bytes, over the {MAX_PICKLE_LEN}-byte limit", pkl.len),
+            format!(
+                "data.pkl is {} bytes, over the {MAX_PICKLE_LEN}-byte limit",
+                pkl.len
+            ),
         );
-        a.unread.push((None, "data.pkl is too large to model".into()));
+        a.unread
+            .push((None, "data.pkl is too large to model".into()));
         return a;
     }
     let bytes = match read_record(src, pkl) {
         Ok(b) => b,
         Err(e) => {
-            a.add(Severity::Fail, format!("zip record {:?}", pkl.name), e.clone());
+            a.add(
+                Severity::Fail,
+                format!("zip record {:?}", pkl.name),
+                e.clone(),
+            );
             a.unread.push((None, e));
             return a;
         }
@@ -230,7 +245,10 @@ pub fn analyze(src: &(impl ReadAt + ?Sized), options: &AnalyzeOptions) -> Analys
             None => a.add(
                 Severity::Fail,
                 format!("storage {:?}", s.key),
-                format!("the pickle names storage {:?} but there is no record {}/{rel}", s.key, archive.prefix),
+                format!(
+                    "the pickle names storage {:?} but there is no record {}/{rel}",
+                    s.key, archive.prefix
+                ),
             ),
             Some(r) => {
                 let expected = s.byte_len();
@@ -261,7 +279,9 @@ pub fn analyze(src: &(impl ReadAt + ?Sized), options: &AnalyzeOptions) -> Analys
         if rel == "data.pkl" || KNOWN_RECORDS.contains(&rel) || referenced.contains(rel) {
             continue;
         }
-        if a.torchscript && (rel.starts_with("code/") || rel.ends_with(".pkl") || rel.starts_with("constants")) {
+        if a.torchscript
+            && (rel.starts_with("code/") || rel.ends_with(".pkl") || rel.starts_with("constants"))
+        {
             continue;
         }
         let what = if rel.starts_with("data/") {
@@ -293,7 +313,8 @@ pub fn analyze(src: &(impl ReadAt + ?Sized), options: &AnalyzeOptions) -> Analys
         return a;
     };
     let (named, unread) = read_state_dict(&outcome, &result);
-    a.unread.extend(unread.into_iter().map(|(n, r)| (Some(n), r)));
+    a.unread
+        .extend(unread.into_iter().map(|(n, r)| (Some(n), r)));
     for (name, model) in named {
         match record_of.get(&model.storage.key) {
             Some(&record_offset) => a.tensors.push(LocatedTensor {
@@ -303,7 +324,10 @@ pub fn analyze(src: &(impl ReadAt + ?Sized), options: &AnalyzeOptions) -> Analys
             }),
             None => a.unread.push((
                 Some(name),
-                format!("its storage {:?} does not match a record", model.storage.key),
+                format!(
+                    "its storage {:?} does not match a record",
+                    model.storage.key
+                ),
             )),
         }
     }
@@ -318,7 +342,7 @@ pub fn analyze(src: &(impl ReadAt + ?Sized), options: &AnalyzeOptions) -> Analys
 pub fn read_state_dict(
     outcome: &pickle::Outcome,
     result: &Value,
-) -> (Vec<(String, Rc<TensorModel>)>, Vec<(String, String)>) {
+) -> (Vec<NamedTensor>, Vec<(String, String)>) {
     let dict_items = |v: &Value| match v {
         Value::Obj(id) => match &outcome.objects[*id] {
             Object::Dict(d) => Some(&d.items),
@@ -328,10 +352,9 @@ pub fn read_state_dict(
     };
     let mut root = result;
     if let Some(items) = dict_items(result) {
-        if let Some((_, v)) = items
-            .iter()
-            .find(|(k, v)| matches!(k, Value::Str(s) if &**s == "state_dict") && dict_items(v).is_some())
-        {
+        if let Some((_, v)) = items.iter().find(|(k, v)| {
+            matches!(k, Value::Str(s) if &**s == "state_dict") && dict_items(v).is_some()
+        }) {
             root = v;
         }
     }
@@ -361,7 +384,10 @@ pub fn read_state_dict(
         .collect();
     named.retain(|(n, _)| {
         if colliding.contains(n) {
-            unread.push((n.clone(), "two tensors get this name when nested keys are joined with '.'".into()));
+            unread.push((
+                n.clone(),
+                "two tensors get this name when nested keys are joined with '.'".into(),
+            ));
             false
         } else {
             true
@@ -377,7 +403,7 @@ struct Walker<'a> {
     outcome: &'a pickle::Outcome,
     on_path: HashSet<usize>,
     budget: usize,
-    named: Vec<(String, Rc<TensorModel>)>,
+    named: Vec<NamedTensor>,
     unread: Vec<(String, String)>,
 }
 
@@ -392,7 +418,10 @@ impl Walker<'_> {
             }
         };
         if self.budget == 0 {
-            self.unread.push((path, "the checkpoint's containers are too shared to walk".into()));
+            self.unread.push((
+                path,
+                "the checkpoint's containers are too shared to walk".into(),
+            ));
             return;
         }
         self.budget -= 1;
@@ -402,7 +431,10 @@ impl Walker<'_> {
                 None => self.named.push((path, t.clone())),
             },
             Value::Tuple(_) | Value::Obj(_) if depth >= MAX_NAME_DEPTH => {
-                self.unread.push((path, format!("nested deeper than {MAX_NAME_DEPTH} levels; not walked")));
+                self.unread.push((
+                    path,
+                    format!("nested deeper than {MAX_NAME_DEPTH} levels; not walked"),
+                ));
             }
             Value::Tuple(items) => {
                 for (i, v) in items.iter().enumerate() {
@@ -424,7 +456,12 @@ impl Walker<'_> {
                         for (k, v) in &d.items {
                             match k {
                                 Value::Str(k) => self.walk(v, join(&path, k), depth + 1, excluded),
-                                _ => self.walk(v, join(&path, "<key>"), depth + 1, Some(NON_STRING_KEY)),
+                                _ => self.walk(
+                                    v,
+                                    join(&path, "<key>"),
+                                    depth + 1,
+                                    Some(NON_STRING_KEY),
+                                ),
                             }
                         }
                     }

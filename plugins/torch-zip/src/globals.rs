@@ -124,7 +124,10 @@ const DANGEROUS_MODULES: &[(&str, &str)] = &[
     ("nt", "runs commands"),
     ("subprocess", "spawns processes"),
     ("pty", "spawns processes"),
-    ("sys", "reaches the interpreter's internals (sys.modules overrides)"),
+    (
+        "sys",
+        "reaches the interpreter's internals (sys.modules overrides)",
+    ),
     ("runpy", "runs code"),
     ("code", "runs code"),
     ("codeop", "compiles code"),
@@ -144,7 +147,10 @@ const DANGEROUS_MODULES: &[(&str, &str)] = &[
     ("pydoc", "resolves arbitrary names (pydoc.locate)"),
     ("webbrowser", "opens URLs with external programs"),
     ("multiprocessing", "spawns processes"),
-    ("asyncio", "spawns processes (asyncio subprocess transports)"),
+    (
+        "asyncio",
+        "spawns processes (asyncio subprocess transports)",
+    ),
     ("platform", "runs commands"),
     ("commands", "runs commands"),
     ("popen2", "runs commands"),
@@ -184,7 +190,10 @@ const DANGEROUS_MODULES: &[(&str, &str)] = &[
     ("logging", "writes files (logging.FileHandler)"),
     ("numpy.f2py", "runs code"),
     ("numpy.testing", "runs code (runstring)"),
-    ("torch.storage._load_from_bytes", "loads a nested pickle through torch.load"),
+    (
+        "torch.storage._load_from_bytes",
+        "loads a nested pickle through torch.load",
+    ),
     ("torch.serialization", "loads nested checkpoints"),
     ("torch.load", "loads a nested checkpoint"),
     ("torch.jit", "compiles and runs TorchScript"),
@@ -209,7 +218,11 @@ const DANGEROUS_NAMES: &[(&str, &str, &str)] = &[
     ("builtins", "exec", "runs code"),
     ("builtins", "execfile", "runs code"),
     ("builtins", "compile", "compiles code"),
-    ("builtins", "getattr", "reaches any attribute (gadget chains)"),
+    (
+        "builtins",
+        "getattr",
+        "reaches any attribute (gadget chains)",
+    ),
     ("builtins", "setattr", "overwrites attributes"),
     ("builtins", "delattr", "deletes attributes"),
     ("builtins", "__import__", "imports modules"),
@@ -227,10 +240,26 @@ const DANGEROUS_NAMES: &[(&str, &str, &str)] = &[
     ("__builtin__", "__import__", "imports modules"),
     ("__builtin__", "open", "opens files"),
     ("__builtin__", "file", "opens files"),
-    ("operator", "attrgetter", "reaches any attribute (gadget chains)"),
-    ("operator", "methodcaller", "calls any method (gadget chains)"),
-    ("_operator", "attrgetter", "reaches any attribute (gadget chains)"),
-    ("_operator", "methodcaller", "calls any method (gadget chains)"),
+    (
+        "operator",
+        "attrgetter",
+        "reaches any attribute (gadget chains)",
+    ),
+    (
+        "operator",
+        "methodcaller",
+        "calls any method (gadget chains)",
+    ),
+    (
+        "_operator",
+        "attrgetter",
+        "reaches any attribute (gadget chains)",
+    ),
+    (
+        "_operator",
+        "methodcaller",
+        "calls any method (gadget chains)",
+    ),
     ("types", "CodeType", "builds code objects"),
     ("types", "FunctionType", "builds functions"),
     ("functools", "reduce", "calls anything"),
@@ -252,9 +281,7 @@ pub fn classify(module: &str, name: &str) -> Class {
         ("torch._utils", "_rebuild_tensor_v2") => Some(Known::RebuildTensorV2),
         ("torch._utils", "_rebuild_tensor_v3") => Some(Known::RebuildTensorV3),
         ("torch._utils", "_rebuild_parameter") => Some(Known::RebuildParameter),
-        ("torch._utils", "_rebuild_parameter_with_state") => {
-            Some(Known::RebuildParameterWithState)
-        }
+        ("torch._utils", "_rebuild_parameter_with_state") => Some(Known::RebuildParameterWithState),
         ("torch.storage", "UntypedStorage") => Some(Known::UntypedStorage),
         ("_codecs", "encode") => Some(Known::CodecsEncode),
         ("torch", n) => TYPED_STORAGES

@@ -7,6 +7,8 @@
 //! function and trait method runs inside [`guard`].
 
 pub mod checkpoint;
+#[doc(hidden)]
+pub mod fuzzing;
 pub mod globals;
 pub mod pickle;
 pub mod zip;
@@ -21,7 +23,7 @@ use abi_stable::{
 use checkpoint::{analyze, Analysis, AnalyzeOptions, Endian};
 use pickle::Severity;
 use socair_plugin_api::{
-    guard, ByteOrder, ByteRange, ByteSourceRef, FingerprintEncoderBox, Finding, FormatReader,
+    guard, ByteOrder, ByteRange, ByteSourceRef, Finding, FingerprintEncoderBox, FormatReader,
     FormatReaderBox, FormatReader_TO, FormatWriterBox, OpenedFile, PluginError, PluginManifest,
     PluginRoot, PluginRoot_Ref, ReadOptions, ReportRow, RowStatus, RuleSetId, TensorDescriptor,
     Unread, PLUGIN_API_VERSION,
@@ -127,7 +129,11 @@ impl FormatReader for TorchZipReader {
                 &Source(&source),
                 &AnalyzeOptions {
                     header_only: options.header_only,
-                    reviewed: options.reviewed_globals.iter().map(|s| s.to_string()).collect(),
+                    reviewed: options
+                        .reviewed_globals
+                        .iter()
+                        .map(|s| s.to_string())
+                        .collect(),
                 },
             );
             Ok(opened_file(&analysis, options.header_only))
@@ -224,7 +230,10 @@ fn pickle_row(a: &Analysis, header_only: bool) -> ReportRow {
     let reviewed = if a.reviewed_used.is_empty() {
         String::new()
     } else {
-        format!("; reviewed globals accepted: {}", a.reviewed_used.join(", "))
+        format!(
+            "; reviewed globals accepted: {}",
+            a.reviewed_used.join(", ")
+        )
     };
     let summary = match status {
         RowStatus::Pass => format!(

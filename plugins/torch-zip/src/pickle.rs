@@ -302,7 +302,7 @@ pub fn run(data: &[u8], options: &Options) -> Outcome {
                 m.op_at = end;
                 m.op_name = "STOP";
                 m.lead(format!(
-                    "{} bytes follow STOP; torch never reads them",
+                    "{} trailing bytes follow STOP; torch never reads them",
                     data.len() - end
                 ));
                 // Trailing bytes may hold a second pickle: report any global it names.
@@ -516,7 +516,7 @@ impl Machine<'_> {
     fn global(&mut self, module: &str, name: &str) -> Value {
         let class = classify(module, name);
         let dotted = format!("{module}.{name}");
-        let reviewed = self.options.reviewed.iter().any(|r| *r == dotted);
+        let reviewed = self.options.reviewed.contains(&dotted);
         match &class {
             Class::Dangerous(why) => {
                 self.fail(format!("global {dotted}: {why}"));
@@ -570,7 +570,9 @@ impl Machine<'_> {
                 Ok(None) => {}
                 Ok(Some(stop)) => return stop,
                 Err(Malformed(why)) => {
-                    self.fail(format!("malformed pickle: {why} (readers may disagree on it)"));
+                    self.fail(format!(
+                        "malformed pickle: {why} (readers may disagree on it)"
+                    ));
                     return Stop::Broken;
                 }
             }
@@ -585,7 +587,9 @@ impl Machine<'_> {
                     self.lead(format!("PROTO {v} not at the start of the pickle"));
                 }
                 if !(2..=5).contains(&v) {
-                    self.fail(format!("protocol {v} is not one torch.save writes (2 to 5)"));
+                    self.fail(format!(
+                        "protocol {v} is not one torch.save writes (2 to 5)"
+                    ));
                 }
                 self.out.protocol = Some(v);
             }
@@ -897,7 +901,7 @@ impl Machine<'_> {
         if let Some(first) = self.storage_keys.get(key.as_ref()).cloned() {
             if first.class != storage.class || first.numel != storage.numel {
                 self.fail(format!(
-                    "storage {key:?} is named twice with different classes or sizes; torch.save never writes that (it refuses to save one storage as two types)"
+                    "storage {key:?} is named twice with different storage types or sizes; torch.save never writes that (it refuses to save one storage as two types)"
                 ));
             }
             return Ok(Value::Storage(first));
@@ -936,8 +940,10 @@ impl Machine<'_> {
         };
         match known {
             Known::OrderedDict if args.is_empty() && !newobj => {
-                let mut d = DictObject::default();
-                d.ordered = true;
+                let d = DictObject {
+                    ordered: true,
+                    ..DictObject::default()
+                };
                 Ok(self.new_object(Object::Dict(d)))
             }
             Known::CodecsEncode => match &args[..] {
@@ -997,8 +1003,13 @@ impl Machine<'_> {
             self.fail(format!("{name} with {} arguments", args.len()));
             return Ok(opaque(name));
         }
-        let (Value::Storage(storage), Value::Int(offset), Value::Tuple(size), Value::Tuple(stride), Value::Bool(requires_grad)) =
-            (&args[0], &args[1], &args[2], &args[3], &args[4])
+        let (
+            Value::Storage(storage),
+            Value::Int(offset),
+            Value::Tuple(size),
+            Value::Tuple(stride),
+            Value::Bool(requires_grad),
+        ) = (&args[0], &args[1], &args[2], &args[3], &args[4])
         else {
             self.fail(format!(
                 "{name} arguments are not (storage, offset, size, stride, requires_grad, …)"
@@ -1023,7 +1034,9 @@ impl Machine<'_> {
             match (&g.class, storage.class) {
                 (Class::Known(Known::Dtype(d)), StorageClass::Untyped) => *d,
                 (Class::Known(Known::Dtype(_)), StorageClass::Typed(_)) => {
-                    self.fail(format!("{name} over a typed storage; v3 rebuilds untyped ones"));
+                    self.fail(format!(
+                        "{name} over a typed storage; v3 rebuilds untyped ones"
+                    ));
                     return Ok(opaque(name));
                 }
                 _ => {
@@ -1038,7 +1051,9 @@ impl Machine<'_> {
             match storage.class {
                 StorageClass::Typed(d) => d,
                 StorageClass::Untyped => {
-                    self.fail(format!("{name} over an untyped storage; v2 rebuilds typed ones"));
+                    self.fail(format!(
+                        "{name} over an untyped storage; v2 rebuilds typed ones"
+                    ));
                     return Ok(opaque(name));
                 }
             }
@@ -1140,7 +1155,9 @@ impl Machine<'_> {
             if matches!(args[0], Value::Opaque(_)) {
                 return Ok(Value::Opaque(Rc::from(name)));
             }
-            self.fail(format!("{name} arguments are not (tensor, requires_grad, …)"));
+            self.fail(format!(
+                "{name} arguments are not (tensor, requires_grad, …)"
+            ));
             return Ok(Value::Opaque(Rc::from(name)));
         };
         if self.empty_hooks(&args[2]) != Some(true) {
@@ -1187,7 +1204,9 @@ impl Machine<'_> {
                     0x8d => Some(self.string(8)?),
                     b'U' => Some(Rc::from(String::from_utf8_lossy(&self.bytes(1)?).as_ref())),
                     b'T' => Some(Rc::from(String::from_utf8_lossy(&self.bytes(4)?).as_ref())),
-                    b'S' | b'V' => Some(Rc::from(self.line()?.trim_matches(|c| c == '\'' || c == '"'))),
+                    b'S' | b'V' => Some(Rc::from(
+                        self.line()?.trim_matches(|c| c == '\'' || c == '"'),
+                    )),
                     b'B' => {
                         self.bytes(4)?;
                         None
@@ -1289,9 +1308,31 @@ impl Machine<'_> {
                         self.take(n)?;
                         None
                     }
-                    b'(' | b'.' | b'0' | b'1' | b'2' | b'N' | b'Q' | b'R' | b'a' | b'b' | b'd'
-                    | b'}' | b'e' | b'l' | b']' | b'o' | b's' | b't' | b')' | b'u' | 0x81
-                    | 0x85..=0x89 | 0x8f..=0x92 | 0x97 | 0x98 => None,
+                    b'('
+                    | b'.'
+                    | b'0'
+                    | b'1'
+                    | b'2'
+                    | b'N'
+                    | b'Q'
+                    | b'R'
+                    | b'a'
+                    | b'b'
+                    | b'd'
+                    | b'}'
+                    | b'e'
+                    | b'l'
+                    | b']'
+                    | b'o'
+                    | b's'
+                    | b't'
+                    | b')'
+                    | b'u'
+                    | 0x81
+                    | 0x85..=0x89
+                    | 0x8f..=0x92
+                    | 0x97
+                    | 0x98 => None,
                     _ => {
                         return Err(Malformed(format!("byte {op:#04x} is not a pickle opcode")));
                     }
@@ -1306,7 +1347,9 @@ impl Machine<'_> {
                     }
                 }
                 Err(Malformed(why)) => {
-                    self.fail(format!("malformed pickle: {why} (readers may disagree on it)"));
+                    self.fail(format!(
+                        "malformed pickle: {why} (readers may disagree on it)"
+                    ));
                     return;
                 }
             }
@@ -1315,7 +1358,7 @@ impl Machine<'_> {
 }
 
 /// The view must lie inside its storage.
-fn check_bounds(t: &TensorModel) -> Result<(), String> {
+pub fn check_bounds(t: &TensorModel) -> Result<(), String> {
     let numel = t
         .numel()
         .ok_or_else(|| format!("shape {:?} has more than 2^64 elements", t.shape))?;
@@ -1350,7 +1393,7 @@ fn check_bounds(t: &TensorModel) -> Result<(), String> {
     }
     if last >= storage_elements {
         return Err(format!(
-            "the view reaches element {last} of storage {:?}, which holds {storage_elements}",
+            "the view is out of bounds: it reaches element {last} of storage {:?}, which holds {storage_elements}",
             t.storage.key
         ));
     }

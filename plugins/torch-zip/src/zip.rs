@@ -173,11 +173,12 @@ fn read_vec(src: &(impl ReadAt + ?Sized), offset: u64, len: u64) -> Result<Vec<u
         ));
     }
     let mut buf = vec![0u8; usize::try_from(len).map_err(|_| invalid("", "length over usize"))?];
-    src.read_at(offset, &mut buf).map_err(|message| ZipError::Io {
-        offset,
-        len,
-        message,
-    })?;
+    src.read_at(offset, &mut buf)
+        .map_err(|message| ZipError::Io {
+            offset,
+            len,
+            message,
+        })?;
     Ok(buf)
 }
 
@@ -202,17 +203,23 @@ fn read_end_records(src: &(impl ReadAt + ?Sized)) -> Result<DirectoryBounds, Zip
     if f.u32() != EOCD_SIG {
         return Err(invalid(
             "end of file",
-            "no end-of-central-directory record in the last 22 bytes: the file is truncated, or bytes (a comment, another file) follow the archive",
+            "no end-of-central-directory record in the last 22 bytes: the file is truncated, or trailing bytes (a comment, another file) follow the archive",
         ));
     }
     let place = format!("end-of-central-directory record at byte {eocd_at}");
     let (disk, cd_disk, entries_disk, entries) = (f.u16(), f.u16(), f.u16(), f.u16());
     let (cd_size, cd_offset, comment_len) = (f.u32(), f.u32(), f.u16());
     if disk != 0 || cd_disk != 0 || entries_disk != entries {
-        return Err(invalid(&place, "multi-disk archives are not torch checkpoints"));
+        return Err(invalid(
+            &place,
+            "multi-disk archives are not torch checkpoints",
+        ));
     }
     if comment_len != 0 {
-        return Err(invalid(&place, format!("declares a {comment_len}-byte comment; torch writes none")));
+        return Err(invalid(
+            &place,
+            format!("declares a {comment_len}-byte comment; torch writes none"),
+        ));
     }
     let locator_at = eocd_at.checked_sub(ZIP64_LOCATOR_LEN);
     let locator = match locator_at {
@@ -226,7 +233,10 @@ fn read_end_records(src: &(impl ReadAt + ?Sized)) -> Result<DirectoryBounds, Zip
     let Some((locator_at, locator)) = locator else {
         // A classic archive: no placeholders allowed, and the directory ends at the end record.
         if entries == 0xffff || cd_size == 0xffff_ffff || cd_offset == 0xffff_ffff {
-            return Err(invalid(&place, "holds zip64 placeholders but there is no zip64 end record"));
+            return Err(invalid(
+                &place,
+                "holds zip64 placeholders but there is no zip64 end record",
+            ));
         }
         let bounds = DirectoryBounds {
             entries: entries.into(),
@@ -246,7 +256,10 @@ fn read_end_records(src: &(impl ReadAt + ?Sized)) -> Result<DirectoryBounds, Zip
     let (z_disk, z_offset, disks) = (f.u32(), f.u64(), f.u32());
     let lplace = format!("zip64 end locator at byte {locator_at}");
     if z_disk != 0 || disks != 1 {
-        return Err(invalid(&lplace, "multi-disk archives are not torch checkpoints"));
+        return Err(invalid(
+            &lplace,
+            "multi-disk archives are not torch checkpoints",
+        ));
     }
     if z_offset.checked_add(ZIP64_EOCD_LEN) != Some(locator_at) {
         return Err(invalid(&lplace, format!(
@@ -264,14 +277,23 @@ fn read_end_records(src: &(impl ReadAt + ?Sized)) -> Result<DirectoryBounds, Zip
     let (zd, zcd) = (f.u32(), f.u32());
     let (z_entries_disk, z_entries, z_cd_size, z_cd_offset) = (f.u64(), f.u64(), f.u64(), f.u64());
     if record_size != ZIP64_EOCD_LEN - 12 {
-        return Err(invalid(&zplace, format!("declares {record_size} bytes; torch writes 44 (no extensible data)")));
+        return Err(invalid(
+            &zplace,
+            format!("declares {record_size} bytes; torch writes 44 (no extensible data)"),
+        ));
     }
     if zd != 0 || zcd != 0 || z_entries_disk != z_entries {
-        return Err(invalid(&zplace, "multi-disk archives are not torch checkpoints"));
+        return Err(invalid(
+            &zplace,
+            "multi-disk archives are not torch checkpoints",
+        ));
     }
     // The classic record must agree, or hold the zip64 placeholder.
     if entries != 0xffff && u64::from(entries) != z_entries {
-        return Err(invalid(&place, format!("counts {entries} entries but the zip64 end record counts {z_entries}")));
+        return Err(invalid(
+            &place,
+            format!("counts {entries} entries but the zip64 end record counts {z_entries}"),
+        ));
     }
     if cd_size != 0xffff_ffff && u64::from(cd_size) != z_cd_size {
         return Err(invalid(&place, format!("gives a central directory of {cd_size} bytes but the zip64 end record says {z_cd_size}")));
@@ -312,9 +334,12 @@ fn extra_blocks<'a>(extra: &'a [u8], place: &str) -> Result<Vec<(u16, &'a [u8])>
         }
         let id = u16::from_le_bytes([extra[at], extra[at + 1]]);
         let len = usize::from(u16::from_le_bytes([extra[at + 2], extra[at + 3]]));
-        let body = extra
-            .get(at + 4..at + 4 + len)
-            .ok_or_else(|| invalid(place, format!("extra block {id:#06x} runs past the extra field")))?;
+        let body = extra.get(at + 4..at + 4 + len).ok_or_else(|| {
+            invalid(
+                place,
+                format!("extra block {id:#06x} runs past the extra field"),
+            )
+        })?;
         blocks.push((id, body));
         at += 4 + len;
     }
@@ -323,18 +348,19 @@ fn extra_blocks<'a>(extra: &'a [u8], place: &str) -> Result<Vec<(u16, &'a [u8])>
 
 /// Applies a zip64 extra block to the 32-bit fields that hold the placeholder, in the order
 /// APPNOTE 4.5.3 gives (uncompressed, compressed, offset); the block must hold exactly those.
-fn apply_zip64(
-    body: &[u8],
-    fields: &mut [&mut u64],
-    place: &str,
-) -> Result<(), ZipError> {
-    let wanted: Vec<usize> = (0..fields.len()).filter(|&i| *fields[i] == 0xffff_ffff).collect();
+fn apply_zip64(body: &[u8], fields: &mut [&mut u64], place: &str) -> Result<(), ZipError> {
+    let wanted: Vec<usize> = (0..fields.len())
+        .filter(|&i| *fields[i] == 0xffff_ffff)
+        .collect();
     if body.len() != wanted.len() * 8 {
-        return Err(invalid(place, format!(
-            "zip64 extra block holds {} bytes but {} fields are placeholders",
-            body.len(),
-            wanted.len()
-        )));
+        return Err(invalid(
+            place,
+            format!(
+                "zip64 extra block holds {} bytes but {} fields are placeholders",
+                body.len(),
+                wanted.len()
+            ),
+        ));
     }
     for (n, &i) in wanted.iter().enumerate() {
         let mut v = [0u8; 8];
@@ -346,7 +372,10 @@ fn apply_zip64(
 
 fn decode_name(raw: &[u8], flags: u16, place: &str) -> Result<String, ZipError> {
     if flags & (1 << 11) == 0 && !raw.is_ascii() {
-        return Err(invalid(place, "name is not ASCII and the UTF-8 flag is not set (readers decode it differently)"));
+        return Err(invalid(
+            place,
+            "name is not ASCII and the UTF-8 flag is not set (readers decode it differently)",
+        ));
     }
     String::from_utf8(raw.to_vec()).map_err(|_| invalid(place, "name is not UTF-8"))
 }
@@ -383,16 +412,22 @@ fn read_central(
 ) -> Result<Vec<CentralEntry>, ZipError> {
     // Each entry takes at least 46 bytes: the count is bounded by the directory's real size.
     if bounds.entries > bounds.size / CENTRAL_LEN {
-        return Err(invalid("central directory", format!(
-            "{} entries cannot fit in {} bytes",
-            bounds.entries, bounds.size
-        )));
+        return Err(invalid(
+            "central directory",
+            format!(
+                "{} entries cannot fit in {} bytes",
+                bounds.entries, bounds.size
+            ),
+        ));
     }
     let dir = read_vec(src, bounds.offset, bounds.size)?;
     let mut entries = Vec::with_capacity(bounds.entries as usize);
     let mut at = 0usize;
     for i in 0..bounds.entries {
-        let place = format!("central directory entry {i} at byte {}", bounds.offset + at as u64);
+        let place = format!(
+            "central directory entry {i} at byte {}",
+            bounds.offset + at as u64
+        );
         let fixed = dir
             .get(at..at + CENTRAL_LEN as usize)
             .ok_or_else(|| invalid(&place, "runs past the central directory"))?;
@@ -400,17 +435,25 @@ fn read_central(
         if f.u32() != CENTRAL_SIG {
             return Err(invalid(&place, "bad signature"));
         }
-        let (_made_by, _needed, flags, method, _time, _date) = (f.u16(), f.u16(), f.u16(), f.u16(), f.u16(), f.u16());
+        let (_made_by, _needed, flags, method, _time, _date) =
+            (f.u16(), f.u16(), f.u16(), f.u16(), f.u16(), f.u16());
         let crc32 = f.u32();
         let (mut compressed, mut uncompressed) = (u64::from(f.u32()), u64::from(f.u32()));
-        let (name_len, extra_len, comment_len) = (usize::from(f.u16()), usize::from(f.u16()), usize::from(f.u16()));
+        let (name_len, extra_len, comment_len) = (
+            usize::from(f.u16()),
+            usize::from(f.u16()),
+            usize::from(f.u16()),
+        );
         let (disk, _internal, _external) = (f.u16(), f.u16(), f.u32());
         let mut header_offset = u64::from(f.u32());
         let var_start = at + CENTRAL_LEN as usize;
         let var_end = var_start + name_len + extra_len + comment_len;
-        let var = dir
-            .get(var_start..var_end)
-            .ok_or_else(|| invalid(&place, "name, extra field or comment runs past the central directory"))?;
+        let var = dir.get(var_start..var_end).ok_or_else(|| {
+            invalid(
+                &place,
+                "name, extra field or comment runs past the central directory",
+            )
+        })?;
         let name = decode_name(&var[..name_len], flags, &place)?;
         let place = format!("central directory entry {name:?}");
         if disk != 0 {
@@ -424,13 +467,29 @@ fn read_central(
             match id {
                 EXTRA_ZIP64 if !seen_zip64 => {
                     seen_zip64 = true;
-                    apply_zip64(body, &mut [&mut uncompressed, &mut compressed, &mut header_offset], &place)?;
+                    apply_zip64(
+                        body,
+                        &mut [&mut uncompressed, &mut compressed, &mut header_offset],
+                        &place,
+                    )?;
                 }
-                _ => return Err(invalid(&place, format!("unknown or repeated extra field {id:#06x}"))),
+                _ => {
+                    return Err(invalid(
+                        &place,
+                        format!("unknown or repeated extra field {id:#06x}"),
+                    ))
+                }
             }
         }
-        if !seen_zip64 && (uncompressed == 0xffff_ffff || compressed == 0xffff_ffff || header_offset == 0xffff_ffff) {
-            return Err(invalid(&place, "holds a zip64 placeholder without a zip64 extra field"));
+        if !seen_zip64
+            && (uncompressed == 0xffff_ffff
+                || compressed == 0xffff_ffff
+                || header_offset == 0xffff_ffff)
+        {
+            return Err(invalid(
+                &place,
+                "holds a zip64 placeholder without a zip64 extra field",
+            ));
         }
         entries.push(CentralEntry {
             name,
@@ -444,10 +503,13 @@ fn read_central(
         at = var_end;
     }
     if at as u64 != bounds.size {
-        return Err(invalid("central directory", format!(
-            "{} bytes after the last entry belong to no entry",
-            bounds.size - at as u64
-        )));
+        return Err(invalid(
+            "central directory",
+            format!(
+                "{} bytes after the last entry belong to no entry",
+                bounds.size - at as u64
+            ),
+        ));
     }
     Ok(entries)
 }
@@ -458,10 +520,13 @@ pub fn read_archive(src: &(impl ReadAt + ?Sized)) -> Result<Archive, ZipError> {
     let size = src.size();
     let head = read_vec(src, 0, size.min(8))?;
     if head.starts_with(b"PYTORCH1") {
-        return Err(invalid("byte 0", "starts with PYTORCH1: the preview-release format torch no longer reads"));
+        return Err(invalid(
+            "byte 0",
+            "starts with PYTORCH1: the preview-release format torch no longer reads",
+        ));
     }
     if !head.starts_with(&LOCAL_SIG.to_le_bytes()) {
-        return Err(invalid("byte 0", "does not start with a zip local file header (PK\\x03\\x04): bytes before the archive, or not a torch zip checkpoint"));
+        return Err(invalid("byte 0", "does not start with a zip local file header (PK\\x03\\x04): leading bytes before the archive (a polyglot), or not a torch zip checkpoint"));
     }
     let bounds = read_end_records(src)?;
     let central = read_central(src, &bounds)?;
@@ -477,16 +542,24 @@ pub fn read_archive(src: &(impl ReadAt + ?Sized)) -> Result<Archive, ZipError> {
         let place = format!("record {:?}", entry.name);
         check_name(&entry.name, &place)?;
         if !names.insert(entry.name.as_str()) {
-            return Err(invalid(&place, "name appears twice (readers pick different copies)"));
+            return Err(invalid(
+                &place,
+                "name appears twice (readers pick different copies)",
+            ));
         }
         let this_prefix = match entry.name.split_once('/') {
             Some((p, rest)) if !rest.is_empty() => p,
-            _ => return Err(invalid(&place, "is not inside a top-level directory (torch requires one)")),
+            _ => {
+                return Err(invalid(
+                    &place,
+                    "is not inside a top-level directory (torch requires one)",
+                ))
+            }
         };
         match &prefix {
             None => prefix = Some(this_prefix.to_owned()),
             Some(p) if p != this_prefix => {
-                return Err(invalid(&place, format!("is under {this_prefix:?}/ but the archive's records are under {p:?}/")))
+                return Err(invalid(&place, format!("is under the prefix {this_prefix:?}/ but the archive's records are under {p:?}/")))
             }
             Some(_) => {}
         }
@@ -497,10 +570,19 @@ pub fn read_archive(src: &(impl ReadAt + ?Sized)) -> Result<Archive, ZipError> {
             )));
         }
         if entry.method != 0 {
-            return Err(invalid(&place, format!("is compressed (method {}); torch writes stored records", entry.method)));
+            return Err(invalid(
+                &place,
+                format!(
+                    "is compressed (method {}); torch writes stored records",
+                    entry.method
+                ),
+            ));
         }
         if entry.compressed != entry.uncompressed {
-            return Err(invalid(&place, "a stored record's compressed and uncompressed sizes differ"));
+            return Err(invalid(
+                &place,
+                "a stored record's compressed and uncompressed sizes differ",
+            ));
         }
         if entry.header_offset != expected_at {
             return Err(invalid(&place, format!(
@@ -513,10 +595,13 @@ pub fn read_archive(src: &(impl ReadAt + ?Sized)) -> Result<Archive, ZipError> {
         records.push(record.0);
     }
     if expected_at != bounds.offset {
-        return Err(invalid("central directory", format!(
+        return Err(invalid(
+            "central directory",
+            format!(
             "starts at byte {} but the last record ends at byte {expected_at}: bytes between them",
             bounds.offset
-        )));
+        ),
+        ));
     }
     Ok(Archive {
         prefix: prefix.expect("at least one record"),
@@ -568,31 +653,50 @@ fn read_local(
             }
             EXTRA_TORCH_PADDING if body.iter().all(|&b| b == b'Z') => {}
             EXTRA_TORCH_PADDING => {
-                return Err(invalid(place, "alignment padding holds something other than 'Z' bytes"))
+                return Err(invalid(
+                    place,
+                    "alignment padding holds something other than 'Z' bytes",
+                ))
             }
-            _ => return Err(invalid(place, format!("unknown or repeated extra field {id:#06x} in the local header"))),
+            _ => {
+                return Err(invalid(
+                    place,
+                    format!("unknown or repeated extra field {id:#06x} in the local header"),
+                ))
+            }
         }
     }
     let data_offset = at + LOCAL_LEN + name_len + extra_len;
     let data_end = data_offset
         .checked_add(entry.compressed)
         .filter(|&e| e <= src.size())
-        .ok_or_else(|| invalid(place, format!(
+        .ok_or_else(|| {
+            invalid(
+                place,
+                format!(
             "{} bytes of data at byte {data_offset} run past the end of the file (truncated?)",
             entry.compressed
-        )))?;
+        ),
+            )
+        })?;
     let mut next = data_end;
     if flags & (1 << 3) != 0 {
         // Sizes and CRC deferred to a data descriptor: the local fields hold zeros.
         if crc32 != 0 || compressed != 0 || uncompressed != 0 {
-            return Err(invalid(place, "data descriptor flag set but the local header also gives a CRC or sizes"));
+            return Err(invalid(
+                place,
+                "data descriptor flag set but the local header also gives a CRC or sizes",
+            ));
         }
         let size_len = if zip64 { 8 } else { 4 };
         let desc_len = 4 + 4 + 2 * size_len;
         let desc = read_vec(src, data_end, desc_len)?;
         let mut f = Fields::new(&desc);
         if f.u32() != DESCRIPTOR_SIG {
-            return Err(invalid(place, format!("no data descriptor signature at byte {data_end}")));
+            return Err(invalid(
+                place,
+                format!("no data descriptor signature at byte {data_end}"),
+            ));
         }
         let d_crc = f.u32();
         let (d_comp, d_uncomp) = if zip64 {
@@ -601,11 +705,20 @@ fn read_local(
             (u64::from(f.u32()), u64::from(f.u32()))
         };
         if d_crc != entry.crc32 || d_comp != entry.compressed || d_uncomp != entry.uncompressed {
-            return Err(invalid(place, "data descriptor disagrees with the central directory (CRC or sizes)"));
+            return Err(invalid(
+                place,
+                "data descriptor disagrees with the central directory (CRC or sizes)",
+            ));
         }
         next = data_end + desc_len;
-    } else if crc32 != entry.crc32 || compressed != entry.compressed || uncompressed != entry.uncompressed {
-        return Err(invalid(place, "local header CRC or sizes disagree with the central directory"));
+    } else if crc32 != entry.crc32
+        || compressed != entry.compressed
+        || uncompressed != entry.uncompressed
+    {
+        return Err(invalid(
+            place,
+            "local header CRC or sizes disagree with the central directory",
+        ));
     }
     Ok((
         Record {
@@ -629,11 +742,12 @@ pub fn verify_crc(src: &(impl ReadAt + ?Sized), record: &Record) -> Result<(), Z
     let end = record.data_offset + record.len;
     while at < end {
         let n = (end - at).min(buf.len() as u64) as usize;
-        src.read_at(at, &mut buf[..n]).map_err(|message| ZipError::Io {
-            offset: at,
-            len: n as u64,
-            message,
-        })?;
+        src.read_at(at, &mut buf[..n])
+            .map_err(|message| ZipError::Io {
+                offset: at,
+                len: n as u64,
+                message,
+            })?;
         hasher.update(&buf[..n]);
         at += n as u64;
     }

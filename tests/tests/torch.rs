@@ -1,0 +1,278 @@
+//! torch zip checkpoints end to end, against fixtures written by real torch
+//! (fixtures/torch/make_fixtures.py) and what torch itself says about them
+//! (fixtures/torch/expected.json).
+
+mod common;
+
+use common::{fixture, json, run, socair};
+use serde_json::Value;
+use std::collections::BTreeMap;
+
+fn expected() -> Value {
+    json(&std::fs::read_to_string(fixture("torch/expected.json")).unwrap())
+}
+
+fn cases(prefix: &str) -> Vec<(String, Value)> {
+    expected()
+        .as_object()
+        .unwrap()
+        .iter()
+        .filter(|(k, _)| k.starts_with(prefix))
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect()
+}
+
+fn row<'a>(report: &'a Value, check: &str) -> &'a Value {
+    report["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["check"] == check)
+        .unwrap_or_else(|| panic!("no {check} row in {report:#}"))
+}
+
+#[test]
+fn every_legit_checkpoint_passes_the_pickle_scan() {
+    let legit = cases("legit/");
+    assert!(legit.len() >= 12);
+    for (file, _) in &legit {
+        let r = run(socair().arg("scan").arg(fixture(&format!("torch/{file}"))));
+        assert_eq!(r.code, 0, "{file}: {}", r.stderr);
+        let report = json(&r.stdout);
+        assert_eq!(report["schema"], "socair.report/v1");
+        assert_eq!(report["artifact"]["format"], "torch-zip");
+        assert_eq!(report["rules"]["socair-wo"], "1");
+        assert_eq!(
+            row(&report, "Pickle opcode scan")["status"],
+            "PASS",
+            "{file}"
+        );
+        let structure = row(&report, "Format and structure");
+        assert_eq!(structure["status"], "NOT_TESTED", "{file}");
+        assert!(!structure["summary"].as_str().unwrap().is_empty());
+    }
+}
+
+#[test]
+fn legit_tensors_match_what_torch_saved() {
+    for (file, case) in cases("legit/") {
+        let r = run(socair()
+            .arg("tensors")
+            .arg(fixture(&format!("torch/{file}"))));
+        let m = json(&r.stdout);
+        assert_eq!(m["artifact"]["sha256"], case["file_sha256"], "{file}");
+        let got: BTreeMap<&str, &Value> = m["tensors"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| (t["name"].as_str().unwrap(), t))
+            .collect();
+        let unread: BTreeMap<&str, &str> = m["unread"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|u| (u["tensor"].as_str().unwrap(), u["reason"].as_str().unwrap()))
+            .collect();
+        let want = case["tensors"].as_array().unwrap();
+        let mut noncontiguous = 0;
+        for w in want {
+            let name = w["name"].as_str().unwrap();
+            if w["contiguous"] == false {
+                noncontiguous += 1;
+                let why = unread
+                    .get(name)
+                    .unwrap_or_else(|| panic!("{file}: {name} not unread"));
+                assert!(why.contains("not contiguous"), "{file}: {name}: {why}");
+                continue;
+            }
+            let t = got
+                .get(name)
+                .unwrap_or_else(|| panic!("{file}: {name} missing: {m:#}"));
+            assert_eq!(t["dtype"], w["dtype"], "{file}: {name}");
+            assert_eq!(t["shape"], w["shape"], "{file}: {name}");
+            assert_eq!(t["sha256"], w["sha256"], "{file}: {name}");
+            assert_eq!(t.get("values"), w.get("values"), "{file}: {name}");
+        }
+        assert_eq!(got.len() + noncontiguous, want.len(), "{file}: {m:#}");
+        assert_eq!(unread.len(), noncontiguous, "{file}: {m:#}");
+        assert_eq!(
+            r.code,
+            if noncontiguous > 0 { 1 } else { 0 },
+            "{file}: {}",
+            r.stderr
+        );
+    }
+}
+
+#[test]
+fn big_endian_values_hash_like_the_little_endian_original() {
+    let r = run(socair()
+        .arg("tensors")
+        .arg(fixture("torch/legit/big-endian.pt")));
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let m = json(&r.stdout);
+    let f32 = m["tensors"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["name"] == "f32")
+        .unwrap();
+    // Raw bytes are big-endian, so the raw hash differs from the values hash; the values hash
+    // is what the little-endian original's F32 bytes hash to.
+    assert_ne!(f32["sha256"], f32["values"]);
+    let report = run(socair()
+        .arg("scan")
+        .arg(fixture("torch/legit/big-endian.pt")));
+    assert!(json(&report.stdout)["rows"][1]["summary"]
+        .as_str()
+        .unwrap()
+        .contains("byteorder big"));
+}
+
+#[test]
+fn malicious_and_malformed_checkpoints_get_their_status() {
+    let malicious = cases("malicious/");
+    assert!(malicious.len() >= 30, "{}", malicious.len());
+    for (file, case) in &malicious {
+        let r = run(socair().arg("scan").arg(fixture(&format!("torch/{file}"))));
+        assert_eq!(r.code, 1, "{file}: a FAIL or LEAD exits 1: {}", r.stderr);
+        let report = json(&r.stdout);
+        let pickle = row(&report, "Pickle opcode scan");
+        assert_eq!(pickle["status"], case["status"], "{file}: {pickle:#}");
+        let keyword = case["keyword"].as_str().unwrap().to_lowercase();
+        let text = pickle.to_string().to_lowercase();
+        assert!(
+            text.contains(&keyword),
+            "{file}: {keyword:?} not in {pickle:#}"
+        );
+        // Every finding names a place.
+        for f in pickle["findings"].as_array().unwrap() {
+            assert!(!f["place"].as_str().unwrap().is_empty(), "{file}");
+        }
+        // A FAIL file's tensors are never read; nothing is listed as if it were sound.
+        let t = run(socair()
+            .arg("tensors")
+            .arg(fixture(&format!("torch/{file}"))));
+        if case["status"] == "FAIL" {
+            assert_eq!(t.code, 1, "{file}: {}", t.stderr);
+            assert_eq!(json(&t.stdout)["tensors"], Value::Array(vec![]), "{file}");
+        }
+    }
+}
+
+#[test]
+fn reviewed_classes_accept_unknown_globals_but_never_dangerous_ones() {
+    let dir = tempfile::tempdir().unwrap();
+    let list = dir.path().join("reviewed.txt");
+    std::fs::write(
+        &list,
+        "# reviewed by a person\nargparse.Namespace\nos.system\n",
+    )
+    .unwrap();
+    let namespace = fixture("torch/malicious/argparse-namespace.pt");
+    let r = run(socair().arg("scan").arg(&namespace));
+    assert_eq!(
+        row(&json(&r.stdout), "Pickle opcode scan")["status"],
+        "LEAD"
+    );
+    let r = run(socair()
+        .arg("scan")
+        .arg(&namespace)
+        .arg("--reviewed-classes")
+        .arg(&list));
+    let report = json(&r.stdout);
+    assert_eq!(
+        row(&report, "Pickle opcode scan")["status"],
+        "PASS",
+        "{report:#}"
+    );
+    assert!(row(&report, "Pickle opcode scan")["summary"]
+        .as_str()
+        .unwrap()
+        .contains("reviewed globals accepted: argparse.Namespace"));
+    assert_eq!(
+        report["scope"]["reviewed_classes"],
+        serde_json::json!(["argparse.Namespace", "os.system"])
+    );
+    assert_eq!(r.code, 0);
+    let r = run(socair()
+        .arg("scan")
+        .arg(fixture("torch/malicious/pickle-os-system.pt"))
+        .arg("--reviewed-classes")
+        .arg(&list));
+    assert_eq!(
+        row(&json(&r.stdout), "Pickle opcode scan")["status"],
+        "FAIL"
+    );
+    assert_eq!(r.code, 1);
+
+    std::fs::write(&list, "not a global\n").unwrap();
+    let r = run(socair()
+        .arg("scan")
+        .arg(&namespace)
+        .arg("--reviewed-classes")
+        .arg(&list));
+    assert_eq!(r.code, 2);
+    assert!(r.stderr.contains("line 1"), "{}", r.stderr);
+}
+
+#[test]
+fn header_only_scan_says_what_it_did_not_read() {
+    let r = run(socair()
+        .arg("scan")
+        .arg("--header-only")
+        .arg(fixture("torch/legit/state-dict.pt")));
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let report = json(&r.stdout);
+    assert_eq!(report["scope"]["mode"], "header-only");
+    let summary = row(&report, "Pickle opcode scan")["summary"]
+        .as_str()
+        .unwrap();
+    assert!(summary.contains("not read for"), "{summary}");
+    // A CRC mismatch in a storage record is only found by a full scan.
+    let full = run(socair()
+        .arg("scan")
+        .arg(fixture("torch/legit/state-dict.pt")));
+    assert!(row(&json(&full.stdout), "Pickle opcode scan")["summary"]
+        .as_str()
+        .unwrap()
+        .contains("verified for all"));
+}
+
+#[test]
+fn a_model_directory_merges_rows_across_formats() {
+    let dir = tempfile::tempdir().unwrap();
+    let model = dir.path().join("mixed");
+    std::fs::create_dir(&model).unwrap();
+    std::fs::copy(
+        fixture("torch/legit/state-dict.pt"),
+        model.join("pytorch_model.bin"),
+    )
+    .unwrap();
+    std::fs::copy(
+        fixture("safetensors/tiny-bert/model-00001-of-00004.safetensors"),
+        model.join("model.safetensors"),
+    )
+    .unwrap();
+    std::fs::write(model.join("config.json"), "{}").unwrap();
+    let r = run(socair().arg("scan").arg(&model));
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let report = json(&r.stdout);
+    assert_eq!(report["artifact"]["format"], "model directory");
+    assert_eq!(report["rules"]["socair.modeldir"], "1");
+    // Format and structure: PASS for safetensors, NOT_TESTED for the pickle: NOT_TESTED wins.
+    assert_eq!(row(&report, "Format and structure")["status"], "NOT_TESTED");
+    assert_eq!(row(&report, "Pickle opcode scan")["status"], "PASS");
+
+    // A raw pickle no plugin reads is a LEAD, named.
+    std::fs::write(model.join("extra.pkl"), b"\x80\x02N.").unwrap();
+    let r = run(socair().arg("scan").arg(&model));
+    assert_eq!(r.code, 1);
+    let report = json(&r.stdout);
+    let pickle = row(&report, "Pickle opcode scan");
+    assert_eq!(pickle["status"], "LEAD");
+    assert!(pickle["findings"][0]["place"]
+        .as_str()
+        .unwrap()
+        .starts_with("extra.pkl"));
+}
