@@ -276,3 +276,25 @@ fn a_model_directory_merges_rows_across_formats() {
         .unwrap()
         .starts_with("extra.pkl"));
 }
+
+#[test]
+fn false_positive_baseline_holds() {
+    let expected = json(
+        &std::fs::read_to_string(fixture("torch/baseline/expected.json")).unwrap(),
+    );
+    let cases = expected.as_object().unwrap();
+    assert!(cases.len() >= 10);
+    for (file, case) in cases {
+        let r = run(socair()
+            .arg("scan")
+            .arg(fixture(&format!("torch/baseline/{file}"))));
+        let report = json(&r.stdout);
+        assert_eq!(
+            row(&report, "Pickle opcode scan")["status"],
+            case["status"],
+            "{file}: {}",
+            r.stderr
+        );
+        assert_ne!(row(&report, "Pickle opcode scan")["status"], "FAIL", "{file}");
+    }
+}

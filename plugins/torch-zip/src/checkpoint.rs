@@ -430,13 +430,13 @@ impl Walker<'_> {
                 Some(why) => self.unread.push((path, why.into())),
                 None => self.named.push((path, t.clone())),
             },
-            Value::Tuple(_) | Value::Obj(_) if depth >= MAX_NAME_DEPTH => {
+            Value::Tuple(..) | Value::Obj(_) if depth >= MAX_NAME_DEPTH => {
                 self.unread.push((
                     path,
                     format!("nested deeper than {MAX_NAME_DEPTH} levels; not walked"),
                 ));
             }
-            Value::Tuple(items) => {
+            Value::Tuple(items, _) => {
                 for (i, v) in items.iter().enumerate() {
                     self.walk(v, join(&path, &i.to_string()), depth + 1, Some(IN_SEQUENCE));
                 }

@@ -188,8 +188,8 @@ pub enum Value {
     Str(Rc<str>),
     /// Bytes.
     Bytes(Rc<[u8]>),
-    /// A tuple.
-    Tuple(Rc<[Value]>),
+    /// A tuple, with its nesting depth (a tuple of scalars is 1).
+    Tuple(Rc<[Value]>, u16),
     /// A list or dict, by index into the object arena.
     Obj(usize),
     /// A global, classified.
@@ -622,10 +622,11 @@ impl Machine<'_> {
                 let v = self.new_object(Object::List(Vec::new()));
                 self.stack.push(v);
             }
-            b')' => self.stack.push(Value::Tuple(Rc::from(Vec::new()))),
+            b')' => self.stack.push(Value::Tuple(Rc::from(Vec::new()), 1)),
             b't' => {
                 let items = self.pop_mark()?;
-                self.stack.push(Value::Tuple(Rc::from(items)));
+                let t = tuple(items)?;
+                self.stack.push(t);
             }
             0x85..=0x87 => {
                 let n = usize::from(op - 0x84);
@@ -634,7 +635,8 @@ impl Machine<'_> {
                     items.push(self.pop()?);
                 }
                 items.reverse();
-                self.stack.push(Value::Tuple(Rc::from(items)));
+                let t = tuple(items)?;
+                self.stack.push(t);
             }
             b'q' | b'r' => {
                 let i = if op == b'q' {
@@ -862,7 +864,7 @@ impl Machine<'_> {
             ));
             Ok(Value::Opaque(Rc::from("invalid persistent id")))
         };
-        let Value::Tuple(items) = pid else {
+        let Value::Tuple(items, _) = pid else {
             return bad(self, "is not a tuple");
         };
         let [Value::Str(tag), Value::Global(class), Value::Str(key), Value::Str(location), Value::Int(numel)] =
@@ -912,7 +914,7 @@ impl Machine<'_> {
     }
 
     fn call(&mut self, callable: Value, args: Value, newobj: bool) -> Step<Value> {
-        let Value::Tuple(args) = args else {
+        let Value::Tuple(args, _) = args else {
             self.fail(format!(
                 "{} with arguments that are {} instead of a tuple",
                 if newobj { "NEWOBJ" } else { "REDUCE" },
@@ -1006,8 +1008,8 @@ impl Machine<'_> {
         let (
             Value::Storage(storage),
             Value::Int(offset),
-            Value::Tuple(size),
-            Value::Tuple(stride),
+            Value::Tuple(size, _),
+            Value::Tuple(stride, _),
             Value::Bool(requires_grad),
         ) = (&args[0], &args[1], &args[2], &args[3], &args[4])
         else {
@@ -1357,6 +1359,28 @@ impl Machine<'_> {
     }
 }
 
+/// Deepest tuple nesting accepted. Tuples are the only values that nest by ownership (lists
+/// and dicts live in the arena), so this bounds the recursion of dropping or walking a value;
+/// torch.save's pickler itself could not write anything near this deep.
+pub const MAX_TUPLE_DEPTH: u16 = 256;
+
+fn tuple(items: Vec<Value>) -> Step<Value> {
+    let depth = 1 + items
+        .iter()
+        .map(|v| match v {
+            Value::Tuple(_, d) => *d,
+            _ => 0,
+        })
+        .max()
+        .unwrap_or(0);
+    if depth > MAX_TUPLE_DEPTH {
+        return Err(Malformed(format!(
+            "tuples nested deeper than {MAX_TUPLE_DEPTH} levels"
+        )));
+    }
+    Ok(Value::Tuple(Rc::from(items), depth))
+}
+
 /// The view must lie inside its storage.
 pub fn check_bounds(t: &TensorModel) -> Result<(), String> {
     let numel = t
@@ -1408,11 +1432,123 @@ fn describe(v: &Value) -> String {
         Value::Float(_) => "a float".into(),
         Value::Str(_) => "a string".into(),
         Value::Bytes(_) => "bytes".into(),
-        Value::Tuple(_) => "a tuple".into(),
+        Value::Tuple(..) => "a tuple".into(),
         Value::Obj(_) => "a container".into(),
         Value::Global(g) => format!("the global {}", g.dotted()),
         Value::Storage(_) => "a storage".into(),
         Value::Tensor(_) => "a tensor".into(),
         Value::Opaque(what) => format!("an opaque value ({what})"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn findings(data: &[u8]) -> Vec<(Severity, String)> {
+        run(data, &Options::default())
+            .findings
+            .into_iter()
+            .map(|f| (f.severity, format!("{} @{}: {}", f.opcode, f.offset, f.reason)))
+            .collect()
+    }
+
+    fn worst(data: &[u8]) -> Option<Severity> {
+        run(data, &Options::default()).worst()
+    }
+
+    #[test]
+    fn a_plain_dict_is_clean() {
+        // {'a': 1} under protocol 2.
+        let p = b"\x80\x02}q\x00X\x01\x00\x00\x00aq\x01K\x01s.";
+        let out = run(p, &Options::default());
+        assert!(out.findings.is_empty(), "{:?}", out.findings);
+        assert!(matches!(out.result, Some(Value::Obj(_))));
+    }
+
+    #[test]
+    fn deep_tuples_are_refused_before_they_can_overflow_the_stack() {
+        let mut p = b"\x80\x02N".to_vec();
+        p.extend(std::iter::repeat_n(0x85u8, 100_000));
+        p.push(b'.');
+        let f = findings(&p);
+        assert!(f[0].1.contains("nested deeper than"), "{f:?}");
+        assert_eq!(f[0].0, Severity::Fail);
+    }
+
+    #[test]
+    fn structural_abuse_is_fail() {
+        // BINGET of an index never stored.
+        assert_eq!(worst(b"\x80\x02h\x07."), Some(Severity::Fail));
+        // SETITEM on a tuple.
+        let f = findings(b"\x80\x02)K\x01K\x02s.");
+        assert!(f[0].1.contains("instead of a dict"), "{f:?}");
+        // STACK_GLOBAL on ints.
+        let f = findings(b"\x80\x04K\x01K\x02\x93.");
+        assert!(f[0].1.contains("type confusion"), "{f:?}");
+        // A frame that ends inside an opcode's argument.
+        let f = findings(b"\x80\x04\x95\x02\x00\x00\x00\x00\x00\x00\x00J\x01\x00\x00\x00.");
+        assert!(f[0].1.contains("frame"), "{f:?}");
+        // Truncated.
+        assert_eq!(worst(b"\x80\x02}"), Some(Severity::Fail));
+    }
+
+    #[test]
+    fn globals_are_judged_exactly_and_memo_sources_resolve() {
+        // STACK_GLOBAL with both names from the memo, as protocol 4 legitimately writes.
+        let p = b"\x80\x04\x8c\x02os\x94\x8c\x06system\x94h\x00h\x01\x93.";
+        let f = findings(p);
+        assert!(f.iter().any(|(s, r)| *s == Severity::Fail && r.contains("global os.system")), "{f:?}");
+        let p = b"\x80\x02cargparse\nNamespace\n)R.";
+        assert_eq!(worst(p), Some(Severity::Lead));
+        let reviewed = Options {
+            reviewed: vec!["argparse.Namespace".into()],
+        };
+        let out = run(p, &reviewed);
+        assert!(out.findings.is_empty());
+        assert_eq!(out.reviewed_used, ["argparse.Namespace"]);
+    }
+
+    #[test]
+    fn globals_after_leaving_the_grammar_are_still_found() {
+        // INST is outside the grammar; the GLOBAL after it is still named.
+        let p = b"\x80\x02(iargparse\nNamespace\n0cbuiltins\neval\n.";
+        let f = findings(p);
+        assert!(f.iter().any(|(s, _)| *s == Severity::Lead));
+        assert!(f.iter().any(|(s, r)| *s == Severity::Fail && r.contains("builtins.eval")), "{f:?}");
+        // Trailing bytes after STOP hide a second pickle: it is scanned too.
+        let p = b"\x80\x02N.\x80\x02cos\nsystem\n.";
+        let f = findings(p);
+        assert!(f.iter().any(|(_, r)| r.contains("trailing")), "{f:?}");
+        assert!(f.iter().any(|(s, r)| *s == Severity::Fail && r.contains("os.system")), "{f:?}");
+    }
+
+    #[test]
+    fn contiguity_follows_c10() {
+        let storage = Rc::new(StorageRef {
+            class: StorageClass::Untyped,
+            key: "0".into(),
+            location: "cpu".into(),
+            numel: 64,
+        });
+        let t = |shape: Vec<u64>, stride: Vec<u64>| TensorModel {
+            storage: storage.clone(),
+            dtype: crate::globals::dtype("uint8").unwrap(),
+            storage_offset: 0,
+            shape,
+            stride,
+            requires_grad: false,
+            parameter: false,
+            conj: false,
+            neg: false,
+            pickle_offset: 0,
+        };
+        assert!(t(vec![2, 3], vec![3, 1]).is_contiguous());
+        assert!(!t(vec![2, 3], vec![1, 2]).is_contiguous());
+        assert!(t(vec![2, 1, 3], vec![3, 99, 1]).is_contiguous());
+        assert!(t(vec![0, 3], vec![7, 7]).is_contiguous());
+        assert!(t(vec![], vec![]).is_contiguous());
+        assert_eq!(check_bounds(&t(vec![8, 8], vec![8, 1])), Ok(()));
+        assert!(check_bounds(&t(vec![8, 9], vec![8, 1])).is_err());
     }
 }
