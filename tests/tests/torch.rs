@@ -298,3 +298,15 @@ fn false_positive_baseline_holds() {
         assert_ne!(row(&report, "Pickle opcode scan")["status"], "FAIL", "{file}");
     }
 }
+
+#[test]
+fn a_conjugate_bit_keeps_the_tensor_out_of_the_manifest() {
+    let r = run(socair()
+        .arg("tensors")
+        .arg(fixture("torch/baseline/conj-bit.pt")));
+    assert_eq!(r.code, 1);
+    let m = json(&r.stdout);
+    assert_eq!(m["unread"][0]["tensor"], "c");
+    assert!(m["unread"][0]["reason"].as_str().unwrap().contains("conj"));
+    assert_eq!(m["tensors"][0]["name"], "n");
+}
