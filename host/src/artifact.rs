@@ -23,6 +23,7 @@ const FORMAT_BY_EXTENSION: &[(&str, &str)] = &[
     ("pth", "torch-zip"),
     ("bin", "torch-zip"),
     ("ckpt", "torch-zip"),
+    ("gguf", "gguf"),
 ];
 
 /// Why an artifact cannot be read at all (exit 2).

@@ -279,9 +279,7 @@ fn a_model_directory_merges_rows_across_formats() {
 
 #[test]
 fn false_positive_baseline_holds() {
-    let expected = json(
-        &std::fs::read_to_string(fixture("torch/baseline/expected.json")).unwrap(),
-    );
+    let expected = json(&std::fs::read_to_string(fixture("torch/baseline/expected.json")).unwrap());
     let cases = expected.as_object().unwrap();
     assert!(cases.len() >= 10);
     for (file, case) in cases {
@@ -295,7 +293,11 @@ fn false_positive_baseline_holds() {
             "{file}: {}",
             r.stderr
         );
-        assert_ne!(row(&report, "Pickle opcode scan")["status"], "FAIL", "{file}");
+        assert_ne!(
+            row(&report, "Pickle opcode scan")["status"],
+            "FAIL",
+            "{file}"
+        );
     }
 }
 

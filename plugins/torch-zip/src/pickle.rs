@@ -1449,7 +1449,12 @@ mod tests {
         run(data, &Options::default())
             .findings
             .into_iter()
-            .map(|f| (f.severity, format!("{} @{}: {}", f.opcode, f.offset, f.reason)))
+            .map(|f| {
+                (
+                    f.severity,
+                    format!("{} @{}: {}", f.opcode, f.offset, f.reason),
+                )
+            })
             .collect()
     }
 
@@ -1498,7 +1503,11 @@ mod tests {
         // STACK_GLOBAL with both names from the memo, as protocol 4 legitimately writes.
         let p = b"\x80\x04\x8c\x02os\x94\x8c\x06system\x94h\x00h\x01\x93.";
         let f = findings(p);
-        assert!(f.iter().any(|(s, r)| *s == Severity::Fail && r.contains("global os.system")), "{f:?}");
+        assert!(
+            f.iter()
+                .any(|(s, r)| *s == Severity::Fail && r.contains("global os.system")),
+            "{f:?}"
+        );
         let p = b"\x80\x02cargparse\nNamespace\n)R.";
         assert_eq!(worst(p), Some(Severity::Lead));
         let reviewed = Options {
@@ -1515,12 +1524,20 @@ mod tests {
         let p = b"\x80\x02(iargparse\nNamespace\n0cbuiltins\neval\n.";
         let f = findings(p);
         assert!(f.iter().any(|(s, _)| *s == Severity::Lead));
-        assert!(f.iter().any(|(s, r)| *s == Severity::Fail && r.contains("builtins.eval")), "{f:?}");
+        assert!(
+            f.iter()
+                .any(|(s, r)| *s == Severity::Fail && r.contains("builtins.eval")),
+            "{f:?}"
+        );
         // Trailing bytes after STOP hide a second pickle: it is scanned too.
         let p = b"\x80\x02N.\x80\x02cos\nsystem\n.";
         let f = findings(p);
         assert!(f.iter().any(|(_, r)| r.contains("trailing")), "{f:?}");
-        assert!(f.iter().any(|(s, r)| *s == Severity::Fail && r.contains("os.system")), "{f:?}");
+        assert!(
+            f.iter()
+                .any(|(s, r)| *s == Severity::Fail && r.contains("os.system")),
+            "{f:?}"
+        );
     }
 
     #[test]
