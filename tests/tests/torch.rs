@@ -312,3 +312,19 @@ fn a_conjugate_bit_keeps_the_tensor_out_of_the_manifest() {
     assert!(m["unread"][0]["reason"].as_str().unwrap().contains("conj"));
     assert_eq!(m["tensors"][0]["name"], "n");
 }
+
+#[test]
+fn files_named_like_checkpoints_that_are_not_zips_are_leads() {
+    let dir = tempfile::tempdir().unwrap();
+    let legacy = dir.path().join("old.pt");
+    std::fs::write(&legacy, b"\x80\x02\x8a\x0al\xfc\x9cF\xf9 j\xa8P\x19.").unwrap();
+    let junk = dir.path().join("model.bin");
+    std::fs::write(&junk, [7u8; 64]).unwrap();
+    for (file, words) in [(&legacy, "raw pickle stream"), (&junk, "neither a zip")] {
+        let r = run(socair().arg("scan").arg(file));
+        assert_eq!(r.code, 1, "{}", r.stderr);
+        let pickle = row(&json(&r.stdout), "Pickle opcode scan").clone();
+        assert_eq!(pickle["status"], "LEAD");
+        assert!(pickle.to_string().contains(words), "{pickle:#}");
+    }
+}

@@ -114,6 +114,39 @@ pub struct AnalyzeOptions {
     pub reviewed: Vec<String>,
 }
 
+/// A file that does not start like a zip: if a zip end record lies near its end, it is a zip
+/// with bytes in front (a polyglot: torch reads the front, zip readers the back) and the zip
+/// layer refuses it with the details; a raw pickle stream (torch's legacy format, or a plain
+/// pickle) is outside what this reader models; anything else is not a checkpoint at all.
+fn not_a_zip(src: &(impl ReadAt + ?Sized)) -> Option<(Severity, String)> {
+    let size = src.size();
+    let mut head = [0u8; 8];
+    let n = size.min(8) as usize;
+    src.read_at(0, &mut head[..n]).ok()?;
+    let head = &head[..n];
+    if head.starts_with(b"PK\x03\x04") || head.starts_with(b"PYTORCH1") {
+        return None;
+    }
+    // The end record is 22 bytes plus a comment of at most 65535.
+    let tail_len = size.min(22 + 65_535);
+    let mut tail = vec![0u8; tail_len as usize];
+    src.read_at(size - tail_len, &mut tail).ok()?;
+    if tail.windows(4).any(|w| w == b"PK\x05\x06") {
+        return None;
+    }
+    Some(if head.first() == Some(&0x80) {
+        (
+            Severity::Lead,
+            "a raw pickle stream (torch's legacy format or a plain pickle), not a torch zip checkpoint: socair-wo/1 does not model it, so nothing has checked what loading it would run".into(),
+        )
+    } else {
+        (
+            Severity::Lead,
+            "neither a zip archive nor a pickle: not a torch checkpoint, whatever its name".into(),
+        )
+    })
+}
+
 fn read_record(src: &(impl ReadAt + ?Sized), r: &zip::Record) -> Result<Vec<u8>, String> {
     let mut buf = vec![0u8; usize::try_from(r.len).map_err(|_| "record too large")?];
     src.read_at(r.data_offset, &mut buf)?;
@@ -123,6 +156,11 @@ fn read_record(src: &(impl ReadAt + ?Sized), r: &zip::Record) -> Result<Vec<u8>,
 /// Reads a checkpoint completely (or its headers only), without running its pickle.
 pub fn analyze(src: &(impl ReadAt + ?Sized), options: &AnalyzeOptions) -> Analysis {
     let mut a = Analysis::default();
+    if let Some((severity, reason)) = not_a_zip(src) {
+        a.add(severity, "byte 0", reason.clone());
+        a.unread.push((None, reason));
+        return a;
+    }
     let archive = match zip::read_archive(src) {
         Ok(archive) => archive,
         Err(e) => {
