@@ -87,19 +87,50 @@ pub enum Command {
         #[arg(long, value_name = "FILE")]
         out: Option<PathBuf>,
     },
-    /// Fingerprint every tensor of a model file or directory (socair.tensors/v1).
+    /// Fingerprint every tensor of a model file or directory (socair.tensors/v1), or compare
+    /// two models (`socair tensors diff`).
     ///
     /// Writes the manifest to standard output (or --out) and a one-line count to standard
     /// error. For a directory, every *.safetensors file is read (and any other file a plugin
     /// recognises); the directory's identity is its socair.modeldir/v1 digest. Exits 0 when
     /// every file and tensor was read, 1 when anything is listed in `unread`, 2 when the path
-    /// cannot be read.
+    /// cannot be read. (A model directory named `diff` is written `./diff`.)
     ///
     /// Example: socair tensors fixtures/safetensors/tiny-bert --out tiny-bert.tensors.json
+    #[command(args_conflicts_with_subcommands = true, subcommand_negates_reqs = true)]
     Tensors {
         /// A model file or a model directory.
-        path: PathBuf,
+        #[arg(required = true)]
+        path: Option<PathBuf>,
         /// Write the manifest here (atomically) instead of to standard output.
+        #[arg(long, value_name = "FILE")]
+        out: Option<PathBuf>,
+        /// Compare two models.
+        #[command(subcommand)]
+        action: Option<TensorsAction>,
+    },
+}
+
+/// `socair tensors` subcommands.
+#[derive(Debug, Subcommand)]
+pub enum TensorsAction {
+    /// Compare an artifact with a reference, tensor by tensor (socair.tensors.diff/v1).
+    ///
+    /// Either side is a model (file or directory, any format a plugin reads) or a manifest
+    /// `socair tensors` wrote. Tensors pair by name first (identical, same values, differs,
+    /// not comparable), then by content for names the other side lacks (renamed; a GGUF's
+    /// llama Q/K projections also after undoing llama.cpp's row permutation), and the rest is
+    /// only in one side. Writes the comparison as JSON and a summary to standard error. Exits
+    /// 0 only when every tensor on both sides matches under its own name, 1 otherwise, 2 when a
+    /// side cannot be read.
+    ///
+    /// Example: socair tensors diff model.gguf reviewed.tensors.json --out diff.json
+    Diff {
+        /// The model (or manifest) to check.
+        artifact: PathBuf,
+        /// The reference model (or manifest).
+        reference: PathBuf,
+        /// Write the comparison here (atomically) instead of to standard output.
         #[arg(long, value_name = "FILE")]
         out: Option<PathBuf>,
     },
@@ -199,7 +230,56 @@ fn dispatch(cli: Cli) -> Result<u8, Fatal> {
                 .any(|r| r.status == "FAIL" || r.status == "LEAD");
             Ok(if negative { EXIT_NEGATIVE } else { EXIT_OK })
         }
-        Command::Tensors { path, out } => {
+        Command::Tensors {
+            action:
+                Some(TensorsAction::Diff {
+                    artifact,
+                    reference,
+                    out,
+                }),
+            ..
+        } => {
+            let set = load_plugins(&cli.plugin_dirs);
+            warn_refused(&set);
+            let (a, r) = rayon::join(
+                || crate::diff::load_side(&artifact, &set),
+                || crate::diff::load_side(&reference, &set),
+            );
+            let (a, unpermuted) = a.map_err(Fatal)?;
+            let (r, _) = r.map_err(Fatal)?;
+            let comparison = crate::diff::diff(&a, &r, &unpermuted);
+            emit(out.as_deref(), &output::to_json_bytes(&comparison))?;
+            let s = &comparison.summary;
+            eprintln!(
+                "socair: {:?} against {:?}: {} identical, {} same values, {} renamed ({} after unpermute), {} differ, {} not comparable, {} only in the artifact, {} only in the reference, {} unread: {}",
+                comparison.artifact.name,
+                comparison.reference.name,
+                s.identical,
+                s.same_values,
+                s.renamed,
+                s.same_values_after_unpermute,
+                s.differs,
+                s.not_comparable,
+                s.only_in_artifact,
+                s.only_in_reference,
+                s.unread,
+                if comparison.matches {
+                    "every tensor matches under its own name"
+                } else {
+                    "they do not match"
+                }
+            );
+            Ok(if comparison.matches {
+                EXIT_OK
+            } else {
+                EXIT_NEGATIVE
+            })
+        }
+        Command::Tensors {
+            path: Some(path),
+            out,
+            action: None,
+        } => {
             let set = load_plugins(&cli.plugin_dirs);
             warn_refused(&set);
             let manifest = tensors::fingerprint(&path, &set).map_err(|e| Fatal(e.to_string()))?;
@@ -228,6 +308,7 @@ fn dispatch(cli: Cli) -> Result<u8, Fatal> {
                 EXIT_NEGATIVE
             })
         }
+        Command::Tensors { .. } => Err(Fatal("socair tensors needs a path".into())),
     }
 }
 

@@ -3,6 +3,7 @@
 
 pub mod artifact;
 pub mod cli;
+pub mod diff;
 pub mod fingerprint;
 pub mod modeldir;
 pub mod output;
@@ -11,6 +12,7 @@ pub mod rules;
 pub mod scan;
 pub mod source;
 pub mod tensors;
+pub mod unpermute;
 
 /// The host's version.
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");

@@ -100,6 +100,19 @@ pub enum TensorsError {
 
 /// Fingerprints the model at `path`.
 pub fn fingerprint(path: &Path, plugins: &PluginSet) -> Result<TensorManifest, TensorsError> {
+    Ok(fingerprint_detailed(path, plugins)?.0)
+}
+
+/// Values hashes of GGUF Q/K projections with llama.cpp's row permutation undone, by
+/// `(file, name)`; see [`crate::unpermute`].
+pub type Unpermuted = std::collections::BTreeMap<(String, String), String>;
+
+/// Fingerprints the model at `path`, and also hashes GGUF Q/K projections with llama.cpp's
+/// row permutation undone (for `tensors diff`).
+pub fn fingerprint_detailed(
+    path: &Path,
+    plugins: &PluginSet,
+) -> Result<(TensorManifest, Unpermuted), TensorsError> {
     let artifact = Artifact::resolve(path, plugins)?;
     if !artifact.is_dir && artifact.jobs.is_empty() {
         return Err(TensorsError::Unrecognised {
@@ -123,17 +136,21 @@ pub fn fingerprint(path: &Path, plugins: &PluginSet) -> Result<TensorManifest, T
         || artifact.subject_digest(),
         || -> Result<_, TensorsError> {
             let opened = artifact.open_all(&ReadOptions::default())?;
-            Ok(hash_all(opened))
+            let unpermuted = crate::unpermute::hash_unpermuted(&opened);
+            Ok((hash_all(opened), unpermuted))
         },
     );
-    let (tensors, more_unread) = read?;
+    let ((tensors, more_unread), unpermuted) = read?;
     unread.extend(more_unread);
-    Ok(assemble(
-        artifact.name.clone(),
-        artifact.format(),
-        digest?,
-        tensors,
-        unread,
+    Ok((
+        assemble(
+            artifact.name.clone(),
+            artifact.format(),
+            digest?,
+            tensors,
+            unread,
+        ),
+        unpermuted,
     ))
 }
 

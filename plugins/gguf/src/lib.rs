@@ -151,6 +151,17 @@ pub fn opened_file(parsed: Result<reader::Gguf, reader::GgufError>) -> OpenedFil
     let mut findings = Vec::new();
     for t in &g.tensors {
         match (t.ggml_type, t.byte_len) {
+            (Some(ty), Some(_)) if ty.disputed.is_some() => {
+                let reason = ty.disputed.unwrap_or_default();
+                findings.push(Finding {
+                    place: format!("tensor {:?}", t.name).into(),
+                    reason: reason.into(),
+                });
+                unread.push(Unread {
+                    tensor: ROption::RSome(t.name.as_str().into()),
+                    reason: reason.into(),
+                });
+            }
             (Some(ty), Some(len)) => tensors.push(TensorDescriptor {
                 name: t.name.as_str().into(),
                 dtype: ty.name.into(),
@@ -190,7 +201,7 @@ pub fn opened_file(parsed: Result<reader::Gguf, reader::GgufError>) -> OpenedFil
         if findings.is_empty() {
             String::new()
         } else {
-            format!("; {} tensor(s) of a type whose size is not known", findings.len())
+            format!("; {} tensor(s) of a type whose size is not known or disputed", findings.len())
         }
     );
     OpenedFile {

@@ -18,6 +18,8 @@ pub struct GgmlType {
     pub type_size: u64,
     /// The element type in socair's vocabulary (safetensors names) for unquantized types.
     pub element: Option<&'static str>,
+    /// Why the size is disputed between writers and ggml, if it is.
+    pub disputed: Option<&'static str>,
 }
 
 const fn t(
@@ -33,6 +35,7 @@ const fn t(
         block_size,
         type_size,
         element,
+        disputed: None,
     }
 }
 
@@ -45,7 +48,12 @@ pub const TYPES: &[GgmlType] = &[
     t(6, "Q5_0", 32, 22, None),
     t(7, "Q5_1", 32, 24, None),
     t(8, "Q8_0", 32, 34, None),
-    t(9, "Q8_1", 32, 36, None),
+    GgmlType {
+        disputed: Some(
+            "ggml's Q8_1 block is 36 bytes but gguf-py 0.19 writes 40: readers disagree on this tensor's bytes",
+        ),
+        ..t(9, "Q8_1", 32, 36, None)
+    },
     t(10, "Q2_K", 256, 84, None),
     t(11, "Q3_K", 256, 110, None),
     t(12, "Q4_K", 256, 144, None),
