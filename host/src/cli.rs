@@ -72,6 +72,11 @@ pub enum Command {
     /// standard error. Exits 0 when no row is FAIL or LEAD, 1 when one is, 2 when the path
     /// cannot be read.
     ///
+    /// With SOCAIR_TENSOR_REFERENCE=<manifest> (one `socair tensors` wrote for a reviewed model)
+    /// the report gains a Tensor reference row: PASS when every tensor matches the reference
+    /// under its own name, LEAD when anything differs (never FAIL), NOT_TESTED across file
+    /// formats or for a header-only scan. An unreadable reference stops the scan (exit 2).
+    ///
     /// Example: socair scan pytorch_model.bin --out report.json
     Scan {
         /// A model file or a model directory.
@@ -192,6 +197,12 @@ fn dispatch(cli: Cli) -> Result<u8, Fatal> {
                 })?),
                 None => None,
             };
+            let reference = match std::env::var_os(crate::scan::REFERENCE_ENV) {
+                Some(p) if !p.is_empty() => {
+                    Some(crate::scan::read_reference(std::path::Path::new(&p)).map_err(Fatal)?)
+                }
+                _ => None,
+            };
             let set = load_plugins(&cli.plugin_dirs);
             warn_refused(&set);
             let report = crate::scan::scan(
@@ -200,6 +211,7 @@ fn dispatch(cli: Cli) -> Result<u8, Fatal> {
                 &crate::scan::ScanOptions {
                     header_only,
                     reviewed,
+                    reference,
                 },
             )
             .map_err(|e| Fatal(e.to_string()))?;

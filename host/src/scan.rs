@@ -159,6 +159,180 @@ pub struct ScanOptions {
     pub header_only: bool,
     /// Reviewed globals, when `--reviewed-classes` was given.
     pub reviewed: Option<Vec<String>>,
+    /// The reference manifest (`SOCAIR_TENSOR_REFERENCE`), already read.
+    pub reference: Option<Reference>,
+}
+
+/// A reference manifest for the Tensor reference row.
+#[derive(Debug, Clone)]
+pub struct Reference {
+    /// File name and SHA-256 of its bytes (never its path).
+    pub named: NamedDigest,
+    /// The manifest.
+    pub manifest: crate::tensors::TensorManifest,
+}
+
+/// The environment variable naming the reference manifest.
+pub const REFERENCE_ENV: &str = "SOCAIR_TENSOR_REFERENCE";
+
+/// The check the reference adds.
+pub const REFERENCE_CHECK: &str = "Tensor reference";
+
+/// Most findings the reference row lists before summarising the rest.
+const MAX_REFERENCE_FINDINGS: usize = 100;
+
+/// Reads the reference manifest; an error (which stops the scan) names the file.
+pub fn read_reference(path: &Path) -> Result<Reference, String> {
+    let bytes = std::fs::read(path)
+        .map_err(|e| format!("{}: cannot read the tensor reference: {e}", path.display()))?;
+    let manifest = crate::diff::read_manifest(path)?.ok_or_else(|| {
+        format!(
+            "{}: the tensor reference is not a {} manifest",
+            path.display(),
+            crate::tensors::SCHEMA
+        )
+    })?;
+    use sha2::Digest;
+    Ok(Reference {
+        named: NamedDigest {
+            name: path.file_name().map_or_else(
+                || path.display().to_string(),
+                |n| n.to_string_lossy().into_owned(),
+            ),
+            sha256: crate::fingerprint::hex(&sha2::Sha256::digest(&bytes)),
+        },
+        manifest,
+    })
+}
+
+/// The Tensor reference row. It never FAILs: weights that differ from a reference are not
+/// evidence of malice. Within one format any difference (a tensor that differs, is renamed,
+/// missing, extra, not comparable or unread) is a LEAD, so a promotion stops until a person
+/// looks: a re-upload presented as the reviewed model that holds other weights is what the
+/// row exists to catch. Across file formats it does not judge (NOT_TESTED), and a header-only
+/// scan reads no tensor data (NOT_TESTED).
+fn reference_row(
+    path: &Path,
+    plugins: &PluginSet,
+    reference: &Reference,
+    header_only: bool,
+) -> Result<ReportRow, ArtifactError> {
+    let row = |status, summary: String, findings: Vec<socair_plugin_api::Finding>| ReportRow {
+        check: REFERENCE_CHECK.into(),
+        status,
+        summary: summary.into(),
+        findings: findings.into(),
+    };
+    if header_only {
+        return Ok(row(
+            RowStatus::NotTested,
+            "a header-only scan reads no tensor data, so it cannot compare tensors with the reference".into(),
+            Vec::new(),
+        ));
+    }
+    let manifest = crate::tensors::fingerprint(path, plugins).map_err(|e| match e {
+        crate::tensors::TensorsError::Artifact(a) => a,
+        other => ArtifactError::Io {
+            path: path.to_owned(),
+            source: std::io::Error::other(other.to_string()),
+        },
+    })?;
+    let (mine, theirs) = (
+        crate::diff::tensor_formats(&manifest),
+        crate::diff::tensor_formats(&reference.manifest),
+    );
+    if mine != theirs {
+        return Ok(row(
+            RowStatus::NotTested,
+            format!(
+                "the reference holds {} tensors and this artifact {}: across file formats the row does not judge (converters rename, reorder, split, fuse and quantize tensors)",
+                theirs.into_iter().collect::<Vec<_>>().join("+"),
+                mine.into_iter().collect::<Vec<_>>().join("+")
+            ),
+            Vec::new(),
+        ));
+    }
+    let c = crate::diff::diff(&manifest, &reference.manifest, &Default::default());
+    let s = &c.summary;
+    if c.matches {
+        return Ok(row(
+            RowStatus::Pass,
+            format!(
+                "every tensor matches the reference {:?} under its own name ({} identical, {} same values)",
+                reference.named.name, s.identical, s.same_values
+            ),
+            Vec::new(),
+        ));
+    }
+    let mut findings = Vec::new();
+    for p in &c.pairs {
+        if !p.renamed
+            && matches!(
+                p.outcome,
+                crate::diff::Outcome::Identical | crate::diff::Outcome::SameValues
+            )
+        {
+            continue;
+        }
+        let reason = if p.renamed {
+            format!(
+                "matches the reference's {:?} ({}) under another name",
+                p.reference.name, p.reference.file
+            )
+        } else {
+            match p.outcome {
+                crate::diff::Outcome::Differs => {
+                    "differs from the reference's tensor of the same name".into()
+                }
+                _ => {
+                    "has no encoding in common with the reference's tensor of the same name".into()
+                }
+            }
+        };
+        findings.push((format!("{}: {}", p.artifact.file, p.artifact.name), reason));
+    }
+    for t in &c.only_in_artifact {
+        findings.push((
+            format!("{}: {}", t.file, t.name),
+            "not in the reference".into(),
+        ));
+    }
+    for t in &c.only_in_reference {
+        findings.push((
+            format!("reference {}: {}", t.file, t.name),
+            "in the reference, missing here".into(),
+        ));
+    }
+    for u in manifest.unread.iter().chain(&reference.manifest.unread) {
+        findings.push((u.file.clone(), format!("unread: {}", u.reason)));
+    }
+    let total = findings.len();
+    let mut listed: Vec<socair_plugin_api::Finding> = findings
+        .into_iter()
+        .take(MAX_REFERENCE_FINDINGS)
+        .map(|(place, reason)| socair_plugin_api::Finding {
+            place: place.into(),
+            reason: reason.into(),
+        })
+        .collect();
+    if total > MAX_REFERENCE_FINDINGS {
+        listed.push(socair_plugin_api::Finding {
+            place: "…".into(),
+            reason: format!(
+                "and {} more; run `socair tensors diff` for all",
+                total - MAX_REFERENCE_FINDINGS
+            )
+            .into(),
+        });
+    }
+    Ok(row(
+        RowStatus::Lead,
+        format!(
+            "the weights are not the reference {:?}'s: {} identical, {} same values, {} renamed, {} differ, {} not comparable, {} extra, {} missing, {} unread; a person should look before this is promoted",
+            reference.named.name, s.identical, s.same_values, s.renamed, s.differs, s.not_comparable, s.only_in_artifact, s.only_in_reference, s.unread
+        ),
+        listed,
+    ))
 }
 
 /// Scans the artifact at `path`.
@@ -260,6 +434,10 @@ pub fn scan(
         rules.insert("socair.modeldir".into(), "1".into());
     }
     rules.insert("socair.report".into(), "1".into());
+    if let Some(reference) = &options.reference {
+        let r = reference_row(path, plugins, reference, options.header_only)?;
+        push(&artifact.name, r);
+    }
     let rows = per_check
         .into_iter()
         .map(|(check, rows)| merge(check, rows, artifact.is_dir))
@@ -284,7 +462,7 @@ pub fn scan(
             } else {
                 "full".into()
             },
-            reference_data: None,
+            reference_data: options.reference.as_ref().map(|r| r.named.clone()),
             reviewed_classes: options.reviewed.clone(),
         },
         rows,
