@@ -3,6 +3,7 @@
 
 pub mod artifact;
 pub mod cli;
+pub mod clock;
 pub mod diff;
 pub mod fingerprint;
 pub mod modeldir;
@@ -10,7 +11,9 @@ pub mod output;
 pub mod plugins;
 pub mod rules;
 pub mod scan;
+pub mod signing;
 pub mod source;
+pub mod store;
 pub mod tensors;
 pub mod unpermute;
 

@@ -44,3 +44,19 @@ pub fn emit(out: Option<&Path>, bytes: &[u8]) -> std::io::Result<()> {
         }
     }
 }
+
+/// Writes `bytes` to a new file at `path` (refusing to replace one), atomically.
+pub fn write_new(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let dir = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    let mut tmp = tempfile::Builder::new()
+        .prefix(".socair-")
+        .suffix(".tmp")
+        .tempfile_in(dir)?;
+    tmp.write_all(bytes)?;
+    tmp.as_file().sync_all()?;
+    tmp.persist_noclobber(path).map_err(|e| e.error)?;
+    Ok(())
+}

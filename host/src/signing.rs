@@ -1,0 +1,382 @@
+//! Keys, DSSE envelopes and in-toto Statements.
+//!
+//! * Keys are Ed25519 (ed25519-dalek 2): private keys as PKCS#8 PEM written with mode 0600,
+//!   public keys as SPKI PEM. A key's id is the hex SHA-256 of its 32-byte raw public key.
+//! * An envelope is DSSE v1: the signature is Ed25519 over
+//!   `PAE(type, body) = "DSSEv1" SP len(type) SP type SP len(body) SP body`; the payload is
+//!   carried base64-encoded exactly as signed, verified before it is parsed, and never
+//!   re-serialized. Standard and URL-safe base64 (padded or not) are accepted on input.
+//!   Verification uses `verify_strict` (weak keys and malleable signatures refused).
+//! * The body is an in-toto Statement v1.
+
+use base64::Engine;
+use ed25519_dalek::pkcs8::{DecodePrivateKey, DecodePublicKey, EncodePrivateKey, EncodePublicKey};
+use ed25519_dalek::{Signature, Signer, SigningKey, VerifyingKey};
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+use std::path::Path;
+
+/// The DSSE payload type of an in-toto Statement.
+pub const PAYLOAD_TYPE: &str = "application/vnd.in-toto+json";
+/// The in-toto Statement type.
+pub const STATEMENT_TYPE: &str = "https://in-toto.io/Statement/v1";
+/// Predicate type of a scan attestation.
+pub const SCAN_PREDICATE: &str = "https://socair.ai/scan/v1";
+/// Predicate type of an acceptance.
+pub const ACCEPTANCE_PREDICATE: &str = "https://socair.ai/acceptance/v1";
+/// Predicate type of a derivation record.
+pub const DERIVATION_PREDICATE: &str = "https://socair.ai/derivation/v1";
+
+/// Why a key, envelope or signature is refused.
+#[derive(Debug, thiserror::Error)]
+pub enum SigningError {
+    /// A key file cannot be read or is not what it must be.
+    #[error("{path}: {reason}")]
+    Key {
+        /// The file.
+        path: String,
+        /// Why.
+        reason: String,
+    },
+    /// The envelope is malformed.
+    #[error("not a valid DSSE envelope: {0}")]
+    Envelope(String),
+    /// No signature verifies.
+    #[error("{0}")]
+    Unverified(String),
+    /// Writing a key failed.
+    #[error("{path}: {source}")]
+    Io {
+        /// The file.
+        path: String,
+        /// Why.
+        source: std::io::Error,
+    },
+}
+
+/// `PAE(type, body)` as DSSE v1 defines it.
+pub fn pae(payload_type: &str, body: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(body.len() + payload_type.len() + 32);
+    out.extend_from_slice(b"DSSEv1 ");
+    out.extend_from_slice(payload_type.len().to_string().as_bytes());
+    out.push(b' ');
+    out.extend_from_slice(payload_type.as_bytes());
+    out.push(b' ');
+    out.extend_from_slice(body.len().to_string().as_bytes());
+    out.push(b' ');
+    out.extend_from_slice(body);
+    out
+}
+
+/// The key id: hex SHA-256 of the raw 32-byte public key.
+pub fn keyid(key: &VerifyingKey) -> String {
+    crate::fingerprint::hex(&Sha256::digest(key.as_bytes()))
+}
+
+/// Generates a key pair and writes `path` (PKCS#8 PEM, 0600, never overwriting) and
+/// `path.pub` (SPKI PEM). Returns the key id.
+pub fn keygen(path: &Path) -> Result<String, SigningError> {
+    let key = SigningKey::generate(&mut rand_core::OsRng);
+    let private = key
+        .to_pkcs8_pem(ed25519_dalek::pkcs8::spki::der::pem::LineEnding::LF)
+        .map_err(|e| SigningError::Key {
+            path: path.display().to_string(),
+            reason: e.to_string(),
+        })?;
+    let public = key
+        .verifying_key()
+        .to_public_key_pem(ed25519_dalek::pkcs8::spki::der::pem::LineEnding::LF)
+        .map_err(|e| SigningError::Key {
+            path: path.display().to_string(),
+            reason: e.to_string(),
+        })?;
+    let pub_path = public_path(path);
+    let io = |p: &Path| {
+        let p = p.display().to_string();
+        move |source| SigningError::Io { path: p, source }
+    };
+    {
+        use std::io::Write;
+        use std::os::unix::fs::OpenOptionsExt;
+        let mut f = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(0o600)
+            .open(path)
+            .map_err(io(path))?;
+        f.write_all(private.as_bytes()).map_err(io(path))?;
+        f.sync_all().map_err(io(path))?;
+    }
+    if let Err(e) = crate::output::write_new(&pub_path, public.as_bytes()) {
+        let _ = std::fs::remove_file(path);
+        return Err(io(&pub_path)(e));
+    }
+    Ok(keyid(&key.verifying_key()))
+}
+
+/// `K.pub` for a private key file `K`.
+pub fn public_path(path: &Path) -> std::path::PathBuf {
+    let mut s = path.as_os_str().to_owned();
+    s.push(".pub");
+    s.into()
+}
+
+fn key_error(path: &Path, what: &str, e: impl std::fmt::Display) -> SigningError {
+    let text = e.to_string();
+    let reason = if text.contains("OID") || text.contains("algorithm") {
+        format!("not an Ed25519 {what} (another algorithm's key?): {text}")
+    } else {
+        format!("not a valid {what}: {text}")
+    };
+    SigningError::Key {
+        path: path.display().to_string(),
+        reason,
+    }
+}
+
+/// Loads a private key (PKCS#8 PEM).
+pub fn load_signing_key(path: &Path) -> Result<SigningKey, SigningError> {
+    let text = std::fs::read_to_string(path).map_err(|e| SigningError::Key {
+        path: path.display().to_string(),
+        reason: format!("cannot read it: {e}"),
+    })?;
+    if text.contains("BEGIN PUBLIC KEY") {
+        return Err(SigningError::Key {
+            path: path.display().to_string(),
+            reason: "this is a public key; signing needs the private key file".into(),
+        });
+    }
+    SigningKey::from_pkcs8_pem(&text)
+        .map_err(|e| key_error(path, "PKCS#8 PEM Ed25519 private key", e))
+}
+
+/// Parses a public key (SPKI PEM) from text; `origin` names it in errors.
+pub fn parse_public_key(text: &str, origin: &Path) -> Result<VerifyingKey, SigningError> {
+    if text.contains("PRIVATE KEY") {
+        return Err(SigningError::Key {
+            path: origin.display().to_string(),
+            reason: "this is a private key; give the .pub file".into(),
+        });
+    }
+    let key = VerifyingKey::from_public_key_pem(text)
+        .map_err(|e| key_error(origin, "SPKI PEM Ed25519 public key", e))?;
+    if key.is_weak() {
+        return Err(SigningError::Key {
+            path: origin.display().to_string(),
+            reason: "a weak Ed25519 key (small-order point): refused".into(),
+        });
+    }
+    Ok(key)
+}
+
+/// Loads a public key (SPKI PEM).
+pub fn load_public_key(path: &Path) -> Result<VerifyingKey, SigningError> {
+    let text = std::fs::read_to_string(path).map_err(|e| SigningError::Key {
+        path: path.display().to_string(),
+        reason: format!("cannot read it: {e}"),
+    })?;
+    parse_public_key(&text, path)
+}
+
+/// A DSSE envelope.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Envelope {
+    /// Base64 of the payload bytes.
+    pub payload: String,
+    /// The payload type.
+    #[serde(rename = "payloadType")]
+    pub payload_type: String,
+    /// Signatures.
+    pub signatures: Vec<EnvelopeSignature>,
+}
+
+/// One signature.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct EnvelopeSignature {
+    /// The key id (a hint, never trusted).
+    #[serde(default)]
+    pub keyid: String,
+    /// Base64 of the signature.
+    pub sig: String,
+}
+
+/// Decodes standard or URL-safe base64, padded or not.
+pub fn decode_base64(s: &str) -> Result<Vec<u8>, String> {
+    use base64::engine::general_purpose::{STANDARD, STANDARD_NO_PAD, URL_SAFE, URL_SAFE_NO_PAD};
+    for engine in [&STANDARD, &URL_SAFE, &STANDARD_NO_PAD, &URL_SAFE_NO_PAD] {
+        if let Ok(b) = engine.decode(s) {
+            return Ok(b);
+        }
+    }
+    Err("not base64".into())
+}
+
+/// Signs `body` as an in-toto DSSE envelope.
+pub fn sign(body: &[u8], key: &SigningKey) -> Envelope {
+    use base64::engine::general_purpose::STANDARD;
+    let sig: Signature = key.sign(&pae(PAYLOAD_TYPE, body));
+    Envelope {
+        payload: STANDARD.encode(body),
+        payload_type: PAYLOAD_TYPE.into(),
+        signatures: vec![EnvelopeSignature {
+            keyid: keyid(&key.verifying_key()),
+            sig: STANDARD.encode(sig.to_bytes()),
+        }],
+    }
+}
+
+/// A verified envelope: the payload bytes exactly as signed, and the key that signed them.
+#[derive(Debug, Clone)]
+pub struct Verified {
+    /// The payload bytes.
+    pub payload: Vec<u8>,
+    /// The id of the key whose signature verified.
+    pub keyid: String,
+}
+
+/// Verifies an envelope's bytes against `keys`; the first signature that verifies with
+/// `verify_strict` under one of them wins (key ids only narrow which keys are tried).
+pub fn verify(envelope_bytes: &[u8], keys: &[VerifyingKey]) -> Result<Verified, SigningError> {
+    let env: Envelope = serde_json::from_slice(envelope_bytes)
+        .map_err(|e| SigningError::Envelope(e.to_string()))?;
+    if env.payload_type != PAYLOAD_TYPE {
+        return Err(SigningError::Envelope(format!(
+            "payloadType {:?}, expected {PAYLOAD_TYPE:?}",
+            env.payload_type
+        )));
+    }
+    if env.signatures.is_empty() {
+        return Err(SigningError::Envelope("no signatures".into()));
+    }
+    let payload = decode_base64(&env.payload)
+        .map_err(|e| SigningError::Envelope(format!("payload is {e}")))?;
+    let message = pae(&env.payload_type, &payload);
+    for s in &env.signatures {
+        let Ok(bytes) = decode_base64(&s.sig) else {
+            continue;
+        };
+        let Ok(sig) = Signature::from_slice(&bytes) else {
+            continue;
+        };
+        for key in keys {
+            let id = keyid(key);
+            if !s.keyid.is_empty() && s.keyid != id {
+                continue;
+            }
+            if key.verify_strict(&message, &sig).is_ok() {
+                return Ok(Verified { payload, keyid: id });
+            }
+        }
+    }
+    Err(SigningError::Unverified(
+        "no signature verifies under a trusted key (untrusted signer, or the payload or signature was changed)".into(),
+    ))
+}
+
+/// An in-toto Statement v1.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Statement {
+    /// Always [`STATEMENT_TYPE`].
+    #[serde(rename = "_type")]
+    pub statement_type: String,
+    /// What it is about.
+    pub subject: Vec<Subject>,
+    /// The predicate type.
+    #[serde(rename = "predicateType")]
+    pub predicate_type: String,
+    /// The predicate.
+    pub predicate: serde_json::Value,
+}
+
+/// A subject: a name and its digests.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Subject {
+    /// Name.
+    pub name: String,
+    /// Digests by algorithm.
+    pub digest: std::collections::BTreeMap<String, String>,
+}
+
+impl Statement {
+    /// A statement about one subject.
+    pub fn new(
+        name: &str,
+        sha256: &str,
+        predicate_type: &str,
+        predicate: serde_json::Value,
+    ) -> Statement {
+        Statement {
+            statement_type: STATEMENT_TYPE.into(),
+            subject: vec![Subject {
+                name: name.into(),
+                digest: [("sha256".to_owned(), sha256.to_owned())].into(),
+            }],
+            predicate_type: predicate_type.into(),
+            predicate,
+        }
+    }
+
+    /// Parses a statement from verified payload bytes.
+    pub fn parse(payload: &[u8]) -> Result<Statement, String> {
+        let s: Statement = serde_json::from_slice(payload)
+            .map_err(|e| format!("payload is not an in-toto Statement: {e}"))?;
+        if s.statement_type != STATEMENT_TYPE {
+            return Err(format!(
+                "statement _type {:?}, expected {STATEMENT_TYPE:?}",
+                s.statement_type
+            ));
+        }
+        Ok(s)
+    }
+
+    /// The first subject's sha256.
+    pub fn subject_sha256(&self) -> Option<&str> {
+        self.subject
+            .first()?
+            .digest
+            .get("sha256")
+            .map(String::as_str)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pae_matches_the_dsse_spec_vector() {
+        assert_eq!(
+            pae("http://example.com/HelloWorld", b"hello world"),
+            b"DSSEv1 29 http://example.com/HelloWorld 11 hello world"
+        );
+        assert!(
+            pae(PAYLOAD_TYPE, b"{}").starts_with(b"DSSEv1 28 application/vnd.in-toto+json 2 {}")
+        );
+    }
+
+    #[test]
+    fn sign_verify_and_tamper() {
+        let key = SigningKey::from_bytes(&[7u8; 32]);
+        let other = SigningKey::from_bytes(&[8u8; 32]);
+        let env = sign(b"{\"a\":1}", &key);
+        let bytes = serde_json::to_vec(&env).unwrap();
+        let v = verify(&bytes, &[other.verifying_key(), key.verifying_key()]).unwrap();
+        assert_eq!(v.payload, b"{\"a\":1}");
+        assert_eq!(v.keyid, keyid(&key.verifying_key()));
+        assert!(verify(&bytes, &[other.verifying_key()]).is_err());
+        // A changed payload fails.
+        let mut tampered = env.clone();
+        tampered.payload = base64::engine::general_purpose::STANDARD.encode(b"{\"a\":2}");
+        assert!(verify(
+            &serde_json::to_vec(&tampered).unwrap(),
+            &[key.verifying_key()]
+        )
+        .is_err());
+        // URL-safe, unpadded base64 is accepted.
+        let mut url = env.clone();
+        url.payload = base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(b"{\"a\":1}");
+        url.signatures[0].sig = base64::engine::general_purpose::URL_SAFE_NO_PAD
+            .encode(decode_base64(&env.signatures[0].sig).unwrap());
+        assert!(verify(&serde_json::to_vec(&url).unwrap(), &[key.verifying_key()]).is_ok());
+    }
+}
