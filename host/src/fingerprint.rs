@@ -76,7 +76,7 @@ pub fn encode_values(
 ) -> Result<(), String> {
     let width = value_width(element_type)
         .ok_or_else(|| format!("{VALUE_ENCODING} does not encode {element_type}"))?;
-    if input.len() % width != 0 || out.len() != input.len() / width * 4 {
+    if !input.len().is_multiple_of(width) || out.len() != input.len() / width * 4 {
         return Err(format!(
             "{} input bytes of {element_type} do not fill {} output bytes",
             input.len(),
@@ -226,7 +226,7 @@ pub fn hex(bytes: &[u8]) -> String {
     s
 }
 
-const _: () = assert!(CHUNK % 4 == 0);
+const _: () = assert!(CHUNK.is_multiple_of(4));
 
 #[cfg(test)]
 mod tests {

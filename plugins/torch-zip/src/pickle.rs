@@ -793,7 +793,7 @@ impl Machine<'_> {
     }
 
     fn set_items(&mut self, target: Value, items: Vec<Value>) -> Step<()> {
-        if items.len() % 2 != 0 {
+        if !items.len().is_multiple_of(2) {
             return Err(Malformed("SETITEMS with an odd number of values".into()));
         }
         let Value::Obj(id) = target else {
@@ -1389,7 +1389,7 @@ pub fn check_bounds(t: &TensorModel) -> Result<(), String> {
     let storage_elements = match t.storage.class {
         StorageClass::Typed(_) => t.storage.numel,
         StorageClass::Untyped => {
-            if t.storage.numel % t.dtype.size != 0 {
+            if !t.storage.numel.is_multiple_of(t.dtype.size) {
                 return Err(format!(
                     "untyped storage {:?} of {} bytes does not hold whole {} elements",
                     t.storage.key, t.storage.numel, t.dtype.torch
