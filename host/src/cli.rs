@@ -92,6 +92,47 @@ pub enum Command {
         #[arg(long, value_name = "FILE")]
         out: Option<PathBuf>,
     },
+    /// Write an Ed25519 key pair: K (PKCS#8 PEM, mode 0600) and K.pub (SPKI PEM); print the keyid.
+    ///
+    /// Example: socair keygen --out operator.key
+    Keygen {
+        /// The private key file to create (never overwritten).
+        #[arg(long, value_name = "K")]
+        out: PathBuf,
+    },
+    /// Scan and sign: write a DSSE envelope holding an in-toto Statement whose predicate is the
+    /// report (default: <path>.attestation.dsse.json).
+    ///
+    /// Example: socair attest model.safetensors --key operator.key
+    Attest {
+        /// A model file or a model directory.
+        path: PathBuf,
+        /// The private key.
+        #[arg(long, value_name = "K")]
+        key: PathBuf,
+        /// Where to write the envelope.
+        #[arg(long, value_name = "FILE")]
+        out: Option<PathBuf>,
+    },
+    /// Verify a Socair envelope (attestation, acceptance, derivation) against a public key or
+    /// a store's trusted keys; print its payload exactly as signed.
+    ///
+    /// Exits 0 when a signature verifies, 1 when none does, 2 when the input cannot be read.
+    ///
+    /// Example: socair verify model.safetensors.attestation.dsse.json --pub operator.key.pub
+    Verify {
+        /// The envelope.
+        envelope: PathBuf,
+        /// A store whose trust policy holds the keys.
+        #[arg(long, value_name = "DIR", conflicts_with = "public_key")]
+        store: Option<PathBuf>,
+        /// A public key (SPKI PEM).
+        #[arg(long = "pub", value_name = "P")]
+        public_key: Option<PathBuf>,
+    },
+    /// The airlock store: pull, scan, accept, promote, and the chained activity log.
+    #[command(subcommand)]
+    Airlock(AirlockCommand),
     /// Fingerprint every tensor of a model file or directory (socair.tensors/v1), or compare
     /// two models (`socair tensors diff`).
     ///
@@ -113,6 +154,109 @@ pub enum Command {
         /// Compare two models.
         #[command(subcommand)]
         action: Option<TensorsAction>,
+    },
+}
+
+/// The store option shared by the airlock commands.
+#[derive(Debug, clap::Args)]
+pub struct StoreArg {
+    /// The store (default: $SOCAIR_STORE, else ./socair-store).
+    #[arg(long, value_name = "DIR")]
+    pub store: Option<PathBuf>,
+}
+
+impl StoreArg {
+    fn path(self) -> PathBuf {
+        crate::store::default_path(self.store)
+    }
+}
+
+/// `socair airlock` subcommands.
+#[derive(Debug, Subcommand)]
+pub enum AirlockCommand {
+    /// Create a store: incoming/, promoted/, work/, .tmp/, an empty policy.json and activity.log.
+    ///
+    /// Example: socair airlock init --store /srv/airlock
+    Init {
+        #[command(flatten)]
+        store: StoreArg,
+    },
+    /// Add a public key to the store's trust policy with roles scan, accept and/or derive.
+    ///
+    /// Example: socair airlock trust operator.key.pub --role scan,accept
+    Trust {
+        /// The public key (SPKI PEM, as `socair keygen` writes K.pub).
+        public_key: PathBuf,
+        /// Roles, comma-separated: scan, accept, derive.
+        #[arg(long, value_delimiter = ',', required = true)]
+        role: Vec<String>,
+        #[command(flatten)]
+        store: StoreArg,
+    },
+    /// Copy a model file or directory into incoming/<sha256>/<name>, hashing while copying.
+    ///
+    /// Prints the sha256 (a directory's socair.modeldir/v1 digest). Symbolic links, FIFOs and
+    /// devices are refused; nothing is left behind on failure.
+    ///
+    /// Example: socair airlock pull ./downloaded/model.safetensors
+    Pull {
+        /// The file or directory.
+        path: PathBuf,
+        #[command(flatten)]
+        store: StoreArg,
+    },
+    /// Scan a staged artifact and store its signed attestation beside it (key role: scan).
+    ///
+    /// Example: socair airlock scan 3f2a… --key scanner.key
+    Scan {
+        /// The staged artifact's sha256.
+        sha256: String,
+        /// The private key (its public key must have role `scan`).
+        #[arg(long, value_name = "K")]
+        key: PathBuf,
+        #[command(flatten)]
+        store: StoreArg,
+    },
+    /// Record a signed acceptance of NOT_TESTED rows for one staged artifact (key role: accept).
+    ///
+    /// Example: socair airlock accept 3f2a… --row "Format and structure" --reason "pickle reviewed" --key reviewer.key --expires 2027-06-30
+    Accept {
+        /// The staged artifact's sha256.
+        sha256: String,
+        /// The check whose gap is accepted (repeatable).
+        #[arg(long = "row", value_name = "CHECK", required = true)]
+        rows: Vec<String>,
+        /// Why the gap is acceptable.
+        #[arg(long)]
+        reason: String,
+        /// The private key (its public key must have role `accept`).
+        #[arg(long, value_name = "K")]
+        key: PathBuf,
+        /// When the acceptance lapses (YYYY-MM-DD or YYYY-MM-DDTHH:MM:SSZ).
+        #[arg(long, value_name = "TIME")]
+        expires: Option<String>,
+        #[command(flatten)]
+        store: StoreArg,
+    },
+    /// Run the gate and move a staged artifact to promoted/<sha256>/.
+    ///
+    /// The attestation must verify under a `scan` key, be about these bytes, hold no FAIL or
+    /// LEAD row, and every NOT_TESTED row must be covered by a valid, unexpired acceptance from
+    /// an `accept` key. A refusal says which condition failed (exit 1).
+    ///
+    /// Example: socair airlock promote 3f2a…
+    Promote {
+        /// The staged artifact's sha256.
+        sha256: String,
+        #[command(flatten)]
+        store: StoreArg,
+    },
+    /// Print the activity log and verify its chain (exit 1 naming the first broken line).
+    ///
+    /// Example: socair airlock log --store /srv/airlock
+    Log {
+        #[command(flatten)]
+        store: StoreArg,
     },
 }
 
@@ -321,6 +465,43 @@ fn dispatch(cli: Cli) -> Result<u8, Fatal> {
             })
         }
         Command::Tensors { .. } => Err(Fatal("socair tensors needs a path".into())),
+        Command::Keygen { out } => crate::airlock::keygen(&out),
+        Command::Attest { path, key, out } => {
+            let set = load_plugins(&cli.plugin_dirs);
+            warn_refused(&set);
+            crate::airlock::attest(&path, &key, out, &set)
+        }
+        Command::Verify {
+            envelope,
+            store,
+            public_key,
+        } => crate::airlock::verify(&envelope, store, public_key),
+        Command::Airlock(cmd) => match cmd {
+            AirlockCommand::Init { store } => crate::airlock::init(&store.path()),
+            AirlockCommand::Trust {
+                public_key,
+                role,
+                store,
+            } => crate::airlock::trust(&store.path(), &public_key, &role),
+            AirlockCommand::Pull { path, store } => crate::airlock::pull(&store.path(), &path),
+            AirlockCommand::Scan { sha256, key, store } => {
+                let set = load_plugins(&cli.plugin_dirs);
+                warn_refused(&set);
+                crate::airlock::scan_staged(&store.path(), &sha256, &key, &set)
+            }
+            AirlockCommand::Accept {
+                sha256,
+                rows,
+                reason,
+                key,
+                expires,
+                store,
+            } => crate::airlock::accept(&store.path(), &sha256, &rows, &reason, &key, expires),
+            AirlockCommand::Promote { sha256, store } => {
+                crate::airlock::promote(&store.path(), &sha256)
+            }
+            AirlockCommand::Log { store } => crate::airlock::log(&store.path()),
+        },
     }
 }
 

@@ -1,6 +1,7 @@
 //! The `socair` host: plugin discovery and loading, fingerprints and manifests, and the
 //! command implementations behind the thin `socair` binary.
 
+pub mod airlock;
 pub mod artifact;
 pub mod cli;
 pub mod clock;

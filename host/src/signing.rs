@@ -107,7 +107,11 @@ pub fn keygen(path: &Path) -> Result<String, SigningError> {
         f.write_all(private.as_bytes()).map_err(io(path))?;
         f.sync_all().map_err(io(path))?;
     }
-    if let Err(e) = crate::output::write_new(&pub_path, public.as_bytes()) {
+    let written = crate::output::write_new(&pub_path, public.as_bytes()).and_then(|()| {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&pub_path, std::fs::Permissions::from_mode(0o644))
+    });
+    if let Err(e) = written {
         let _ = std::fs::remove_file(path);
         return Err(io(&pub_path)(e));
     }
