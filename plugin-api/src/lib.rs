@@ -143,6 +143,19 @@ pub struct TensorDescriptor {
     pub ranges: RVec<ByteRange>,
     /// The byte order of each element.
     pub byte_order: ByteOrder,
+    /// Where the bytes come from in the format's own terms (a zip record and an offset in
+    /// it), for derivation records; none when the file offset says it all.
+    pub origin: ROption<TensorOrigin>,
+}
+
+/// A tensor's place in the format's own terms.
+#[repr(C)]
+#[derive(StableAbi, Clone, Debug, PartialEq, Eq)]
+pub struct TensorOrigin {
+    /// The container holding the bytes, such as the zip record `archive/data/0`.
+    pub container: RString,
+    /// The tensor's first byte, counted from the container's first byte.
+    pub offset: u64,
 }
 
 /// Something a reader could not describe, with the reason.
@@ -153,6 +166,9 @@ pub struct Unread {
     pub tensor: ROption<RString>,
     /// Why, naming the place in the file.
     pub reason: RString,
+    /// The tensor is sound but lies outside the format's model of the file (a tensor in a
+    /// list of a training checkpoint): a converter names it as not carried instead of refusing.
+    pub outside_model: bool,
 }
 
 /// The verdict of one check.
@@ -208,6 +224,9 @@ pub struct OpenedFile {
     pub rows: RVec<ReportRow>,
     /// File-level metadata as key/value strings (such as safetensors' `__metadata__`).
     pub metadata: RVec<Tuple2<RString, RString>>,
+    /// What the file holds besides its tensors that a conversion does not carry (training
+    /// state, Python values, a state dict's `_metadata`), each as `path (what)`.
+    pub not_carried: RVec<RString>,
 }
 
 /// Options for one read.

@@ -132,6 +132,7 @@ pub fn opened_file(parsed: Result<reader::Gguf, reader::GgufError>) -> OpenedFil
                 unread: RVec::from(vec![Unread {
                     tensor: ROption::RNone,
                     reason: e.to_string().into(),
+                    outside_model: false,
                 }]),
                 rows: RVec::from(vec![ReportRow {
                     check: STRUCTURE_CHECK.into(),
@@ -143,6 +144,7 @@ pub fn opened_file(parsed: Result<reader::Gguf, reader::GgufError>) -> OpenedFil
                     }]),
                 }]),
                 metadata: RVec::new(),
+                not_carried: RVec::new(),
             }
         }
     };
@@ -160,6 +162,7 @@ pub fn opened_file(parsed: Result<reader::Gguf, reader::GgufError>) -> OpenedFil
                 unread.push(Unread {
                     tensor: ROption::RSome(t.name.as_str().into()),
                     reason: reason.into(),
+                    outside_model: false,
                 });
             }
             (Some(ty), Some(len)) => tensors.push(TensorDescriptor {
@@ -172,6 +175,7 @@ pub fn opened_file(parsed: Result<reader::Gguf, reader::GgufError>) -> OpenedFil
                     len,
                 }]),
                 byte_order: ByteOrder::Little,
+                origin: ROption::RNone,
             }),
             _ => {
                 let reason = types::unknown_reason(t.type_id);
@@ -182,6 +186,7 @@ pub fn opened_file(parsed: Result<reader::Gguf, reader::GgufError>) -> OpenedFil
                 unread.push(Unread {
                     tensor: ROption::RSome(t.name.as_str().into()),
                     reason: reason.into(),
+                    outside_model: false,
                 });
             }
         }
@@ -224,6 +229,7 @@ pub fn opened_file(parsed: Result<reader::Gguf, reader::GgufError>) -> OpenedFil
                 )
             })
             .collect(),
+        not_carried: RVec::new(),
     }
 }
 

@@ -164,6 +164,7 @@ pub fn opened_file(parsed: Result<header::Header, header::SafetensorsError>) -> 
                         len: t.end - t.begin,
                     }]),
                     byte_order: ByteOrder::Little,
+                    origin: ROption::RNone,
                 })
                 .collect();
             let data_len = h.tensors.iter().map(|t| t.end - t.begin).sum::<u64>();
@@ -189,6 +190,7 @@ pub fn opened_file(parsed: Result<header::Header, header::SafetensorsError>) -> 
                     .into_iter()
                     .map(|(k, v)| Tuple2(RString::from(k), RString::from(v)))
                     .collect(),
+                not_carried: RVec::new(),
             }
         }
         Err(e) => OpenedFile {
@@ -197,6 +199,7 @@ pub fn opened_file(parsed: Result<header::Header, header::SafetensorsError>) -> 
             unread: RVec::from(vec![Unread {
                 tensor: ROption::RNone,
                 reason: e.to_string().into(),
+                outside_model: false,
             }]),
             rows: RVec::from(vec![ReportRow {
                 check: STRUCTURE_CHECK.into(),
@@ -208,6 +211,7 @@ pub fn opened_file(parsed: Result<header::Header, header::SafetensorsError>) -> 
                 }]),
             }]),
             metadata: RVec::new(),
+            not_carried: RVec::new(),
         },
     }
 }

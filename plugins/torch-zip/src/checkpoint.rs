@@ -56,6 +56,8 @@ pub struct LocatedTensor {
     pub model: Rc<TensorModel>,
     /// Where its storage record's data starts in the file.
     pub record_offset: u64,
+    /// The storage record's name.
+    pub record: String,
 }
 
 /// Everything read from a checkpoint.
@@ -79,6 +81,10 @@ pub struct Analysis {
     pub tensors: Vec<LocatedTensor>,
     /// Tensors (by name) or the whole file (`None`) that cannot be, with why.
     pub unread: Vec<(Option<String>, String)>,
+    /// Tensors outside the state-dict model, with why.
+    pub outside: Vec<(String, String)>,
+    /// What the checkpoint holds besides its state dict's tensors.
+    pub not_carried: Vec<String>,
     /// Reviewed globals the pickle used.
     pub reviewed_used: Vec<String>,
     /// Whether the archive looks like a TorchScript archive.
@@ -307,7 +313,7 @@ pub fn analyze(src: &(impl ReadAt + ?Sized), options: &AnalyzeOptions) -> Analys
                         ),
                     );
                 } else {
-                    record_of.insert(s.key.clone(), r.data_offset);
+                    record_of.insert(s.key.clone(), (r.data_offset, r.name.clone()));
                 }
             }
         }
@@ -350,15 +356,18 @@ pub fn analyze(src: &(impl ReadAt + ?Sized), options: &AnalyzeOptions) -> Analys
         ));
         return a;
     };
-    let (named, unread) = read_state_dict(&outcome, &result);
+    let sd = read_state_dict(&outcome, &result);
     a.unread
-        .extend(unread.into_iter().map(|(n, r)| (Some(n), r)));
-    for (name, model) in named {
+        .extend(sd.unread.into_iter().map(|(n, r)| (Some(n), r)));
+    a.outside = sd.outside;
+    a.not_carried = sd.not_carried;
+    for (name, model) in sd.named {
         match record_of.get(&model.storage.key) {
-            Some(&record_offset) => a.tensors.push(LocatedTensor {
+            Some((record_offset, record)) => a.tensors.push(LocatedTensor {
                 name,
                 model,
-                record_offset,
+                record_offset: *record_offset,
+                record: record.clone(),
             }),
             None => a.unread.push((
                 Some(name),
@@ -372,15 +381,26 @@ pub fn analyze(src: &(impl ReadAt + ?Sized), options: &AnalyzeOptions) -> Analys
     a
 }
 
+/// The state-dict model of a checkpoint.
+#[derive(Debug, Default)]
+pub struct StateDict {
+    /// Its tensors, by flattened name.
+    pub named: Vec<NamedTensor>,
+    /// Tensors that cannot be named (colliding names, too deep): refused by conversion.
+    pub unread: Vec<(String, String)>,
+    /// Tensors outside the model (in lists or tuples, under non-string keys): named as not
+    /// carried by conversion.
+    pub outside: Vec<(String, String)>,
+    /// Everything else the checkpoint holds, as `path (what)`.
+    pub not_carried: Vec<String>,
+}
+
 /// `ReadStateDict`: the tensors a checkpoint holds as a state dict. The root is the
 /// top-level mapping, or its `state_dict` entry when that is a mapping (as safetensors'
 /// convert.py reads training checkpoints); nested string-keyed mappings are flattened with
-/// `.`. Tensors in lists or tuples, under non-string keys, or whose names collide are listed
-/// as unread with the reason.
-pub fn read_state_dict(
-    outcome: &pickle::Outcome,
-    result: &Value,
-) -> (Vec<NamedTensor>, Vec<(String, String)>) {
+/// `.`. Tensors in lists or tuples or under non-string keys are outside the model; tensors
+/// whose names collide are unread; every other value is named as not carried.
+pub fn read_state_dict(outcome: &pickle::Outcome, result: &Value) -> StateDict {
     let dict_items = |v: &Value| match v {
         Value::Obj(id) => match &outcome.objects[*id] {
             Object::Dict(d) => Some(&d.items),
@@ -388,31 +408,39 @@ pub fn read_state_dict(
         },
         _ => None,
     };
+    let mut walker = Walker {
+        outcome,
+        on_path: HashSet::new(),
+        budget: 4 * (outcome.objects.len() + outcome.tensors.len()) + 1024,
+        sd: StateDict::default(),
+    };
     let mut root = result;
     if let Some(items) = dict_items(result) {
         if let Some((_, v)) = items.iter().find(|(k, v)| {
             matches!(k, Value::Str(s) if &**s == "state_dict") && dict_items(v).is_some()
         }) {
             root = v;
+            for (k, v) in items {
+                match k {
+                    Value::Str(k) if &**k == "state_dict" => {}
+                    Value::Str(k) => walker
+                        .sd
+                        .not_carried
+                        .push(format!("{k} ({}, beside state_dict)", kind(outcome, v))),
+                    _ => walker.sd.not_carried.push(format!(
+                        "a value under a non-string key ({})",
+                        kind(outcome, v)
+                    )),
+                }
+            }
         }
     }
-    let mut walker = Walker {
-        outcome,
-        on_path: HashSet::new(),
-        budget: 4 * (outcome.objects.len() + outcome.tensors.len()) + 1024,
-        named: Vec::new(),
-        unread: Vec::new(),
-    };
     walker.walk(root, String::new(), 0, None);
-    let Walker {
-        mut named,
-        mut unread,
-        ..
-    } = walker;
+    let mut sd = walker.sd;
 
     // Names that collide ("a.b" as a key and as a path) are ambiguous: none of them is read.
     let mut counts: HashMap<&str, usize> = HashMap::new();
-    for (n, _) in &named {
+    for (n, _) in &sd.named {
         *counts.entry(n.as_str()).or_default() += 1;
     }
     let colliding: HashSet<String> = counts
@@ -420,7 +448,8 @@ pub fn read_state_dict(
         .filter(|(_, c)| *c > 1)
         .map(|(n, _)| n.to_owned())
         .collect();
-    named.retain(|(n, _)| {
+    let mut unread = std::mem::take(&mut sd.unread);
+    sd.named.retain(|(n, _)| {
         if colliding.contains(n) {
             unread.push((
                 n.clone(),
@@ -431,7 +460,34 @@ pub fn read_state_dict(
             true
         }
     });
-    (named, unread)
+    sd.unread = unread;
+    if sd.named.iter().any(|(_, t)| t.requires_grad || t.parameter) {
+        sd.not_carried
+            .push("requires_grad and nn.Parameter types (safetensors holds plain tensors)".into());
+    }
+    sd
+}
+
+/// What a value is, for not_carried entries.
+fn kind(outcome: &pickle::Outcome, v: &Value) -> String {
+    match v {
+        Value::None => "None".into(),
+        Value::Bool(_) => "bool".into(),
+        Value::Int(_) | Value::BigInt => "int".into(),
+        Value::Float(_) => "float".into(),
+        Value::Str(_) => "str".into(),
+        Value::Bytes(_) => "bytes".into(),
+        Value::Tuple(..) => "tuple".into(),
+        Value::Obj(id) => match &outcome.objects[*id] {
+            Object::List(_) => "list".into(),
+            Object::Dict(d) if d.ordered => "OrderedDict".into(),
+            Object::Dict(_) => "dict".into(),
+        },
+        Value::Global(g) => format!("the global {}.{}", g.module, g.name),
+        Value::Storage(_) => "a bare storage".into(),
+        Value::Tensor(_) => "tensor".into(),
+        Value::Opaque(what) => format!("an object built by {what}"),
+    }
 }
 
 /// Walks the result for tensors. A container reached twice is walked twice (Python would
@@ -441,8 +497,7 @@ struct Walker<'a> {
     outcome: &'a pickle::Outcome,
     on_path: HashSet<usize>,
     budget: usize,
-    named: Vec<NamedTensor>,
-    unread: Vec<(String, String)>,
+    sd: StateDict,
 }
 
 impl Walker<'_> {
@@ -456,25 +511,29 @@ impl Walker<'_> {
             }
         };
         if self.budget == 0 {
-            self.unread.push((
+            self.sd.unread.push((
                 path,
                 "the checkpoint's containers are too shared to walk".into(),
             ));
             return;
         }
         self.budget -= 1;
+        let outcome = self.outcome;
         match value {
             Value::Tensor(t) => match excluded {
-                Some(why) => self.unread.push((path, why.into())),
-                None => self.named.push((path, t.clone())),
+                Some(why) => self.sd.outside.push((path, why.into())),
+                None => self.sd.named.push((path, t.clone())),
             },
             Value::Tuple(..) | Value::Obj(_) if depth >= MAX_NAME_DEPTH => {
-                self.unread.push((
+                self.sd.unread.push((
                     path,
                     format!("nested deeper than {MAX_NAME_DEPTH} levels; not walked"),
                 ));
             }
             Value::Tuple(items, _) => {
+                if excluded.is_none() {
+                    self.sd.not_carried.push(format!("{path} (tuple)"));
+                }
                 for (i, v) in items.iter().enumerate() {
                     self.walk(v, join(&path, &i.to_string()), depth + 1, Some(IN_SEQUENCE));
                 }
@@ -483,28 +542,54 @@ impl Walker<'_> {
                 if !self.on_path.insert(*id) {
                     return;
                 }
-                let outcome = self.outcome;
                 match &outcome.objects[*id] {
                     Object::List(items) => {
+                        if excluded.is_none() {
+                            self.sd.not_carried.push(format!("{path} (list)"));
+                        }
                         for (i, v) in items.iter().enumerate() {
                             self.walk(v, join(&path, &i.to_string()), depth + 1, Some(IN_SEQUENCE));
                         }
                     }
                     Object::Dict(d) => {
+                        if d.attrs.is_some() && excluded.is_none() {
+                            self.sd.not_carried.push(format!(
+                                "{} (the state dict's _metadata)",
+                                join(&path, "_metadata")
+                            ));
+                        }
                         for (k, v) in &d.items {
                             match k {
                                 Value::Str(k) => self.walk(v, join(&path, k), depth + 1, excluded),
-                                _ => self.walk(
-                                    v,
-                                    join(&path, "<key>"),
-                                    depth + 1,
-                                    Some(NON_STRING_KEY),
-                                ),
+                                _ => {
+                                    if excluded.is_none() {
+                                        self.sd.not_carried.push(format!(
+                                            "{} (under a non-string key)",
+                                            join(&path, "<key>")
+                                        ));
+                                    }
+                                    self.walk(
+                                        v,
+                                        join(&path, "<key>"),
+                                        depth + 1,
+                                        Some(NON_STRING_KEY),
+                                    )
+                                }
                             }
                         }
                     }
                 }
                 self.on_path.remove(id);
+            }
+            other if excluded.is_none() => {
+                let name = if path.is_empty() {
+                    "the checkpoint".to_owned()
+                } else {
+                    path
+                };
+                self.sd
+                    .not_carried
+                    .push(format!("{name} ({})", kind(outcome, other)));
             }
             _ => {}
         }

@@ -26,7 +26,7 @@ use socair_plugin_api::{
     guard, ByteOrder, ByteRange, ByteSourceRef, Finding, FingerprintEncoderBox, FormatReader,
     FormatReaderBox, FormatReader_TO, FormatWriterBox, OpenedFile, PluginError, PluginManifest,
     PluginRoot, PluginRoot_Ref, ReadOptions, ReportRow, RowStatus, RuleSetId, TensorDescriptor,
-    Unread, PLUGIN_API_VERSION,
+    TensorOrigin, Unread, PLUGIN_API_VERSION,
 };
 
 /// The format this plugin reads.
@@ -154,7 +154,13 @@ pub fn opened_file(a: &Analysis, header_only: bool) -> OpenedFile {
         .map(|(name, reason)| Unread {
             tensor: name.as_deref().map(RString::from).into(),
             reason: reason.as_str().into(),
+            outside_model: false,
         })
+        .chain(a.outside.iter().map(|(name, reason)| Unread {
+            tensor: ROption::RSome(name.as_str().into()),
+            reason: reason.as_str().into(),
+            outside_model: true,
+        }))
         .collect();
     for t in &a.tensors {
         let m = &t.model;
@@ -172,6 +178,7 @@ pub fn opened_file(a: &Analysis, header_only: bool) -> OpenedFile {
             unread.push(Unread {
                 tensor: ROption::RSome(t.name.as_str().into()),
                 reason: reason.into(),
+                outside_model: false,
             });
             continue;
         }
@@ -188,6 +195,10 @@ pub fn opened_file(a: &Analysis, header_only: bool) -> OpenedFile {
                 len,
             }]),
             byte_order,
+            origin: ROption::RSome(TensorOrigin {
+                container: t.record.as_str().into(),
+                offset: m.storage_offset * size,
+            }),
         });
     }
     OpenedFile {
@@ -196,6 +207,11 @@ pub fn opened_file(a: &Analysis, header_only: bool) -> OpenedFile {
         unread: unread.into(),
         rows: RVec::from(vec![structure_row(), pickle_row(a, header_only)]),
         metadata: RVec::new(),
+        not_carried: a
+            .not_carried
+            .iter()
+            .map(|s| RString::from(s.as_str()))
+            .collect(),
     }
 }
 
