@@ -130,6 +130,33 @@ pub enum Command {
         #[arg(long = "pub", value_name = "P")]
         public_key: Option<PathBuf>,
     },
+    /// Convert a model between formats without the store (the same rules as airlock convert).
+    ///
+    /// --from and --to name the formats; socair never guesses them from file names, and refuses
+    /// a source that does not read as --from. torch-zip → safetensors follows socair-convert/1
+    /// (contiguous tensors only, exact aliases written once, byte-stable output); safetensors,
+    /// gguf and model-dir convert to safetensors or gguf when every tensor can be carried
+    /// exactly (no quantized types into safetensors, no U8/BOOL/… into GGUF). The output is
+    /// written to a temporary name, verified, fsynced and renamed; an existing destination is
+    /// never replaced. Exits 0 when converted, 1 when refused (with the reason), 2 on usage or
+    /// unreadable input.
+    ///
+    /// Example: socair convert pytorch_model.bin model.safetensors --from torch-zip --to safetensors
+    Convert {
+        /// The model to convert.
+        src: PathBuf,
+        /// The file to write.
+        dst: PathBuf,
+        /// The source format: torch-zip, safetensors, gguf, model-dir.
+        #[arg(long)]
+        from: String,
+        /// The destination format: safetensors, gguf.
+        #[arg(long)]
+        to: String,
+        /// The conversion rules (socair-convert/1).
+        #[arg(long, default_value = crate::convert::RULES)]
+        rules: String,
+    },
     /// The airlock store: pull, scan, accept, promote, and the chained activity log.
     #[command(subcommand)]
     Airlock(AirlockCommand),
@@ -466,6 +493,45 @@ fn dispatch(cli: Cli) -> Result<u8, Fatal> {
         }
         Command::Tensors { .. } => Err(Fatal("socair tensors needs a path".into())),
         Command::Keygen { out } => crate::airlock::keygen(&out),
+        Command::Convert {
+            src,
+            dst,
+            from,
+            to,
+            rules,
+        } => {
+            if rules != crate::convert::RULES
+                && format!("socair-convert/{rules}") != crate::convert::RULES
+            {
+                return Err(Fatal(format!(
+                    "--rules {rules:?}: this socair implements {}",
+                    crate::convert::RULES
+                )));
+            }
+            let set = load_plugins(&cli.plugin_dirs);
+            warn_refused(&set);
+            match crate::convert::convert_path(&src, &dst, &from, &to, &set).map_err(Fatal)? {
+                Ok(done) => {
+                    eprintln!(
+                        "socair: converted {} ({from}) to {} ({to}) under {}: {} tensors, {} aliases, sha256 {}",
+                        src.display(),
+                        dst.display(),
+                        crate::convert::RULES,
+                        done.conversion.tensors.len(),
+                        done.conversion.aliases.len(),
+                        done.sha256
+                    );
+                    for n in &done.conversion.not_carried {
+                        eprintln!("socair: not carried: {n}");
+                    }
+                    Ok(EXIT_OK)
+                }
+                Err(refusal) => {
+                    eprintln!("socair: refused: {refusal}");
+                    Ok(EXIT_NEGATIVE)
+                }
+            }
+        }
         Command::Attest { path, key, out } => {
             let set = load_plugins(&cli.plugin_dirs);
             warn_refused(&set);

@@ -5,6 +5,7 @@ pub mod airlock;
 pub mod artifact;
 pub mod cli;
 pub mod clock;
+pub mod convert;
 pub mod diff;
 pub mod fingerprint;
 pub mod modeldir;
