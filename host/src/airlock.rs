@@ -97,6 +97,8 @@ pub fn verify(
     envelope: &Path,
     store: Option<PathBuf>,
     public: Option<PathBuf>,
+    files: Option<(PathBuf, PathBuf)>,
+    plugins: &PluginSet,
 ) -> Result<u8, Fatal> {
     let bytes =
         std::fs::read(envelope).map_err(|e| Fatal(format!("{}: {e}", envelope.display())))?;
@@ -126,6 +128,21 @@ pub fn verify(
             let mut stdout = std::io::stdout().lock();
             stdout.write_all(&v.payload).map_err(fatal)?;
             stdout.write_all(b"\n").map_err(fatal)?;
+            if let Some((input, output)) = &files {
+                if statement.predicate_type != signing::DERIVATION_PREDICATE {
+                    return Err(Fatal(
+                        "--input/--output apply to a derivation record".into(),
+                    ));
+                }
+                let problems = recheck_derivation(&statement, input, output, plugins)?;
+                for p in &problems {
+                    eprintln!("socair: mismatch: {p}");
+                }
+                if !problems.is_empty() {
+                    return Ok(EXIT_NEGATIVE);
+                }
+                eprintln!("socair: every tensor of the record re-hashes equal from the input and the output");
+            }
             eprintln!(
                 "socair: {} verifies: signed by key {}; {} about {} (sha256 {})",
                 envelope.display(),
@@ -365,3 +382,328 @@ pub fn log(store: &Path) -> Result<u8, Fatal> {
 
 /// Exit code for a fatal error, for callers outside the CLI.
 pub const FATAL: u8 = EXIT_ERROR;
+
+/// The derivation record's predicate (`https://socair.ai/derivation/v1`).
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DerivationPredicate {
+    /// Rule sets, name → version.
+    pub rules: std::collections::BTreeMap<String, String>,
+    /// The input.
+    pub input: DerivationInput,
+    /// The input's byte order and what was done about it.
+    pub byte_order: String,
+    /// Every tensor written.
+    pub tensors: Vec<DerivedTensor>,
+    /// `alias → kept name`.
+    pub aliases: std::collections::BTreeMap<String, String>,
+    /// What the input held that the output does not carry.
+    pub not_carried: Vec<String>,
+}
+
+/// The input of a derivation.
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DerivationInput {
+    /// Its file name.
+    pub name: String,
+    /// Its sha256 (the attested subject).
+    pub sha256: String,
+    /// sha256 of the attestation envelope the conversion relied on.
+    pub attestation_sha256: String,
+    /// The attestation's NOT_TESTED checks (conversion does not require them accepted).
+    pub not_tested: Vec<String>,
+}
+
+/// One tensor of a derivation.
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DerivedTensor {
+    /// Its name in the output.
+    pub name: String,
+    /// Its dtype.
+    pub dtype: String,
+    /// Its shape.
+    pub shape: Vec<u64>,
+    /// sha256 of its bytes (little-endian, as in the output).
+    pub sha256: String,
+    /// Where they are in the input.
+    pub source: DerivedSource,
+}
+
+/// A tensor's place in the input.
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DerivedSource {
+    /// The zip record.
+    pub record: String,
+    /// Offset of the first byte in the record.
+    pub offset_bytes: u64,
+    /// Length.
+    pub size_bytes: u64,
+}
+
+/// `socair airlock convert <checkpoint> --attestation A --key K`.
+pub fn convert(
+    store_path: &Path,
+    checkpoint: &Path,
+    attestation: &Path,
+    key: &Path,
+    plugins: &PluginSet,
+) -> Result<u8, Fatal> {
+    let store = Store::open(store_path).map_err(fatal)?;
+    let key = signing::load_signing_key(key).map_err(fatal)?;
+    let keyid = signing::keyid(&key.verifying_key());
+    let mut subject = None;
+    let result = convert_inner(
+        &store,
+        checkpoint,
+        attestation,
+        &key,
+        &keyid,
+        plugins,
+        &mut subject,
+    );
+    let mut e = LogEntry::new("convert", if result.is_ok() { "ok" } else { "refused" });
+    e.subject = subject;
+    e.key = Some(keyid);
+    e.name = checkpoint
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned());
+    match &result {
+        Ok((out_sha, _)) => e.output = Some(out_sha.clone()),
+        Err(err) => e.detail = Some(err.to_string()),
+    }
+    store.append(e).map_err(fatal)?;
+    match result {
+        Ok((out_sha, name)) => {
+            println!("{out_sha}");
+            eprintln!(
+                "socair: converted under {}: incoming/{out_sha}/{name} with derivation.dsse.json",
+                crate::convert::RULES
+            );
+            Ok(EXIT_OK)
+        }
+        Err(e) => finish(Err(e)),
+    }
+}
+
+fn convert_inner(
+    store: &Store,
+    checkpoint: &Path,
+    attestation: &Path,
+    key: &ed25519_dalek::SigningKey,
+    keyid: &str,
+    plugins: &PluginSet,
+    subject: &mut Option<String>,
+) -> Result<(String, String), StoreError> {
+    let refused = StoreError::Refused;
+    let policy = store.policy()?;
+    if !policy
+        .roles_of(keyid)
+        .is_some_and(|r| r.iter().any(|r| r == "derive"))
+    {
+        return Err(refused(format!(
+            "key {keyid} is not in the store's trust policy with role `derive`"
+        )));
+    }
+    // 1. The attestation verifies through the gate's own check.
+    let att = std::fs::read(attestation)
+        .map_err(|e| StoreError::Unusable(format!("{}: {e}", attestation.display())))?;
+    let verified = signing::verify(&att, &policy.keys_with_role("scan")?).map_err(|e| {
+        refused(format!(
+            "the attestation does not verify under a trusted key with role `scan`: {e}"
+        ))
+    })?;
+    let statement = Statement::parse(&verified.payload).map_err(refused)?;
+    if statement.predicate_type != signing::SCAN_PREDICATE {
+        return Err(refused(format!(
+            "{} is not a scan attestation",
+            attestation.display()
+        )));
+    }
+    let report: Report = serde_json::from_value(statement.predicate.clone()).map_err(|e| {
+        refused(format!(
+            "the attestation's predicate is not a socair report: {e}"
+        ))
+    })?;
+    let sha = statement.subject_sha256().unwrap_or_default().to_owned();
+    *subject = Some(sha.clone());
+    if report.artifact.format == "model directory" {
+        return Err(refused(
+            "the attestation is a model directory's: convert takes one checkpoint file and that file's own attestation".into(),
+        ));
+    }
+    // 2. No FAIL or LEAD row. 3. The Pickle row PASSes.
+    if let Some(r) = report
+        .rows
+        .iter()
+        .find(|r| r.status == "FAIL" || r.status == "LEAD")
+    {
+        return Err(refused(format!(
+            "the attestation's {:?} row is {}",
+            r.check, r.status
+        )));
+    }
+    if !report
+        .rows
+        .iter()
+        .any(|r| r.check == crate::scan::PICKLE_CHECK && r.status == "PASS")
+    {
+        return Err(refused(
+            "the attestation has no PASSing Pickle opcode scan row".into(),
+        ));
+    }
+    // 4. Copy into the work area, hashing while copying: only the attested bytes are read.
+    let size = std::fs::metadata(checkpoint)
+        .map_err(|e| StoreError::Unusable(format!("{}: {e}", checkpoint.display())))?
+        .len();
+    let work_base = store.root.join("work");
+    std::fs::create_dir_all(&work_base).map_err(|e| StoreError::Unusable(e.to_string()))?;
+    crate::convert::check_room(&work_base.join("x"), size).map_err(refused)?;
+    let work = tempfile::Builder::new()
+        .prefix("convert-")
+        .tempdir_in(&work_base)
+        .map_err(|e| StoreError::Unusable(e.to_string()))?;
+    let name = report.artifact.name.clone();
+    let copy = work.path().join(&name);
+    let copied = crate::store::copy_hashing(checkpoint, &copy)?;
+    if copied != sha {
+        return Err(refused(format!(
+            "{} hashes to {copied}, not the attested subject {sha}: it is not the file that was scanned",
+            checkpoint.display()
+        )));
+    }
+    // 5. Conversion re-runs the Pickle check on the copy with no reviewed classes.
+    let stem = Path::new(&name)
+        .file_stem()
+        .map_or(name.clone(), |s| s.to_string_lossy().into_owned());
+    let out_name = format!("{stem}.safetensors");
+    let tmp = tempfile::Builder::new()
+        .prefix("convert-")
+        .tempdir_in(store.root.join(".tmp"))
+        .map_err(|e| StoreError::Unusable(e.to_string()))?;
+    let out = tmp.path().join(&out_name);
+    let done = crate::convert::convert_path(&copy, &out, "torch-zip", "safetensors", plugins)
+        .map_err(StoreError::Unusable)?
+        .map_err(refused)?;
+
+    let tensors = done
+        .conversion
+        .tensors
+        .iter()
+        .zip(&done.tensor_sha256)
+        .map(|(t, sha)| DerivedTensor {
+            name: t.name.clone(),
+            dtype: t.dtype.clone(),
+            shape: t.shape.clone(),
+            sha256: sha.clone(),
+            source: DerivedSource {
+                record: t.origin.as_ref().map_or_else(String::new, |o| o.0.clone()),
+                offset_bytes: t.origin.as_ref().map_or(0, |o| o.1),
+                size_bytes: t.len,
+            },
+        })
+        .collect();
+    let predicate = DerivationPredicate {
+        rules: [
+            ("socair-convert".to_owned(), "1".to_owned()),
+            ("socair-wo".to_owned(), "1".to_owned()),
+        ]
+        .into(),
+        input: DerivationInput {
+            name: name.clone(),
+            sha256: sha.clone(),
+            attestation_sha256: crate::fingerprint::hex(&Sha256::digest(&att)),
+            not_tested: report
+                .rows
+                .iter()
+                .filter(|r| r.status == "NOT_TESTED")
+                .map(|r| r.check.clone())
+                .collect(),
+        },
+        byte_order: if done.conversion.swapped {
+            "big (swapped to little-endian; tensor hashes are of the little-endian bytes)".into()
+        } else {
+            "little".into()
+        },
+        tensors,
+        aliases: done.conversion.aliases.iter().cloned().collect(),
+        not_carried: done.conversion.not_carried.clone(),
+    };
+    let statement = Statement::new(
+        &out_name,
+        &done.sha256,
+        signing::DERIVATION_PREDICATE,
+        serde_json::to_value(&predicate).expect("plain data"),
+    );
+    let envelope = crate::output::to_json_bytes(&signing::sign(
+        &serde_json::to_vec(&statement).expect("plain data"),
+        key,
+    ));
+    crate::output::write_new(&tmp.path().join(crate::store::DERIVATION), &envelope)
+        .map_err(|e| StoreError::Unusable(e.to_string()))?;
+    let dest = store.root.join("incoming").join(&done.sha256);
+    if dest.exists() {
+        return Err(refused(format!("incoming/{} already exists", done.sha256)));
+    }
+    let tmp_path = tmp.keep();
+    std::fs::rename(&tmp_path, &dest).map_err(|e| {
+        let _ = std::fs::remove_dir_all(&tmp_path);
+        StoreError::Unusable(format!("{}: {e}", dest.display()))
+    })?;
+    Ok((done.sha256, out_name))
+}
+
+/// Re-hashes every tensor of a verified derivation record from the input (its zip record)
+/// and the output; the mismatches, if any.
+pub fn recheck_derivation(
+    statement: &Statement,
+    input: &Path,
+    output: &Path,
+    plugins: &PluginSet,
+) -> Result<Vec<String>, Fatal> {
+    let p: DerivationPredicate = serde_json::from_value(statement.predicate.clone())
+        .map_err(|e| Fatal(format!("not a derivation record: {e}")))?;
+    let swapped = p.byte_order.starts_with("big");
+    let out_sha = crate::fingerprint::sha256_of_path(output)
+        .map_err(|e| Fatal(format!("{}: {e}", output.display())))?;
+    let mut problems = Vec::new();
+    if statement.subject_sha256() != Some(out_sha.as_str()) {
+        problems.push(format!(
+            "{} hashes to {out_sha}, not the record's subject",
+            output.display()
+        ));
+    }
+    let manifest = crate::tensors::fingerprint(output, plugins).map_err(fatal)?;
+    for t in &p.tensors {
+        let swap = if swapped {
+            crate::convert::element_layout(&t.dtype).map_or(1, |(_, u)| u)
+        } else {
+            1
+        };
+        let from_input = crate::convert::hash_from_zip_record(
+            input,
+            &t.source.record,
+            t.source.offset_bytes,
+            t.source.size_bytes,
+            swap,
+        )
+        .unwrap_or_else(|e| format!("unreadable: {e}"));
+        if from_input != t.sha256 {
+            problems.push(format!(
+                "{}: the input's bytes hash to {from_input}, the record says {}",
+                t.name, t.sha256
+            ));
+        }
+        match manifest.tensors.iter().find(|m| m.name == t.name) {
+            Some(m) if m.sha256 == t.sha256 => {}
+            Some(m) => problems.push(format!(
+                "{}: the output's bytes hash to {}, the record says {}",
+                t.name, m.sha256, t.sha256
+            )),
+            None => problems.push(format!("{}: not in the output", t.name)),
+        }
+    }
+    Ok(problems)
+}

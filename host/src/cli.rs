@@ -129,6 +129,12 @@ pub enum Command {
         /// A public key (SPKI PEM).
         #[arg(long = "pub", value_name = "P")]
         public_key: Option<PathBuf>,
+        /// For a derivation record: the input checkpoint, to re-hash every tensor from it.
+        #[arg(long, value_name = "FILE", requires = "output")]
+        input: Option<PathBuf>,
+        /// For a derivation record: the output file, to re-hash every tensor from it.
+        #[arg(long, value_name = "FILE", requires = "input")]
+        output: Option<PathBuf>,
     },
     /// Convert a model between formats without the store (the same rules as airlock convert).
     ///
@@ -275,6 +281,31 @@ pub enum AirlockCommand {
     Promote {
         /// The staged artifact's sha256.
         sha256: String,
+        #[command(flatten)]
+        store: StoreArg,
+    },
+    /// Convert an attested torch checkpoint to safetensors (socair-convert/1) with a signed
+    /// derivation record (key role: derive).
+    ///
+    /// The attestation must verify under a `scan` key, hold no FAIL or LEAD row and a PASSing
+    /// Pickle opcode scan row; the checkpoint is copied into work/ hashing while copying and
+    /// must be the attested bytes; the copy is re-checked and converted; the output is verified
+    /// and lands in incoming/<sha256>/<name>.safetensors with derivation.dsse.json. It
+    /// authorizes nothing: the output is scanned and gated like any artifact.
+    ///
+    /// Example: socair airlock convert pytorch_model.bin --attestation pytorch_model.bin.attestation.dsse.json --key converter.key
+    Convert {
+        /// The checkpoint file.
+        checkpoint: PathBuf,
+        /// Its attestation (DSSE envelope).
+        #[arg(long, value_name = "A")]
+        attestation: PathBuf,
+        /// The private key (its public key must have role `derive`).
+        #[arg(long, value_name = "K")]
+        key: PathBuf,
+        /// The conversion rules (socair-convert/1).
+        #[arg(long, default_value = crate::convert::RULES)]
+        rules: String,
         #[command(flatten)]
         store: StoreArg,
     },
@@ -541,7 +572,12 @@ fn dispatch(cli: Cli) -> Result<u8, Fatal> {
             envelope,
             store,
             public_key,
-        } => crate::airlock::verify(&envelope, store, public_key),
+            input,
+            output,
+        } => {
+            let set = load_plugins(&cli.plugin_dirs);
+            crate::airlock::verify(&envelope, store, public_key, input.zip(output), &set)
+        }
         Command::Airlock(cmd) => match cmd {
             AirlockCommand::Init { store } => crate::airlock::init(&store.path()),
             AirlockCommand::Trust {
@@ -567,6 +603,25 @@ fn dispatch(cli: Cli) -> Result<u8, Fatal> {
                 crate::airlock::promote(&store.path(), &sha256)
             }
             AirlockCommand::Log { store } => crate::airlock::log(&store.path()),
+            AirlockCommand::Convert {
+                checkpoint,
+                attestation,
+                key,
+                rules,
+                store,
+            } => {
+                if rules != crate::convert::RULES
+                    && format!("socair-convert/{rules}") != crate::convert::RULES
+                {
+                    return Err(Fatal(format!(
+                        "--rules {rules:?}: this socair implements {}",
+                        crate::convert::RULES
+                    )));
+                }
+                let set = load_plugins(&cli.plugin_dirs);
+                warn_refused(&set);
+                crate::airlock::convert(&store.path(), &checkpoint, &attestation, &key, &set)
+            }
         },
     }
 }

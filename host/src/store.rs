@@ -29,6 +29,8 @@ pub const STORE_ENV: &str = "SOCAIR_STORE";
 pub const POLICY_SCHEMA: &str = "socair.policy/v1";
 /// File name of a staged artifact's attestation.
 pub const ATTESTATION: &str = "attestation.dsse.json";
+/// File name of a converted artifact's derivation record.
+pub const DERIVATION: &str = "derivation.dsse.json";
 /// Directory of a staged artifact's acceptances.
 pub const ACCEPTANCES: &str = "acceptances";
 /// Roles a key may hold.
@@ -386,7 +388,8 @@ impl Store {
             .ok_or_else(|| {
                 StoreError::Unusable(format!("{}: the name is not UTF-8", source.display()))
             })?;
-        if name.starts_with('.') || name == ATTESTATION || name == ACCEPTANCES {
+        if name.starts_with('.') || name == ATTESTATION || name == ACCEPTANCES || name == DERIVATION
+        {
             return Err(StoreError::Refused(format!(
                 "{name:?} is not a name an artifact may have in the store"
             )));
@@ -443,7 +446,9 @@ impl Store {
         let mut names: Vec<String> = entries
             .filter_map(Result::ok)
             .filter_map(|e| e.file_name().into_string().ok())
-            .filter(|n| n != ATTESTATION && n != ACCEPTANCES && !n.starts_with('.'))
+            .filter(|n| {
+                n != ATTESTATION && n != ACCEPTANCES && n != DERIVATION && !n.starts_with('.')
+            })
             .collect();
         names.sort();
         match names.as_slice() {

@@ -1,0 +1,392 @@
+//! Conversion end to end: `socair convert` and `socair airlock convert` with its derivation
+//! record, against what torch recorded about the fixtures (fixtures/torch/expected.json;
+//! fixtures/torch/check_conversions.py checks the outputs against torch.load itself).
+
+mod common;
+
+use common::{fixture, json, run, socair};
+use sha2::{Digest, Sha256};
+use std::collections::BTreeMap;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+fn convert(src: &Path, dst: &Path) -> common::Run {
+    run(socair().arg("convert").arg(src).arg(dst).args([
+        "--from",
+        "torch-zip",
+        "--to",
+        "safetensors",
+    ]))
+}
+
+fn hex(b: &[u8]) -> String {
+    b.iter().map(|x| format!("{x:02x}")).collect()
+}
+
+#[test]
+fn converted_tensors_are_the_bytes_torch_saved_and_output_is_byte_stable() {
+    let expected = json(&std::fs::read_to_string(fixture("torch/expected.json")).unwrap());
+    let dir = tempfile::tempdir().unwrap();
+    let mut converted = 0;
+    for (key, case) in expected.as_object().unwrap() {
+        let Some(file) = key.strip_prefix("legit/") else {
+            continue;
+        };
+        let src = fixture(&format!("torch/{key}"));
+        let out = dir.path().join(format!("{file}.safetensors"));
+        let r = convert(&src, &out);
+        let tensors = case["tensors"].as_array().unwrap();
+        let refusable = tensors
+            .iter()
+            .any(|t| t["contiguous"] == false || t["dtype"] == "C128");
+        if refusable {
+            assert_eq!(r.code, 1, "{file}: {}", r.stderr);
+            assert!(!out.exists(), "{file}: nothing is left after a refusal");
+            continue;
+        }
+        assert_eq!(r.code, 0, "{file}: {}", r.stderr);
+        converted += 1;
+        // Twice gives the same bytes.
+        let again = dir.path().join(format!("{file}.again"));
+        assert_eq!(convert(&src, &again).code, 0);
+        assert_eq!(
+            std::fs::read(&out).unwrap(),
+            std::fs::read(&again).unwrap(),
+            "{file}"
+        );
+        // Every tensor of the output is the tensor torch saved (by raw bytes, or for the
+        // big-endian file by values), under its name or as a named alias.
+        let m = json(&run(socair().arg("tensors").arg(&out)).stdout);
+        let got: BTreeMap<&str, &serde_json::Value> = m["tensors"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| (t["name"].as_str().unwrap(), t))
+            .collect();
+        let bytes = std::fs::read(&out).unwrap();
+        let n = u64::from_le_bytes(bytes[..8].try_into().unwrap()) as usize;
+        let header = json(std::str::from_utf8(&bytes[8..8 + n]).unwrap());
+        let meta = &header["__metadata__"];
+        assert_eq!(meta["format"], "pt", "{file}");
+        for t in tensors {
+            let name = t["name"].as_str().unwrap();
+            let (name, alias) = match got.get(name) {
+                Some(_) => (name, false),
+                None => (
+                    meta[name]
+                        .as_str()
+                        .unwrap_or_else(|| panic!("{file}: {name} lost")),
+                    true,
+                ),
+            };
+            let g = got[name];
+            assert_eq!(g["shape"], t["shape"], "{file}: {name}");
+            if case["byteorder"] == "big" {
+                assert_eq!(g["values"], t["values"], "{file}: {name}");
+            } else if !alias {
+                assert_eq!(g["sha256"], t["sha256"], "{file}: {name}");
+            }
+        }
+    }
+    assert!(converted >= 9, "{converted}");
+}
+
+#[test]
+fn every_refusal_of_the_rules_names_its_reason_and_leaves_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    for (src, why) in [
+        ("torch/legit/noncontiguous.pt", "not contiguous"),
+        ("torch/baseline/conj-bit.pt", "conj/neg bit"),
+        ("torch/baseline/neg-bit.pt", "conj/neg bit"),
+        (
+            "torch/baseline/overlapping-views.pt",
+            "overlap in storage without being the same tensor",
+        ),
+        (
+            "torch/malicious/zip-crc-absent.pt",
+            "Pickle opcode scan row is FAIL",
+        ),
+        ("torch/malicious/zip-crc-mismatch.pt", "FAIL"),
+        ("torch/malicious/pickle-os-system.pt", "FAIL"),
+        ("torch/baseline/python-set.pt", "not PASS"),
+        ("torch/legit/all-dtypes.pt", "C128"),
+    ] {
+        let out = dir.path().join("out.safetensors");
+        let r = convert(&fixture(src), &out);
+        assert_eq!(r.code, 1, "{src}: {}", r.stderr);
+        assert!(r.stderr.contains(why), "{src}: {why:?} not in {}", r.stderr);
+        assert!(!out.exists(), "{src}");
+        let leftovers: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
+        assert!(leftovers.is_empty(), "{src}: {leftovers:?}");
+    }
+    // Formats are never guessed: a safetensors file is not converted as a torch checkpoint.
+    let r = convert(
+        &fixture("safetensors/all-dtypes.safetensors"),
+        &dir.path().join("x.safetensors"),
+    );
+    assert_eq!(r.code, 1);
+    assert!(
+        r.stderr.contains("reads as safetensors, not torch-zip"),
+        "{}",
+        r.stderr
+    );
+}
+
+#[test]
+fn safetensors_and_gguf_convert_both_ways_when_exact() {
+    let dir = tempfile::tempdir().unwrap();
+    let gguf = dir.path().join("m.gguf");
+    let r = run(socair()
+        .arg("convert")
+        .arg(fixture("diff/reference/model.safetensors"))
+        .arg(&gguf)
+        .args(["--from", "safetensors", "--to", "gguf"]));
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let back = dir.path().join("back.safetensors");
+    let r = run(socair().arg("convert").arg(&gguf).arg(&back).args([
+        "--from",
+        "gguf",
+        "--to",
+        "safetensors",
+    ]));
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let d = run(socair()
+        .args(["tensors", "diff"])
+        .arg(&back)
+        .arg(fixture("diff/reference/model.safetensors")));
+    assert_eq!(d.code, 0, "round trip keeps every tensor: {}", d.stderr);
+    // A quantized GGUF has no exact safetensors form; U8 has no GGUF type.
+    let r = run(socair()
+        .arg("convert")
+        .arg(fixture("diff/quantized.gguf"))
+        .arg(dir.path().join("q.safetensors"))
+        .args(["--from", "gguf", "--to", "safetensors"]));
+    assert_eq!(r.code, 1);
+    assert!(r.stderr.contains("block-quantized"), "{}", r.stderr);
+    let r = run(socair()
+        .arg("convert")
+        .arg(fixture("safetensors/all-dtypes.safetensors"))
+        .arg(dir.path().join("u8.gguf"))
+        .args(["--from", "safetensors", "--to", "gguf"]));
+    assert_eq!(r.code, 1);
+    assert!(r.stderr.contains("cannot hold"), "{}", r.stderr);
+    // A model directory converts to one file.
+    let one = dir.path().join("one.safetensors");
+    let r = run(socair()
+        .arg("convert")
+        .arg(fixture("diff/resharded"))
+        .arg(&one)
+        .args(["--from", "model-dir", "--to", "safetensors"]));
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let d = run(socair()
+        .args(["tensors", "diff"])
+        .arg(&one)
+        .arg(fixture("diff/reference/model.safetensors")));
+    assert_eq!(d.code, 0, "{}", d.stderr);
+}
+
+struct Store {
+    dir: tempfile::TempDir,
+}
+
+impl Store {
+    fn new() -> Store {
+        let s = Store {
+            dir: tempfile::tempdir().unwrap(),
+        };
+        assert_eq!(s.run(&["airlock", "init"]).code, 0);
+        s
+    }
+    fn path(&self) -> PathBuf {
+        self.dir.path().join("store")
+    }
+    fn run(&self, args: &[&str]) -> common::Run {
+        run(socair().args(args).arg("--store").arg(self.path()))
+    }
+    fn key(&self, name: &str, roles: &str) -> String {
+        let k = self.dir.path().join(name);
+        assert_eq!(run(socair().arg("keygen").arg("--out").arg(&k)).code, 0);
+        if !roles.is_empty() {
+            let r = self.run(&[
+                "airlock",
+                "trust",
+                &format!("{}.pub", k.display()),
+                "--role",
+                roles,
+            ]);
+            assert_eq!(r.code, 0, "{}", r.stderr);
+        }
+        k.display().to_string()
+    }
+    fn attest(&self, src: &Path, key: &str) -> String {
+        let out = self.dir.path().join(format!(
+            "{}.{}.att.json",
+            src.file_name().unwrap().to_string_lossy(),
+            Path::new(key).file_name().unwrap().to_string_lossy()
+        ));
+        run(socair()
+            .arg("attest")
+            .arg(src)
+            .arg("--key")
+            .arg(key)
+            .arg("--out")
+            .arg(&out));
+        out.display().to_string()
+    }
+}
+
+#[test]
+fn airlock_convert_writes_a_verifiable_derivation_record() {
+    let s = Store::new();
+    let scanner = s.key("scanner.key", "scan");
+    let deriver = s.key("deriver.key", "derive");
+    let src = s.dir.path().join("pytorch_model.bin");
+    std::fs::copy(
+        fixture("torch/baseline/hf-gpt2-tied-pytorch_model.bin"),
+        &src,
+    )
+    .unwrap();
+    let att = s.attest(&src, &scanner);
+    let r = s.run(&[
+        "airlock",
+        "convert",
+        src.to_str().unwrap(),
+        "--attestation",
+        &att,
+        "--key",
+        &deriver,
+    ]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let out_sha = r.stdout.trim().to_owned();
+    let staged = s.path().join("incoming").join(&out_sha);
+    let output = staged.join("pytorch_model.safetensors");
+    assert!(output.is_file());
+    let record = staged.join("derivation.dsse.json");
+    let v = run(socair()
+        .arg("verify")
+        .arg(&record)
+        .arg("--store")
+        .arg(s.path())
+        .arg("--input")
+        .arg(&src)
+        .arg("--output")
+        .arg(&output));
+    assert_eq!(v.code, 0, "{}", v.stderr);
+    let statement = json(&v.stdout);
+    assert_eq!(
+        statement["predicateType"],
+        "https://socair.ai/derivation/v1"
+    );
+    assert_eq!(
+        statement["subject"][0]["digest"]["sha256"],
+        out_sha.as_str()
+    );
+    let p = &statement["predicate"];
+    assert_eq!(p["rules"]["socair-convert"], "1");
+    assert_eq!(p["aliases"]["transformer.wte.weight"], "lm_head.weight");
+    assert_eq!(p["input"]["not_tested"][0], "Format and structure");
+    assert!(p["not_carried"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|n| n.as_str().unwrap().contains("_metadata")));
+
+    // A reviewer with only the input checks every tensor: read size_bytes from
+    // source.record at source.offset_bytes and hash them (here with the zip crate).
+    let mut archive = zip::ZipArchive::new(std::fs::File::open(&src).unwrap()).unwrap();
+    for t in p["tensors"].as_array().unwrap() {
+        let mut rec = archive
+            .by_name(t["source"]["record"].as_str().unwrap())
+            .unwrap();
+        let mut all = Vec::new();
+        rec.read_to_end(&mut all).unwrap();
+        let off = t["source"]["offset_bytes"].as_u64().unwrap() as usize;
+        let len = t["source"]["size_bytes"].as_u64().unwrap() as usize;
+        assert_eq!(
+            hex(&Sha256::digest(&all[off..off + len])),
+            t["sha256"].as_str().unwrap()
+        );
+    }
+    // The output is a new artifact: it must itself be scanned and gated.
+    let r = s.run(&["airlock", "promote", &out_sha]);
+    assert_eq!(r.code, 1);
+    assert!(r.stderr.contains("no attestation"), "{}", r.stderr);
+    let log = s.run(&["airlock", "log"]);
+    assert!(
+        log.stdout
+            .contains("\"action\":\"convert\",\"outcome\":\"ok\""),
+        "{}",
+        log.stdout
+    );
+}
+
+#[test]
+fn airlock_convert_refuses_each_gate_condition() {
+    let s = Store::new();
+    let scanner = s.key("scanner.key", "scan");
+    let deriver = s.key("deriver.key", "derive");
+    let outsider = s.key("outsider.key", "");
+    let src = s.dir.path().join("state-dict.pt");
+    std::fs::copy(fixture("torch/legit/state-dict.pt"), &src).unwrap();
+    let good = s.attest(&src, &scanner);
+    let convert = |att: &str, key: &str, file: &Path| {
+        s.run(&[
+            "airlock",
+            "convert",
+            file.to_str().unwrap(),
+            "--attestation",
+            att,
+            "--key",
+            key,
+        ])
+    };
+    let refused = |r: common::Run, why: &str| {
+        assert_eq!(r.code, 1, "{why}: {}", r.stderr);
+        assert!(r.stderr.contains(why), "{why:?} not in {}", r.stderr);
+    };
+    refused(convert(&good, &scanner, &src), "role `derive`");
+    refused(
+        convert(&s.attest(&src, &outsider), &deriver, &src),
+        "does not verify under a trusted key",
+    );
+    let other = s.dir.path().join("other.pt");
+    std::fs::copy(fixture("torch/legit/tied.pt"), &other).unwrap();
+    refused(convert(&good, &deriver, &other), "not the attested subject");
+    let dir_att = s.attest(&fixture("safetensors/tiny-bert"), &scanner);
+    refused(convert(&dir_att, &deriver, &src), "model directory");
+    let bad = s.dir.path().join("bad.pt");
+    std::fs::copy(fixture("torch/malicious/pickle-os-system.pt"), &bad).unwrap();
+    refused(
+        convert(&s.attest(&bad, &scanner), &deriver, &bad),
+        "row is FAIL",
+    );
+    let nc = s.dir.path().join("nc.pt");
+    std::fs::copy(fixture("torch/legit/noncontiguous.pt"), &nc).unwrap();
+    refused(
+        convert(&s.attest(&nc, &scanner), &deriver, &nc),
+        "not contiguous",
+    );
+    // Changed after attestation.
+    let mut bytes = std::fs::read(&src).unwrap();
+    let last = bytes.len() - 1;
+    bytes[last] ^= 0xff;
+    std::fs::write(&src, bytes).unwrap();
+    refused(convert(&good, &deriver, &src), "not the attested subject");
+    // Nothing reached staging; the work area is clean; every refusal is in the log.
+    assert_eq!(
+        std::fs::read_dir(s.path().join("incoming"))
+            .unwrap()
+            .count(),
+        0
+    );
+    assert_eq!(std::fs::read_dir(s.path().join("work")).unwrap().count(), 0);
+    assert_eq!(std::fs::read_dir(s.path().join(".tmp")).unwrap().count(), 0);
+    let log = s.run(&["airlock", "log"]);
+    assert_eq!(log.code, 0);
+    assert_eq!(
+        log.stdout
+            .matches("\"convert\",\"outcome\":\"refused\"")
+            .count(),
+        7
+    );
+}
