@@ -90,8 +90,17 @@ pub struct Artifact<'p> {
 }
 
 impl<'p> Artifact<'p> {
-    /// Resolves `path`.
+    /// Resolves `path`, its files mapped.
     pub fn resolve(path: &Path, plugins: &'p PluginSet) -> Result<Artifact<'p>, ArtifactError> {
+        Artifact::resolve_with(path, plugins, true)
+    }
+
+    /// Resolves `path`; its files are mapped only when `map` is set.
+    pub fn resolve_with(
+        path: &Path,
+        plugins: &'p PluginSet,
+        map: bool,
+    ) -> Result<Artifact<'p>, ArtifactError> {
         let io = |source| ArtifactError::Io {
             path: path.to_owned(),
             source,
@@ -128,7 +137,7 @@ impl<'p> Artifact<'p> {
             unclaimed: Vec::new(),
         };
         for file in &files {
-            let input = match InputFile::open(&file.path) {
+            let input = match InputFile::open_with(&file.path, map) {
                 Ok(i) => i,
                 Err(e) if !is_dir => return Err(io(e)),
                 Err(e) => {

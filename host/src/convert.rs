@@ -371,13 +371,8 @@ pub fn check_room(path: &Path, bytes: u64) -> Result<(), Refusal> {
 }
 
 /// Writes the output to `out` (a new file): header, each tensor's bytes (swapped to
-/// little-endian when needed), zeros elsewhere; fsyncs. Returns the output's sha256 and each
-/// written tensor's sha256 (by tensor index).
-pub fn write(
-    conv: &Conversion,
-    inputs: &[&InputFile],
-    out: &Path,
-) -> Result<(String, Vec<String>), Refusal> {
+/// little-endian when needed), zeros elsewhere; fsyncs. Returns the output's sha256.
+pub fn write(conv: &Conversion, inputs: &[&InputFile], out: &Path) -> Result<String, Refusal> {
     check_room(out, conv.total_len)?;
     let io = |e: std::io::Error| format!("{}: {e}", out.display());
     let mut file = std::fs::OpenOptions::new()
@@ -386,7 +381,6 @@ pub fn write(
         .open(out)
         .map_err(io)?;
     let mut whole = Sha256::new();
-    let mut per_tensor = vec![String::new(); conv.tensors.len()];
     let mut w = std::io::BufWriter::with_capacity(1 << 20, &mut file);
     w.write_all(&conv.header).map_err(io)?;
     whole.update(&conv.header);
@@ -394,29 +388,37 @@ pub fn write(
     let mut order = conv.placements.clone();
     order.sort_by_key(|&(_, off)| off);
     let zeros = [0u8; 4096];
-    for (i, offset) in order {
-        let t = &conv.tensors[i];
-        while at < offset {
-            let n = (offset - at).min(zeros.len() as u64) as usize;
+    let pad = |w: &mut std::io::BufWriter<&mut std::fs::File>,
+               whole: &mut Sha256,
+               from: u64,
+               to: u64|
+     -> Result<(), Refusal> {
+        let mut at = from;
+        while at < to {
+            let n = (to - at).min(zeros.len() as u64) as usize;
             w.write_all(&zeros[..n]).map_err(io)?;
             whole.update(&zeros[..n]);
             at += n as u64;
         }
-        let mut h = Sha256::new();
+        Ok(())
+    };
+    for (i, offset) in order {
+        let t = &conv.tensors[i];
+        pad(&mut w, &mut whole, at, offset)?;
         let mut failure = None;
+        let mut swapped = Vec::new();
         inputs[t.input]
             .for_each_chunk(t.offset, t.len, |chunk| {
-                let mut owned;
                 let bytes = if t.swap > 1 {
-                    owned = chunk.to_vec();
-                    for e in owned.chunks_exact_mut(t.swap) {
+                    swapped.clear();
+                    swapped.extend_from_slice(chunk);
+                    for e in swapped.chunks_exact_mut(t.swap) {
                         e.reverse();
                     }
-                    &owned[..]
+                    &swapped[..]
                 } else {
                     chunk
                 };
-                h.update(bytes);
                 whole.update(bytes);
                 if let Err(e) = w.write_all(bytes) {
                     failure.get_or_insert(e);
@@ -426,19 +428,13 @@ pub fn write(
         if let Some(e) = failure {
             return Err(io(e));
         }
-        per_tensor[i] = hex(&h.finalize());
-        at += t.len;
+        at = offset + t.len;
     }
-    while at < conv.total_len {
-        let n = (conv.total_len - at).min(zeros.len() as u64) as usize;
-        w.write_all(&zeros[..n]).map_err(io)?;
-        whole.update(&zeros[..n]);
-        at += n as u64;
-    }
+    pad(&mut w, &mut whole, at, conv.total_len)?;
     w.flush().map_err(io)?;
     drop(w);
     file.sync_all().map_err(io)?;
-    Ok((hex(&whole.finalize()), per_tensor))
+    Ok(hex(&whole.finalize()))
 }
 
 /// Verifies a written output: its format's reader finds it sound with exactly the planned
@@ -448,14 +444,14 @@ pub fn verify(
     conv: &Conversion,
     to: &str,
     out: &Path,
-    written: &[String],
-    input_paths: &[&Path],
+    inputs: &[&InputFile],
     plugins: &PluginSet,
-) -> Result<(), Refusal> {
+) -> Result<Vec<String>, Refusal> {
+    use rayon::prelude::*;
     let (_, reader) = plugins
         .reader(to)
         .ok_or_else(|| format!("no loaded plugin reads {to}"))?;
-    let file = InputFile::open(out).map_err(|e| format!("{}: {e}", out.display()))?;
+    let file = InputFile::open_with(out, false).map_err(|e| format!("{}: {e}", out.display()))?;
     let source = socair_plugin_api::ByteSource_TO::from_ptr(
         socair_plugin_api::abi_stable::sabi_types::RRef::new(&file),
         socair_plugin_api::abi_stable::sabi_trait::TD_Opaque,
@@ -477,41 +473,54 @@ pub fn verify(
             conv.tensors.len()
         ));
     }
-    for (i, t) in conv.tensors.iter().enumerate() {
-        let found = opened
+    let mut found = Vec::with_capacity(conv.tensors.len());
+    for t in &conv.tensors {
+        let o = opened
             .tensors
             .iter()
             .find(|o| o.name.as_str() == t.name)
             .ok_or_else(|| format!("the output lacks {:?}", t.name))?;
-        if found.dtype.as_str() != t.dtype || found.shape.as_slice() != t.shape.as_slice() {
+        if o.dtype.as_str() != t.dtype || o.shape.as_slice() != t.shape.as_slice() {
             return Err(format!(
                 "the output's {:?} has another dtype or shape",
                 t.name
             ));
         }
-        let mut h = Sha256::new();
-        for r in found.ranges.iter() {
-            file.for_each_chunk(r.offset, r.len, |c| h.update(c))
-                .map_err(|e| format!("{}: {e}", out.display()))?;
-        }
-        if hex(&h.finalize()) != written[i] {
-            return Err(format!(
-                "the output's bytes of {:?} are not the bytes written",
-                t.name
-            ));
-        }
-        if let Some((record, offset)) = &t.origin {
-            let second =
-                hash_from_zip_record(input_paths[t.input], record, *offset, t.len, t.swap)?;
-            if second != written[i] {
+        found.push(o.ranges.to_vec());
+    }
+    // Each tensor: its bytes read back from the output, and the same tensor read from the
+    // input by a second path, hashed side by side across cores.
+    conv.tensors
+        .par_iter()
+        .zip(found.par_iter())
+        .map(|(t, ranges)| {
+            let mut h = Sha256::new();
+            for r in ranges {
+                file.for_each_chunk(r.offset, r.len, |c| h.update(c))
+                    .map_err(|e| format!("{}: {e}", out.display()))?;
+            }
+            let in_output = hex(&h.finalize());
+            let second = match &t.origin {
+                Some((record, offset)) => hash_from_zip_record(inputs[t.input].path(), record, *offset, t.len, t.swap)?,
+                None => {
+                    let mut h = Sha256::new();
+                    let direct = InputFile::open_with(inputs[t.input].path(), false)
+                        .map_err(|e| format!("{}: {e}", inputs[t.input].path().display()))?;
+                    direct
+                        .for_each_chunk(t.offset, t.len, |c| h.update(c))
+                        .map_err(|e| e.to_string())?;
+                    hex(&h.finalize())
+                }
+            };
+            if second != in_output {
                 return Err(format!(
-                    "{:?} read from its record {record} through the zip crate hashes {second}, but the output holds {}",
-                    t.name, written[i]
+                    "{:?} read from the input by a second path hashes {second}, but the output holds {in_output}",
+                    t.name
                 ));
             }
-        }
-    }
-    Ok(())
+            Ok(in_output)
+        })
+        .collect()
 }
 
 /// The second path: the tensor's bytes read from its storage record with the `zip` crate
@@ -601,7 +610,8 @@ pub fn convert_path(
             dst.display()
         ));
     }
-    let artifact = crate::artifact::Artifact::resolve(src, plugins).map_err(|e| e.to_string())?;
+    let artifact =
+        crate::artifact::Artifact::resolve_with(src, plugins, false).map_err(|e| e.to_string())?;
     if artifact.is_dir != (from == "model-dir") {
         return Ok(Err(format!(
             "{} is {}, not {from}",
@@ -645,14 +655,14 @@ pub fn convert_path(
         .map_err(|e| format!("{}: {e}", dir.display()))?;
     let tmp_out = tmp.path().join("output");
     let inputs: Vec<&InputFile> = artifact.jobs.iter().map(|j| &j.input).collect();
-    let paths: Vec<&Path> = artifact.jobs.iter().map(|j| j.input.path()).collect();
-    let (sha256, tensor_sha256) = match write(&conversion, &inputs, &tmp_out) {
+    let sha256 = match write(&conversion, &inputs, &tmp_out) {
         Ok(w) => w,
         Err(e) => return Ok(Err(e)),
     };
-    if let Err(e) = verify(&conversion, to, &tmp_out, &tensor_sha256, &paths, plugins) {
-        return Ok(Err(format!("verification of the output failed: {e}")));
-    }
+    let tensor_sha256 = match verify(&conversion, to, &tmp_out, &inputs, plugins) {
+        Ok(h) => h,
+        Err(e) => return Ok(Err(format!("verification of the output failed: {e}"))),
+    };
     // No-clobber rename: a destination created meanwhile is not replaced.
     std::fs::hard_link(&tmp_out, dst).map_err(|e| format!("{}: {e}", dst.display()))?;
     if let Ok(d) = std::fs::File::open(dir) {

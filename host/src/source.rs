@@ -33,6 +33,13 @@ impl std::fmt::Debug for InputFile {
 impl InputFile {
     /// Opens `path` read-only and maps it when possible.
     pub fn open(path: &Path) -> io::Result<InputFile> {
+        InputFile::open_with(path, true)
+    }
+
+    /// Opens `path` read-only, mapped only when `map` is set. Streaming copies read through a
+    /// buffer instead: a map's touched pages count as the process's resident memory, and a
+    /// copy has no use for them once written.
+    pub fn open_with(path: &Path, map: bool) -> io::Result<InputFile> {
         let file = File::open(path)?;
         let meta = file.metadata()?;
         if !meta.is_file() {
@@ -42,7 +49,7 @@ impl InputFile {
             ));
         }
         let len = meta.len();
-        let map = if len == 0 || std::env::var_os("SOCAIR_NO_MMAP").is_some() {
+        let map = if !map || len == 0 || std::env::var_os("SOCAIR_NO_MMAP").is_some() {
             None
         } else {
             map_file(&file)
