@@ -180,8 +180,9 @@ pub enum Value {
     Unsigned(ValueType, u64),
     /// A signed integer (INT8/16/32/64).
     Signed(ValueType, i64),
-    /// A float (FLOAT32/64).
-    Float(ValueType, f64),
+    /// A float (FLOAT32/64), as its exact bits (an f32's bits zero-extended), so that NaN
+    /// payloads and every other value survive a round trip unchanged.
+    Float(ValueType, u64),
     /// BOOL.
     Bool(bool),
     /// STRING.
@@ -224,8 +225,25 @@ impl Value {
             Value::Unsigned(_, v) => json!(v),
             Value::Signed(_, v) => json!(v),
             // Non-finite floats have no JSON number: write them as strings.
-            Value::Float(_, v) if v.is_finite() => json!(v),
-            Value::Float(_, v) => json!(v.to_string()),
+            // Finite floats are JSON numbers (serde_json's `float_roundtrip` parses them back
+            // exactly); others are their bits in hex, which no number could carry.
+            Value::Float(ValueType::F32, bits) => {
+                let f = f32::from_bits(*bits as u32);
+                if f.is_finite() {
+                    // Its exact value as an f64: no double rounding on the way back.
+                    json!(f64::from(f))
+                } else {
+                    json!(format!("bits:{bits:#010x}"))
+                }
+            }
+            Value::Float(_, bits) => {
+                let f = f64::from_bits(*bits);
+                if f.is_finite() {
+                    json!(f)
+                } else {
+                    json!(format!("bits:{bits:#018x}"))
+                }
+            }
             Value::Bool(b) => json!(b),
             Value::String(s) => json!(s),
             Value::Array(..) => self.to_json(),
@@ -382,8 +400,8 @@ fn read_value<R: ReadAt + ?Sized>(
         I16 => Value::Signed(t, i16::from_le_bytes(c.array(key)?).into()),
         I32 => Value::Signed(t, i32::from_le_bytes(c.array(key)?).into()),
         I64 => Value::Signed(t, i64::from_le_bytes(c.array(key)?)),
-        F32 => Value::Float(t, f32::from_le_bytes(c.array(key)?).into()),
-        F64 => Value::Float(t, f64::from_le_bytes(c.array(key)?)),
+        F32 => Value::Float(t, u32::from_le_bytes(c.array(key)?).into()),
+        F64 => Value::Float(t, u64::from_le_bytes(c.array(key)?)),
         Bool => match c.array::<1>(key)?[0] {
             0 => Value::Bool(false),
             1 => Value::Bool(true),

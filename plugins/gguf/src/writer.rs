@@ -6,7 +6,7 @@
 //! Metadata values come as typed JSON, the form [`Value::to_json`] produces:
 //! `{"type":"UINT32","value":32}`, `{"type":"STRING","value":"llama"}`,
 //! `{"type":"ARRAY","element_type":"INT32","value":[1,2]}` (elements of an array of arrays
-//! are themselves typed objects); non-finite floats are the strings `NaN`, `inf`, `-inf`.
+//! are themselves typed objects); a non-finite float is the string `bits:0x…` of its bits.
 
 use crate::reader::{
     align, Value, ValueType, DEFAULT_ALIGNMENT, MAX_ARRAY_DEPTH, MAX_DIMS, MAX_TENSOR_NAME_LEN,
@@ -106,11 +106,28 @@ fn scalar(t: ValueType, v: &serde_json::Value) -> Result<Value, String> {
         I32 => signed(i32::MIN.into(), i32::MAX.into()),
         I64 => signed(i64::MIN, i64::MAX),
         F32 | F64 => {
-            let f = match v {
-                serde_json::Value::String(s) => s.parse::<f64>().map_err(|_| bad())?,
-                other => other.as_f64().ok_or_else(bad)?,
+            let bits = match v {
+                serde_json::Value::String(s) => {
+                    let hex = s.strip_prefix("bits:0x").ok_or_else(bad)?;
+                    u64::from_str_radix(hex, 16).map_err(|_| bad())?
+                }
+                other => {
+                    let f = other.as_f64().ok_or_else(bad)?;
+                    if t == F32 {
+                        let narrow = f as f32;
+                        if f64::from(narrow) != f {
+                            return Err(format!("{v} is not exactly a FLOAT32"));
+                        }
+                        narrow.to_bits().into()
+                    } else {
+                        f.to_bits()
+                    }
+                }
             };
-            Ok(Value::Float(t, f))
+            if t == F32 && bits > u64::from(u32::MAX) {
+                return Err(bad());
+            }
+            Ok(Value::Float(t, bits))
         }
         Bool => v.as_bool().map(Value::Bool).ok_or_else(bad),
         String => v
@@ -140,9 +157,9 @@ fn put_value(out: &mut Vec<u8>, v: &Value) {
             ValueType::I32 => out.extend_from_slice(&(*n as i32).to_le_bytes()),
             _ => out.extend_from_slice(&n.to_le_bytes()),
         },
-        Value::Float(t, f) => match t {
-            ValueType::F32 => out.extend_from_slice(&(*f as f32).to_le_bytes()),
-            _ => out.extend_from_slice(&f.to_le_bytes()),
+        Value::Float(t, bits) => match t {
+            ValueType::F32 => out.extend_from_slice(&(*bits as u32).to_le_bytes()),
+            _ => out.extend_from_slice(&bits.to_le_bytes()),
         },
         Value::Bool(b) => out.push(u8::from(*b)),
         Value::String(s) => put_string(out, s),
@@ -236,4 +253,28 @@ pub fn plan(tensors: &[WriteTensor], metadata: &[(String, String)]) -> Result<Pl
         total_len: data_start + offset,
         header,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn float_metadata_round_trips_bit_for_bit() {
+        for v in [
+            Value::Float(ValueType::F32, u64::from(0.1f32.to_bits())),
+            Value::Float(ValueType::F32, 0x7fc0_0001),
+            Value::Float(ValueType::F32, 0x7f80_0001),
+            Value::Float(ValueType::F64, (-1.2776431773768935e-172f64).to_bits()),
+            Value::Float(ValueType::F64, 0xfff8_0000_0000_0abc),
+            Value::Float(ValueType::F64, 5e-324f64.to_bits()),
+        ] {
+            let text = v.to_json().to_string();
+            assert_eq!(parse_value(&text).unwrap(), v, "{text}");
+        }
+        assert!(
+            parse_value(r#"{"type":"FLOAT32","value":0.1}"#).is_err(),
+            "0.1 is not an f32"
+        );
+    }
 }
