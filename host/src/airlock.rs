@@ -510,23 +510,7 @@ fn convert_inner(
     // 1. The attestation verifies through the gate's own check.
     let att = std::fs::read(attestation)
         .map_err(|e| StoreError::Unusable(format!("{}: {e}", attestation.display())))?;
-    let verified = signing::verify(&att, &policy.keys_with_role("scan")?).map_err(|e| {
-        refused(format!(
-            "the attestation does not verify under a trusted key with role `scan`: {e}"
-        ))
-    })?;
-    let statement = Statement::parse(&verified.payload).map_err(refused)?;
-    if statement.predicate_type != signing::SCAN_PREDICATE {
-        return Err(refused(format!(
-            "{} is not a scan attestation",
-            attestation.display()
-        )));
-    }
-    let report: Report = serde_json::from_value(statement.predicate.clone()).map_err(|e| {
-        refused(format!(
-            "the attestation's predicate is not a socair report: {e}"
-        ))
-    })?;
+    let (statement, report) = crate::store::verify_scan_attestation(&policy, &att)?;
     let sha = statement.subject_sha256().unwrap_or_default().to_owned();
     *subject = Some(sha.clone());
     if report.artifact.format == "model directory" {

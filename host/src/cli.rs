@@ -531,14 +531,7 @@ fn dispatch(cli: Cli) -> Result<u8, Fatal> {
             to,
             rules,
         } => {
-            if rules != crate::convert::RULES
-                && format!("socair-convert/{rules}") != crate::convert::RULES
-            {
-                return Err(Fatal(format!(
-                    "--rules {rules:?}: this socair implements {}",
-                    crate::convert::RULES
-                )));
-            }
+            check_rules(&rules)?;
             let set = load_plugins(&cli.plugin_dirs);
             warn_refused(&set);
             match crate::convert::convert_path(&src, &dst, &from, &to, &set).map_err(Fatal)? {
@@ -610,19 +603,25 @@ fn dispatch(cli: Cli) -> Result<u8, Fatal> {
                 rules,
                 store,
             } => {
-                if rules != crate::convert::RULES
-                    && format!("socair-convert/{rules}") != crate::convert::RULES
-                {
-                    return Err(Fatal(format!(
-                        "--rules {rules:?}: this socair implements {}",
-                        crate::convert::RULES
-                    )));
-                }
+                check_rules(&rules)?;
                 let set = load_plugins(&cli.plugin_dirs);
                 warn_refused(&set);
                 crate::airlock::convert(&store.path(), &checkpoint, &attestation, &key, &set)
             }
         },
+    }
+}
+
+/// `--rules` names the one conversion rule set this socair implements.
+fn check_rules(rules: &str) -> Result<(), Fatal> {
+    if rules == crate::convert::RULES || format!("socair-convert/{rules}") == crate::convert::RULES
+    {
+        Ok(())
+    } else {
+        Err(Fatal(format!(
+            "--rules {rules:?}: this socair implements {}",
+            crate::convert::RULES
+        )))
     }
 }
 

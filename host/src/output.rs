@@ -15,6 +15,17 @@ pub fn to_json_bytes<T: Serialize>(value: &T) -> Vec<u8> {
 
 /// Writes `bytes` to `path` atomically.
 pub fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    write_via_temporary(path, bytes, true)
+}
+
+/// Writes `bytes` to a new file at `path` (refusing to replace one), atomically.
+pub fn write_new(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    write_via_temporary(path, bytes, false)
+}
+
+/// A temporary file in the same directory, written, fsynced and renamed into place (over an
+/// existing file only when `replace`), then the directory fsynced.
+fn write_via_temporary(path: &Path, bytes: &[u8], replace: bool) -> std::io::Result<()> {
     let dir = match path.parent() {
         Some(p) if !p.as_os_str().is_empty() => p,
         _ => Path::new("."),
@@ -25,7 +36,11 @@ pub fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
         .tempfile_in(dir)?;
     tmp.write_all(bytes)?;
     tmp.as_file().sync_all()?;
-    tmp.persist(path).map_err(|e| e.error)?;
+    if replace {
+        tmp.persist(path).map_err(|e| e.error)?;
+    } else {
+        tmp.persist_noclobber(path).map_err(|e| e.error)?;
+    }
     // Make the rename itself durable.
     if let Ok(d) = std::fs::File::open(dir) {
         let _ = d.sync_all();
@@ -43,20 +58,4 @@ pub fn emit(out: Option<&Path>, bytes: &[u8]) -> std::io::Result<()> {
             stdout.flush()
         }
     }
-}
-
-/// Writes `bytes` to a new file at `path` (refusing to replace one), atomically.
-pub fn write_new(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    let dir = match path.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p,
-        _ => Path::new("."),
-    };
-    let mut tmp = tempfile::Builder::new()
-        .prefix(".socair-")
-        .suffix(".tmp")
-        .tempfile_in(dir)?;
-    tmp.write_all(bytes)?;
-    tmp.as_file().sync_all()?;
-    tmp.persist_noclobber(path).map_err(|e| e.error)?;
-    Ok(())
 }

@@ -555,18 +555,7 @@ pub fn assess_attestation(store: &Store, sha: &str) -> Result<Assessed, StoreErr
             "{sha} has no attestation; run `socair airlock scan`"
         ))
     })?;
-    let verified = signing::verify(&att, &policy.keys_with_role("scan")?).map_err(|e| {
-        refused(format!(
-            "the attestation does not verify under a trusted key with role `scan`: {e}"
-        ))
-    })?;
-    let statement = Statement::parse(&verified.payload).map_err(refused)?;
-    if statement.predicate_type != signing::SCAN_PREDICATE {
-        return Err(refused(format!(
-            "the attestation's predicate is {:?}, not a scan",
-            statement.predicate_type
-        )));
-    }
+    let (statement, report) = verify_scan_attestation(&policy, &att)?;
     if statement.subject_sha256() != Some(sha) {
         return Err(refused(format!(
             "the attestation is about {:?}, not {sha}",
@@ -579,12 +568,6 @@ pub fn assess_attestation(store: &Store, sha: &str) -> Result<Assessed, StoreErr
             "the staged bytes changed after the scan: they hash to {now_sha}, the attestation's subject is {sha}"
         )));
     }
-    let report: crate::scan::Report =
-        serde_json::from_value(statement.predicate.clone()).map_err(|e| {
-            refused(format!(
-                "the attestation's predicate is not a socair report: {e}"
-            ))
-        })?;
     let attestation_sha256 = hex(&Sha256::digest(&att));
     let accept_keys = policy.keys_with_role("accept")?;
     let mut accepted = Vec::new();
@@ -620,6 +603,35 @@ pub fn assess_attestation(store: &Store, sha: &str) -> Result<Assessed, StoreErr
         accepted,
         attestation_sha256,
     })
+}
+
+/// The gate's check of a scan attestation: it verifies under a trusted key with role `scan`,
+/// is an in-toto Statement with the scan predicate, and holds a socair report. Promotion and
+/// conversion both go through it.
+pub fn verify_scan_attestation(
+    policy: &Policy,
+    envelope: &[u8],
+) -> Result<(Statement, crate::scan::Report), StoreError> {
+    let refused = StoreError::Refused;
+    let verified = signing::verify(envelope, &policy.keys_with_role("scan")?).map_err(|e| {
+        refused(format!(
+            "the attestation does not verify under a trusted key with role `scan`: {e}"
+        ))
+    })?;
+    let statement = Statement::parse(&verified.payload).map_err(refused)?;
+    if statement.predicate_type != signing::SCAN_PREDICATE {
+        return Err(refused(format!(
+            "the attestation's predicate is {:?}, not a scan",
+            statement.predicate_type
+        )));
+    }
+    let report: crate::scan::Report =
+        serde_json::from_value(statement.predicate.clone()).map_err(|e| {
+            refused(format!(
+                "the attestation's predicate is not a socair report: {e}"
+            ))
+        })?;
+    Ok((statement, report))
 }
 
 /// The predicate of an acceptance.

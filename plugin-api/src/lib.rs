@@ -318,6 +318,42 @@ pub trait ByteSource {
     fn read_at(&self, offset: u64, buf: RSliceMut<'_, u8>) -> RResult<(), PluginError>;
 }
 
+/// Random access to the bytes of the file being read, for format parsers written as pure
+/// functions over it: implemented for `[u8]` (unit tests, fuzzing) and for the host's
+/// [`ByteSourceRef`] (in the plugin).
+pub trait ReadAt {
+    /// The file's length.
+    fn size(&self) -> u64;
+    /// Fills `buf` from `offset`; an error if the bytes do not all exist.
+    fn read_exact_at(&self, offset: u64, buf: &mut [u8]) -> Result<(), String>;
+}
+
+impl ReadAt for [u8] {
+    fn size(&self) -> u64 {
+        self.len() as u64
+    }
+    fn read_exact_at(&self, offset: u64, buf: &mut [u8]) -> Result<(), String> {
+        let start = usize::try_from(offset).map_err(|_| "offset past the end".to_owned())?;
+        let end = start
+            .checked_add(buf.len())
+            .filter(|&e| e <= self.len())
+            .ok_or_else(|| "read past the end".to_owned())?;
+        buf.copy_from_slice(&self[start..end]);
+        Ok(())
+    }
+}
+
+impl ReadAt for ByteSourceRef<'_> {
+    fn size(&self) -> u64 {
+        self.file_len()
+    }
+    fn read_exact_at(&self, offset: u64, buf: &mut [u8]) -> Result<(), String> {
+        ByteSource::read_at(self, offset, RSliceMut::from_mut_slice(buf))
+            .into_result()
+            .map_err(|e| e.to_string())
+    }
+}
+
 /// Reads one file format.
 #[sabi_trait]
 pub trait FormatReader: Send + Sync {

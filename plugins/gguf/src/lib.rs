@@ -13,7 +13,7 @@ use abi_stable::{
     prefix_type::PrefixTypeTrait,
     sabi_extern_fn,
     sabi_trait::TD_Opaque,
-    std_types::{ROption, RResult, RSlice, RSliceMut, RString, RVec, Tuple2},
+    std_types::{ROption, RResult, RSlice, RString, RVec, Tuple2},
 };
 use socair_plugin_api::{
     guard, ByteOrder, ByteRange, ByteSourceRef, Finding, FingerprintEncoderBox, FormatReader,
@@ -81,20 +81,6 @@ fn encoders() -> RResult<RVec<FingerprintEncoderBox>, PluginError> {
 #[derive(Debug, Clone, Copy)]
 pub struct GgufReader;
 
-struct Source<'s, 'a>(&'s ByteSourceRef<'a>);
-
-impl reader::ReadAt for Source<'_, '_> {
-    fn size(&self) -> u64 {
-        self.0.file_len()
-    }
-    fn read_at(&self, offset: u64, buf: &mut [u8]) -> Result<(), String> {
-        self.0
-            .read_at(offset, RSliceMut::from_mut_slice(buf))
-            .into_result()
-            .map_err(|e| e.to_string())
-    }
-}
-
 impl FormatReader for GgufReader {
     fn format(&self) -> RString {
         RString::from(FORMAT)
@@ -112,12 +98,7 @@ impl FormatReader for GgufReader {
         source: ByteSourceRef<'_>,
         options: ReadOptions,
     ) -> RResult<OpenedFile, PluginError> {
-        guard(|| {
-            Ok(opened_file(reader::parse(
-                &Source(&source),
-                !options.header_only,
-            )))
-        })
+        guard(|| Ok(opened_file(reader::parse(&source, !options.header_only))))
     }
 }
 

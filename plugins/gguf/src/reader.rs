@@ -8,28 +8,7 @@
 
 use crate::types::{self, GgmlType};
 
-/// Random access to the file being read.
-pub trait ReadAt {
-    /// The file's length.
-    fn size(&self) -> u64;
-    /// Fills `buf` from `offset`; an error if the bytes do not exist.
-    fn read_at(&self, offset: u64, buf: &mut [u8]) -> Result<(), String>;
-}
-
-impl ReadAt for [u8] {
-    fn size(&self) -> u64 {
-        self.len() as u64
-    }
-    fn read_at(&self, offset: u64, buf: &mut [u8]) -> Result<(), String> {
-        let start = usize::try_from(offset).map_err(|_| "offset past the end".to_owned())?;
-        let end = start
-            .checked_add(buf.len())
-            .filter(|&e| e <= self.len())
-            .ok_or_else(|| "read past the end".to_owned())?;
-        buf.copy_from_slice(&self[start..end]);
-        Ok(())
-    }
-}
+pub use socair_plugin_api::ReadAt;
 
 /// Deepest nesting of arrays in metadata (the spec allows nesting; ggml refuses any, gguf-py
 /// recurses without limit).
@@ -334,7 +313,7 @@ impl<'a, R: ReadAt + ?Sized> Cursor<'a, R> {
                 let len = (self.src.size() - self.pos).min(BUF as u64) as usize;
                 self.buf.resize(len, 0);
                 self.src
-                    .read_at(self.pos, &mut self.buf)
+                    .read_exact_at(self.pos, &mut self.buf)
                     .or_else(|e| err(format!("byte {}", self.pos), e))?;
                 self.buf_start = self.pos;
             }
@@ -699,7 +678,7 @@ pub fn parse(src: &(impl ReadAt + ?Sized), check_padding: bool) -> Result<Gguf, 
         for (from, to) in gaps {
             if to > from {
                 let mut pad = vec![0u8; (to - from) as usize];
-                src.read_at(from, &mut pad)
+                src.read_exact_at(from, &mut pad)
                     .or_else(|e| err(format!("byte {from}"), e))?;
                 if let Some(i) = pad.iter().position(|&b| b != 0) {
                     return err(

@@ -128,7 +128,7 @@ fn not_a_zip(src: &(impl ReadAt + ?Sized)) -> Option<(Severity, String)> {
     let size = src.size();
     let mut head = [0u8; 8];
     let n = size.min(8) as usize;
-    src.read_at(0, &mut head[..n]).ok()?;
+    src.read_exact_at(0, &mut head[..n]).ok()?;
     let head = &head[..n];
     if head.starts_with(b"PK\x03\x04") || head.starts_with(b"PYTORCH1") {
         return None;
@@ -136,7 +136,7 @@ fn not_a_zip(src: &(impl ReadAt + ?Sized)) -> Option<(Severity, String)> {
     // The end record is 22 bytes plus a comment of at most 65535.
     let tail_len = size.min(22 + 65_535);
     let mut tail = vec![0u8; tail_len as usize];
-    src.read_at(size - tail_len, &mut tail).ok()?;
+    src.read_exact_at(size - tail_len, &mut tail).ok()?;
     if tail.windows(4).any(|w| w == b"PK\x05\x06") {
         return None;
     }
@@ -155,7 +155,7 @@ fn not_a_zip(src: &(impl ReadAt + ?Sized)) -> Option<(Severity, String)> {
 
 fn read_record(src: &(impl ReadAt + ?Sized), r: &zip::Record) -> Result<Vec<u8>, String> {
     let mut buf = vec![0u8; usize::try_from(r.len).map_err(|_| "record too large")?];
-    src.read_at(r.data_offset, &mut buf)?;
+    src.read_exact_at(r.data_offset, &mut buf)?;
     Ok(buf)
 }
 

@@ -18,7 +18,7 @@ use abi_stable::{
     prefix_type::PrefixTypeTrait,
     sabi_extern_fn,
     sabi_trait::TD_Opaque,
-    std_types::{ROption, RResult, RSlice, RSliceMut, RString, RVec},
+    std_types::{ROption, RResult, RSlice, RString, RVec},
 };
 use checkpoint::{analyze, Analysis, AnalyzeOptions, Endian};
 use pickle::Severity;
@@ -91,21 +91,6 @@ fn encoders() -> RResult<RVec<FingerprintEncoderBox>, PluginError> {
 #[derive(Debug, Clone, Copy)]
 pub struct TorchZipReader;
 
-/// Adapts the host's byte source to the zip layer.
-struct Source<'s, 'a>(&'s ByteSourceRef<'a>);
-
-impl zip::ReadAt for Source<'_, '_> {
-    fn size(&self) -> u64 {
-        self.0.file_len()
-    }
-    fn read_at(&self, offset: u64, buf: &mut [u8]) -> Result<(), String> {
-        self.0
-            .read_at(offset, RSliceMut::from_mut_slice(buf))
-            .into_result()
-            .map_err(|e| e.to_string())
-    }
-}
-
 impl FormatReader for TorchZipReader {
     fn format(&self) -> RString {
         RString::from(FORMAT)
@@ -126,7 +111,7 @@ impl FormatReader for TorchZipReader {
     ) -> RResult<OpenedFile, PluginError> {
         guard(|| {
             let analysis = analyze(
-                &Source(&source),
+                &source,
                 &AnalyzeOptions {
                     header_only: options.header_only,
                     reviewed: options

@@ -17,28 +17,7 @@
 
 use std::collections::HashSet;
 
-/// Random access to the file being read.
-pub trait ReadAt {
-    /// The file's length.
-    fn size(&self) -> u64;
-    /// Fills `buf` from `offset`; an error if the bytes do not exist.
-    fn read_at(&self, offset: u64, buf: &mut [u8]) -> Result<(), String>;
-}
-
-impl ReadAt for [u8] {
-    fn size(&self) -> u64 {
-        self.len() as u64
-    }
-    fn read_at(&self, offset: u64, buf: &mut [u8]) -> Result<(), String> {
-        let start = usize::try_from(offset).map_err(|_| "offset past the end".to_owned())?;
-        let end = start
-            .checked_add(buf.len())
-            .filter(|&e| e <= self.len())
-            .ok_or_else(|| "read past the end".to_owned())?;
-        buf.copy_from_slice(&self[start..end]);
-        Ok(())
-    }
-}
+pub use socair_plugin_api::ReadAt;
 
 /// Why an archive is refused. Every variant names the place.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -173,7 +152,7 @@ fn read_vec(src: &(impl ReadAt + ?Sized), offset: u64, len: u64) -> Result<Vec<u
         ));
     }
     let mut buf = vec![0u8; usize::try_from(len).map_err(|_| invalid("", "length over usize"))?];
-    src.read_at(offset, &mut buf)
+    src.read_exact_at(offset, &mut buf)
         .map_err(|message| ZipError::Io {
             offset,
             len,
@@ -742,7 +721,7 @@ pub fn verify_crc(src: &(impl ReadAt + ?Sized), record: &Record) -> Result<(), Z
     let end = record.data_offset + record.len;
     while at < end {
         let n = (end - at).min(buf.len() as u64) as usize;
-        src.read_at(at, &mut buf[..n])
+        src.read_exact_at(at, &mut buf[..n])
             .map_err(|message| ZipError::Io {
                 offset: at,
                 len: n as u64,
