@@ -366,11 +366,17 @@ pub fn promote(store: &Path, sha: &str) -> Result<u8, Fatal> {
 pub fn log(store: &Path) -> Result<u8, Fatal> {
     let store = Store::open(store).map_err(fatal)?;
     match store.read_log().map_err(fatal)? {
-        Ok(lines) => {
-            for l in &lines {
+        Ok(log) => {
+            for l in &log.lines {
                 println!("{l}");
             }
-            eprintln!("socair: {} log entries; the chain holds", lines.len());
+            if log.torn > 0 {
+                eprintln!(
+                    "socair: warning: the log ends in {} bytes of an incomplete line (an append a crash interrupted); it is not an entry, and the next append removes it",
+                    log.torn
+                );
+            }
+            eprintln!("socair: {} log entries; the chain holds", log.lines.len());
             Ok(EXIT_OK)
         }
         Err((line, why)) => {
@@ -545,10 +551,7 @@ fn convert_inner(
     let work_base = store.root.join("work");
     std::fs::create_dir_all(&work_base).map_err(|e| StoreError::Unusable(e.to_string()))?;
     crate::convert::check_room(&work_base.join("x"), size).map_err(refused)?;
-    let work = tempfile::Builder::new()
-        .prefix("convert-")
-        .tempdir_in(&work_base)
-        .map_err(|e| StoreError::Unusable(e.to_string()))?;
+    let work = store.scratch("work", "convert-")?;
     let name = report.artifact.name.clone();
     let copy = work.path().join(&name);
     let copied = crate::store::copy_hashing(checkpoint, &copy)?;
@@ -563,10 +566,8 @@ fn convert_inner(
         .file_stem()
         .map_or(name.clone(), |s| s.to_string_lossy().into_owned());
     let out_name = format!("{stem}.safetensors");
-    let tmp = tempfile::Builder::new()
-        .prefix("convert-")
-        .tempdir_in(store.root.join(".tmp"))
-        .map_err(|e| StoreError::Unusable(e.to_string()))?;
+    crate::fault::point("convert.copied");
+    let tmp = store.scratch(".tmp", "convert-")?;
     let out = tmp.path().join(&out_name);
     let done = crate::convert::convert_path(&copy, &out, "torch-zip", "safetensors", plugins)
         .map_err(StoreError::Unusable)?
@@ -627,15 +628,24 @@ fn convert_inner(
     ));
     crate::output::write_new(&tmp.path().join(crate::store::DERIVATION), &envelope)
         .map_err(|e| StoreError::Unusable(e.to_string()))?;
+    crate::fault::point("convert.written");
     let dest = store.root.join("incoming").join(&done.sha256);
+    if dest.join(&out_name).is_file() && dest.join(crate::store::DERIVATION).is_file() {
+        // Converted by an earlier run (the output is named by its hash, so it is these bytes).
+        return Ok((done.sha256, out_name));
+    }
     if dest.exists() {
-        return Err(refused(format!("incoming/{} already exists", done.sha256)));
+        return Err(refused(format!(
+            "incoming/{} exists but is incomplete",
+            done.sha256
+        )));
     }
     let tmp_path = tmp.keep();
     std::fs::rename(&tmp_path, &dest).map_err(|e| {
         let _ = std::fs::remove_dir_all(&tmp_path);
         StoreError::Unusable(format!("{}: {e}", dest.display()))
     })?;
+    crate::fault::point("convert.renamed");
     Ok((done.sha256, out_name))
 }
 

@@ -7,6 +7,7 @@ pub mod cli;
 pub mod clock;
 pub mod convert;
 pub mod diff;
+pub mod fault;
 pub mod fingerprint;
 pub mod modeldir;
 pub mod output;

@@ -53,6 +53,14 @@ pub enum ModelDirError {
         /// Where.
         path: PathBuf,
     },
+    /// Two names that are one name on a case-insensitive or normalizing file system.
+    #[error("{first:?} and {second:?} are the same name on file systems that ignore case or normalize Unicode (macOS, Windows): copies of this directory would lose one")]
+    Colliding {
+        /// One name.
+        first: String,
+        /// The other.
+        second: String,
+    },
 }
 
 /// A regular file in a model directory.
@@ -100,7 +108,25 @@ pub fn list_files(root: &Path) -> Result<Vec<DirFile>, ModelDirError> {
         }
     }
     files.sort_by(|a, b| a.rel.as_bytes().cmp(b.rel.as_bytes()));
+    check_collisions(files.iter().map(|f| f.rel.as_str()))?;
     Ok(files)
+}
+
+/// Refuses paths that differ only in case or Unicode normalization (NFC vs NFD): the same
+/// directory would hold other files once copied to macOS or Windows.
+fn check_collisions<'a>(paths: impl Iterator<Item = &'a str>) -> Result<(), ModelDirError> {
+    use unicode_normalization::UnicodeNormalization;
+    let mut seen: std::collections::HashMap<String, &str> = std::collections::HashMap::new();
+    for p in paths {
+        let key: String = p.nfc().collect::<String>().to_lowercase();
+        if let Some(first) = seen.insert(key, p) {
+            return Err(ModelDirError::Colliding {
+                first: first.to_owned(),
+                second: p.to_owned(),
+            });
+        }
+    }
+    Ok(())
 }
 
 #[derive(Serialize)]

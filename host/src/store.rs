@@ -160,6 +160,15 @@ impl LogEntry {
     }
 }
 
+/// The activity log's verified lines.
+#[derive(Debug, Clone)]
+pub struct LogLines {
+    /// Every complete line, in order; the chain holds over them.
+    pub lines: Vec<String>,
+    /// Bytes of an incomplete last line (an interrupted append), not counted as an entry.
+    pub torn: usize,
+}
+
 /// A store.
 #[derive(Debug, Clone)]
 pub struct Store {
@@ -220,9 +229,11 @@ impl Store {
                 root.display()
             )));
         }
-        Ok(Store {
+        let store = Store {
             root: root.to_owned(),
-        })
+        };
+        store.clean_stale();
+        Ok(store)
     }
 
     /// Reads the trust policy.
@@ -296,40 +307,73 @@ impl Store {
 
     /// Appends an entry to the activity log, chained to the line before it. Two processes
     /// appending at once are serialised by a file lock.
-    pub fn append(&self, mut entry: LogEntry) -> Result<(), StoreError> {
+    pub fn append(&self, entry: LogEntry) -> Result<(), StoreError> {
         let path = self.root.join("activity.log");
         let mut f = self.lock()?;
         let mut text = String::new();
         f.read_to_string(&mut text)
             .map_err(|e| unusable(&path, e))?;
-        let last = text
+        let mut entries = Vec::new();
+        if !text.is_empty() && !text.ends_with('\n') {
+            // A line torn by a crash in the middle of an append was never a complete entry:
+            // cut it off, and say so in the log itself.
+            let keep = text.rfind('\n').map_or(0, |i| i + 1);
+            let torn = text.len() - keep;
+            f.set_len(keep as u64).map_err(|e| unusable(&path, e))?;
+            text.truncate(keep);
+            let mut repair = LogEntry::new("repair", "ok");
+            repair.detail = Some(format!(
+                "removed {torn} bytes of an incomplete line left by an interrupted append"
+            ));
+            entries.push(repair);
+        }
+        entries.push(entry);
+        let original_len = text.len() as u64;
+        let mut last = text
             .strip_suffix('\n')
             .unwrap_or(&text)
             .rsplit('\n')
             .next()
-            .unwrap_or("");
-        entry.prev = if last.is_empty() {
-            "0".repeat(64)
-        } else {
-            hex(&Sha256::digest(last.as_bytes()))
-        };
-        let mut line = serde_json::to_string(&entry).expect("plain data");
-        if !text.is_empty() && !text.ends_with('\n') {
-            // A torn last line from a crash: start ours on a fresh line so the break shows.
-            line.insert(0, '\n');
+            .unwrap_or("")
+            .to_owned();
+        let mut out = String::new();
+        for mut e in entries {
+            e.prev = if last.is_empty() {
+                "0".repeat(64)
+            } else {
+                hex(&Sha256::digest(last.as_bytes()))
+            };
+            last = serde_json::to_string(&e).expect("plain data");
+            out.push_str(&last);
+            out.push('\n');
         }
-        line.push('\n');
-        f.write_all(line.as_bytes())
-            .map_err(|e| unusable(&path, e))?;
-        f.sync_all().map_err(|e| unusable(&path, e))?;
+        if crate::fault::armed("log.partial") {
+            let _ = f.write_all(&out.as_bytes()[..out.len() / 2]);
+            let _ = f.sync_all();
+            crate::fault::point("log.partial");
+        }
+        // A failed write (a full disk) must not leave half a line: cut back to where it was.
+        let written = f.write_all(out.as_bytes()).and_then(|()| f.sync_all());
+        if let Err(e) = written {
+            let _ = f.set_len(original_len);
+            return Err(unusable(&path, e));
+        }
         Ok(())
     }
 
     /// Reads the activity log and verifies its chain: the lines, or the number (from 1) of the
     /// first line where the chain breaks and why.
-    pub fn read_log(&self) -> Result<Result<Vec<String>, (usize, String)>, StoreError> {
+    pub fn read_log(&self) -> Result<Result<LogLines, (usize, String)>, StoreError> {
         let path = self.root.join("activity.log");
-        let text = std::fs::read_to_string(&path).map_err(|e| unusable(&path, e))?;
+        let mut text = std::fs::read_to_string(&path).map_err(|e| unusable(&path, e))?;
+        // An incomplete last line is an append a crash interrupted: not an entry. The next
+        // append removes it and records that it did.
+        let mut torn = 0;
+        if !text.is_empty() && !text.ends_with('\n') {
+            let keep = text.rfind('\n').map_or(0, |i| i + 1);
+            torn = text.len() - keep;
+            text.truncate(keep);
+        }
         let lines: Vec<String> = text.lines().map(str::to_owned).collect();
         let mut prev = "0".repeat(64);
         for (i, line) in lines.iter().enumerate() {
@@ -345,19 +389,41 @@ impl Store {
             }
             prev = hex(&Sha256::digest(line.as_bytes()));
         }
-        if !text.is_empty() && !text.ends_with('\n') {
-            return Ok(Err((lines.len(), "the last line is incomplete".into())));
-        }
-        Ok(Ok(lines))
+        Ok(Ok(LogLines { lines, torn }))
     }
 
     fn tmp_dir(&self, prefix: &str) -> Result<tempfile::TempDir, StoreError> {
-        let base = self.root.join(".tmp");
+        self.scratch(".tmp", prefix)
+    }
+
+    /// A scratch directory under `.tmp/` or `work/`, named `<kind>-<pid>-…` so that a later
+    /// run can tell the leftovers of a process that died from those of one still running.
+    pub fn scratch(&self, area: &str, kind: &str) -> Result<tempfile::TempDir, StoreError> {
+        let base = self.root.join(area);
         std::fs::create_dir_all(&base).map_err(|e| unusable(&base, e))?;
         tempfile::Builder::new()
-            .prefix(prefix)
+            .prefix(&format!("{kind}{}-", std::process::id()))
             .tempdir_in(&base)
             .map_err(|e| unusable(&base, e))
+    }
+
+    /// Removes scratch directories whose process is gone (it was killed, or the machine
+    /// stopped): they were never trusted, and nothing refers to them.
+    fn clean_stale(&self) {
+        for area in [".tmp", "work"] {
+            let Ok(entries) = std::fs::read_dir(self.root.join(area)) else {
+                continue;
+            };
+            for entry in entries.filter_map(Result::ok) {
+                let name = entry.file_name().to_string_lossy().into_owned();
+                let pid = name.split('-').nth(1).and_then(|p| p.parse::<u32>().ok());
+                if let Some(pid) = pid {
+                    if pid != std::process::id() && !Path::new(&format!("/proc/{pid}")).exists() {
+                        let _ = std::fs::remove_dir_all(entry.path());
+                    }
+                }
+            }
+        }
     }
 
     /// Copies a file or a model directory into `incoming/<sha256>/<name>`, hashing while
@@ -395,6 +461,7 @@ impl Store {
             )));
         }
         let tmp = self.tmp_dir("pull-")?;
+
         let staged = tmp.path().join(&name);
         let sha = if meta.is_file() {
             copy_hashing(source, &staged)?
@@ -422,12 +489,14 @@ impl Store {
             return Ok((sha, name)); // already staged; the temporary copy is dropped
         }
         std::fs::create_dir_all(self.root.join("incoming")).map_err(|e| unusable(&self.root, e))?;
+        crate::fault::point("pull.copied");
         let tmp_path = tmp.keep();
         std::fs::rename(&tmp_path, &dest).map_err(|e| {
             let _ = std::fs::remove_dir_all(&tmp_path);
             unusable(&dest, e)
         })?;
         sync_dir(&self.root.join("incoming"));
+        crate::fault::point("pull.renamed");
         Ok((sha, name))
     }
 
@@ -437,6 +506,13 @@ impl Store {
             return Err(StoreError::Unusable(format!("{sha:?} is not a sha256")));
         }
         let dir = self.root.join("incoming").join(sha);
+        // incoming/<sha256> must be a directory of the store's own, not a link elsewhere.
+        if std::fs::symlink_metadata(&dir).is_ok_and(|m| !m.is_dir()) {
+            return Err(StoreError::Refused(format!(
+                "{}: not a directory (a symbolic link?); the store holds only what it copied",
+                dir.display()
+            )));
+        }
         let entries = std::fs::read_dir(&dir).map_err(|_| {
             StoreError::Unusable(format!(
                 "{sha}: nothing with this sha256 is staged in {}",
@@ -510,6 +586,15 @@ impl Store {
 
     /// Runs the gate and moves the artifact to `promoted/<sha256>/`.
     pub fn promote(&self, sha: &str) -> Result<(), StoreError> {
+        // Promoted by an earlier run that stopped before logging it: say so, and log it now.
+        let already = self.root.join("promoted").join(sha).is_dir()
+            && !self.root.join("incoming").join(sha).exists();
+        if already {
+            let mut e = LogEntry::new("promote", "ok");
+            e.subject = Some(sha.to_owned());
+            e.detail = Some("already promoted".into());
+            return self.append(e);
+        }
         let result = self.assess(sha).and_then(|()| {
             let from = self.root.join("incoming").join(sha);
             let to = self.root.join("promoted").join(sha);
@@ -518,9 +603,11 @@ impl Store {
             }
             std::fs::create_dir_all(self.root.join("promoted"))
                 .map_err(|e| unusable(&self.root, e))?;
+            crate::fault::point("promote.assessed");
             std::fs::rename(&from, &to).map_err(|e| unusable(&to, e))?;
             sync_dir(&self.root.join("promoted"));
             sync_dir(&self.root.join("incoming"));
+            crate::fault::point("promote.renamed");
             Ok(())
         });
         let mut e = LogEntry::new("promote", if result.is_ok() { "ok" } else { "refused" });
