@@ -9,6 +9,8 @@ pub mod convert;
 pub mod diff;
 pub mod fault;
 pub mod fingerprint;
+#[doc(hidden)]
+pub mod fuzzing;
 pub mod modeldir;
 pub mod output;
 pub mod plugins;

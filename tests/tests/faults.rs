@@ -194,7 +194,11 @@ fn sigkill_at_random_moments_during_pull() {
     }));
     std::fs::write(&big, &bytes).unwrap();
     let mut seed = 7u64;
-    for _ in 0..8 {
+    let rounds: usize = std::env::var("SOCAIR_SOAK_ROUNDS")
+        .ok()
+        .and_then(|r| r.parse().ok())
+        .unwrap_or(8);
+    for _ in 0..rounds {
         seed = seed.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
         let delay = std::time::Duration::from_millis(seed >> 58); // 0..63 ms
         let mut child = Command::new(target_profile_dir().join("socair"))

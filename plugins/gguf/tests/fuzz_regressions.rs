@@ -23,6 +23,7 @@ fn every_saved_input_keeps_the_properties() {
     let repo = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..");
     let mut inputs = Vec::new();
     files_under(&repo.join("fuzz/regressions/gguf"), &mut inputs);
+    files_under(&repo.join("fuzz/corpus/gguf_reader"), &mut inputs);
     files_under(&repo.join("fixtures/gguf"), &mut inputs);
     assert!(inputs.len() > 20, "fixtures missing");
     for path in &inputs {

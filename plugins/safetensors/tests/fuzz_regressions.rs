@@ -23,6 +23,8 @@ fn every_saved_input_keeps_the_properties() {
     let repo = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..");
     let mut inputs = Vec::new();
     files_under(&repo.join("fuzz/regressions/safetensors"), &mut inputs);
+    files_under(&repo.join("fuzz/corpus/safetensors_header"), &mut inputs);
+    files_under(&repo.join("fuzz/corpus/safetensors_writer"), &mut inputs);
     let regressions = inputs.len();
     files_under(&repo.join("fixtures/safetensors"), &mut inputs);
     assert!(inputs.len() > regressions + 30, "fixtures missing");

@@ -23,6 +23,9 @@ fn every_saved_input_keeps_the_properties() {
     let repo = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..");
     let mut inputs = Vec::new();
     files_under(&repo.join("fuzz/regressions/torch"), &mut inputs);
+    files_under(&repo.join("fuzz/corpus/torch_zip"), &mut inputs);
+    files_under(&repo.join("fuzz/corpus/pickle_machine"), &mut inputs);
+    files_under(&repo.join("fuzz/corpus/torch_checkpoint"), &mut inputs);
     files_under(&repo.join("fixtures/torch"), &mut inputs);
     assert!(inputs.len() > 30, "fixtures missing");
     for path in &inputs {
