@@ -388,6 +388,7 @@ pub fn write(conv: &Conversion, inputs: &[&InputFile], out: &Path) -> Result<Str
     let mut order = conv.placements.clone();
     order.sort_by_key(|&(_, off)| off);
     let zeros = [0u8; 4096];
+    let progress = crate::progress::Progress::bytes(conv.total_len, "writing");
     let pad = |w: &mut std::io::BufWriter<&mut std::fs::File>,
                whole: &mut Sha256,
                from: u64,
@@ -420,6 +421,7 @@ pub fn write(conv: &Conversion, inputs: &[&InputFile], out: &Path) -> Result<Str
                     chunk
                 };
                 whole.update(bytes);
+                progress.add(bytes.len() as u64);
                 if let Err(e) = w.write_all(bytes) {
                     failure.get_or_insert(e);
                 }

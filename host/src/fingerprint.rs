@@ -161,7 +161,11 @@ pub struct TensorHashes {
 }
 
 /// Hashes one tensor's bytes, streaming in chunks so that a huge tensor is never widened whole.
-pub fn hash_tensor(file: &InputFile, tensor: &TensorDescriptor) -> io::Result<TensorHashes> {
+pub fn hash_tensor(
+    file: &InputFile,
+    tensor: &TensorDescriptor,
+    progress: &crate::progress::Progress,
+) -> io::Result<TensorHashes> {
     let element = tensor
         .element_type
         .as_ref()
@@ -187,6 +191,7 @@ pub fn hash_tensor(file: &InputFile, tensor: &TensorDescriptor) -> io::Result<Te
         let mut failure = None;
         file.for_each_chunk(range.offset, range.len, |chunk| {
             raw.update(chunk);
+            progress.add(chunk.len() as u64);
             if let (Some(hasher), Some(w), Some(el)) = (values.as_mut(), width, element) {
                 // CHUNK is a multiple of every width, so chunks hold whole elements.
                 widened.resize(chunk.len() / w * 4, 0);

@@ -14,6 +14,7 @@ pub mod fuzzing;
 pub mod modeldir;
 pub mod output;
 pub mod plugins;
+pub mod progress;
 pub mod rules;
 pub mod scan;
 pub mod signing;

@@ -758,11 +758,14 @@ pub fn copy_hashing(from: &Path, to: &Path) -> Result<String, StoreError> {
         .map_err(|e| unusable(to, e))?;
     let mut h = Sha256::new();
     let mut buf = vec![0u8; 1 << 20];
+    let size = src.metadata().map_or(0, |m| m.len());
+    let progress = crate::progress::Progress::bytes(size, "copying");
     loop {
         let n = src.read(&mut buf).map_err(|e| unusable(from, e))?;
         if n == 0 {
             break;
         }
+        progress.add(n as u64);
         h.update(&buf[..n]);
         dst.write_all(&buf[..n]).map_err(|e| unusable(to, e))?;
     }

@@ -181,11 +181,16 @@ fn hash_all(opened: Vec<(&FileJob<'_>, OpenedFile)>) -> (Vec<TensorEntry>, Vec<U
             }
         }
     }
+    let total = work
+        .iter()
+        .map(|(_, t)| t.ranges.iter().map(|r| r.len).sum::<u64>())
+        .sum();
+    let progress = crate::progress::Progress::bytes(total, "hashing tensors");
     let hashed: Vec<Result<TensorEntry, UnreadEntry>> = work
         .par_iter()
         .map(|(job, t)| {
             let bytes = t.ranges.iter().map(|r| r.len).sum::<u64>();
-            match hash_tensor(&job.input, t) {
+            match hash_tensor(&job.input, t, &progress) {
                 Ok(TensorHashes { sha256, values }) => Ok(TensorEntry {
                     file: job.rel.clone(),
                     name: t.name.to_string(),
