@@ -1,6 +1,6 @@
 //! The signing and store commands: `keygen`, `attest`, `verify`, `airlock …`.
 
-use crate::cli::{Fatal, EXIT_ERROR, EXIT_NEGATIVE, EXIT_OK};
+use crate::cli::{Fatal, EXIT_NEGATIVE, EXIT_OK};
 use crate::plugins::PluginSet;
 use crate::scan::{scan, Report, ScanOptions};
 use crate::signing::{self, Statement};
@@ -385,9 +385,6 @@ pub fn log(store: &Path) -> Result<u8, Fatal> {
         }
     }
 }
-
-/// Exit code for a fatal error, for callers outside the CLI.
-pub const FATAL: u8 = EXIT_ERROR;
 
 /// The derivation record's predicate (`https://socair.ai/derivation/v1`).
 #[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]

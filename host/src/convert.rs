@@ -102,8 +102,9 @@ pub struct Conversion {
 /// Why a conversion is refused.
 pub type Refusal = String;
 
-/// Plans the conversion of the opened `inputs` into format `to`. `torch_rules` applies the
-/// `socair-convert/1` input requirements (the Pickle opcode scan row must PASS).
+/// Plans the conversion of the opened `inputs` into format `to`. A torch checkpoint's Pickle
+/// opcode scan row must PASS (the grammar's model is complete only then); `multi_file_names`
+/// prefixes messages with each file's path (model directories).
 pub fn plan(
     inputs: &[(&FileJob<'_>, OpenedFile)],
     to: &str,
@@ -210,7 +211,6 @@ pub fn plan(
             });
         }
     }
-    let _ = from_torch;
 
     // Sharing: exact aliases are written once; overlapping non-aliases are refused.
     let mut order: Vec<usize> = (0..tensors.len()).filter(|&i| tensors[i].len > 0).collect();
