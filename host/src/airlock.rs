@@ -551,7 +551,8 @@ fn convert_inner(
     let work = store.scratch("work", "convert-")?;
     let name = report.artifact.name.clone();
     let copy = work.path().join(&name);
-    let copied = crate::store::copy_hashing(checkpoint, &copy)?;
+    // Scratch: a crash discards it, so it is not fsynced.
+    let copied = crate::store::copy_hashing_with(checkpoint, &copy, false)?;
     if copied != sha {
         return Err(refused(format!(
             "{} hashes to {copied}, not the attested subject {sha}: it is not the file that was scanned",

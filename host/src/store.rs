@@ -742,8 +742,15 @@ pub struct AcceptancePredicate {
     pub expires: Option<String>,
 }
 
-/// Copies `from` to a new file `to`, hashing while copying; fsyncs. Returns the hex sha256.
+/// Copies `from` to a new file `to`, hashing while copying, and fsyncs it. Returns the hex
+/// sha256.
 pub fn copy_hashing(from: &Path, to: &Path) -> Result<String, StoreError> {
+    copy_hashing_with(from, to, true)
+}
+
+/// [`copy_hashing`], with the fsync only when `durable`: a scratch copy that a crash would
+/// discard anyway (the conversion's work copy) need not wait for the disk.
+pub fn copy_hashing_with(from: &Path, to: &Path, durable: bool) -> Result<String, StoreError> {
     let mut src = std::fs::File::open(from).map_err(|e| unusable(from, e))?;
     if !src.metadata().map_err(|e| unusable(from, e))?.is_file() {
         return Err(StoreError::Refused(format!(
@@ -769,7 +776,9 @@ pub fn copy_hashing(from: &Path, to: &Path) -> Result<String, StoreError> {
         h.update(&buf[..n]);
         dst.write_all(&buf[..n]).map_err(|e| unusable(to, e))?;
     }
-    dst.sync_all().map_err(|e| unusable(to, e))?;
+    if durable {
+        dst.sync_all().map_err(|e| unusable(to, e))?;
+    }
     Ok(hex(&h.finalize()))
 }
 
