@@ -83,9 +83,15 @@ pub fn unpermuted_values_hash(
         return None;
     };
     let rows = *t.shape.first()?;
-    let row_elements: u64 = t.shape.iter().skip(1).product();
+    let row_elements = t
+        .shape
+        .iter()
+        .skip(1)
+        .try_fold(1u64, |a, &d| a.checked_mul(d))?;
     let row_bytes = row_elements.checked_mul(width)?;
-    if n_head == 0 || rows % (2 * n_head) != 0 || rows.checked_mul(row_bytes)? != range.len {
+    // Head counts come from the file's metadata: checked like any other number in it.
+    let pair = n_head.checked_mul(2).filter(|&p| p > 0)?;
+    if !rows.is_multiple_of(pair) || rows.checked_mul(row_bytes)? != range.len {
         return None;
     }
     let d = rows / n_head / 2;
