@@ -183,8 +183,8 @@ fn hash_all(opened: Vec<(&FileJob<'_>, OpenedFile)>) -> (Vec<TensorEntry>, Vec<U
     }
     let total = work
         .iter()
-        .map(|(_, t)| t.ranges.iter().map(|r| r.len).sum::<u64>())
-        .sum();
+        .flat_map(|(_, t)| t.ranges.iter().map(|r| r.len))
+        .fold(0u64, u64::saturating_add);
     let progress = crate::progress::Progress::bytes(total, "hashing tensors");
     let hashed: Vec<Result<TensorEntry, UnreadEntry>> = work
         .par_iter()
