@@ -623,12 +623,36 @@ fn read_local(
         match id {
             EXTRA_ZIP64 if !zip64 => {
                 zip64 = true;
-                // In a local header the block holds both sizes (APPNOTE 4.5.3).
-                if body.len() != 16 {
-                    return Err(invalid(place, "local zip64 extra block is not 16 bytes"));
+                // APPNOTE 4.5.3 puts both sizes here; torch's writer (miniz) writes what it
+                // knows when it writes the header: the uncompressed size and a zero, or the
+                // header's own offset once the archive is past 4 GiB. Every value must be zero
+                // or the truth the central directory records: nothing here can disagree.
+                if body.is_empty() || body.len() % 8 != 0 || body.len() > 24 {
+                    return Err(invalid(
+                        place,
+                        format!("local zip64 extra block of {} bytes", body.len()),
+                    ));
                 }
-                compressed = u64::from_le_bytes(body[8..16].try_into().expect("8 bytes"));
-                uncompressed = u64::from_le_bytes(body[..8].try_into().expect("8 bytes"));
+                let values: Vec<u64> = body
+                    .chunks_exact(8)
+                    .map(|c| u64::from_le_bytes(c.try_into().expect("8 bytes")))
+                    .collect();
+                for &v in &values {
+                    if v != 0 && v != entry.uncompressed && v != entry.compressed && v != at {
+                        return Err(invalid(place, format!(
+                            "local zip64 extra holds {v}, which is neither the record's size nor its header's offset (the central directory says {} bytes at {at})",
+                            entry.uncompressed
+                        )));
+                    }
+                }
+                // Where the 32-bit fields defer to this block, it gives the sizes in order.
+                let mut it = values.iter().copied();
+                if uncompressed == 0xffff_ffff {
+                    uncompressed = it.next().unwrap_or(0);
+                }
+                if compressed == 0xffff_ffff {
+                    compressed = it.next().unwrap_or(0);
+                }
             }
             EXTRA_TORCH_PADDING if body.iter().all(|&b| b == b'Z') => {}
             EXTRA_TORCH_PADDING => {
@@ -660,8 +684,12 @@ fn read_local(
         })?;
     let mut next = data_end;
     if flags & (1 << 3) != 0 {
-        // Sizes and CRC deferred to a data descriptor: the local fields hold zeros.
-        if crc32 != 0 || compressed != 0 || uncompressed != 0 {
+        // Sizes and CRC deferred to a data descriptor: the local fields hold zeros (a zip64
+        // block's values were checked above).
+        if crc32 != 0
+            || !matches!(compressed, 0 | 0xffff_ffff)
+            || !matches!(uncompressed, 0 | 0xffff_ffff)
+        {
             return Err(invalid(
                 place,
                 "data descriptor flag set but the local header also gives a CRC or sizes",
@@ -744,5 +772,117 @@ pub fn verify_crc(src: &(impl ReadAt + ?Sized), record: &Record) -> Result<(), Z
             "CRC-32 does not hold: recorded {:#010x}, data has {actual:#010x} (torch reads it unchecked, other readers refuse it)",
             record.crc32
         )))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Writes an archive the way torch's writer does (flags 0x0808, data descriptors, a zip64
+    /// end record), with `local_zip64` as each local header's zip64 extra block: a function of
+    /// (size, header offset) giving the u64 values to put there, or none.
+    fn archive(
+        records: &[(&str, &[u8])],
+        local_zip64: impl Fn(u64, u64) -> Option<Vec<u64>>,
+    ) -> Vec<u8> {
+        let mut out = Vec::new();
+        let mut central = Vec::new();
+        for (name, data) in records {
+            let at = out.len() as u64;
+            let crc = crc32fast::hash(data);
+            let extra: Vec<u8> = match local_zip64(data.len() as u64, at) {
+                Some(values) => {
+                    let mut e = vec![1, 0];
+                    e.extend_from_slice(&((values.len() * 8) as u16).to_le_bytes());
+                    for v in values {
+                        e.extend_from_slice(&v.to_le_bytes());
+                    }
+                    e
+                }
+                None => Vec::new(),
+            };
+            out.extend_from_slice(&LOCAL_SIG.to_le_bytes());
+            out.extend_from_slice(&[0, 0, 0x08, 0x08, 0, 0, 0, 0, 0, 0]);
+            out.extend_from_slice(&[0; 12]); // crc and sizes deferred
+            out.extend_from_slice(&(name.len() as u16).to_le_bytes());
+            out.extend_from_slice(&(extra.len() as u16).to_le_bytes());
+            out.extend_from_slice(name.as_bytes());
+            out.extend_from_slice(&extra);
+            out.extend_from_slice(data);
+            out.extend_from_slice(&DESCRIPTOR_SIG.to_le_bytes());
+            out.extend_from_slice(&crc.to_le_bytes());
+            if extra.is_empty() {
+                out.extend_from_slice(&(data.len() as u32).to_le_bytes());
+                out.extend_from_slice(&(data.len() as u32).to_le_bytes());
+            } else {
+                out.extend_from_slice(&(data.len() as u64).to_le_bytes());
+                out.extend_from_slice(&(data.len() as u64).to_le_bytes());
+            }
+            central.extend_from_slice(&CENTRAL_SIG.to_le_bytes());
+            central.extend_from_slice(&[0, 0, 0, 0, 0x08, 0x08, 0, 0, 0, 0, 0, 0]);
+            central.extend_from_slice(&crc.to_le_bytes());
+            central.extend_from_slice(&(data.len() as u32).to_le_bytes());
+            central.extend_from_slice(&(data.len() as u32).to_le_bytes());
+            central.extend_from_slice(&(name.len() as u16).to_le_bytes());
+            central.extend_from_slice(&[0; 8]); // extra, comment, disk, internal
+            central.extend_from_slice(&[0; 4]); // external
+            central.extend_from_slice(&(at as u32).to_le_bytes());
+            central.extend_from_slice(name.as_bytes());
+        }
+        let cd_at = out.len() as u64;
+        out.extend_from_slice(&central);
+        let z_at = out.len() as u64;
+        let n = records.len() as u64;
+        out.extend_from_slice(&ZIP64_EOCD_SIG.to_le_bytes());
+        out.extend_from_slice(&44u64.to_le_bytes());
+        out.extend_from_slice(&[0; 4 + 8]);
+        out.extend_from_slice(&n.to_le_bytes());
+        out.extend_from_slice(&n.to_le_bytes());
+        out.extend_from_slice(&(central.len() as u64).to_le_bytes());
+        out.extend_from_slice(&cd_at.to_le_bytes());
+        out.extend_from_slice(&ZIP64_LOCATOR_SIG.to_le_bytes());
+        out.extend_from_slice(&0u32.to_le_bytes());
+        out.extend_from_slice(&z_at.to_le_bytes());
+        out.extend_from_slice(&1u32.to_le_bytes());
+        out.extend_from_slice(&EOCD_SIG.to_le_bytes());
+        out.extend_from_slice(&[0; 4]);
+        out.extend_from_slice(&(n as u16).to_le_bytes());
+        out.extend_from_slice(&(n as u16).to_le_bytes());
+        out.extend_from_slice(&(central.len() as u32).to_le_bytes());
+        out.extend_from_slice(&(cd_at as u32).to_le_bytes());
+        out.extend_from_slice(&[0, 0]);
+        out
+    }
+
+    const RECORDS: &[(&str, &[u8])] = &[("a/data.pkl", b"\x80\x02}."), ("a/data/0", b"hello")];
+
+    #[test]
+    fn torch_layout_without_zip64_extras() {
+        let bytes = archive(RECORDS, |_, _| None);
+        let a = read_archive(&bytes[..]).unwrap();
+        assert_eq!(a.prefix, "a");
+        assert_eq!(a.records.len(), 2);
+        for r in &a.records {
+            verify_crc(&bytes[..], r).unwrap();
+        }
+    }
+
+    #[test]
+    fn the_local_zip64_forms_torch_writes_past_4_gib() {
+        // What torch 2.15 wrote for a 4.4 GB checkpoint: the big record's local block holds
+        // [uncompressed size, 0]; records past 4 GiB hold [their own header offset].
+        let sizes = archive(RECORDS, |size, _| Some(vec![size, 0]));
+        assert!(read_archive(&sizes[..]).is_ok());
+        let offsets = archive(RECORDS, |_, at| Some(vec![at]));
+        assert!(read_archive(&offsets[..]).is_ok());
+        // A value that is neither is a disagreement with the central directory.
+        let lying = archive(RECORDS, |size, _| Some(vec![size + 1, 0]));
+        let err = read_archive(&lying[..]).unwrap_err();
+        assert!(
+            err.to_string()
+                .contains("neither the record's size nor its header's offset"),
+            "{err}"
+        );
     }
 }
