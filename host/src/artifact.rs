@@ -180,14 +180,15 @@ impl<'p> Artifact<'p> {
         if self.is_dir {
             Ok(modeldir::digest(&self.files)?)
         } else {
-            let input = InputFile::open(&self.path).map_err(|source| ArtifactError::Io {
+            let io = |source| ArtifactError::Io {
                 path: self.path.clone(),
                 source,
-            })?;
-            hash_file(&input).map_err(|source| ArtifactError::Io {
-                path: self.path.clone(),
-                source,
-            })
+            };
+            // The file a reader already opened is hashed through the same map or handle.
+            match self.jobs.first() {
+                Some(job) => hash_file(&job.input).map_err(io),
+                None => hash_file(&InputFile::open(&self.path).map_err(io)?).map_err(io),
+            }
         }
     }
 
