@@ -268,6 +268,65 @@ fn a_full_disk_leaves_nothing_behind() {
             .unwrap(),
     ]);
     s.check();
+
+    // A conversion whose output does not fit: fill the disk until the work copy fits but the
+    // output does not.
+    let key = s.key("k", "scan,derive");
+    let checkpoint = fixture("torch/baseline/hf-bert-pytorch_model.bin");
+    let att = dir.path().join("att.json");
+    run(socair()
+        .arg("attest")
+        .arg(&checkpoint)
+        .arg("--key")
+        .arg(&key)
+        .arg("--out")
+        .arg(&att));
+    let size = std::fs::metadata(&checkpoint).unwrap().len();
+    let avail = |p: &Path| -> u64 {
+        let out = Command::new("df")
+            .args(["--output=avail", "-B1"])
+            .arg(p)
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .nth(1)
+            .unwrap()
+            .trim()
+            .parse()
+            .unwrap()
+    };
+    let free = avail(&mnt);
+    let filler = free.saturating_sub(size + size / 2);
+    std::fs::write(mnt.join("filler"), vec![0u8; filler as usize]).unwrap();
+    let args = [
+        "airlock",
+        "convert",
+        checkpoint.to_str().unwrap(),
+        "--attestation",
+        att.to_str().unwrap(),
+        "--key",
+        &key,
+    ];
+    let (code, _) = s.run(&args, None);
+    assert_ne!(code, Some(0), "the output cannot fit");
+    let log = std::fs::read_to_string(s.path.join("activity.log")).unwrap();
+    let last = log.lines().last().unwrap();
+    assert!(
+        last.contains("\"convert\",\"outcome\":\"refused\"")
+            && (last.contains("are free") || last.contains("No space left")),
+        "{last}"
+    );
+    s.check();
+    assert_eq!(
+        std::fs::read_dir(s.path.join("incoming")).unwrap().count(),
+        1,
+        "only the earlier pull"
+    );
+    // With room again, the same command succeeds.
+    std::fs::remove_file(mnt.join("filler")).unwrap();
+    s.ok(&args);
+    s.check();
 }
 
 #[test]
