@@ -212,11 +212,12 @@ pub fn read_reference(path: &Path) -> Result<Reference, String> {
 /// row exists to catch. Across file formats it does not judge (NOT_TESTED), and a header-only
 /// scan reads no tensor data (NOT_TESTED).
 fn reference_row(
-    path: &Path,
-    plugins: &PluginSet,
+    artifact: &Artifact<'_>,
+    opened: &[(&crate::artifact::FileJob<'_>, socair_plugin_api::OpenedFile)],
+    digest: &str,
     reference: &Reference,
     header_only: bool,
-) -> Result<ReportRow, ArtifactError> {
+) -> ReportRow {
     let row = |status, summary: String, findings: Vec<socair_plugin_api::Finding>| ReportRow {
         check: REFERENCE_CHECK.into(),
         status,
@@ -224,25 +225,20 @@ fn reference_row(
         findings: findings.into(),
     };
     if header_only {
-        return Ok(row(
+        return row(
             RowStatus::NotTested,
             "a header-only scan reads no tensor data, so it cannot compare tensors with the reference".into(),
             Vec::new(),
-        ));
+        );
     }
-    let manifest = crate::tensors::fingerprint(path, plugins).map_err(|e| match e {
-        crate::tensors::TensorsError::Artifact(a) => a,
-        other => ArtifactError::Io {
-            path: path.to_owned(),
-            source: std::io::Error::other(other.to_string()),
-        },
-    })?;
+    // The scan has the files open and the subject digest: only the tensors are hashed.
+    let manifest = crate::tensors::manifest_of_opened(artifact, opened, digest.to_owned());
     let (mine, theirs) = (
         crate::diff::tensor_formats(&manifest),
         crate::diff::tensor_formats(&reference.manifest),
     );
     if mine != theirs {
-        return Ok(row(
+        return row(
             RowStatus::NotTested,
             format!(
                 "the reference holds {} tensors and this artifact {}: across file formats the row does not judge (converters rename, reorder, split, fuse and quantize tensors)",
@@ -250,19 +246,19 @@ fn reference_row(
                 mine.into_iter().collect::<Vec<_>>().join("+")
             ),
             Vec::new(),
-        ));
+        );
     }
     let c = crate::diff::diff(&manifest, &reference.manifest, &Default::default());
     let s = &c.summary;
     if c.matches {
-        return Ok(row(
+        return row(
             RowStatus::Pass,
             format!(
                 "every tensor matches the reference {:?} under its own name ({} identical, {} same values)",
                 reference.named.name, s.identical, s.same_values
             ),
             Vec::new(),
-        ));
+        );
     }
     let mut findings = Vec::new();
     for p in &c.pairs {
@@ -325,14 +321,14 @@ fn reference_row(
             .into(),
         });
     }
-    Ok(row(
+    row(
         RowStatus::Lead,
         format!(
             "the weights are not the reference {:?}'s: {} identical, {} same values, {} renamed, {} differ, {} not comparable, {} extra, {} missing, {} unread; a person should look before this is promoted",
             reference.named.name, s.identical, s.same_values, s.renamed, s.differs, s.not_comparable, s.only_in_artifact, s.only_in_reference, s.unread
         ),
         listed,
-    ))
+    )
 }
 
 /// Scans the artifact at `path`.
@@ -435,7 +431,7 @@ pub fn scan(
     }
     rules.insert("socair.report".into(), "1".into());
     if let Some(reference) = &options.reference {
-        let r = reference_row(path, plugins, reference, options.header_only)?;
+        let r = reference_row(&artifact, &opened, &digest, reference, options.header_only);
         push(&artifact.name, r);
     }
     let rows = per_check

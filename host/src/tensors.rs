@@ -123,6 +123,33 @@ pub fn fingerprint_detailed(
                 .map_or_else(|| reader_names(plugins), |(_, why)| why.clone()),
         });
     }
+    let (digest, read) = rayon::join(
+        || artifact.subject_digest(),
+        || -> Result<_, TensorsError> {
+            let opened = artifact.open_all(&ReadOptions::default())?;
+            let unpermuted = crate::unpermute::hash_unpermuted(&opened);
+            Ok((hash_all(&opened), unpermuted))
+        },
+    );
+    let (hashed, unpermuted) = read?;
+    Ok((manifest_of(&artifact, hashed, digest?), unpermuted))
+}
+
+/// The manifest of an artifact whose files are already open (as `scan` has them for the
+/// Tensor reference row) and whose subject digest is known: only the tensors are hashed.
+pub fn manifest_of_opened(
+    artifact: &Artifact<'_>,
+    opened: &[(&FileJob<'_>, OpenedFile)],
+    digest: String,
+) -> TensorManifest {
+    manifest_of(artifact, hash_all(opened), digest)
+}
+
+fn manifest_of(
+    artifact: &Artifact<'_>,
+    (tensors, more_unread): (Vec<TensorEntry>, Vec<UnreadEntry>),
+    digest: String,
+) -> TensorManifest {
     let mut unread: Vec<UnreadEntry> = artifact
         .unreadable
         .iter()
@@ -132,43 +159,33 @@ pub fn fingerprint_detailed(
             reason: reason.clone(),
         })
         .collect();
-    let (digest, read) = rayon::join(
-        || artifact.subject_digest(),
-        || -> Result<_, TensorsError> {
-            let opened = artifact.open_all(&ReadOptions::default())?;
-            let unpermuted = crate::unpermute::hash_unpermuted(&opened);
-            Ok((hash_all(opened), unpermuted))
-        },
-    );
-    let ((tensors, more_unread), unpermuted) = read?;
     unread.extend(more_unread);
-    Ok((
-        assemble(
-            artifact.name.clone(),
-            artifact.format(),
-            digest?,
-            tensors,
-            unread,
-        ),
-        unpermuted,
-    ))
+    assemble(
+        artifact.name.clone(),
+        artifact.format(),
+        digest,
+        tensors,
+        unread,
+    )
 }
 
 /// Hashes every tensor of every opened file in parallel.
-fn hash_all(opened: Vec<(&FileJob<'_>, OpenedFile)>) -> (Vec<TensorEntry>, Vec<UnreadEntry>) {
+fn hash_all<'j, 'p>(
+    opened: &'j [(&'j FileJob<'p>, OpenedFile)],
+) -> (Vec<TensorEntry>, Vec<UnreadEntry>) {
     let mut unread = Vec::new();
-    let mut work: Vec<(&FileJob<'_>, TensorDescriptor)> = Vec::new();
+    let mut work: Vec<(&FileJob<'_>, &TensorDescriptor)> = Vec::new();
     for (job, opened) in opened {
         let plugin = job.reader.0;
-        for u in opened.unread {
+        for u in opened.unread.iter() {
             unread.push(UnreadEntry {
                 file: job.rel.clone(),
-                tensor: u.tensor.into_option().map(Into::into),
-                reason: u.reason.into(),
+                tensor: u.tensor.as_ref().map(|t| t.to_string()).into_option(),
+                reason: u.reason.to_string(),
             });
         }
-        for t in opened.tensors {
-            match check_descriptor(&t, job.input.len()) {
+        for t in opened.tensors.iter() {
+            match check_descriptor(t, job.input.len()) {
                 Ok(()) => work.push((job, t)),
                 Err(reason) => unread.push(UnreadEntry {
                     file: job.rel.clone(),
