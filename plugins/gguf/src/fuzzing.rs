@@ -1,7 +1,7 @@
 //! The properties the fuzz target checks, shared with the regression test.
 
 use crate::reader::parse;
-use crate::writer::{plan, WriteTensor};
+use crate::writer::{inputs_of, plan};
 
 /// The reader on arbitrary bytes: returns, never panics; what it accepts lies inside the
 /// file, aligned, without overlaps; and the writer re-plans an accepted file's tensors and
@@ -21,21 +21,7 @@ pub fn check_reader(data: &[u8]) {
             return; // nothing more to re-plan
         }
     }
-    let tensors: Vec<WriteTensor> = g
-        .tensors
-        .iter()
-        .map(|t| WriteTensor {
-            name: t.name.clone(),
-            type_name: t.ggml_type.expect("known").name.to_owned(),
-            shape: t.shape(),
-            byte_len: t.byte_len.expect("known"),
-        })
-        .collect();
-    let metadata: Vec<(String, String)> = g
-        .metadata
-        .iter()
-        .map(|(k, v)| (k.clone(), v.to_json().to_string()))
-        .collect();
+    let (tensors, metadata) = inputs_of(&g).expect("every type is known");
     let p = plan(&tensors, &metadata).expect("an accepted file re-plans");
     let mut file = p.header.clone();
     file.resize(p.total_len as usize, 0);

@@ -37,6 +37,33 @@ pub struct Plan {
     pub total_len: u64,
 }
 
+/// Tensors and `(key, typed JSON)` metadata, as [`plan`] takes them.
+pub type PlanInputs = (Vec<WriteTensor>, Vec<(String, String)>);
+
+/// What the writer needs to lay out again the tensors and metadata a parsed file holds, or
+/// none when a tensor's type cannot be sized: re-planning an accepted file reproduces its
+/// layout.
+pub fn inputs_of(g: &crate::reader::Gguf) -> Option<PlanInputs> {
+    let tensors = g
+        .tensors
+        .iter()
+        .map(|t| {
+            Some(WriteTensor {
+                name: t.name.clone(),
+                type_name: t.ggml_type?.name.to_owned(),
+                shape: t.shape(),
+                byte_len: t.byte_len?,
+            })
+        })
+        .collect::<Option<Vec<_>>>()?;
+    let metadata = g
+        .metadata
+        .iter()
+        .map(|(k, v)| (k.clone(), v.to_json().to_string()))
+        .collect();
+    Some((tensors, metadata))
+}
+
 /// Parses one typed-JSON metadata value.
 pub fn parse_value(text: &str) -> Result<Value, String> {
     let json: serde_json::Value =

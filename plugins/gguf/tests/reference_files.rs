@@ -1,7 +1,7 @@
 //! The reader and writer against files gguf-py 0.19 wrote (fixtures/gguf/make_fixtures.py).
 
 use socair_plugin_gguf::reader::parse;
-use socair_plugin_gguf::writer::{plan, WriteTensor};
+use socair_plugin_gguf::writer::{inputs_of, plan};
 use std::path::PathBuf;
 
 fn valid_files() -> Vec<(String, Vec<u8>)> {
@@ -28,21 +28,8 @@ fn valid_files() -> Vec<(String, Vec<u8>)> {
 fn writer_reproduces_gguf_py_layouts() {
     for (name, bytes) in valid_files() {
         let g = parse(&bytes[..], true).unwrap_or_else(|e| panic!("{name}: {e}"));
-        let tensors: Vec<WriteTensor> = g
-            .tensors
-            .iter()
-            .map(|t| WriteTensor {
-                name: t.name.clone(),
-                type_name: t.ggml_type.unwrap().name.to_owned(),
-                shape: t.shape(),
-                byte_len: t.byte_len.unwrap(),
-            })
-            .collect();
-        let metadata: Vec<(String, String)> = g
-            .metadata
-            .iter()
-            .map(|(k, v)| (k.clone(), v.to_json().to_string()))
-            .collect();
+        let (tensors, metadata) =
+            inputs_of(&g).unwrap_or_else(|| panic!("{name}: a type that cannot be sized"));
         let p = plan(&tensors, &metadata).unwrap_or_else(|e| panic!("{name}: {e}"));
         // With no tensors ggml's data section starts right after the header; gguf-py (and
         // this writer) still pad the header to the alignment.

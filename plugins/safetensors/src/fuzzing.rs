@@ -3,7 +3,7 @@
 //! fuzzer checked.
 
 use crate::header::parse_header;
-use crate::writer::{plan, WriteTensor};
+use crate::writer::{inputs_of, plan};
 
 /// The reader on arbitrary bytes: it returns (never panics), and what it accepts has every
 /// tensor inside the file and the data section owned exactly.
@@ -28,17 +28,7 @@ pub fn check_writer_round_trip(data: &[u8]) {
     let Ok(h) = parse_header(data, data.len() as u64) else {
         return;
     };
-    let tensors: Vec<WriteTensor> = h
-        .tensors
-        .iter()
-        .map(|t| WriteTensor {
-            name: t.name.clone(),
-            dtype: t.dtype.name().to_owned(),
-            shape: t.shape.clone(),
-            byte_len: t.end - t.begin,
-        })
-        .collect();
-    let metadata = h.metadata.clone().unwrap_or_default();
+    let (tensors, metadata) = inputs_of(&h);
     let p = plan(&tensors, &metadata).expect("an accepted header re-plans");
     let mut file = p.header.clone();
     file.resize(

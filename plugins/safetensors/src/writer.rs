@@ -198,6 +198,22 @@ pub fn plan(tensors: &[WriteTensor], metadata: &[(String, String)]) -> Result<Pl
     })
 }
 
+/// What the writer needs to lay out again the tensors and metadata a parsed header lists:
+/// re-planning an accepted file reproduces its layout.
+pub fn inputs_of(header: &crate::header::Header) -> (Vec<WriteTensor>, Vec<(String, String)>) {
+    let tensors = header
+        .tensors
+        .iter()
+        .map(|t| WriteTensor {
+            name: t.name.clone(),
+            dtype: t.dtype.name().to_owned(),
+            shape: t.shape.clone(),
+            byte_len: t.end - t.begin,
+        })
+        .collect();
+    (tensors, header.metadata.clone().unwrap_or_default())
+}
+
 /// A JSON string literal as serde_json writes it (only controls, `"` and `\` escaped).
 fn quote(s: &str) -> String {
     serde_json::to_string(s).expect("serializing a str cannot fail")

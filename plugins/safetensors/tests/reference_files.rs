@@ -1,7 +1,7 @@
 //! The reader and writer against files the safetensors Python package (0.8.0) wrote.
 
 use socair_plugin_safetensors::header::{parse_header, LEN_PREFIX};
-use socair_plugin_safetensors::writer::{plan, WriteTensor};
+use socair_plugin_safetensors::writer::{inputs_of, plan};
 use std::path::PathBuf;
 
 fn fixture(rel: &str) -> Vec<u8> {
@@ -15,17 +15,7 @@ fn fixture(rel: &str) -> Vec<u8> {
 /// file's header byte for byte, with every tensor at the same offset.
 fn replan_matches(bytes: &[u8]) {
     let header = parse_header(bytes, bytes.len() as u64).expect("reference file parses");
-    let tensors: Vec<WriteTensor> = header
-        .tensors
-        .iter()
-        .map(|t| WriteTensor {
-            name: t.name.clone(),
-            dtype: t.dtype.name().to_owned(),
-            shape: t.shape.clone(),
-            byte_len: t.end - t.begin,
-        })
-        .collect();
-    let metadata = header.metadata.clone().unwrap_or_default();
+    let (tensors, metadata) = inputs_of(&header);
     let p = plan(&tensors, &metadata).expect("plan");
     let data_start = header.data_start() as usize;
     assert_eq!(p.header.len(), data_start);
