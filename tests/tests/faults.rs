@@ -61,6 +61,19 @@ impl Store {
         ]);
         k.display().to_string()
     }
+    /// Signs the scan of `src` with `key` into `out` (outside the store).
+    fn attest(&self, src: &Path, key: &str, out: PathBuf) -> PathBuf {
+        let r = run(socair()
+            .arg("attest")
+            .arg(src)
+            .arg("--key")
+            .arg(key)
+            .arg("--out")
+            .arg(&out));
+        assert_ne!(r.code, 2, "{}", r.stderr);
+        out
+    }
+
     /// The invariants after any crash.
     fn check(&self) {
         // The log verifies (opening the store also cleans the dead process's scratch space).
@@ -142,14 +155,7 @@ fn a_crash_at_every_fault_point_loses_nothing() {
     ] {
         let s = Store::new();
         let key = s.key("k", "scan,derive");
-        let att = s.root.join("att.json");
-        run(socair()
-            .arg("attest")
-            .arg(&checkpoint)
-            .arg("--key")
-            .arg(&key)
-            .arg("--out")
-            .arg(&att));
+        let att = s.attest(&checkpoint, &key, s.root.join("att.json"));
         let args = [
             "airlock",
             "convert",
@@ -273,14 +279,7 @@ fn a_full_disk_leaves_nothing_behind() {
     // output does not.
     let key = s.key("k", "scan,derive");
     let checkpoint = fixture("torch/baseline/hf-bert-pytorch_model.bin");
-    let att = dir.path().join("att.json");
-    run(socair()
-        .arg("attest")
-        .arg(&checkpoint)
-        .arg("--key")
-        .arg(&key)
-        .arg("--out")
-        .arg(&att));
+    let att = s.attest(&checkpoint, &key, dir.path().join("att.json"));
     let size = std::fs::metadata(&checkpoint).unwrap().len();
     let avail = |p: &Path| -> u64 {
         let out = Command::new("df")
@@ -334,14 +333,7 @@ fn many_processes_at_once_keep_one_chain() {
     let s = Store::new();
     let key = s.key("k", "scan,accept,derive");
     let checkpoint = fixture("torch/legit/state-dict.pt");
-    let att = s.root.join("att.json");
-    run(socair()
-        .arg("attest")
-        .arg(&checkpoint)
-        .arg("--key")
-        .arg(&key)
-        .arg("--out")
-        .arg(&att));
+    let att = s.attest(&checkpoint, &key, s.root.join("att.json"));
     let staged = s.ok(&[
         "airlock",
         "pull",
