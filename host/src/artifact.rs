@@ -7,8 +7,8 @@ use crate::modeldir::{self, DirFile, ModelDirError};
 use crate::plugins::{LoadedPlugin, PluginSet};
 use crate::source::InputFile;
 use socair_plugin_api::{
-    abi_stable::{sabi_trait::TD_Opaque, sabi_types::RRef},
-    ByteSource_TO, FormatReaderBox, OpenedFile, ReadOptions,
+    abi_stable::{sabi_trait::TD_Opaque, sabi_types::RRef, std_types::ROption},
+    ByteSource_TO, FormatReaderBox, OpenedFile, ReadOptions, Unread,
 };
 use std::path::{Path, PathBuf};
 
@@ -221,7 +221,10 @@ impl<'p> Artifact<'p> {
                 reader
                     .open(source, options.clone())
                     .into_result()
-                    .map(|opened| (job, opened))
+                    .map(|mut opened| {
+                        set_aside_unsupported(&mut opened);
+                        (job, opened)
+                    })
                     .map_err(|e| ArtifactError::Plugin {
                         path: job.input.path().to_owned(),
                         plugin: plugin.manifest.name.clone(),
@@ -229,6 +232,36 @@ impl<'p> Artifact<'p> {
                     })
             })
             .collect()
+    }
+}
+
+/// Moves to `unread`, with the reason, every descriptor whose bytes this host cannot read as
+/// described: bytes in another file than the one opened, and strided (non-row-major) views.
+/// Nothing downstream then reads them as if they were contiguous bytes of the opened file.
+fn set_aside_unsupported(opened: &mut OpenedFile) {
+    let tensors = std::mem::take(&mut opened.tensors);
+    for t in tensors {
+        let why = if let ROption::RSome(file) = &t.file {
+            Some(format!(
+                "its bytes lie in another file ({file:?}), which this host does not read"
+            ))
+        } else if let ROption::RSome(strides) = &t.strides {
+            Some(format!(
+                "not contiguous (shape {:?}, stride {:?}): its bytes are not in row-major order",
+                t.shape.as_slice(),
+                strides.as_slice()
+            ))
+        } else {
+            None
+        };
+        match why {
+            Some(reason) => opened.unread.push(Unread {
+                tensor: ROption::RSome(t.name.clone()),
+                reason: reason.into(),
+                outside_model: false,
+            }),
+            None => opened.tensors.push(t),
+        }
     }
 }
 

@@ -146,6 +146,17 @@ pub struct TensorDescriptor {
     /// Where the bytes come from in the format's own terms (a zip record and an offset in
     /// it), for derivation records; none when the file offset says it all.
     pub origin: ROption<TensorOrigin>,
+    /// Element strides, outermost first, when the bytes are **not** in row-major order (a
+    /// permuted or transposed view into a pickle checkpoint's storage). `ranges` then holds one
+    /// range, from the view's first element to the last byte of the furthest element it
+    /// touches, and the element at index `(i0, i1, …)` starts `element size × Σ iₖ·strides[k]`
+    /// bytes into it. None (the usual case) when `ranges` already lists the bytes in order.
+    pub strides: ROption<RVec<u64>>,
+    /// The file holding the bytes, when it is not the file that was opened (an ONNX model's
+    /// external data): a relative path, `/`-separated, resolved against the opened file's
+    /// directory, which it must not leave. `ranges` are offsets in that file. None (the usual
+    /// case) for the opened file itself.
+    pub file: ROption<RString>,
 }
 
 /// A tensor's place in the format's own terms.

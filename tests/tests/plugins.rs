@@ -134,11 +134,11 @@ fn plugin_dir() -> &'static PathBuf {
         let _ = std::fs::remove_dir_all(&src);
         let target = root.join("target");
 
-        // 1. Built against plugin-api 0.2.0: abi_stable refuses the version.
+        // 1. Built against plugin-api 0.3.0: abi_stable refuses the version.
         let ws = src.join("stale");
         copy_api(&ws.join("api"), |file, text| {
             if file == "Cargo.toml" {
-                text.replace("version = \"0.1.0\"", "version = \"0.2.0\"")
+                text.replace("version = \"0.2.0\"", "version = \"0.3.0\"")
             } else {
                 text
             }
@@ -226,8 +226,8 @@ fn incompatible_and_invalid_plugins_are_refused_with_reasons() {
 
     let stale = refusal_for(&listing, "stale");
     assert!(stale.contains("incompatible plugin-api"), "{stale}");
-    assert!(stale.contains("plugin-api 0.2.0"), "{stale}");
-    assert!(stale.contains("0.1.x"), "{stale}");
+    assert!(stale.contains("plugin-api 0.3.0"), "{stale}");
+    assert!(stale.contains("0.2.x"), "{stale}");
     let relaid = refusal_for(&listing, "relaid");
     assert!(relaid.contains("incompatible plugin-api"), "{relaid}");
     assert!(relaid.contains("layout"), "{relaid}");
@@ -349,5 +349,5 @@ fn discovery_order_first_plugin_of_a_name_wins() {
 fn version_names_the_plugin_api() {
     let r = run(socair().arg("--version"));
     assert_eq!(r.code, 0);
-    assert!(r.stdout.contains("plugin-api 0.1.0"), "{}", r.stdout);
+    assert!(r.stdout.contains("plugin-api 0.2.0"), "{}", r.stdout);
 }

@@ -157,6 +157,8 @@ pub fn opened_file(parsed: Result<reader::Gguf, reader::GgufError>) -> OpenedFil
                 }]),
                 byte_order: ByteOrder::Little,
                 origin: ROption::RNone,
+                strides: ROption::RNone,
+                file: ROption::RNone,
             }),
             _ => {
                 let reason = types::unknown_reason(t.type_id);

@@ -165,6 +165,8 @@ pub fn opened_file(parsed: Result<header::Header, header::SafetensorsError>) -> 
                     }]),
                     byte_order: ByteOrder::Little,
                     origin: ROption::RNone,
+                    strides: ROption::RNone,
+                    file: ROption::RNone,
                 })
                 .collect();
             let data_len = h.tensors.iter().map(|t| t.end - t.begin).sum::<u64>();

@@ -184,6 +184,8 @@ pub fn opened_file(a: &Analysis, header_only: bool) -> OpenedFile {
                 container: t.record.as_str().into(),
                 offset: m.storage_offset * size,
             }),
+            strides: ROption::RNone,
+            file: ROption::RNone,
         });
     }
     OpenedFile {
