@@ -668,20 +668,25 @@ pub fn recheck_derivation(
         ));
     }
     let manifest = crate::tensors::fingerprint(output, plugins).map_err(fatal)?;
+    let second_path = crate::convert::SecondPath::open(input);
     for t in &p.tensors {
         let swap = if swapped {
             crate::convert::element_layout(&t.dtype).map_or(1, |(_, u)| u)
         } else {
             1
         };
-        let from_input = crate::convert::hash_from_zip_record(
-            input,
-            &t.source.record,
-            t.source.offset_bytes,
-            t.source.size_bytes,
-            swap,
-        )
-        .unwrap_or_else(|e| format!("unreadable: {e}"));
+        let from_input = second_path
+            .as_ref()
+            .map_err(Clone::clone)
+            .and_then(|zip| {
+                zip.hash(
+                    &t.source.record,
+                    t.source.offset_bytes,
+                    t.source.size_bytes,
+                    swap,
+                )
+            })
+            .unwrap_or_else(|e| format!("unreadable: {e}"));
         if from_input != t.sha256 {
             problems.push(format!(
                 "{}: the input's bytes hash to {from_input}, the record says {}",

@@ -380,50 +380,27 @@ pub fn write(conv: &Conversion, inputs: &[&InputFile], out: &Path) -> Result<Str
         .create_new(true)
         .open(out)
         .map_err(io)?;
-    let mut whole = Sha256::new();
-    let mut w = std::io::BufWriter::with_capacity(1 << 20, &mut file);
-    w.write_all(&conv.header).map_err(io)?;
-    whole.update(&conv.header);
+    let mut writer = HashedWriter::new(&mut file, conv.total_len);
+    writer.put(&conv.header, 1).map_err(io)?;
+    // Placements are planned in order without overlap; a plan that says otherwise is refused
+    // here rather than written wrongly.
+    let gap = |from: u64, to: u64| {
+        to.checked_sub(from)
+            .ok_or_else(|| format!("the plan places bytes at {to}, before {from}"))
+    };
     let mut at = conv.header.len() as u64;
     let mut order = conv.placements.clone();
     order.sort_by_key(|&(_, off)| off);
-    let zeros = [0u8; 4096];
-    let progress = crate::progress::Progress::bytes(conv.total_len, "writing");
-    let pad = |w: &mut std::io::BufWriter<&mut std::fs::File>,
-               whole: &mut Sha256,
-               from: u64,
-               to: u64|
-     -> Result<(), Refusal> {
-        let mut at = from;
-        while at < to {
-            let n = (to - at).min(zeros.len() as u64) as usize;
-            w.write_all(&zeros[..n]).map_err(io)?;
-            whole.update(&zeros[..n]);
-            at += n as u64;
-        }
-        Ok(())
-    };
     for (i, offset) in order {
         let t = &conv.tensors[i];
-        pad(&mut w, &mut whole, at, offset)?;
+        writer.zeros(gap(at, offset)?).map_err(io)?;
         let mut failure = None;
-        let mut swapped = Vec::new();
         inputs[t.input]
             .for_each_chunk(t.offset, t.len, |chunk| {
-                let bytes = if t.swap > 1 {
-                    swapped.clear();
-                    swapped.extend_from_slice(chunk);
-                    for e in swapped.chunks_exact_mut(t.swap) {
-                        e.reverse();
+                if failure.is_none() {
+                    if let Err(e) = writer.put(chunk, t.swap) {
+                        failure = Some(e);
                     }
-                    &swapped[..]
-                } else {
-                    chunk
-                };
-                whole.update(bytes);
-                progress.add(bytes.len() as u64);
-                if let Err(e) = w.write_all(bytes) {
-                    failure.get_or_insert(e);
                 }
             })
             .map_err(|e| format!("reading {:?} from the input: {e}", t.name))?;
@@ -432,11 +409,82 @@ pub fn write(conv: &Conversion, inputs: &[&InputFile], out: &Path) -> Result<Str
         }
         at = offset + t.len;
     }
-    pad(&mut w, &mut whole, at, conv.total_len)?;
-    w.flush().map_err(io)?;
-    drop(w);
+    writer.zeros(gap(at, conv.total_len)?).map_err(io)?;
+    let digest = writer.finish().map_err(io)?;
     file.sync_all().map_err(io)?;
-    Ok(hex(&whole.finalize()))
+    Ok(hex(&digest))
+}
+
+/// Writes a file through the buffers of a [`HashPipe`](crate::hashpipe::HashPipe): each buffer
+/// is filled (and its elements swapped to little-endian when asked), written, then hashed on a
+/// second core while the next one fills.
+struct HashedWriter<'f> {
+    file: &'f mut std::fs::File,
+    pipe: crate::hashpipe::HashPipe,
+    pending: Vec<u8>,
+    progress: crate::progress::Progress,
+}
+
+impl<'f> HashedWriter<'f> {
+    const CHUNK: usize = 1 << 20;
+
+    fn new(file: &'f mut std::fs::File, total: u64) -> Self {
+        let pipe = crate::hashpipe::HashPipe::new(Self::CHUNK);
+        let pending = pipe.buffer();
+        Self {
+            file,
+            pipe,
+            pending,
+            progress: crate::progress::Progress::bytes(total, "writing"),
+        }
+    }
+
+    /// Appends `bytes`, reversing each `swap`-byte element when `swap > 1` (`bytes` holds whole
+    /// elements: tensor lengths and read chunks are multiples of the element size).
+    fn put(&mut self, bytes: &[u8], swap: usize) -> std::io::Result<()> {
+        let unit = swap.max(1);
+        let mut rest = bytes;
+        while !rest.is_empty() {
+            let room = Self::CHUNK - self.pending.len();
+            let take = rest.len().min(room - room % unit);
+            let start = self.pending.len();
+            self.pending.extend_from_slice(&rest[..take]);
+            if swap > 1 {
+                for e in self.pending[start..].chunks_exact_mut(swap) {
+                    e.reverse();
+                }
+            }
+            rest = &rest[take..];
+            if Self::CHUNK - self.pending.len() < unit {
+                self.flush()?;
+            }
+        }
+        Ok(())
+    }
+
+    fn zeros(&mut self, mut n: u64) -> std::io::Result<()> {
+        const ZEROS: [u8; 4096] = [0; 4096];
+        while n > 0 {
+            let k = n.min(ZEROS.len() as u64) as usize;
+            self.put(&ZEROS[..k], 1)?;
+            n -= k as u64;
+        }
+        Ok(())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        let full = std::mem::replace(&mut self.pending, self.pipe.buffer());
+        self.file.write_all(&full)?;
+        self.progress.add(full.len() as u64);
+        self.pipe.send(full);
+        Ok(())
+    }
+
+    /// Writes what is pending and returns the SHA-256 of everything written.
+    fn finish(mut self) -> std::io::Result<[u8; 32]> {
+        self.flush()?;
+        self.pipe.finish()
+    }
 }
 
 /// Verifies a written output: its format's reader finds it sound with exactly the planned
@@ -490,6 +538,22 @@ pub fn verify(
         }
         found.push(o.ranges.to_vec());
     }
+    // The zip inputs, each opened once by the `zip` crate for the second path.
+    let second_paths = inputs
+        .iter()
+        .enumerate()
+        .map(|(i, input)| {
+            if conv
+                .tensors
+                .iter()
+                .any(|t| t.input == i && t.origin.is_some())
+            {
+                SecondPath::open(input.path()).map(Some)
+            } else {
+                Ok(None)
+            }
+        })
+        .collect::<Result<Vec<_>, Refusal>>()?;
     // Each tensor: its bytes read back from the output, and the same tensor read from the
     // input by a second path, hashed side by side across cores.
     conv.tensors
@@ -503,7 +567,12 @@ pub fn verify(
             }
             let in_output = hex(&h.finalize());
             let second = match &t.origin {
-                Some((record, offset)) => hash_from_zip_record(inputs[t.input].path(), record, *offset, t.len, t.swap)?,
+                Some((record, offset)) => {
+                    let zip = second_paths[t.input]
+                        .as_ref()
+                        .ok_or_else(|| format!("{:?}: its input was not opened as a zip", t.name))?;
+                    zip.hash(record, *offset, t.len, t.swap)?
+                }
                 None => {
                     let mut h = Sha256::new();
                     let direct = InputFile::open_with(inputs[t.input].path(), false)
@@ -525,48 +594,104 @@ pub fn verify(
         .collect()
 }
 
-/// The second path: the tensor's bytes read from its storage record with the `zip` crate
-/// (which checks the record's CRC-32 as it reads), swapped like the output.
-pub fn hash_from_zip_record(
-    zip_path: &Path,
-    record: &str,
-    offset: u64,
-    len: u64,
-    swap: usize,
-) -> Result<String, Refusal> {
-    let f = std::fs::File::open(zip_path).map_err(|e| format!("{}: {e}", zip_path.display()))?;
-    let mut archive = zip::ZipArchive::new(f)
+/// A zip archive opened once for the second path; [`SecondPath::hash`] may be called from many
+/// threads, each reading through its own clone (the central directory is shared, not re-read:
+/// re-reading it per tensor made checkpoints of many tensors quadratic).
+#[derive(Clone, Debug)]
+pub struct SecondPath {
+    archive: zip::ZipArchive<SharedFile>,
+    path: std::path::PathBuf,
+}
+
+impl SecondPath {
+    /// Opens `zip_path` with the `zip` crate.
+    pub fn open(zip_path: &Path) -> Result<Self, Refusal> {
+        let f =
+            std::fs::File::open(zip_path).map_err(|e| format!("{}: {e}", zip_path.display()))?;
+        let archive = zip::ZipArchive::new(SharedFile {
+            file: std::sync::Arc::new(f),
+            pos: 0,
+        })
         .map_err(|e| format!("{}: the zip crate cannot read it: {e}", zip_path.display()))?;
-    let mut entry = archive
-        .by_name(record)
-        .map_err(|e| format!("{}: record {record}: {e}", zip_path.display()))?;
-    let size = entry.size();
-    if offset.checked_add(len).is_none_or(|e| e > size) {
-        return Err(format!(
-            "record {record} holds {size} bytes, not {offset}+{len}"
-        ));
+        Ok(Self {
+            archive,
+            path: zip_path.to_owned(),
+        })
     }
-    std::io::copy(&mut (&mut entry).take(offset), &mut std::io::sink())
-        .map_err(|e| e.to_string())?;
-    let mut h = Sha256::new();
-    let mut buf = vec![0u8; 1 << 20];
-    let mut left = len;
-    while left > 0 {
-        let n = left.min(buf.len() as u64) as usize;
-        entry
-            .read_exact(&mut buf[..n])
-            .map_err(|e| format!("record {record}: {e}"))?;
-        if swap > 1 {
-            for e in buf[..n].chunks_exact_mut(swap) {
-                e.reverse();
-            }
+
+    /// The tensor's bytes read from its storage record with the `zip` crate (which checks the
+    /// record's CRC-32 as it reads), swapped like the output, hashed.
+    pub fn hash(
+        &self,
+        record: &str,
+        offset: u64,
+        len: u64,
+        swap: usize,
+    ) -> Result<String, Refusal> {
+        let mut archive = self.archive.clone();
+        let mut entry = archive
+            .by_name(record)
+            .map_err(|e| format!("{}: record {record}: {e}", self.path.display()))?;
+        let size = entry.size();
+        if offset.checked_add(len).is_none_or(|e| e > size) {
+            return Err(format!(
+                "record {record} holds {size} bytes, not {offset}+{len}"
+            ));
         }
-        h.update(&buf[..n]);
-        left -= n as u64;
+        std::io::copy(&mut (&mut entry).take(offset), &mut std::io::sink())
+            .map_err(|e| e.to_string())?;
+        let mut h = Sha256::new();
+        let mut buf = vec![0u8; 1 << 20];
+        let mut left = len;
+        while left > 0 {
+            let n = left.min(buf.len() as u64) as usize;
+            entry
+                .read_exact(&mut buf[..n])
+                .map_err(|e| format!("record {record}: {e}"))?;
+            if swap > 1 {
+                for e in buf[..n].chunks_exact_mut(swap) {
+                    e.reverse();
+                }
+            }
+            h.update(&buf[..n]);
+            left -= n as u64;
+        }
+        // Read the rest so the crate checks the record's CRC-32.
+        std::io::copy(&mut entry, &mut std::io::sink())
+            .map_err(|e| format!("record {record}: {e}"))?;
+        Ok(hex(&h.finalize()))
     }
-    // Read the rest so the crate checks the record's CRC-32.
-    std::io::copy(&mut entry, &mut std::io::sink()).map_err(|e| format!("record {record}: {e}"))?;
-    Ok(hex(&h.finalize()))
+}
+
+/// A file shared between clones, each with its own position (reads are positioned, `pread`).
+#[derive(Clone, Debug)]
+struct SharedFile {
+    file: std::sync::Arc<std::fs::File>,
+    pos: u64,
+}
+
+impl Read for SharedFile {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        use std::os::unix::fs::FileExt;
+        let n = self.file.read_at(buf, self.pos)?;
+        self.pos += n as u64;
+        Ok(n)
+    }
+}
+
+impl std::io::Seek for SharedFile {
+    fn seek(&mut self, to: std::io::SeekFrom) -> std::io::Result<u64> {
+        let len = self.file.metadata()?.len();
+        let target = match to {
+            std::io::SeekFrom::Start(n) => Some(n),
+            std::io::SeekFrom::End(d) => len.checked_add_signed(d),
+            std::io::SeekFrom::Current(d) => self.pos.checked_add_signed(d),
+        };
+        self.pos = target.ok_or_else(|| {
+            std::io::Error::new(std::io::ErrorKind::InvalidInput, "seek before the start")
+        })?;
+        Ok(self.pos)
+    }
 }
 
 /// Formats `--from` may name, and what each means.

@@ -11,6 +11,7 @@ pub mod fault;
 pub mod fingerprint;
 #[doc(hidden)]
 pub mod fuzzing;
+pub mod hashpipe;
 pub mod modeldir;
 pub mod output;
 pub mod plugins;

@@ -763,23 +763,30 @@ pub fn copy_hashing_with(from: &Path, to: &Path, durable: bool) -> Result<String
         .create_new(true)
         .open(to)
         .map_err(|e| unusable(to, e))?;
-    let mut h = Sha256::new();
-    let mut buf = vec![0u8; 1 << 20];
+    // The copy and its hash run side by side: each buffer, once written, is hashed on a
+    // second core while the next one is read.
+    const CHUNK: usize = 1 << 20;
+    let pipe = crate::hashpipe::HashPipe::new(CHUNK);
     let size = src.metadata().map_or(0, |m| m.len());
     let progress = crate::progress::Progress::bytes(size, "copying");
     loop {
-        let n = src.read(&mut buf).map_err(|e| unusable(from, e))?;
+        let mut buf = pipe.buffer();
+        let n = (&mut src)
+            .take(CHUNK as u64)
+            .read_to_end(&mut buf)
+            .map_err(|e| unusable(from, e))?;
         if n == 0 {
             break;
         }
         progress.add(n as u64);
-        h.update(&buf[..n]);
-        dst.write_all(&buf[..n]).map_err(|e| unusable(to, e))?;
+        dst.write_all(&buf).map_err(|e| unusable(to, e))?;
+        pipe.send(buf);
     }
+    let digest = pipe.finish().map_err(|e| unusable(from, e))?;
     if durable {
         dst.sync_all().map_err(|e| unusable(to, e))?;
     }
-    Ok(hex(&h.finalize()))
+    Ok(hex(&digest))
 }
 
 /// A file's sha256, or a directory's `socair.modeldir/v1` digest.
