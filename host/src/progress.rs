@@ -25,6 +25,11 @@ impl Progress {
         Progress(Some(bar))
     }
 
+    /// No bar (benchmarks, tests).
+    pub fn hidden() -> Progress {
+        Progress(None)
+    }
+
     /// Counts `n` more bytes done (from any thread).
     pub fn add(&self, n: u64) {
         if let Some(bar) = &self.0 {
