@@ -16,12 +16,14 @@ width = {"F32": 4, "F16": 2, "BF16": 2}[dtype]
 per_tensor = total_mib * (1 << 20) // count
 cols = 1024
 rows = per_tensor // (cols * width)
-nbytes = rows * cols * width
+# Many small tensors (100,000 in 256 MiB): one dimension.
+shape = [rows, cols] if rows else [per_tensor // width]
+nbytes = (rows * cols if rows else per_tensor // width) * width
 header = {}
 offset = 0
 names = sorted(f"layer.{i:05d}.weight" for i in range(count))
 for name in names:
-    header[name] = {"dtype": dtype, "shape": [rows, cols], "data_offsets": [offset, offset + nbytes]}
+    header[name] = {"dtype": dtype, "shape": shape, "data_offsets": [offset, offset + nbytes]}
     offset += nbytes
 text = json.dumps(header, separators=(",", ":")).encode()
 text += b" " * (-len(text) % 8)
