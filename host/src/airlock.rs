@@ -432,7 +432,30 @@ pub struct DerivedTensor {
     pub sha256: String,
     /// Where they are in the input.
     pub source: DerivedSource,
+    /// For a tensor gathered into row-major order (`socair-convert/2`): how, so a reviewer can
+    /// redo it from the input alone. Absent for every tensor copied as it lies.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gathered: Option<Gathered>,
 }
+
+/// How a non-contiguous tensor was gathered.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Gathered {
+    /// Its shape, outermost first.
+    pub shape: Vec<u64>,
+    /// Its strides in elements, outermost first, as the checkpoint records them.
+    pub strides: Vec<u64>,
+    /// Its storage offset in elements (the source's `offset_bytes` / `element_size`).
+    pub storage_offset_elements: u64,
+    /// Bytes per element.
+    pub element_size: u64,
+    /// The procedure, in words.
+    pub procedure: String,
+}
+
+/// What `gathered.procedure` says: the check a reviewer runs (docs/convert-v2.md).
+pub const GATHER_PROCEDURE: &str = "for each flat index i from 0 to numel-1 in row-major order: split i into an index per dimension (innermost dimension varies fastest); the element's byte offset in the record is offset_bytes + element_size * sum(index[k] * strides[k]); read element_size bytes there (reversing each swap unit when byte_order says the input is big-endian); the sha256 of the concatenation is the tensor's sha256";
 
 /// A tensor's place in the input.
 #[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
@@ -442,8 +465,13 @@ pub struct DerivedSource {
     pub record: String,
     /// Offset of the first byte in the record.
     pub offset_bytes: u64,
-    /// Length.
+    /// Length (for a gathered tensor: the span from its first element to the end of its
+    /// furthest one).
     pub size_bytes: u64,
+    /// Where `offset_bytes` of the record lies in the input file, for inputs whose records are
+    /// not zip records (torch-legacy storages). Absent for zip inputs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub file_offset_bytes: Option<u64>,
 }
 
 /// `socair airlock convert <checkpoint> --attestation A --key K`.
@@ -452,6 +480,7 @@ pub fn convert(
     checkpoint: &Path,
     attestation: &Path,
     key: &Path,
+    rules: Option<&str>,
     plugins: &PluginSet,
 ) -> Result<u8, Fatal> {
     let store = Store::open(store_path).map_err(fatal)?;
@@ -462,8 +491,8 @@ pub fn convert(
         &store,
         checkpoint,
         attestation,
-        &key,
-        &keyid,
+        (&key, &keyid),
+        rules,
         plugins,
         &mut subject,
     );
@@ -474,16 +503,16 @@ pub fn convert(
         .file_name()
         .map(|n| n.to_string_lossy().into_owned());
     match &result {
-        Ok((out_sha, _)) => e.output = Some(out_sha.clone()),
+        Ok((out_sha, _, _)) => e.output = Some(out_sha.clone()),
         Err(err) => e.detail = Some(err.to_string()),
     }
     store.append(e).map_err(fatal)?;
     match result {
-        Ok((out_sha, name)) => {
+        Ok((out_sha, name, rules)) => {
             println!("{out_sha}");
             eprintln!(
                 "socair: converted under {}: incoming/{out_sha}/{name} with derivation.dsse.json",
-                crate::convert::RULES
+                rules.id()
             );
             Ok(EXIT_OK)
         }
@@ -495,13 +524,19 @@ fn convert_inner(
     store: &Store,
     checkpoint: &Path,
     attestation: &Path,
-    key: &ed25519_dalek::SigningKey,
-    keyid: &str,
+    (key, keyid): (&ed25519_dalek::SigningKey, &str),
+    rules: Option<&str>,
     plugins: &PluginSet,
     subject: &mut Option<String>,
-) -> Result<(String, String), StoreError> {
+) -> Result<(String, String, crate::convert::Rules), StoreError> {
     let refused = StoreError::Refused;
     let policy = store.policy()?;
+    // The rules: --rules or the newest, within the deployment's pin.
+    let rules = crate::convert::Rules::select(
+        rules,
+        policy.pins.rules.get("socair-convert").map(String::as_str),
+    )
+    .map_err(refused)?;
     if !policy
         .roles_of(keyid)
         .is_some_and(|r| r.iter().any(|r| r == "derive"))
@@ -567,7 +602,15 @@ fn convert_inner(
     crate::fault::point("convert.copied");
     let tmp = store.scratch(".tmp", "convert-")?;
     let out = tmp.path().join(&out_name);
-    let done = crate::convert::convert_path(&copy, &out, "torch-zip", "safetensors", plugins)
+    let from = match report.artifact.format.as_str() {
+        f @ ("torch-zip" | "torch-legacy") => f,
+        other => {
+            return Err(refused(format!(
+                "the attested artifact is {other}; airlock convert takes torch checkpoints (torch-zip, torch-legacy)"
+            )))
+        }
+    };
+    let done = crate::convert::convert_path(&copy, &out, from, "safetensors", plugins, rules)
         .map_err(StoreError::Unusable)?
         .map_err(refused)?;
 
@@ -584,13 +627,21 @@ fn convert_inner(
             source: DerivedSource {
                 record: t.origin.as_ref().map_or_else(String::new, |o| o.0.clone()),
                 offset_bytes: t.origin.as_ref().map_or(0, |o| o.1),
-                size_bytes: t.len,
+                size_bytes: t.extent,
+                file_offset_bytes: (from == "torch-legacy").then_some(t.offset),
             },
+            gathered: t.gather.as_ref().map(|g| Gathered {
+                shape: g.shape.clone(),
+                strides: g.strides.clone(),
+                storage_offset_elements: t.origin.as_ref().map_or(0, |o| o.1) / g.elem,
+                element_size: g.elem,
+                procedure: GATHER_PROCEDURE.into(),
+            }),
         })
         .collect();
     let predicate = DerivationPredicate {
         rules: [
-            ("socair-convert".to_owned(), "1".to_owned()),
+            ("socair-convert".to_owned(), rules.version().to_string()),
             ("socair-wo".to_owned(), "1".to_owned()),
         ]
         .into(),
@@ -630,7 +681,7 @@ fn convert_inner(
     let dest = store.root.join("incoming").join(&done.sha256);
     if dest.join(&out_name).is_file() && dest.join(crate::store::DERIVATION).is_file() {
         // Converted by an earlier run (the output is named by its hash, so it is these bytes).
-        return Ok((done.sha256, out_name));
+        return Ok((done.sha256, out_name, rules));
     }
     if dest.exists() {
         return Err(refused(format!(
@@ -644,7 +695,7 @@ fn convert_inner(
         StoreError::Unusable(format!("{}: {e}", dest.display()))
     })?;
     crate::fault::point("convert.renamed");
-    Ok((done.sha256, out_name))
+    Ok((done.sha256, out_name, rules))
 }
 
 /// Re-hashes every tensor of a verified derivation record from the input (its zip record)
@@ -668,24 +719,24 @@ pub fn recheck_derivation(
         ));
     }
     let manifest = crate::tensors::fingerprint(output, plugins).map_err(fatal)?;
+    // Only zip inputs have records the `zip` crate can read.
     let second_path = crate::convert::SecondPath::open(input);
+    let second_path = if p
+        .tensors
+        .iter()
+        .all(|t| t.source.file_offset_bytes.is_some())
+    {
+        Err("not a zip input".to_owned())
+    } else {
+        second_path
+    };
     for t in &p.tensors {
         let swap = if swapped {
             crate::convert::element_layout(&t.dtype).map_or(1, |(_, u)| u)
         } else {
             1
         };
-        let from_input = second_path
-            .as_ref()
-            .map_err(Clone::clone)
-            .and_then(|zip| {
-                zip.hash(
-                    &t.source.record,
-                    t.source.offset_bytes,
-                    t.source.size_bytes,
-                    swap,
-                )
-            })
+        let from_input = rehash_source(input, second_path.as_ref(), t, swap)
             .unwrap_or_else(|e| format!("unreadable: {e}"));
         if from_input != t.sha256 {
             problems.push(format!(
@@ -703,4 +754,71 @@ pub fn recheck_derivation(
         }
     }
     Ok(problems)
+}
+
+/// A derived tensor's bytes read again from the input as its record describes them: through
+/// the `zip` crate for a zip record, or at `file_offset_bytes` for a torch-legacy storage; a
+/// gathered tensor element by element ([`GATHER_PROCEDURE`]).
+fn rehash_source(
+    input: &Path,
+    zip: Result<&crate::convert::SecondPath, &String>,
+    t: &DerivedTensor,
+    swap: usize,
+) -> Result<String, String> {
+    let strided = |base: u64, g: &Gathered| -> Result<crate::layout::Strided, String> {
+        Ok(crate::layout::Strided {
+            base,
+            shape: g.shape.clone(),
+            strides: g.strides.clone(),
+            elem: g.element_size,
+            numel: g
+                .shape
+                .iter()
+                .try_fold(1u64, |a, &d| a.checked_mul(d))
+                .ok_or("its shape overflows")?,
+        })
+    };
+    let direct = || std::fs::File::open(input).map_err(|e| format!("{}: {e}", input.display()));
+    match (&t.gathered, t.source.file_offset_bytes) {
+        (None, None) => zip.map_err(Clone::clone)?.hash(
+            &t.source.record,
+            t.source.offset_bytes,
+            t.source.size_bytes,
+            swap,
+        ),
+        (Some(g), None) => zip.map_err(Clone::clone)?.hash_gathered(
+            &t.source.record,
+            t.source.offset_bytes,
+            &strided(0, g)?,
+            swap,
+        ),
+        (None, Some(at)) => {
+            let file = direct()?;
+            let mut h = Sha256::new();
+            let mut buf = vec![0u8; 1 << 20];
+            let mut left = t.source.size_bytes;
+            let mut pos = at;
+            while left > 0 {
+                let n = left.min(buf.len() as u64) as usize;
+                std::os::unix::fs::FileExt::read_exact_at(&file, &mut buf[..n], pos)
+                    .map_err(|e| format!("{}: {e}", input.display()))?;
+                if swap > 1 {
+                    for e in buf[..n].chunks_exact_mut(swap) {
+                        e.reverse();
+                    }
+                }
+                h.update(&buf[..n]);
+                left -= n as u64;
+                pos += n as u64;
+            }
+            Ok(crate::fingerprint::hex(&h.finalize()))
+        }
+        (Some(g), Some(at)) => {
+            let file = direct()?;
+            crate::layout::gathered_sha256_by_index(&strided(at, g)?, swap, |o, b| {
+                std::os::unix::fs::FileExt::read_exact_at(&file, b, o)
+            })
+            .map_err(|e| format!("{}: {e}", input.display()))
+        }
+    }
 }

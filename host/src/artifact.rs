@@ -236,20 +236,14 @@ impl<'p> Artifact<'p> {
 }
 
 /// Moves to `unread`, with the reason, every descriptor whose bytes this host cannot read as
-/// described: bytes in another file than the one opened, and strided (non-row-major) views.
-/// Nothing downstream then reads them as if they were contiguous bytes of the opened file.
+/// described: bytes in another file than the one opened. Nothing downstream then reads them as
+/// if they were bytes of the opened file. (Strided views are read: see [`crate::layout`].)
 fn set_aside_unsupported(opened: &mut OpenedFile) {
     let tensors = std::mem::take(&mut opened.tensors);
     for t in tensors {
         let why = if let ROption::RSome(file) = &t.file {
             Some(format!(
                 "its bytes lie in another file ({file:?}), which this host does not read"
-            ))
-        } else if let ROption::RSome(strides) = &t.strides {
-            Some(format!(
-                "not contiguous (shape {:?}, stride {:?}): its bytes are not in row-major order",
-                t.shape.as_slice(),
-                strides.as_slice()
             ))
         } else {
             None

@@ -139,29 +139,35 @@ pub enum Command {
     /// Convert a model between formats without the store (the same rules as airlock convert).
     ///
     /// --from and --to name the formats; socair never guesses them from file names, and refuses
-    /// a source that does not read as --from. torch-zip → safetensors follows socair-convert/1
-    /// (contiguous tensors only, exact aliases written once, byte-stable output); safetensors,
-    /// gguf and model-dir convert to safetensors or gguf when every tensor can be carried
-    /// exactly (no quantized types into safetensors, no U8/BOOL/… into GGUF). The output is
+    /// a source that does not read as --from. torch checkpoints convert under the rules
+    /// --rules names: socair-convert/1 (torch-zip, contiguous tensors only, exact aliases
+    /// written once, byte-stable output) or socair-convert/2 (the default: /1 plus torch-legacy
+    /// inputs and non-contiguous tensors gathered into row-major order; the same bytes as /1
+    /// wherever /1 converts). safetensors, gguf and model-dir convert to safetensors or gguf when
+    /// every tensor can be carried exactly (no quantized types into safetensors, no U8/BOOL/…
+    /// into GGUF). The output is
     /// written to a temporary name, verified, fsynced and renamed; an existing destination is
     /// never replaced. Exits 0 when converted, 1 when refused (with the reason), 2 on usage or
     /// unreadable input.
     ///
     /// Example: socair convert pytorch_model.bin model.safetensors --from torch-zip --to safetensors
+    ///
+    /// Example: socair convert old.pth old.safetensors --from torch-legacy --to safetensors --rules socair-convert/2
     Convert {
         /// The model to convert.
         src: PathBuf,
         /// The file to write.
         dst: PathBuf,
-        /// The source format: torch-zip, safetensors, gguf, model-dir.
+        /// The source format: torch-zip, torch-legacy, safetensors, gguf, model-dir.
         #[arg(long)]
         from: String,
         /// The destination format: safetensors, gguf.
         #[arg(long)]
         to: String,
-        /// The conversion rules (socair-convert/1).
-        #[arg(long, default_value = crate::convert::RULES)]
-        rules: String,
+        /// The conversion rules: socair-convert/1 or socair-convert/2 (default: the newest the
+        /// deployment allows).
+        #[arg(long, value_name = "RULES")]
+        rules: Option<String>,
     },
     /// The airlock store: pull, scan, accept, promote, and the chained activity log.
     #[command(subcommand)]
@@ -284,8 +290,12 @@ pub enum AirlockCommand {
         #[command(flatten)]
         store: StoreArg,
     },
-    /// Convert an attested torch checkpoint to safetensors (socair-convert/1) with a signed
+    /// Convert an attested torch checkpoint to safetensors (socair-convert/1 or /2) with a signed
     /// derivation record (key role: derive).
+    ///
+    /// The rules are --rules, or the newest version the store's policy pins allow
+    /// (`pins.rules["socair-convert"]`, a semver requirement such as "=1"); --rules outside the
+    /// pin is refused. The derivation record names the version used.
     ///
     /// The attestation must verify under a `scan` key, hold no FAIL or LEAD row and a PASSing
     /// Pickle opcode scan row; the checkpoint is copied into work/ hashing while copying and
@@ -303,9 +313,10 @@ pub enum AirlockCommand {
         /// The private key (its public key must have role `derive`).
         #[arg(long, value_name = "K")]
         key: PathBuf,
-        /// The conversion rules (socair-convert/1).
-        #[arg(long, default_value = crate::convert::RULES)]
-        rules: String,
+        /// The conversion rules: socair-convert/1 or socair-convert/2 (default: the newest the
+        /// deployment allows).
+        #[arg(long, value_name = "RULES")]
+        rules: Option<String>,
         #[command(flatten)]
         store: StoreArg,
     },
@@ -531,16 +542,18 @@ fn dispatch(cli: Cli) -> Result<u8, Fatal> {
             to,
             rules,
         } => {
-            check_rules(&rules)?;
+            let rules = crate::convert::Rules::select(rules.as_deref(), None).map_err(Fatal)?;
             let set = load_plugins(&cli.plugin_dirs);
             warn_refused(&set);
-            match crate::convert::convert_path(&src, &dst, &from, &to, &set).map_err(Fatal)? {
+            match crate::convert::convert_path(&src, &dst, &from, &to, &set, rules)
+                .map_err(Fatal)?
+            {
                 Ok(done) => {
                     eprintln!(
                         "socair: converted {} ({from}) to {} ({to}) under {}: {} tensors, {} aliases, sha256 {}",
                         src.display(),
                         dst.display(),
-                        crate::convert::RULES,
+                        done.rules.id(),
                         done.conversion.tensors.len(),
                         done.conversion.aliases.len(),
                         done.sha256
@@ -603,25 +616,22 @@ fn dispatch(cli: Cli) -> Result<u8, Fatal> {
                 rules,
                 store,
             } => {
-                check_rules(&rules)?;
+                if let Some(r) = &rules {
+                    // A --rules this socair does not implement is a usage error (exit 2).
+                    crate::convert::Rules::parse(r).map_err(Fatal)?;
+                }
                 let set = load_plugins(&cli.plugin_dirs);
                 warn_refused(&set);
-                crate::airlock::convert(&store.path(), &checkpoint, &attestation, &key, &set)
+                crate::airlock::convert(
+                    &store.path(),
+                    &checkpoint,
+                    &attestation,
+                    &key,
+                    rules.as_deref(),
+                    &set,
+                )
             }
         },
-    }
-}
-
-/// `--rules` names the one conversion rule set this socair implements.
-fn check_rules(rules: &str) -> Result<(), Fatal> {
-    if rules == crate::convert::RULES || format!("socair-convert/{rules}") == crate::convert::RULES
-    {
-        Ok(())
-    } else {
-        Err(Fatal(format!(
-            "--rules {rules:?}: this socair implements {}",
-            crate::convert::RULES
-        )))
     }
 }
 

@@ -28,15 +28,117 @@ use socair_plugin_api::{
 use std::io::{Read, Write};
 use std::path::Path;
 
-/// The conversion rules' id.
-pub const RULES: &str = "socair-convert/1";
+/// The first conversion rules' id.
+pub const RULES_V1: &str = "socair-convert/1";
+/// The second conversion rules' id.
+pub const RULES_V2: &str = "socair-convert/2";
 
 inventory::submit! {
     crate::rules::RuleSet {
         name: "socair-convert",
         version: "1",
-        id: RULES,
+        id: RULES_V1,
         summary: "torch zip checkpoint to safetensors without unpickling: contiguous tensors only, exact aliases once, byte-stable",
+    }
+}
+
+inventory::submit! {
+    crate::rules::RuleSet {
+        name: "socair-convert",
+        version: "2",
+        id: RULES_V2,
+        summary: "socair-convert/1, plus torch-legacy inputs and non-contiguous tensors gathered into row-major order (same bytes as /1 wherever /1 converts)",
+    }
+}
+
+/// A version of the conversion rules. Both are built in; each conversion runs under one and
+/// names it. `/2` accepts everything `/1` does and writes the same bytes for it; it adds legacy
+/// (non-zip) torch inputs and gathers non-contiguous tensors into row-major order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Rules {
+    /// `socair-convert/1`.
+    V1,
+    /// `socair-convert/2`.
+    V2,
+}
+
+impl Rules {
+    /// Every version, oldest first.
+    pub const ALL: [Rules; 2] = [Rules::V1, Rules::V2];
+
+    /// How outputs name it.
+    pub fn id(self) -> &'static str {
+        match self {
+            Rules::V1 => RULES_V1,
+            Rules::V2 => RULES_V2,
+        }
+    }
+
+    /// Its version number.
+    pub fn version(self) -> u64 {
+        match self {
+            Rules::V1 => 1,
+            Rules::V2 => 2,
+        }
+    }
+
+    /// The newest.
+    pub fn newest() -> Rules {
+        Rules::V2
+    }
+
+    /// `socair-convert/N` or `N`.
+    pub fn parse(text: &str) -> Result<Rules, String> {
+        let n = text.strip_prefix("socair-convert/").unwrap_or(text);
+        Rules::ALL
+            .into_iter()
+            .find(|r| r.version().to_string() == n)
+            .ok_or_else(|| {
+                format!(
+                    "--rules {text:?}: this socair implements {}",
+                    Rules::ALL.map(Rules::id).join(" and ")
+                )
+            })
+    }
+
+    /// The rules to run: the one asked for (`--rules`), or else the newest; either way it must
+    /// satisfy the deployment's pin (a semver requirement such as `=1`; `1` reads as `1.0.0`).
+    pub fn select(asked: Option<&str>, pin: Option<&str>) -> Result<Rules, String> {
+        let pin = pin
+            .map(|p| {
+                semver::VersionReq::parse(p).map_err(|e| {
+                    format!("the store pins socair-convert to {p:?}, which is not a version requirement: {e}")
+                })
+            })
+            .transpose()?;
+        let allowed = |r: Rules| {
+            pin.as_ref()
+                .is_none_or(|req| req.matches(&semver::Version::new(r.version(), 0, 0)))
+        };
+        match asked {
+            Some(text) => {
+                let r = Rules::parse(text)?;
+                if !allowed(r) {
+                    return Err(format!(
+                        "--rules {}: the store pins socair-convert to {}",
+                        r.id(),
+                        pin.map(|p| p.to_string()).unwrap_or_default()
+                    ));
+                }
+                Ok(r)
+            }
+            None => Rules::ALL
+                .into_iter()
+                .rev()
+                .find(|&r| allowed(r))
+                .ok_or_else(|| {
+                    format!(
+                        "the store pins socair-convert to {}, which no built-in version ({}) satisfies",
+                        pin.map(|p| p.to_string()).unwrap_or_default(),
+                        Rules::ALL.map(Rules::id).join(", ")
+                    )
+                }),
+        }
     }
 }
 
@@ -76,6 +178,11 @@ pub struct PlannedTensor {
     pub swap: usize,
     /// The format's own place for it (zip record, offset in it).
     pub origin: Option<(String, u64)>,
+    /// For a non-contiguous tensor gathered under `socair-convert/2`: its layout. `offset` is
+    /// then where its element `(0, …)` lies and `len` its row-major size.
+    pub gather: Option<crate::layout::Strided>,
+    /// Bytes of the input it touches from `offset` (its span when gathered, else `len`).
+    pub extent: u64,
 }
 
 /// A planned conversion.
@@ -110,6 +217,7 @@ pub fn plan(
     to: &str,
     plugins: &PluginSet,
     multi_file_names: bool,
+    rules: Rules,
 ) -> Result<Conversion, Refusal> {
     let (_, writer) = plugins
         .writer(to)
@@ -133,7 +241,14 @@ pub fn plan(
                 ));
             }
         }
-        if format == "torch-zip" {
+        if format == "torch-legacy" && rules < Rules::V2 {
+            return Err(format!(
+                "{prefix}a torch-legacy checkpoint is converted under {} or later; this conversion runs under {}",
+                RULES_V2,
+                rules.id()
+            ));
+        }
+        if format == "torch-zip" || format == "torch-legacy" {
             from_torch = true;
             let pickle = opened
                 .rows
@@ -183,11 +298,26 @@ pub fn plan(
                 format!("{prefix}tensor {name:?} is {element}, which {to} cannot hold")
             })?;
             let (_, swap_unit) = element_layout(&element).unwrap_or((1, 1));
+            let gather = crate::layout::strided(t, job.input.len())
+                .map_err(|e| format!("{prefix}tensor {name:?}: {e}"))?;
+            if let (Some(g), Rules::V1) = (&gather, rules) {
+                return Err(format!(
+                    "{prefix}tensor {name:?} is not contiguous (shape {:?}, stride {:?}): {} carries contiguous tensors only; {} gathers them into row-major order",
+                    g.shape, g.strides, RULES_V1, RULES_V2
+                ));
+            }
             let [range] = t.ranges.as_slice() else {
                 return Err(format!(
                     "{prefix}tensor {name:?} is split into {} byte ranges",
                     t.ranges.len()
                 ));
+            };
+            let len = match &gather {
+                Some(g) => g
+                    .numel
+                    .checked_mul(g.elem)
+                    .ok_or_else(|| format!("{prefix}tensor {name:?}: its size overflows"))?,
+                None => range.len,
             };
             let swap = if t.byte_order == ByteOrder::Big && swap_unit > 1 {
                 swapped = true;
@@ -201,20 +331,22 @@ pub fn plan(
                 dtype,
                 shape: t.shape.to_vec(),
                 offset: range.offset,
-                len: range.len,
+                len,
                 swap,
                 origin: t
                     .origin
                     .as_ref()
                     .map(|o| (o.container.to_string(), o.offset))
                     .into_option(),
+                extent: range.len,
+                gather,
             });
         }
     }
 
     // Sharing: exact aliases are written once; overlapping non-aliases are refused.
     let mut order: Vec<usize> = (0..tensors.len()).filter(|&i| tensors[i].len > 0).collect();
-    order.sort_by_key(|&i| (tensors[i].input, tensors[i].offset, tensors[i].len));
+    order.sort_by_key(|&i| (tensors[i].input, tensors[i].offset, tensors[i].extent));
     let mut dropped = vec![false; tensors.len()];
     let mut aliases = Vec::new();
     let mut group: Vec<usize> = Vec::new();
@@ -239,8 +371,10 @@ pub fn plan(
             if same_input && t.offset < group_end {
                 let exact = t.offset == h.offset
                     && t.len == h.len
+                    && t.extent == h.extent
                     && t.dtype == h.dtype
-                    && t.shape == h.shape;
+                    && t.shape == h.shape
+                    && t.gather == h.gather;
                 if !exact {
                     return Err(format!(
                         "tensors {:?} and {:?} overlap in storage without being the same tensor: a partial view cannot be carried as an alias",
@@ -253,7 +387,7 @@ pub fn plan(
             flush(&mut group, &mut dropped, &mut aliases);
         }
         group.push(i);
-        group_end = t.offset + t.len;
+        group_end = t.offset + t.extent;
     }
     flush(&mut group, &mut dropped, &mut aliases);
     aliases.sort_by(|a, b| a.0.as_bytes().cmp(b.0.as_bytes()));
@@ -395,15 +529,19 @@ pub fn write(conv: &Conversion, inputs: &[&InputFile], out: &Path) -> Result<Str
         let t = &conv.tensors[i];
         writer.zeros(gap(at, offset)?).map_err(io)?;
         let mut failure = None;
-        inputs[t.input]
-            .for_each_chunk(t.offset, t.len, |chunk| {
-                if failure.is_none() {
-                    if let Err(e) = writer.put(chunk, t.swap) {
-                        failure = Some(e);
-                    }
+        let input = inputs[t.input];
+        let each = |chunk: &[u8]| {
+            if failure.is_none() {
+                if let Err(e) = writer.put(chunk, t.swap) {
+                    failure = Some(e);
                 }
-            })
-            .map_err(|e| format!("reading {:?} from the input: {e}", t.name))?;
+            }
+        };
+        match &t.gather {
+            None => input.for_each_chunk(t.offset, t.len, each),
+            Some(g) => crate::layout::gather(input, g, each),
+        }
+        .map_err(|e| format!("reading {:?} from the input: {e}", t.name))?;
         if let Some(e) = failure {
             return Err(io(e));
         }
@@ -543,10 +681,13 @@ pub fn verify(
         .iter()
         .enumerate()
         .map(|(i, input)| {
+            // Zip inputs: the `zip` crate reads their records. Other inputs (safetensors, GGUF,
+            // torch-legacy) have no container to read through: they are re-read directly.
             if conv
                 .tensors
                 .iter()
                 .any(|t| t.input == i && t.origin.is_some())
+                && is_zip(input.path())
             {
                 SecondPath::open(input.path()).map(Some)
             } else {
@@ -566,14 +707,22 @@ pub fn verify(
                     .map_err(|e| format!("{}: {e}", out.display()))?;
             }
             let in_output = hex(&h.finalize());
-            let second = match &t.origin {
-                Some((record, offset)) => {
-                    let zip = second_paths[t.input]
-                        .as_ref()
-                        .ok_or_else(|| format!("{:?}: its input was not opened as a zip", t.name))?;
+            let second = match (&t.origin, &second_paths[t.input], &t.gather) {
+                (Some((record, offset)), Some(zip), None) => {
                     zip.hash(record, *offset, t.len, t.swap)?
                 }
-                None => {
+                (Some((record, offset)), Some(zip), Some(g)) => {
+                    zip.hash_gathered(record, *offset, g, t.swap)?
+                }
+                (_, _, Some(g)) => {
+                    let direct = std::fs::File::open(inputs[t.input].path())
+                        .map_err(|e| format!("{}: {e}", inputs[t.input].path().display()))?;
+                    crate::layout::gathered_sha256_by_index(g, t.swap, |at, buf| {
+                        std::os::unix::fs::FileExt::read_exact_at(&direct, buf, at)
+                    })
+                    .map_err(|e| format!("{}: {e}", inputs[t.input].path().display()))?
+                }
+                _ => {
                     let mut h = Sha256::new();
                     let direct = InputFile::open_with(inputs[t.input].path(), false)
                         .map_err(|e| format!("{}: {e}", inputs[t.input].path().display()))?;
@@ -661,6 +810,45 @@ impl SecondPath {
             .map_err(|e| format!("record {record}: {e}"))?;
         Ok(hex(&h.finalize()))
     }
+
+    /// A gathered tensor: the `zip` crate finds the record and checks its CRC-32 over all its
+    /// bytes; the elements are then read at the record's data offset, each one's place computed
+    /// from its index ([`crate::layout::gathered_sha256_by_index`]), swapped like the output.
+    pub fn hash_gathered(
+        &self,
+        record: &str,
+        offset: u64,
+        g: &crate::layout::Strided,
+        swap: usize,
+    ) -> Result<String, Refusal> {
+        let mut archive = self.archive.clone();
+        let mut entry = archive
+            .by_name(record)
+            .map_err(|e| format!("{}: record {record}: {e}", self.path.display()))?;
+        let data_start = entry.data_start();
+        std::io::copy(&mut entry, &mut std::io::sink())
+            .map_err(|e| format!("record {record}: {e}"))?;
+        let located = crate::layout::Strided {
+            base: data_start
+                .checked_add(offset)
+                .ok_or_else(|| format!("record {record}: offset {offset} overflows"))?,
+            ..g.clone()
+        };
+        let file = self.archive.clone().into_inner().file;
+        crate::layout::gathered_sha256_by_index(&located, swap, |at, buf| {
+            std::os::unix::fs::FileExt::read_exact_at(&*file, buf, at)
+        })
+        .map_err(|e| format!("record {record}: {e}"))
+    }
+}
+
+/// Whether the file starts like a zip archive.
+fn is_zip(path: &Path) -> bool {
+    let mut head = [0u8; 4];
+    std::fs::File::open(path)
+        .and_then(|mut f| f.read_exact(&mut head))
+        .is_ok()
+        && head == *b"PK\x03\x04"
 }
 
 /// A file shared between clones, each with its own position (reads are positioned, `pread`).
@@ -695,7 +883,13 @@ impl std::io::Seek for SharedFile {
 }
 
 /// Formats `--from` may name, and what each means.
-pub const FROM_FORMATS: &[&str] = &["torch-zip", "safetensors", "gguf", "model-dir"];
+pub const FROM_FORMATS: &[&str] = &[
+    "torch-zip",
+    "torch-legacy",
+    "safetensors",
+    "gguf",
+    "model-dir",
+];
 /// Formats `--to` may name.
 pub const TO_FORMATS: &[&str] = &["safetensors", "gguf"];
 
@@ -708,6 +902,8 @@ pub struct Done {
     pub sha256: String,
     /// Each tensor's sha256, by tensor index.
     pub tensor_sha256: Vec<String>,
+    /// The rules it ran under.
+    pub rules: Rules,
 }
 
 /// Converts `src` (read as `from`) into a new file `dst` in format `to`: written to a
@@ -718,6 +914,7 @@ pub fn convert_path(
     from: &str,
     to: &str,
     plugins: &PluginSet,
+    rules: Rules,
 ) -> Result<Result<Done, Refusal>, String> {
     if !FROM_FORMATS.contains(&from) {
         return Err(format!(
@@ -768,7 +965,7 @@ pub fn convert_path(
     let opened = artifact
         .open_all(&Default::default())
         .map_err(|e| e.to_string())?;
-    let conversion = match plan(&opened, to, plugins, artifact.is_dir) {
+    let conversion = match plan(&opened, to, plugins, artifact.is_dir, rules) {
         Ok(c) => c,
         Err(refusal) => return Ok(Err(refusal)),
     };
@@ -799,5 +996,6 @@ pub fn convert_path(
         conversion,
         sha256,
         tensor_sha256,
+        rules,
     }))
 }

@@ -176,9 +176,9 @@ pub fn hash_tensor(
     let mut raw = Sha256::new();
     let mut values = (width.is_some() && !identity).then(Sha256::new);
     let mut widened = Vec::new();
-    for range in tensor.ranges.iter() {
-        if let Some(w) = width {
-            if range.len % w as u64 != 0 {
+    if let Some(w) = width {
+        if let Some(range) = tensor.ranges.iter().find(|r| r.len % w as u64 != 0) {
+            if tensor.strides.is_none() {
                 return Err(io::Error::new(
                     io::ErrorKind::InvalidData,
                     format!(
@@ -188,22 +188,22 @@ pub fn hash_tensor(
                 ));
             }
         }
-        let mut failure = None;
-        file.for_each_chunk(range.offset, range.len, |chunk| {
-            raw.update(chunk);
-            progress.add(chunk.len() as u64);
-            if let (Some(hasher), Some(w), Some(el)) = (values.as_mut(), width, element) {
-                // CHUNK is a multiple of every width, so chunks hold whole elements.
-                widened.resize(chunk.len() / w * 4, 0);
-                match encode_values(el, tensor.byte_order, chunk, &mut widened) {
-                    Ok(()) => hasher.update(&widened),
-                    Err(e) => failure = Some(e),
-                }
+    }
+    let mut failure = None;
+    crate::layout::for_each_row_major_chunk(file, tensor, |chunk| {
+        raw.update(chunk);
+        progress.add(chunk.len() as u64);
+        if let (Some(hasher), Some(w), Some(el)) = (values.as_mut(), width, element) {
+            // Chunks are at most CHUNK bytes of whole elements.
+            widened.resize(chunk.len() / w * 4, 0);
+            match encode_values(el, tensor.byte_order, chunk, &mut widened) {
+                Ok(()) => hasher.update(&widened),
+                Err(e) => failure = Some(e),
             }
-        })?;
-        if let Some(e) = failure {
-            return Err(io::Error::new(io::ErrorKind::InvalidData, e));
         }
+    })?;
+    if let Some(e) = failure {
+        return Err(io::Error::new(io::ErrorKind::InvalidData, e));
     }
     let sha256 = hex(&raw.finalize());
     let values = match (values, identity) {

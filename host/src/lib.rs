@@ -12,6 +12,7 @@ pub mod fingerprint;
 #[doc(hidden)]
 pub mod fuzzing;
 pub mod hashpipe;
+pub mod layout;
 pub mod modeldir;
 pub mod output;
 pub mod plugins;

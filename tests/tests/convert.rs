@@ -10,12 +10,16 @@ use std::collections::BTreeMap;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
+/// `socair convert --from torch-zip --to safetensors` under socair-convert/1: these tests hold
+/// /1 to what it promised before /2 existed (tests/tests/legacy.rs covers /2).
 fn convert(src: &Path, dst: &Path) -> common::Run {
     run(socair().arg("convert").arg(src).arg(dst).args([
         "--from",
         "torch-zip",
         "--to",
         "safetensors",
+        "--rules",
+        "socair-convert/1",
     ]))
 }
 
@@ -255,8 +259,11 @@ fn airlock_convert_writes_a_verifiable_derivation_record() {
         &att,
         "--key",
         &deriver,
+        "--rules",
+        "socair-convert/1",
     ]);
     assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(r.stderr.contains("under socair-convert/1"), "{}", r.stderr);
     let out_sha = r.stdout.trim().to_owned();
     let staged = s.path().join("incoming").join(&out_sha);
     let output = staged.join("pytorch_model.safetensors");
@@ -338,6 +345,8 @@ fn airlock_convert_refuses_each_gate_condition() {
             att,
             "--key",
             key,
+            "--rules",
+            "socair-convert/1",
         ])
     };
     let refused = |r: common::Run, why: &str| {

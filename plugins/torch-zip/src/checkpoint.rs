@@ -54,10 +54,12 @@ pub struct LocatedTensor {
     pub name: String,
     /// The grammar's model of it.
     pub model: Rc<TensorModel>,
-    /// Where its storage record's data starts in the file.
+    /// Where its storage's first element lies in the file.
     pub record_offset: u64,
-    /// The storage record's name.
+    /// The storage record's name (for a legacy file, `storages[<key>]`).
     pub record: String,
+    /// Where its storage starts within the record: 0, except for a legacy storage view.
+    pub record_base: u64,
 }
 
 /// Everything read from a checkpoint.
@@ -89,6 +91,14 @@ pub struct Analysis {
     pub reviewed_used: Vec<String>,
     /// Whether the archive looks like a TorchScript archive.
     pub torchscript: bool,
+    /// Which pickle the findings' offsets count in (`data.pkl`, or the legacy main pickle).
+    pub pickle_name: String,
+    /// Whether the file is in torch's legacy (non-zip) format.
+    pub legacy: bool,
+    /// The legacy format's `sys_info`, as read.
+    pub sys_info: Option<String>,
+    /// Where the legacy main pickle starts in the file.
+    pub main_pickle_offset: Option<u64>,
 }
 
 impl Analysis {
@@ -102,7 +112,12 @@ impl Analysis {
         self.byteorder_record.unwrap_or(Endian::Little)
     }
 
-    fn add(&mut self, severity: Severity, place: impl Into<String>, reason: impl Into<String>) {
+    pub(crate) fn add(
+        &mut self,
+        severity: Severity,
+        place: impl Into<String>,
+        reason: impl Into<String>,
+    ) {
         self.findings.push(Finding {
             severity,
             place: place.into(),
@@ -161,7 +176,10 @@ fn read_record(src: &(impl ReadAt + ?Sized), r: &zip::Record) -> Result<Vec<u8>,
 
 /// Reads a checkpoint completely (or its headers only), without running its pickle.
 pub fn analyze(src: &(impl ReadAt + ?Sized), options: &AnalyzeOptions) -> Analysis {
-    let mut a = Analysis::default();
+    let mut a = Analysis {
+        pickle_name: "data.pkl".into(),
+        ..Analysis::default()
+    };
     if let Some((severity, reason)) = not_a_zip(src) {
         a.add(severity, "byte 0", reason.clone());
         a.unread.push((None, reason));
@@ -266,6 +284,7 @@ pub fn analyze(src: &(impl ReadAt + ?Sized), options: &AnalyzeOptions) -> Analys
         &bytes,
         &pickle::Options {
             reviewed: options.reviewed.clone(),
+            legacy: false,
         },
     );
     a.protocol = outcome.protocol;
@@ -342,32 +361,49 @@ pub fn analyze(src: &(impl ReadAt + ?Sized), options: &AnalyzeOptions) -> Analys
         );
     }
 
+    model_tensors(&mut a, &outcome, |storage| {
+        record_of
+            .get(&storage.key)
+            .map(|(offset, record)| (*offset, record.clone(), 0))
+    });
+    a
+}
+
+/// After the pickle: unless something FAILs, walks the state-dict model and locates each of its
+/// tensors with `locate` (storage → where its first element lies in the file, the record
+/// holding it, and where it starts within that record).
+pub fn model_tensors(
+    a: &mut Analysis,
+    outcome: &pickle::Outcome,
+    locate: impl Fn(&pickle::StorageRef) -> Option<(u64, String, u64)>,
+) {
     if a.worst() == Some(Severity::Fail) {
         a.unread.push((
             None,
             "the Pickle opcode scan FAILs: its tensors are not read".into(),
         ));
-        return a;
+        return;
     }
     let Some(result) = outcome.result.clone() else {
         a.unread.push((
             None,
             "the pickle leaves socair-wo/1 before STOP: its state dict is not modeled".into(),
         ));
-        return a;
+        return;
     };
-    let sd = read_state_dict(&outcome, &result);
+    let sd = read_state_dict(outcome, &result);
     a.unread
         .extend(sd.unread.into_iter().map(|(n, r)| (Some(n), r)));
     a.outside = sd.outside;
     a.not_carried = sd.not_carried;
     for (name, model) in sd.named {
-        match record_of.get(&model.storage.key) {
-            Some((record_offset, record)) => a.tensors.push(LocatedTensor {
+        match locate(&model.storage) {
+            Some((record_offset, record, record_base)) => a.tensors.push(LocatedTensor {
                 name,
                 model,
-                record_offset: *record_offset,
-                record: record.clone(),
+                record_offset,
+                record,
+                record_base,
             }),
             None => a.unread.push((
                 Some(name),
@@ -378,7 +414,6 @@ pub fn analyze(src: &(impl ReadAt + ?Sized), options: &AnalyzeOptions) -> Analys
             )),
         }
     }
-    a
 }
 
 /// The state-dict model of a checkpoint.

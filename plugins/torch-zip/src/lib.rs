@@ -10,6 +10,7 @@ pub mod checkpoint;
 #[doc(hidden)]
 pub mod fuzzing;
 pub mod globals;
+pub mod legacy;
 pub mod pickle;
 pub mod zip;
 
@@ -31,6 +32,8 @@ use socair_plugin_api::{
 
 /// The format this plugin reads.
 pub const FORMAT: &str = "torch-zip";
+/// torch's legacy (non-zip) format, which this plugin reads too.
+pub const LEGACY_FORMAT: &str = "torch-legacy";
 /// The pickle grammar's rule-set name and version.
 pub const GRAMMAR: (&str, &str) = ("socair-wo", "1");
 /// The check the grammar reports.
@@ -56,7 +59,7 @@ fn manifest() -> RResult<PluginManifest, PluginError> {
             name: "torch-zip".into(),
             version: env!("CARGO_PKG_VERSION").into(),
             plugin_api: PLUGIN_API_VERSION.into(),
-            formats_read: RVec::from(vec![RString::from(FORMAT)]),
+            formats_read: RVec::from(vec![RString::from(FORMAT), RString::from(LEGACY_FORMAT)]),
             formats_written: RVec::new(),
             rule_sets: RVec::from(vec![RuleSetId {
                 name: GRAMMAR.0.into(),
@@ -70,10 +73,10 @@ fn manifest() -> RResult<PluginManifest, PluginError> {
 #[sabi_extern_fn]
 fn readers() -> RResult<RVec<FormatReaderBox>, PluginError> {
     guard(|| {
-        Ok(RVec::from(vec![FormatReader_TO::from_value(
-            TorchZipReader,
-            TD_Opaque,
-        )]))
+        Ok(RVec::from(vec![
+            FormatReader_TO::from_value(TorchZipReader, TD_Opaque),
+            FormatReader_TO::from_value(TorchLegacyReader, TD_Opaque),
+        ]))
     })
 }
 
@@ -126,6 +129,45 @@ impl FormatReader for TorchZipReader {
     }
 }
 
+/// The legacy-format reader exported through the plugin API.
+#[derive(Debug, Clone, Copy)]
+pub struct TorchLegacyReader;
+
+impl FormatReader for TorchLegacyReader {
+    fn format(&self) -> RString {
+        RString::from(LEGACY_FORMAT)
+    }
+
+    fn detect(&self, head: RSlice<'_, u8>, _file_len: u64) -> bool {
+        // Any pickle is claimed (protocol 2 to 5 at byte 0), so that a pickle named like a
+        // checkpoint is scanned and said to be what it is rather than passed over.
+        guard(|| Ok(legacy::looks_like_pickle(head.as_slice())))
+            .into_result()
+            .unwrap_or(false)
+    }
+
+    fn open(
+        &self,
+        source: ByteSourceRef<'_>,
+        options: ReadOptions,
+    ) -> RResult<OpenedFile, PluginError> {
+        guard(|| {
+            let analysis = legacy::analyze(
+                &source,
+                &AnalyzeOptions {
+                    header_only: options.header_only,
+                    reviewed: options
+                        .reviewed_globals
+                        .iter()
+                        .map(|s| s.to_string())
+                        .collect(),
+                },
+            );
+            Ok(opened_file(&analysis, options.header_only))
+        })
+    }
+}
+
 /// Turns an analysis into what the plugin API reports.
 pub fn opened_file(a: &Analysis, header_only: bool) -> OpenedFile {
     let byte_order = match a.endian() {
@@ -149,27 +191,29 @@ pub fn opened_file(a: &Analysis, header_only: bool) -> OpenedFile {
         .collect();
     for t in &a.tensors {
         let m = &t.model;
-        let why_not = if m.conj || m.neg {
-            Some("torch's conj/neg bit is set: its bytes are not its values".to_owned())
-        } else if !m.is_contiguous() {
-            Some(format!(
-                "not contiguous (shape {:?}, stride {:?}): its bytes are not in row-major order",
-                m.shape, m.stride
-            ))
-        } else {
-            None
-        };
-        if let Some(reason) = why_not {
+        if m.conj || m.neg {
             unread.push(Unread {
                 tensor: ROption::RSome(t.name.as_str().into()),
-                reason: reason.into(),
+                reason: "torch's conj/neg bit is set: its bytes are not its values".into(),
                 outside_model: false,
             });
             continue;
         }
-        // check_bounds in the machine guarantees these products fit and lie in the record.
+        // check_bounds in the machine guarantees these products fit and lie in the storage.
         let size = m.dtype.size;
-        let len = m.numel().unwrap_or(0) * size;
+        let contiguous = m.is_contiguous();
+        let len = if contiguous {
+            m.numel().unwrap_or(0) * size
+        } else {
+            // A strided view: from its first element to the last byte of the furthest one.
+            let furthest: u64 = m
+                .shape
+                .iter()
+                .zip(&m.stride)
+                .map(|(&d, &st)| d.saturating_sub(1) * st)
+                .sum();
+            (furthest + 1) * size
+        };
         tensors.push(TensorDescriptor {
             name: t.name.as_str().into(),
             dtype: m.dtype.safetensors.into(),
@@ -182,14 +226,18 @@ pub fn opened_file(a: &Analysis, header_only: bool) -> OpenedFile {
             byte_order,
             origin: ROption::RSome(TensorOrigin {
                 container: t.record.as_str().into(),
-                offset: m.storage_offset * size,
+                offset: t.record_base + m.storage_offset * size,
             }),
-            strides: ROption::RNone,
+            strides: if contiguous {
+                ROption::RNone
+            } else {
+                ROption::RSome(m.stride.clone().into())
+            },
             file: ROption::RNone,
         });
     }
     OpenedFile {
-        format: FORMAT.into(),
+        format: if a.legacy { LEGACY_FORMAT } else { FORMAT }.into(),
         tensors: tensors.into(),
         unread: unread.into(),
         rows: RVec::from(vec![structure_row(), pickle_row(a, header_only)]),
@@ -218,11 +266,18 @@ fn pickle_row(a: &Analysis, header_only: bool) -> ReportRow {
         None => RowStatus::Pass,
     };
     let order = match a.byteorder_record {
+        _ if a.legacy => "storages little-endian, as torch writes legacy storages on every machine",
         Some(Endian::Little) => "byteorder little",
         Some(Endian::Big) => "byteorder big",
         None => "no byteorder record (read as little-endian, as torch.load does)",
     };
-    let crc = if header_only {
+    let crc = if a.legacy {
+        format!(
+            "legacy format (magic number, protocol 1001, sys_info {}, main pickle at file byte {}, storage keys, storages): every storage's count matches its persistent id and the file ends with the last one",
+            a.sys_info.as_deref().unwrap_or("?"),
+            a.main_pickle_offset.unwrap_or(0)
+        )
+    } else if header_only {
         format!(
             "CRC-32 verified for {} records, not read for {} storage records (header-only)",
             a.crc_verified, a.crc_skipped
@@ -240,7 +295,8 @@ fn pickle_row(a: &Analysis, header_only: bool) -> ReportRow {
     };
     let summary = match status {
         RowStatus::Pass => format!(
-            "data.pkl (protocol {}) lies inside socair-wo/1: {} tensors over {} storages, each storage matching its record exactly; {crc}; {order}{reviewed}",
+            "{} (protocol {}) lies inside socair-wo/1: {} tensors over {} storages, each storage matching its record exactly; {crc}; {order}{reviewed}",
+            a.pickle_name,
             a.protocol.map_or("?".into(), |p| p.to_string()),
             a.tensors.len() + a.unread.iter().filter(|u| u.0.is_some()).count(),
             a.storage_count

@@ -106,6 +106,10 @@ pub struct StorageRef {
     pub location: String,
     /// Its size in elements (typed) or bytes (untyped).
     pub numel: u64,
+    /// For a legacy storage view (`view_metadata` of a legacy persistent id): the root
+    /// storage's key and the view's offset into it, in elements. The view's own `key` is the
+    /// view key and `numel` the view's size.
+    pub view_of: Option<(String, u64)>,
 }
 
 impl StorageRef {
@@ -253,6 +257,9 @@ pub struct Options {
     /// Globals (`module.name`) the operator has reviewed: accepted as opaque values instead of
     /// a LEAD. Never overrides a dangerous classification.
     pub reviewed: Vec<String>,
+    /// Persistent ids in the legacy format's form, `('storage', class, root key, location,
+    /// numel, view_metadata)`, instead of the zip format's five fields.
+    pub legacy: bool,
 }
 
 /// Why the modeled run stopped.
@@ -277,11 +284,25 @@ struct Machine<'a> {
     out: Outcome,
     options: &'a Options,
     storage_keys: HashMap<String, Rc<StorageRef>>,
+    view_keys: HashMap<String, Rc<StorageRef>>,
     untyped_dtypes: HashMap<String, &'static Dtype>,
+    /// One pickle of a stream: the run ends at its STOP, and what follows is not this
+    /// pickle's (the legacy format stacks pickles and raw storages in one file).
+    one_pickle: bool,
 }
 
 /// Runs the pickle in `data`.
 pub fn run(data: &[u8], options: &Options) -> Outcome {
+    run_machine(data, options, false).0
+}
+
+/// Runs the first pickle of a stream in `data` and returns where it ends (just past its STOP),
+/// or `None` when no STOP was reached: the bytes after it belong to whatever follows.
+pub fn run_one(data: &[u8], options: &Options) -> (Outcome, Option<usize>) {
+    run_machine(data, options, true)
+}
+
+fn run_machine(data: &[u8], options: &Options, one_pickle: bool) -> (Outcome, Option<usize>) {
     let mut m = Machine {
         data,
         pos: 0,
@@ -294,9 +315,13 @@ pub fn run(data: &[u8], options: &Options) -> Outcome {
         out: Outcome::default(),
         options,
         storage_keys: HashMap::new(),
+        view_keys: HashMap::new(),
         untyped_dtypes: HashMap::new(),
+        one_pickle,
     };
+    let mut ended = None;
     match m.modeled() {
+        Stop::Done(end) if one_pickle => ended = Some(end),
         Stop::Done(end) => {
             if end < data.len() {
                 m.op_at = end;
@@ -310,10 +335,10 @@ pub fn run(data: &[u8], options: &Options) -> Outcome {
                 m.scan_rest();
             }
         }
-        Stop::Left => m.scan_rest(),
+        Stop::Left => ended = m.scan_rest(),
         Stop::Broken => {}
     }
-    m.out
+    (m.out, ended)
 }
 
 /// Opcode names, for findings.
@@ -867,14 +892,52 @@ impl Machine<'_> {
         let Value::Tuple(items, _) = pid else {
             return bad(self, "is not a tuple");
         };
+        if self.options.legacy {
+            if let [Value::Str(tag), ..] = &items[..] {
+                if &**tag == "module" {
+                    // torch.save(model) in the legacy format: the class and its source text.
+                    self.lead("persistent id ('module', class, source file, source): a whole nn.Module was saved, not a state dict; loading it imports the class".into());
+                    return Ok(Value::Opaque(Rc::from("a saved nn.Module class")));
+                }
+            }
+        }
+        let (fields, view) = match (&items[..], self.options.legacy) {
+            ([a, b, c, d, e], false) => ([a, b, c, d, e], None),
+            ([a, b, c, d, e, view], true) => ([a, b, c, d, e], Some(view)),
+            _ if self.options.legacy => {
+                return bad(self, "does not have the six fields of a legacy storage ('storage', storage class, root key, location, numel, view metadata)")
+            }
+            _ => return bad(self, "does not have the five fields of a storage"),
+        };
         let [Value::Str(tag), Value::Global(class), Value::Str(key), Value::Str(location), Value::Int(numel)] =
-            &items[..]
+            fields
         else {
-            return bad(self, "does not have the five fields of a storage");
+            return bad(self, "does not have fields of the types torch writes");
         };
         if &**tag != "storage" {
             return bad(self, &format!("is tagged {tag:?}"));
         }
+        // The legacy view metadata: None, or (view key, offset, size) in elements.
+        let view = match view {
+            None | Some(Value::None) => None,
+            Some(Value::Tuple(v, _)) => match &v[..] {
+                [Value::Str(vk), Value::Int(off), Value::Int(size)] => {
+                    match (u64::try_from(*off), u64::try_from(*size)) {
+                        (Ok(off), Ok(size)) if !vk.is_empty() && vk.bytes().all(|b| b.is_ascii_digit()) => {
+                            Some((vk.to_string(), off, size))
+                        }
+                        _ => return bad(self, "has view metadata with a negative offset or size, or a key that is not a decimal number"),
+                    }
+                }
+                _ => {
+                    return bad(
+                        self,
+                        "has view metadata that is not (view key, offset, size)",
+                    )
+                }
+            },
+            Some(_) => return bad(self, "has view metadata that is neither None nor a tuple"),
+        };
         let class = match class.class {
             Class::Known(Known::TypedStorage(d)) => StorageClass::Typed(d),
             Class::Known(Known::UntypedStorage) => StorageClass::Untyped,
@@ -899,18 +962,62 @@ impl Machine<'_> {
             key: key.to_string(),
             location: location.to_string(),
             numel,
+            view_of: None,
         });
-        if let Some(first) = self.storage_keys.get(key.as_ref()).cloned() {
+        if self.view_keys.contains_key(key.as_ref()) {
+            self.fail(format!(
+                "key {key:?} names both a storage view and a storage; torch's loader would resolve it by the order it meets them"
+            ));
+            return Ok(Value::Opaque(Rc::from("an ambiguous storage key")));
+        }
+        let root = if let Some(first) = self.storage_keys.get(key.as_ref()).cloned() {
             if first.class != storage.class || first.numel != storage.numel {
                 self.fail(format!(
                     "storage {key:?} is named twice with different storage types or sizes; torch.save never writes that (it refuses to save one storage as two types)"
                 ));
             }
+            first
+        } else {
+            self.storage_keys.insert(key.to_string(), storage.clone());
+            self.out.storages.push(storage.clone());
+            storage
+        };
+        let Some((view_key, offset, size)) = view else {
+            return Ok(Value::Storage(root));
+        };
+        // A legacy view: elements offset..offset+size of the root storage, under its own key.
+        if offset.checked_add(size).is_none_or(|end| end > root.numel) {
+            self.fail(format!(
+                "storage view {view_key:?} covers elements {offset}..+{size} of storage {key:?}, which holds {}",
+                root.numel
+            ));
+            return Ok(Value::Opaque(Rc::from(
+                "a storage view outside its storage",
+            )));
+        }
+        let view_ref = Rc::new(StorageRef {
+            class,
+            key: view_key.clone(),
+            location: location.to_string(),
+            numel: size,
+            view_of: Some((key.to_string(), offset)),
+        });
+        if self.storage_keys.contains_key(&view_key) {
+            self.fail(format!(
+                "key {view_key:?} names both a storage and a view; torch's loader would resolve it by the order it meets them"
+            ));
+            return Ok(Value::Opaque(Rc::from("an ambiguous storage view")));
+        }
+        if let Some(first) = self.view_keys.get(&view_key).cloned() {
+            if *first != *view_ref {
+                self.fail(format!(
+                    "storage view {view_key:?} is declared twice differently; torch's loader keeps the first"
+                ));
+            }
             return Ok(Value::Storage(first));
         }
-        self.storage_keys.insert(key.to_string(), storage.clone());
-        self.out.storages.push(storage.clone());
-        Ok(Value::Storage(storage))
+        self.view_keys.insert(view_key, view_ref.clone());
+        Ok(Value::Storage(view_ref))
     }
 
     fn call(&mut self, callable: Value, args: Value, newobj: bool) -> Step<Value> {
@@ -1189,7 +1296,9 @@ impl Machine<'_> {
 
     /// After leaving the grammar: decode the remaining opcodes without modeling the stack,
     /// and report every global that can be named; one that cannot is itself a finding.
-    fn scan_rest(&mut self) {
+    /// Scans to the end of the data (or, for one pickle of a stream, to its STOP, returning
+    /// where it ends).
+    fn scan_rest(&mut self) -> Option<usize> {
         // Recent string pushes and memoized strings, to name STACK_GLOBAL targets.
         let mut recent: Vec<Option<Rc<str>>> = Vec::new();
         let mut memo: HashMap<u64, Option<Rc<str>>> = HashMap::new();
@@ -1199,6 +1308,9 @@ impl Machine<'_> {
             let op = self.data[self.pos];
             self.op_name = opcode_name(op);
             self.pos += 1;
+            if op == b'.' && self.one_pickle {
+                return Some(self.pos);
+            }
             let step: Step<Option<Rc<str>>> = (|| {
                 Ok(match op {
                     b'X' => Some(self.string(4)?),
@@ -1352,10 +1464,11 @@ impl Machine<'_> {
                     self.fail(format!(
                         "malformed pickle: {why} (readers may disagree on it)"
                     ));
-                    return;
+                    return None;
                 }
             }
         }
+        None
     }
 }
 
@@ -1512,6 +1625,7 @@ mod tests {
         assert_eq!(worst(p), Some(Severity::Lead));
         let reviewed = Options {
             reviewed: vec!["argparse.Namespace".into()],
+            legacy: false,
         };
         let out = run(p, &reviewed);
         assert!(out.findings.is_empty());
@@ -1541,12 +1655,72 @@ mod tests {
     }
 
     #[test]
+    fn one_pickle_of_a_stream_ends_at_its_stop() {
+        let stream = b"\x80\x02N.\x80\x02K\x05.";
+        let (first, end) = run_one(stream, &Options::default());
+        assert_eq!(end, Some(4));
+        assert!(first.findings.is_empty(), "{:?}", first.findings);
+        let (second, end) = run_one(&stream[4..], &Options::default());
+        assert_eq!(end, Some(5));
+        assert!(matches!(second.result, Some(Value::Int(5))));
+        // Outside the grammar, the scan still stops at this pickle's STOP.
+        let stream = b"\x80\x02(iargparse\nNamespace\n.cos\nsystem\n.";
+        let (out, end) = run_one(stream, &Options::default());
+        // PROTO 2, MARK, INST "argparse\nNamespace\n", then STOP at byte 23.
+        assert_eq!(end, Some(24));
+        assert!(out.findings.iter().all(|f| !f.reason.contains("os.system")));
+        // A pickle without STOP has no end.
+        assert_eq!(run_one(b"\x80\x02N", &Options::default()).1, None);
+    }
+
+    #[test]
+    fn legacy_persistent_ids_have_six_fields_and_zip_ones_five() {
+        // ('storage', torch.FloatStorage, '1', 'cpu', 4[, None]) as the persistent id of a
+        // bare storage.
+        let zip = b"\x80\x02(X\x07\x00\x00\x00storagectorch\nFloatStorage\nX\x01\x00\x00\x001X\x03\x00\x00\x00cpuK\x04tQ.";
+        let legacy = b"\x80\x02(X\x07\x00\x00\x00storagectorch\nFloatStorage\nX\x01\x00\x00\x001X\x03\x00\x00\x00cpuK\x04NtQ.";
+        let as_legacy = Options {
+            legacy: true,
+            ..Options::default()
+        };
+        assert!(run(zip, &Options::default()).findings.is_empty());
+        assert_eq!(run(zip, &as_legacy).worst(), Some(Severity::Fail));
+        assert!(run(legacy, &as_legacy).findings.is_empty());
+        assert_eq!(
+            run(legacy, &Options::default()).worst(),
+            Some(Severity::Fail)
+        );
+        // A view: elements 1..3 of the storage, under key '2'.
+        let view = b"\x80\x02(X\x07\x00\x00\x00storagectorch\nFloatStorage\nX\x01\x00\x00\x001X\x03\x00\x00\x00cpuK\x04X\x01\x00\x00\x002K\x01K\x02\x87tQ.";
+        let out = run(view, &as_legacy);
+        assert!(out.findings.is_empty(), "{:?}", out.findings);
+        match out.result {
+            Some(Value::Storage(s)) => {
+                assert_eq!((s.key.as_str(), s.numel), ("2", 2));
+                assert_eq!(s.view_of, Some(("1".to_owned(), 1)));
+            }
+            other => panic!("{other:?}"),
+        }
+        // A view past the end of its storage.
+        let past = b"\x80\x02(X\x07\x00\x00\x00storagectorch\nFloatStorage\nX\x01\x00\x00\x001X\x03\x00\x00\x00cpuK\x04X\x01\x00\x00\x002K\x03K\x02\x87tQ.";
+        let out = run(past, &as_legacy);
+        assert!(
+            out.findings
+                .iter()
+                .any(|f| f.reason.contains("covers elements")),
+            "{:?}",
+            out.findings
+        );
+    }
+
+    #[test]
     fn contiguity_follows_c10() {
         let storage = Rc::new(StorageRef {
             class: StorageClass::Untyped,
             key: "0".into(),
             location: "cpu".into(),
             numel: 64,
+            view_of: None,
         });
         let t = |shape: Vec<u64>, stride: Vec<u64>| TensorModel {
             storage: storage.clone(),

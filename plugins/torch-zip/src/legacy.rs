@@ -1,0 +1,439 @@
+//! torch's legacy serialization: what torch < 1.6 wrote, and what
+//! `torch.save(..., _use_new_zipfile_serialization=False)` still writes
+//! (`torch/serialization.py`, `_legacy_save` / `_legacy_load`).
+//!
+//! One file holds, back to back:
+//!
+//! 1. a pickle of the magic number `0x1950a86a20f9469cfc6c`;
+//! 2. a pickle of the protocol version, `1001`;
+//! 3. a pickle of `sys_info`: `{'protocol_version': 1001, 'little_endian': bool,
+//!    'type_sizes': {'short': 2, 'int': 4, 'long': 4 or 8}}`;
+//! 4. the main pickle, whose persistent ids are `('storage', storage class, root key, location,
+//!    numel, view_metadata)` (`view_metadata` is None or `(view key, offset, size)`);
+//! 5. a pickle of the list of root storage keys, each once;
+//! 6. for each key in that order: the storage's element count as a little-endian int64, then
+//!    its bytes (little-endian elements, whatever machine wrote them: `THPStorage_writeFileRaw`).
+//!
+//! torch.load runs every one of these pickles, so each goes through the same machine as a zip
+//! checkpoint's `data.pkl`; only the main pickle may build tensors. Every check has its zip
+//! analogue: keys listed once and equal to the keys the pickle names, each count equal to the
+//! persistent id's, every storage inside the file, no byte after the last one.
+
+use crate::checkpoint::{model_tensors, Analysis, AnalyzeOptions, Endian};
+use crate::pickle::{self, Object, Severity, StorageClass, Value};
+use crate::zip::ReadAt;
+use std::collections::{HashMap, HashSet};
+
+/// The magic number, as the 10 little-endian bytes of pickle's LONG1.
+pub const MAGIC: [u8; 10] = [0x6c, 0xfc, 0x9c, 0x46, 0xf9, 0x20, 0x6a, 0xa8, 0x50, 0x19];
+
+/// The only protocol version torch's legacy loader accepts.
+pub const PROTOCOL_VERSION: i64 = 1001;
+
+/// The first bytes of the pickles are read in a window that doubles until they fit (state
+/// dicts take about 100 bytes of pickle per tensor), up to [`crate::checkpoint::MAX_PICKLE_LEN`].
+const FIRST_WINDOW: u64 = 16 << 20;
+
+/// Whether `head` starts like a legacy checkpoint: a pickle (protocol 2 to 5, possibly framed)
+/// whose first value is the magic number.
+pub fn has_magic(head: &[u8]) -> bool {
+    magic_end(head).is_some()
+}
+
+/// The end of a canonical magic-number pickle at the start of `data`: PROTO n, an optional
+/// FRAME, LONG1 of the 10 magic bytes, STOP.
+fn magic_end(data: &[u8]) -> Option<usize> {
+    let mut at = match data {
+        [0x80, 2..=5, ..] => 2,
+        _ => return None,
+    };
+    if data.get(at) == Some(&0x95) {
+        at += 9;
+    }
+    let rest = data.get(at..)?;
+    (rest.len() >= 13
+        && rest[0] == 0x8a
+        && rest[1] == 10
+        && rest[2..12] == MAGIC
+        && rest[12] == b'.')
+        .then_some(at + 13)
+}
+
+/// Whether the start of `head` is a pickle at all (PROTO 2 to 5): the legacy reader claims such
+/// files, so that a pickle named like a checkpoint is scanned and said to be what it is.
+pub fn looks_like_pickle(head: &[u8]) -> bool {
+    matches!(head, [0x80, 2..=5, ..])
+}
+
+/// Reads a legacy checkpoint completely, without running its pickles.
+pub fn analyze(src: &(impl ReadAt + ?Sized), options: &AnalyzeOptions) -> Analysis {
+    let size = src.size();
+    let mut window = size.min(FIRST_WINDOW);
+    loop {
+        let mut data = vec![0u8; window as usize];
+        if let Err(e) = src.read_exact_at(0, &mut data) {
+            let mut a = new_analysis();
+            a.add(Severity::Fail, "byte 0", e.clone());
+            a.unread.push((None, e));
+            return a;
+        }
+        match analyze_window(src, &data, options) {
+            Some(a) => return a,
+            None if window < size && window < crate::checkpoint::MAX_PICKLE_LEN => {
+                window = (window * 2)
+                    .min(size)
+                    .min(crate::checkpoint::MAX_PICKLE_LEN);
+            }
+            None => {
+                let mut a = new_analysis();
+                let why = if window < size {
+                    format!("the pickles run past the first {window} bytes, the limit modeled")
+                } else {
+                    "the file ends inside its pickles (truncated)".to_owned()
+                };
+                a.add(Severity::Fail, "byte 0", why.clone());
+                a.unread.push((None, why));
+                return a;
+            }
+        }
+    }
+}
+
+fn new_analysis() -> Analysis {
+    Analysis {
+        pickle_name: "main pickle".into(),
+        legacy: true,
+        ..Analysis::default()
+    }
+}
+
+/// The analysis, or `None` when a pickle runs past the end of `data` and `data` is only the
+/// start of the file.
+fn analyze_window(
+    src: &(impl ReadAt + ?Sized),
+    data: &[u8],
+    options: &AnalyzeOptions,
+) -> Option<Analysis> {
+    let truncated_window = (data.len() as u64) < src.size();
+    let mut a = new_analysis();
+    let plain = pickle::Options {
+        reviewed: options.reviewed.clone(),
+        legacy: true,
+    };
+    let mut at = 0usize;
+    // Runs the pickle at `at` under `name`, adding its findings; `None` when the window ends
+    // inside it.
+    let one = |a: &mut Analysis, at: &mut usize, name: &str| -> Option<Option<pickle::Outcome>> {
+        let (outcome, end) = pickle::run_one(&data[*at..], &plain);
+        if end.is_none() && truncated_window {
+            return None;
+        }
+        for f in &outcome.findings {
+            a.add(
+                f.severity,
+                format!(
+                    "{name} byte {} (file byte {}, {})",
+                    f.offset,
+                    *at as u64 + f.offset,
+                    f.opcode
+                ),
+                f.reason.clone(),
+            );
+        }
+        Some(match end {
+            Some(end) => {
+                *at += end;
+                Some(outcome)
+            }
+            None => None,
+        })
+    };
+    let give_up = |mut a: Analysis, why: &str| {
+        a.unread.push((None, why.to_owned()));
+        Some(a)
+    };
+
+    // 1. The magic number.
+    let magic_ok = magic_end(data).is_some();
+    let Some(first) = one(&mut a, &mut at, "magic-number pickle")? else {
+        return give_up(a, "the magic-number pickle does not end");
+    };
+    if !magic_ok || !matches!(first.result, Some(Value::BigInt)) {
+        a.add(
+            Severity::Lead,
+            "byte 0",
+            "a pickle that does not start with torch's legacy magic number: not a torch checkpoint, whatever its name",
+        );
+        return give_up(a, "not torch's legacy format (no magic number)");
+    }
+    // 2. The protocol version.
+    let version_at = at;
+    let Some(version) = one(&mut a, &mut at, "protocol-version pickle")? else {
+        return give_up(a, "the protocol-version pickle does not end");
+    };
+    if !matches!(version.result, Some(Value::Int(PROTOCOL_VERSION))) {
+        a.add(
+            Severity::Fail,
+            format!("protocol-version pickle (file byte {version_at})"),
+            format!("the protocol version is not {PROTOCOL_VERSION}, the only one torch's legacy loader reads"),
+        );
+        return give_up(a, "unknown legacy protocol version");
+    }
+    // 3. sys_info: honoured, not assumed.
+    let sys_at = at;
+    let Some(sys) = one(&mut a, &mut at, "sys_info pickle")? else {
+        return give_up(a, "the sys_info pickle does not end");
+    };
+    let place = format!("sys_info pickle (file byte {sys_at})");
+    match read_sys_info(&sys) {
+        Err(why) => {
+            a.add(Severity::Fail, place, why.clone());
+            return give_up(a, &why);
+        }
+        Ok(info) => {
+            a.sys_info = Some(format!(
+                "little_endian {}, short {} int {} long {}",
+                info.little_endian, info.short, info.int, info.long
+            ));
+            if !info.little_endian {
+                let why = "written on a big-endian machine: torch since 0.4 writes legacy storages little-endian, earlier releases in the machine's order, and the file does not say which";
+                a.add(Severity::Lead, place.clone(), why);
+                a.unread.push((None, why.into()));
+            }
+            if info.short != 2 || info.int != 4 || !matches!(info.long, 4 | 8) {
+                a.add(
+                    Severity::Lead,
+                    place,
+                    format!(
+                        "type sizes short {} int {} long {}: no platform torch ran on has these",
+                        info.short, info.int, info.long
+                    ),
+                );
+            }
+        }
+    }
+    // 4. The main pickle.
+    let main_at = at;
+    a.main_pickle_offset = Some(main_at as u64);
+    let Some(main) = one(&mut a, &mut at, "main pickle")? else {
+        // It never reached STOP: what follows cannot be told apart from it.
+        a.protocol = None;
+        return give_up(
+            a,
+            "the main pickle leaves socair-wo/1 before STOP; the rest of the file is not modeled",
+        );
+    };
+    a.protocol = main.protocol;
+    a.storage_count = main.storages.len();
+    a.reviewed_used = main.reviewed_used.clone();
+    // 5. The storage keys.
+    let keys_at = at;
+    let Some(keys) = one(&mut a, &mut at, "storage-key pickle")? else {
+        return give_up(a, "the storage-key pickle does not end");
+    };
+    let keys_place = format!("storage-key pickle (file byte {keys_at})");
+    let listed = match read_key_list(&keys) {
+        Ok(k) => k,
+        Err(why) => {
+            a.add(Severity::Fail, keys_place, why.clone());
+            return give_up(a, &why);
+        }
+    };
+    // 6. The storages, in the listed order.
+    let mut seen = HashSet::new();
+    let roots: HashMap<&str, &pickle::StorageRef> = main
+        .storages
+        .iter()
+        .map(|s| (s.key.as_str(), &**s))
+        .collect();
+    let mut data_of: HashMap<String, u64> = HashMap::new();
+    let mut cursor = at as u64;
+    let size = src.size();
+    for key in &listed {
+        if !seen.insert(key.as_str()) {
+            a.add(
+                Severity::Fail,
+                keys_place.clone(),
+                format!("storage key {key:?} is listed twice; torch would read its bytes twice and misplace every storage after it"),
+            );
+            return give_up(a, "a storage key is listed twice");
+        }
+        let Some(storage) = roots.get(key.as_str()) else {
+            a.add(
+                Severity::Fail,
+                keys_place.clone(),
+                format!("storage key {key:?} is listed but the main pickle names no such storage (torch's loader stops on it)"),
+            );
+            return give_up(a, "the key list names a storage the pickle does not");
+        };
+        let mut count = [0u8; 8];
+        let place = format!("storage {key:?} (file byte {cursor})");
+        if cursor.checked_add(8).is_none_or(|e| e > size)
+            || src.read_exact_at(cursor, &mut count).is_err()
+        {
+            a.add(
+                Severity::Fail,
+                place,
+                "the file ends before this storage's element count",
+            );
+            return give_up(a, "truncated storages");
+        }
+        let count = u64::from_le_bytes(count);
+        if count != storage.numel {
+            a.add(
+                Severity::Fail,
+                place,
+                format!(
+                    "the storage holds {count} elements but the pickle declares {} (the CVE-2026-24747 pattern: torch < 2.10 trusted the declared size)",
+                    storage.numel
+                ),
+            );
+            return give_up(a, "a storage's count does not match its persistent id");
+        }
+        let width = match storage.class {
+            StorageClass::Typed(d) => d.size,
+            StorageClass::Untyped => 1,
+        };
+        let start = cursor + 8;
+        let Some(end) = count
+            .checked_mul(width)
+            .and_then(|n| start.checked_add(n))
+            .filter(|&e| e <= size)
+        else {
+            a.add(
+                Severity::Fail,
+                place,
+                format!(
+                    "{count} elements of {width} bytes run past the end of the {size}-byte file"
+                ),
+            );
+            return give_up(a, "a storage runs past the end of the file");
+        };
+        data_of.insert(key.clone(), start);
+        cursor = end;
+    }
+    for s in &main.storages {
+        if !seen.contains(s.key.as_str()) {
+            a.add(
+                Severity::Fail,
+                keys_place.clone(),
+                format!("the main pickle names storage {:?} but the key list does not: torch would leave its bytes uninitialized", s.key),
+            );
+        }
+    }
+    if cursor < size {
+        a.add(
+            Severity::Fail,
+            format!("file byte {cursor}"),
+            format!(
+                "{} bytes follow the last storage; torch never reads them, and a reader that looks at the end of a file (a zip reader) would",
+                size - cursor
+            ),
+        );
+    }
+    let elem = |s: &pickle::StorageRef| match s.class {
+        StorageClass::Typed(d) => d.size,
+        StorageClass::Untyped => 1,
+    };
+    model_tensors(&mut a, &main, |storage| match &storage.view_of {
+        None => data_of
+            .get(&storage.key)
+            .map(|&start| (start, format!("storages[{}]", storage.key), 0)),
+        Some((root, offset)) => {
+            let base = offset.checked_mul(elem(storage))?;
+            data_of
+                .get(root)
+                .map(|&start| (start + base, format!("storages[{root}]"), base))
+        }
+    });
+    Some(a)
+}
+
+struct SysInfo {
+    little_endian: bool,
+    short: i64,
+    int: i64,
+    long: i64,
+}
+
+fn dict_of<'o>(outcome: &'o pickle::Outcome, v: &Value) -> Option<&'o [(Value, Value)]> {
+    match v {
+        Value::Obj(id) => match outcome.objects.get(*id)? {
+            Object::Dict(d) => Some(&d.items),
+            Object::List(_) => None,
+        },
+        _ => None,
+    }
+}
+
+fn get<'v>(items: &'v [(Value, Value)], key: &str) -> Option<&'v Value> {
+    items
+        .iter()
+        .find(|(k, _)| matches!(k, Value::Str(s) if &**s == key))
+        .map(|(_, v)| v)
+}
+
+fn read_sys_info(outcome: &pickle::Outcome) -> Result<SysInfo, String> {
+    let bad = |why: &str| {
+        format!("sys_info {why}; torch writes {{'protocol_version': 1001, 'little_endian': bool, 'type_sizes': {{'short', 'int', 'long'}}}}")
+    };
+    let items = outcome
+        .result
+        .as_ref()
+        .and_then(|r| dict_of(outcome, r))
+        .ok_or_else(|| bad("is not a dict"))?;
+    if items.len() != 3 {
+        return Err(bad(&format!("has {} entries", items.len())));
+    }
+    if !matches!(
+        get(items, "protocol_version"),
+        Some(Value::Int(PROTOCOL_VERSION))
+    ) {
+        return Err(bad("has another protocol_version"));
+    }
+    let Some(Value::Bool(little_endian)) = get(items, "little_endian") else {
+        return Err(bad("has no boolean little_endian"));
+    };
+    let sizes = get(items, "type_sizes")
+        .and_then(|v| dict_of(outcome, v))
+        .ok_or_else(|| bad("has no type_sizes dict"))?;
+    let size = |k: &str| match get(sizes, k) {
+        Some(Value::Int(n)) => Ok(*n),
+        _ => Err(bad(&format!("has no integer type_sizes[{k:?}]"))),
+    };
+    if sizes.len() != 3 {
+        return Err(bad(&format!("type_sizes has {} entries", sizes.len())));
+    }
+    Ok(SysInfo {
+        little_endian: *little_endian,
+        short: size("short")?,
+        int: size("int")?,
+        long: size("long")?,
+    })
+}
+
+fn read_key_list(outcome: &pickle::Outcome) -> Result<Vec<String>, String> {
+    let items = match outcome.result.as_ref() {
+        Some(Value::Obj(id)) => match outcome.objects.get(*id) {
+            Some(Object::List(items)) => items,
+            _ => {
+                return Err(
+                    "the pickle after the main pickle is not the list of storage keys".into(),
+                )
+            }
+        },
+        _ => return Err("the pickle after the main pickle is not the list of storage keys".into()),
+    };
+    items
+        .iter()
+        .map(|v| match v {
+            Value::Str(s) if !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit()) => {
+                Ok(s.to_string())
+            }
+            _ => Err("the storage-key list holds something other than decimal keys".into()),
+        })
+        .collect()
+}
+
+/// The byte order of legacy storages: always little-endian (see the module docs).
+pub const ENDIAN: Endian = Endian::Little;
