@@ -67,6 +67,37 @@ pub fn looks_like_pickle(head: &[u8]) -> bool {
 
 /// Reads a legacy checkpoint completely, without running its pickles.
 pub fn analyze(src: &(impl ReadAt + ?Sized), options: &AnalyzeOptions) -> Analysis {
+    let mut a = analyze_stream(src, options);
+    // A zip end record near the end: torch.load reads the pickles at the front (it looks only
+    // at the first four bytes), zip readers the archive at the back.
+    if let Some(polyglot) = zip_behind(src) {
+        a.add(Severity::Fail, polyglot.0, polyglot.1);
+    }
+    a
+}
+
+/// What the zip layer says about a zip archive found behind the pickles, if there is one.
+fn zip_behind(src: &(impl ReadAt + ?Sized)) -> Option<(String, String)> {
+    let size = src.size();
+    let tail_len = size.min(22 + 65_535);
+    let mut tail = vec![0u8; tail_len as usize];
+    src.read_exact_at(size - tail_len, &mut tail).ok()?;
+    if !tail.windows(4).any(|w| w == b"PK\x05\x06") {
+        return None;
+    }
+    Some(match crate::zip::read_archive(src) {
+        Err(e) => (
+            format!("zip {}", e.place()),
+            format!("a zip end record lies behind the pickles (a pickle/zip polyglot: torch reads the pickles, zip readers the archive): {e}"),
+        ),
+        Ok(_) => (
+            "byte 0".into(),
+            "a pickle stream in front of a zip archive that zip readers accept: a polyglot".into(),
+        ),
+    })
+}
+
+fn analyze_stream(src: &(impl ReadAt + ?Sized), options: &AnalyzeOptions) -> Analysis {
     let size = src.size();
     let mut window = size.min(FIRST_WINDOW);
     loop {
