@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{fixture, json, run, socair};
+use common::{fixture, json, run, socair, Store};
 use sha2::{Digest, Sha256};
 use std::collections::BTreeMap;
 use std::io::Read;
@@ -187,56 +187,6 @@ fn safetensors_and_gguf_convert_both_ways_when_exact() {
         .arg(&one)
         .arg(fixture("diff/reference/model.safetensors")));
     assert_eq!(d.code, 0, "{}", d.stderr);
-}
-
-struct Store {
-    dir: tempfile::TempDir,
-}
-
-impl Store {
-    fn new() -> Store {
-        let s = Store {
-            dir: tempfile::tempdir().unwrap(),
-        };
-        assert_eq!(s.run(&["airlock", "init"]).code, 0);
-        s
-    }
-    fn path(&self) -> PathBuf {
-        self.dir.path().join("store")
-    }
-    fn run(&self, args: &[&str]) -> common::Run {
-        run(socair().args(args).arg("--store").arg(self.path()))
-    }
-    fn key(&self, name: &str, roles: &str) -> String {
-        let k = self.dir.path().join(name);
-        assert_eq!(run(socair().arg("keygen").arg("--out").arg(&k)).code, 0);
-        if !roles.is_empty() {
-            let r = self.run(&[
-                "airlock",
-                "trust",
-                &format!("{}.pub", k.display()),
-                "--role",
-                roles,
-            ]);
-            assert_eq!(r.code, 0, "{}", r.stderr);
-        }
-        k.display().to_string()
-    }
-    fn attest(&self, src: &Path, key: &str) -> String {
-        let out = self.dir.path().join(format!(
-            "{}.{}.att.json",
-            src.file_name().unwrap().to_string_lossy(),
-            Path::new(key).file_name().unwrap().to_string_lossy()
-        ));
-        run(socair()
-            .arg("attest")
-            .arg(src)
-            .arg("--key")
-            .arg(key)
-            .arg("--out")
-            .arg(&out));
-        out.display().to_string()
-    }
 }
 
 #[test]

@@ -135,6 +135,16 @@ pub struct AnalyzeOptions {
     pub reviewed: Vec<String>,
 }
 
+const TORCHSCRIPT_FINDING: &str = "a TorchScript archive (torch.jit.save): torch.load hands it to the TorchScript loader, which compiles and runs its code; it is never a weights-only checkpoint";
+
+/// Records only TorchScript archives hold: `<prefix>/code/…` and `<prefix>/constants.pkl`.
+fn is_torchscript_record(name: &str) -> bool {
+    match name.split_once('/') {
+        Some((_, rel)) => rel.starts_with("code/") || rel == "constants.pkl",
+        None => false,
+    }
+}
+
 /// A file that does not start like a zip: if a zip end record lies near its end, it is a zip
 /// with bytes in front (a polyglot: torch reads the front, zip readers the back) and the zip
 /// layer refuses it with the details; a raw pickle stream (torch's legacy format, or a plain
@@ -188,6 +198,13 @@ pub fn analyze(src: &(impl ReadAt + ?Sized), options: &AnalyzeOptions) -> Analys
     let archive = match zip::read_archive(src) {
         Ok(archive) => archive,
         Err(e) => {
+            // torch.jit.save compresses its code records, so the zip layer refuses a
+            // TorchScript archive before its records are looked at: say what it is anyway.
+            let names = zip::central_names(src).unwrap_or_default();
+            if names.iter().any(|n| is_torchscript_record(n)) {
+                a.torchscript = true;
+                a.add(Severity::Fail, "zip central directory", TORCHSCRIPT_FINDING);
+            }
             a.add(Severity::Fail, format!("zip {}", e.place()), e.to_string());
             a.unread
                 .push((None, format!("the zip structure is refused: {e}")));
@@ -195,15 +212,15 @@ pub fn analyze(src: &(impl ReadAt + ?Sized), options: &AnalyzeOptions) -> Analys
         }
     };
     a.prefix = Some(archive.prefix.clone());
-    a.torchscript = archive.records.iter().any(|r| {
-        let rel = archive.relative(r);
-        rel.starts_with("code/") || rel == "constants.pkl"
-    });
+    a.torchscript = archive
+        .records
+        .iter()
+        .any(|r| is_torchscript_record(&r.name));
     if a.torchscript {
         a.add(
             Severity::Fail,
             format!("zip records {}/code/, constants.pkl", archive.prefix),
-            "a TorchScript archive: torch.load hands it to the TorchScript loader, which compiles and runs its code",
+            TORCHSCRIPT_FINDING,
         );
     }
 

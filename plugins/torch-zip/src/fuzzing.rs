@@ -49,3 +49,31 @@ pub fn check_checkpoint(data: &[u8]) {
         );
     }
 }
+
+/// A legacy checkpoint on arbitrary bytes: returns, and every tensor it locates (a storage
+/// view's too) lies inside the file, as does its strided span.
+pub fn check_legacy(data: &[u8]) {
+    let analysis = crate::legacy::analyze(data, &AnalyzeOptions::default());
+    for t in &analysis.tensors {
+        let m = &t.model;
+        let size = m.dtype.size;
+        let furthest: u64 = m
+            .shape
+            .iter()
+            .zip(&m.stride)
+            .map(|(&d, &s)| d.saturating_sub(1) * s)
+            .sum();
+        let start = t.record_offset + m.storage_offset * size;
+        let len = if m.numel() == Some(0) {
+            0
+        } else {
+            (furthest + 1) * size
+        };
+        assert!(
+            start + len <= data.len() as u64,
+            "legacy tensor past the end of the file"
+        );
+    }
+    // The descriptors the plugin hands the host are built from the same analysis.
+    let _ = crate::opened_file(&analysis, false);
+}

@@ -305,7 +305,9 @@ fn analyze_window(
             a.add(
                 Severity::Fail,
                 place,
-                "the file ends before this storage's element count",
+                format!(
+                    "this storage's 8-byte element count runs past the end of the {size}-byte file"
+                ),
             );
             return give_up(a, "truncated storages");
         }

@@ -495,6 +495,14 @@ fn read_central(
 
 /// Reads and validates the archive structure. Record contents are not read here: call
 /// [`verify_crc`] for each record whose integrity matters.
+/// The record names the central directory lists, when it can be read (whatever else is wrong
+/// with the archive): enough to say what kind of archive a refused one is.
+pub fn central_names(src: &(impl ReadAt + ?Sized)) -> Option<Vec<String>> {
+    let bounds = read_end_records(src).ok()?;
+    let central = read_central(src, &bounds).ok()?;
+    Some(central.into_iter().map(|e| e.name).collect())
+}
+
 pub fn read_archive(src: &(impl ReadAt + ?Sized)) -> Result<Archive, ZipError> {
     let size = src.size();
     let head = read_vec(src, 0, size.min(8))?;

@@ -1,7 +1,7 @@
 //! Replays every saved fuzz input (crashes kept as regressions) and every torch fixture
 //! through the properties the fuzz targets check.
 
-use socair_plugin_torch_zip::fuzzing::{check_checkpoint, check_pickle, check_zip};
+use socair_plugin_torch_zip::fuzzing::{check_checkpoint, check_legacy, check_pickle, check_zip};
 use std::path::{Path, PathBuf};
 
 fn files_under(dir: &Path, out: &mut Vec<PathBuf>) {
@@ -26,6 +26,7 @@ fn every_saved_input_keeps_the_properties() {
     files_under(&repo.join("fuzz/corpus/torch_zip"), &mut inputs);
     files_under(&repo.join("fuzz/corpus/pickle_machine"), &mut inputs);
     files_under(&repo.join("fuzz/corpus/torch_checkpoint"), &mut inputs);
+    files_under(&repo.join("fuzz/corpus/torch_legacy"), &mut inputs);
     files_under(&repo.join("fixtures/torch"), &mut inputs);
     assert!(inputs.len() > 30, "fixtures missing");
     for path in &inputs {
@@ -33,5 +34,6 @@ fn every_saved_input_keeps_the_properties() {
         check_zip(&data);
         check_pickle(&data);
         check_checkpoint(&data);
+        check_legacy(&data);
     }
 }

@@ -75,3 +75,54 @@ pub fn run(cmd: &mut Command) -> Run {
 pub fn json(s: &str) -> serde_json::Value {
     serde_json::from_str(s).unwrap_or_else(|e| panic!("not JSON ({e}):\n{s}"))
 }
+
+/// A store in a temporary directory, with helpers to make keys and attestations.
+pub struct Store {
+    pub dir: tempfile::TempDir,
+}
+
+impl Store {
+    pub fn new() -> Store {
+        let s = Store {
+            dir: tempfile::tempdir().unwrap(),
+        };
+        assert_eq!(s.run(&["airlock", "init"]).code, 0);
+        s
+    }
+    pub fn path(&self) -> PathBuf {
+        self.dir.path().join("store")
+    }
+    pub fn run(&self, args: &[&str]) -> Run {
+        run(socair().args(args).arg("--store").arg(self.path()))
+    }
+    pub fn key(&self, name: &str, roles: &str) -> String {
+        let k = self.dir.path().join(name);
+        assert_eq!(run(socair().arg("keygen").arg("--out").arg(&k)).code, 0);
+        if !roles.is_empty() {
+            let r = self.run(&[
+                "airlock",
+                "trust",
+                &format!("{}.pub", k.display()),
+                "--role",
+                roles,
+            ]);
+            assert_eq!(r.code, 0, "{}", r.stderr);
+        }
+        k.display().to_string()
+    }
+    pub fn attest(&self, src: &Path, key: &str) -> String {
+        let out = self.dir.path().join(format!(
+            "{}.{}.att.json",
+            src.file_name().unwrap().to_string_lossy(),
+            Path::new(key).file_name().unwrap().to_string_lossy()
+        ));
+        run(socair()
+            .arg("attest")
+            .arg(src)
+            .arg("--key")
+            .arg(key)
+            .arg("--out")
+            .arg(&out));
+        out.display().to_string()
+    }
+}

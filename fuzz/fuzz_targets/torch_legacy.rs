@@ -1,0 +1,6 @@
+//! See `socair_plugin_torch_zip::fuzzing::check_legacy`.
+#![no_main]
+
+libfuzzer_sys::fuzz_target!(|data: &[u8]| {
+    socair_plugin_torch_zip::fuzzing::check_legacy(data);
+});
