@@ -8,7 +8,7 @@ use common::{fixture, json, run, socair, Store};
 use sha2::{Digest, Sha256};
 use std::collections::BTreeMap;
 use std::io::Read;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 /// `socair convert --from torch-zip --to safetensors` under socair-convert/1: these tests hold
 /// /1 to what it promised before /2 existed (tests/tests/legacy.rs covers /2).
