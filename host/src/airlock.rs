@@ -181,6 +181,72 @@ pub fn trust(store: &Path, public: &Path, roles: &[String]) -> Result<u8, Fatal>
     Ok(EXIT_OK)
 }
 
+/// `socair airlock pin plugin <name>`.
+pub fn pin_plugin(
+    store: &Path,
+    name: &str,
+    version: Option<String>,
+    any_build: bool,
+    remove: bool,
+    plugins: &PluginSet,
+) -> Result<u8, Fatal> {
+    let store = Store::open(store).map_err(fatal)?;
+    if remove {
+        store.pin_plugin(name, None).map_err(fatal)?;
+        eprintln!("socair: plugin {name} is no longer pinned");
+        return Ok(EXIT_OK);
+    }
+    let loaded = plugins.loaded.iter().find(|p| p.manifest.name == name);
+    let (version, sha256) = match (version, loaded) {
+        (Some(v), Some(p)) => (v, (!any_build).then(|| p.sha256.clone())),
+        (Some(v), None) if any_build => (v, None),
+        (None, Some(p)) => (
+            format!("={}", p.manifest.version),
+            (!any_build).then(|| p.sha256.clone()),
+        ),
+        _ => {
+            return Err(Fatal(format!(
+                "plugin {name} is not loaded, so its version and library cannot be read (see `socair plugins`; pin a version with --version and --any-build)"
+            )))
+        }
+    };
+    let pin = crate::store::PluginPin { version, sha256 };
+    store.pin_plugin(name, Some(pin.clone())).map_err(fatal)?;
+    eprintln!(
+        "socair: pinned plugin {name} {}{}",
+        pin.version,
+        pin.sha256
+            .as_deref()
+            .map_or(String::new(), |h| format!(", library sha256 {h}"))
+    );
+    Ok(EXIT_OK)
+}
+
+/// `socair airlock pin rules <name> <requirement>`.
+pub fn pin_rules(
+    store: &Path,
+    name: &str,
+    requirement: Option<&str>,
+    remove: bool,
+) -> Result<u8, Fatal> {
+    let store = Store::open(store).map_err(fatal)?;
+    let requirement = match (requirement, remove) {
+        (_, true) => None,
+        (Some(r), false) => Some(r),
+        (None, false) => {
+            return Err(Fatal(format!(
+                "a requirement for {name} is needed (\"=1\"), or --remove"
+            )))
+        }
+    };
+    store.pin_rules(name, requirement).map_err(fatal)?;
+    match requirement {
+        Some(r) => eprintln!("socair: pinned rule set {name} {r}"),
+        None => eprintln!("socair: rule set {name} is no longer pinned"),
+    }
+    Ok(EXIT_OK)
+}
+
 /// `socair airlock pull <path>`.
 pub fn pull(store: &Path, source: &Path) -> Result<u8, Fatal> {
     let store = Store::open(store).map_err(fatal)?;
@@ -209,6 +275,10 @@ pub fn scan_staged(store: &Path, sha: &str, key: &Path, plugins: &PluginSet) -> 
                 "key {keyid} is not in the store's trust policy with role `scan`"
             )));
         }
+        policy
+            .pins
+            .check_loaded(plugins)
+            .map_err(StoreError::Refused)?;
         let (dir, name) = store.staged(sha)?;
         let (bytes, report) = attest_bytes(&dir.join(&name), plugins, &key)
             .map_err(|Fatal(e)| StoreError::Unusable(e))?;
@@ -531,6 +601,8 @@ fn convert_inner(
 ) -> Result<(String, String, crate::convert::Rules), StoreError> {
     let refused = StoreError::Refused;
     let policy = store.policy()?;
+    // The plugins loaded must be the ones the deployment pins.
+    policy.pins.check_loaded(plugins).map_err(refused)?;
     // The rules: --rules or the newest, within the deployment's pin.
     let rules = crate::convert::Rules::select(
         rules,

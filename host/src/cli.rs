@@ -197,6 +197,44 @@ pub enum Command {
 }
 
 /// The store option shared by the airlock commands.
+/// `socair airlock pin …`.
+#[derive(Debug, Subcommand)]
+pub enum PinCommand {
+    /// Pin a loaded plugin: its version requirement (default: exactly the loaded version) and
+    /// its library's sha256 (unless --any-build).
+    ///
+    /// Example: socair airlock pin plugin safetensors --version ">=0.1, <0.2" --any-build
+    Plugin {
+        /// The plugin's name, as `socair plugins` lists it.
+        name: String,
+        /// A semver requirement (default: "=<the loaded version>").
+        #[arg(long)]
+        version: Option<String>,
+        /// Accept any build within the version requirement (no sha256 pin).
+        #[arg(long)]
+        any_build: bool,
+        /// Remove the plugin's pin instead.
+        #[arg(long, conflicts_with_all = ["version", "any_build"])]
+        remove: bool,
+        #[command(flatten)]
+        store: StoreArg,
+    },
+    /// Pin a rule set to a semver requirement ("=1" accepts version 1 only).
+    ///
+    /// Example: socair airlock pin rules socair-convert "=1"
+    Rules {
+        /// The rule set's name (socair-convert, socair-wo, float32-le-bits, …).
+        name: String,
+        /// The requirement; omit it with --remove.
+        requirement: Option<String>,
+        /// Remove the rule set's pin instead.
+        #[arg(long, conflicts_with = "requirement")]
+        remove: bool,
+        #[command(flatten)]
+        store: StoreArg,
+    },
+}
+
 #[derive(Debug, clap::Args)]
 pub struct StoreArg {
     /// The store (default: $SOCAIR_STORE, else ./socair-store).
@@ -232,6 +270,19 @@ pub enum AirlockCommand {
         #[command(flatten)]
         store: StoreArg,
     },
+    /// Pin the plugin and rule-set versions this store accepts (policy.json `pins`).
+    ///
+    /// A pinned plugin must be loaded, at a version inside its pin (and, unless --any-build,
+    /// the exact library file pinned) for `airlock scan` and `airlock convert` to run, and a
+    /// scan attestation made with another version is not promoted. A pinned rule set must be
+    /// implemented at an accepted version; `socair-convert` picks the newest accepted version
+    /// for each conversion. See docs/pins.md.
+    ///
+    /// Example: socair airlock pin plugin torch-zip --version "=0.1.0"
+    ///
+    /// Example: socair airlock pin rules socair-convert "=1"
+    #[command(subcommand)]
+    Pin(PinCommand),
     /// Copy a model file or directory into incoming/<sha256>/<name>, hashing while copying.
     ///
     /// Prints the sha256 (a directory's socair.modeldir/v1 digest). Symbolic links, FIFOs and
@@ -591,6 +642,22 @@ fn dispatch(cli: Cli) -> Result<u8, Fatal> {
                 role,
                 store,
             } => crate::airlock::trust(&store.path(), &public_key, &role),
+            AirlockCommand::Pin(PinCommand::Plugin {
+                name,
+                version,
+                any_build,
+                remove,
+                store,
+            }) => {
+                let set = load_plugins(&cli.plugin_dirs);
+                crate::airlock::pin_plugin(&store.path(), &name, version, any_build, remove, &set)
+            }
+            AirlockCommand::Pin(PinCommand::Rules {
+                name,
+                requirement,
+                remove,
+                store,
+            }) => crate::airlock::pin_rules(&store.path(), &name, requirement.as_deref(), remove),
             AirlockCommand::Pull { path, store } => crate::airlock::pull(&store.path(), &path),
             AirlockCommand::Scan { sha256, key, store } => {
                 let set = load_plugins(&cli.plugin_dirs);

@@ -64,16 +64,135 @@ pub struct TrustedKey {
     pub public_key: String,
 }
 
-/// Deployment pins.
+/// Deployment pins: the rule-set and plugin versions this store accepts (docs/pins.md).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Pins {
-    /// Rule set name → semver requirement.
+    /// Rule set name → semver requirement (`"=1"`; a version `N` reads as `N.0.0`).
     #[serde(default)]
     pub rules: std::collections::BTreeMap<String, String>,
-    /// Plugin name → requirement and optional sha256.
+    /// Plugin name → the versions accepted and, optionally, the library's exact sha256.
     #[serde(default)]
-    pub plugins: std::collections::BTreeMap<String, serde_json::Value>,
+    pub plugins: std::collections::BTreeMap<String, PluginPin>,
+}
+
+/// A pinned plugin.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PluginPin {
+    /// A semver requirement on the plugin's version (`">=0.1, <0.2"`, `"=0.1.0"`).
+    pub version: String,
+    /// The sha256 of the library file, when only that exact build is accepted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sha256: Option<String>,
+}
+
+/// `N` reads as `N.0.0`, `N.M` as `N.M.0`.
+fn lenient_version(v: &str) -> Result<semver::Version, semver::Error> {
+    let dots = v.matches('.').count();
+    let full = match dots {
+        0 => format!("{v}.0.0"),
+        1 => format!("{v}.0"),
+        _ => v.to_owned(),
+    };
+    semver::Version::parse(&full)
+}
+
+impl Pins {
+    /// Whether plugin `name` at `version`, with library hash `sha256`, is accepted (a plugin
+    /// the pins do not name is).
+    pub fn check_plugin(&self, name: &str, version: &str, sha256: &str) -> Result<(), String> {
+        let Some(pin) = self.plugins.get(name) else {
+            return Ok(());
+        };
+        let req = semver::VersionReq::parse(&pin.version).map_err(|e| {
+            format!(
+                "the store pins plugin {name} to {:?}, which is not a version requirement: {e}",
+                pin.version
+            )
+        })?;
+        let v = lenient_version(version)
+            .map_err(|e| format!("plugin {name} says its version is {version:?}: {e}"))?;
+        if !req.matches(&v) {
+            return Err(format!(
+                "plugin {name} {version} is outside the store's pin {}: a plugin upgrade (or downgrade) is reviewed, then the pin updated (`socair airlock pin plugin {name}`)",
+                pin.version
+            ));
+        }
+        if let Some(want) = &pin.sha256 {
+            if !want.eq_ignore_ascii_case(sha256) {
+                return Err(format!(
+                    "plugin {name} {version} is a different build than the store pins: its library hashes to {sha256}, the pin says {want}"
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// Whether rule set `name` at `version` is accepted (a rule set the pins do not name is).
+    pub fn check_rule(&self, name: &str, version: &str) -> Result<(), String> {
+        let Some(req) = self.rules.get(name) else {
+            return Ok(());
+        };
+        let parsed = semver::VersionReq::parse(req).map_err(|e| {
+            format!("the store pins {name} to {req:?}, which is not a version requirement: {e}")
+        })?;
+        let v = lenient_version(version)
+            .map_err(|e| format!("rule set {name} has version {version:?}: {e}"))?;
+        if parsed.matches(&v) {
+            Ok(())
+        } else {
+            Err(format!("{name}/{version} is outside the store's pin {req}"))
+        }
+    }
+
+    /// Checks what this socair has loaded against the pins: every pinned plugin is loaded and
+    /// accepted, and every pinned rule set (but `socair-convert`, chosen per conversion) is
+    /// implemented at an accepted version.
+    pub fn check_loaded(&self, plugins: &crate::plugins::PluginSet) -> Result<(), String> {
+        for name in self.plugins.keys() {
+            let Some(p) = plugins.loaded.iter().find(|p| &p.manifest.name == name) else {
+                return Err(format!(
+                    "the store pins plugin {name}, which is not loaded (searched: {})",
+                    plugins
+                        .searched
+                        .iter()
+                        .map(|d| d.display().to_string())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ));
+            };
+            self.check_plugin(name, &p.manifest.version, &p.sha256)?;
+        }
+        for (name, req) in &self.rules {
+            if name == "socair-convert" {
+                continue;
+            }
+            let mut versions: Vec<String> = crate::rules::built_in()
+                .into_iter()
+                .filter(|r| r.name == name.as_str())
+                .map(|r| r.version.to_owned())
+                .collect();
+            for p in &plugins.loaded {
+                versions.extend(p.manifest.rule_sets.iter().filter_map(|id| {
+                    let (n, v) = id.split_once('/')?;
+                    (n == name).then(|| v.to_owned())
+                }));
+            }
+            if versions.is_empty() {
+                return Err(format!(
+                    "the store pins rule set {name} to {req}, which neither socair nor a loaded plugin implements"
+                ));
+            }
+            if !versions.iter().any(|v| self.check_rule(name, v).is_ok()) {
+                return Err(format!(
+                    "the store pins rule set {name} to {req}; this socair and its plugins implement {}",
+                    versions.join(", ")
+                ));
+            }
+        }
+        Ok(())
+    }
 }
 
 /// The trust policy.
@@ -290,6 +409,65 @@ impl Store {
         e.detail = Some(format!("roles {}", roles.join(",")));
         self.append(e)?;
         Ok(id)
+    }
+
+    /// Pins a plugin (`Some`) or removes its pin (`None`); logged.
+    pub fn pin_plugin(&self, name: &str, pin: Option<PluginPin>) -> Result<(), StoreError> {
+        if let Some(p) = &pin {
+            semver::VersionReq::parse(&p.version)
+                .map_err(|e| StoreError::Unusable(format!("--version {:?}: {e}", p.version)))?;
+        }
+        let _lock = self.lock()?;
+        let mut policy = self.policy()?;
+        let detail = match &pin {
+            Some(p) => format!(
+                "plugin {name} {}{}",
+                p.version,
+                p.sha256
+                    .as_deref()
+                    .map_or(String::new(), |h| format!(" sha256 {h}"))
+            ),
+            None => format!("plugin {name} unpinned"),
+        };
+        match pin {
+            Some(p) => {
+                policy.pins.plugins.insert(name.to_owned(), p);
+            }
+            None => {
+                policy.pins.plugins.remove(name);
+            }
+        }
+        self.save_policy(&policy)?;
+        drop(_lock);
+        let mut e = LogEntry::new("pin", "ok");
+        e.detail = Some(detail);
+        self.append(e)
+    }
+
+    /// Pins a rule set to a semver requirement (`Some`) or removes its pin; logged.
+    pub fn pin_rules(&self, name: &str, requirement: Option<&str>) -> Result<(), StoreError> {
+        if let Some(r) = requirement {
+            semver::VersionReq::parse(r)
+                .map_err(|e| StoreError::Unusable(format!("{r:?}: {e}")))?;
+        }
+        let _lock = self.lock()?;
+        let mut policy = self.policy()?;
+        match requirement {
+            Some(r) => {
+                policy.pins.rules.insert(name.to_owned(), r.to_owned());
+            }
+            None => {
+                policy.pins.rules.remove(name);
+            }
+        }
+        self.save_policy(&policy)?;
+        drop(_lock);
+        let mut e = LogEntry::new("pin", "ok");
+        e.detail = Some(match requirement {
+            Some(r) => format!("rules {name} {r}"),
+            None => format!("rules {name} unpinned"),
+        });
+        self.append(e)
     }
 
     /// An exclusive lock on the store (the log file), held while it lives.
@@ -643,6 +821,19 @@ pub fn assess_attestation(store: &Store, sha: &str) -> Result<Assessed, StoreErr
         ))
     })?;
     let (statement, report) = verify_scan_attestation(&policy, &att)?;
+    // The report must have been made by plugins and rules this deployment accepts.
+    for p in &report.tool.plugins {
+        policy
+            .pins
+            .check_plugin(&p.name, &p.version, &p.sha256)
+            .map_err(|e| refused(format!("the attestation's scan used {e}")))?;
+    }
+    for (name, version) in &report.rules {
+        policy
+            .pins
+            .check_rule(name, version)
+            .map_err(|e| refused(format!("the attestation's scan ran under {e}")))?;
+    }
     if statement.subject_sha256() != Some(sha) {
         return Err(refused(format!(
             "the attestation is about {:?}, not {sha}",
