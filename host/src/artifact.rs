@@ -8,8 +8,9 @@ use crate::plugins::{LoadedPlugin, PluginSet};
 use crate::source::InputFile;
 use socair_plugin_api::{
     abi_stable::{sabi_trait::TD_Opaque, sabi_types::RRef, std_types::ROption},
-    ByteSource_TO, FormatReaderBox, OpenedFile, ReadOptions, Unread,
+    ByteSource_TO, FormatReaderBox, OpenedFile, ReadOptions, TensorDescriptor, Unread,
 };
+use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
 /// How far into a file readers look to detect its format.
@@ -24,6 +25,7 @@ const FORMAT_BY_EXTENSION: &[(&str, &str)] = &[
     ("bin", "torch-zip"),
     ("ckpt", "torch-zip"),
     ("gguf", "gguf"),
+    ("onnx", "onnx"),
 ];
 
 /// Why an artifact cannot be read at all (exit 2).
@@ -60,6 +62,8 @@ pub struct FileJob<'p> {
     pub input: InputFile,
     /// The plugin and reader.
     pub reader: (&'p LoadedPlugin, &'p FormatReaderBox),
+    /// Whether the reader was chosen by the file's extension (no reader claimed its content).
+    pub by_extension: bool,
 }
 
 /// A file no reader claimed.
@@ -68,6 +72,8 @@ pub struct Unclaimed {
     pub rel: String,
     /// Its first bytes.
     pub head: Vec<u8>,
+    /// The open file (it may hold another file's tensor bytes: ONNX external data).
+    pub input: InputFile,
 }
 
 /// A resolved artifact.
@@ -158,14 +164,16 @@ impl<'p> Artifact<'p> {
                 continue;
             }
             match pick_reader(&head, input.len(), &file.rel, plugins) {
-                Ok(Some(reader)) => artifact.jobs.push(FileJob {
+                Ok(Some((reader, by_extension))) => artifact.jobs.push(FileJob {
                     rel: file.rel.clone(),
                     input,
                     reader,
+                    by_extension,
                 }),
                 Ok(None) => artifact.unclaimed.push(Unclaimed {
                     rel: file.rel.clone(),
                     head,
+                    input,
                 }),
                 Err(reason) => artifact.unreadable.push((file.rel.clone(), reason)),
             }
@@ -208,12 +216,15 @@ impl<'p> Artifact<'p> {
         }
     }
 
-    /// Opens every file with its reader.
+    /// Opens every file with its reader. A file that holds another file's tensor bytes (ONNX
+    /// external data) and that no reader claimed by its content is read as that data only,
+    /// not also as a model file of its own (which its extension, such as `.bin`, suggests).
     pub fn open_all(
         &self,
         options: &ReadOptions,
     ) -> Result<Vec<(&FileJob<'p>, OpenedFile)>, ArtifactError> {
-        self.jobs
+        let mut all: Vec<(&FileJob<'p>, OpenedFile)> = self
+            .jobs
             .iter()
             .map(|job| {
                 let (plugin, reader) = job.reader;
@@ -222,7 +233,7 @@ impl<'p> Artifact<'p> {
                     .open(source, options.clone())
                     .into_result()
                     .map(|mut opened| {
-                        set_aside_unsupported(&mut opened);
+                        self.set_aside_unsupported(job, &mut opened);
                         (job, opened)
                     })
                     .map_err(|e| ArtifactError::Plugin {
@@ -231,32 +242,109 @@ impl<'p> Artifact<'p> {
                         message: e.to_string(),
                     })
             })
-            .collect()
+            .collect::<Result<_, _>>()?;
+        let data = data_files(&all);
+        all.retain(|(job, _)| !(job.by_extension && data.contains(&job.rel)));
+        Ok(all)
+    }
+
+    /// The open file that holds a descriptor's bytes: the file it was read from, or, for a
+    /// descriptor whose `file` names another one (ONNX external data), that file, which must
+    /// be a regular file of this model directory (so that the directory's digest covers it).
+    pub fn input_of<'a>(
+        &'a self,
+        job: &'a FileJob<'p>,
+        t: &TensorDescriptor,
+    ) -> Result<&'a InputFile, String> {
+        let ROption::RSome(file) = &t.file else {
+            return Ok(&job.input);
+        };
+        if !self.is_dir {
+            return Err(format!(
+                "its bytes lie in another file ({file:?}): scan or fingerprint the model's directory instead of the single file, so that the directory's digest covers that file"
+            ));
+        }
+        let rel = data_path(&job.rel, file)?;
+        self.input_by_rel(&rel).ok_or_else(|| {
+            format!("its bytes lie in {rel:?}, which is not a readable regular file of the model directory")
+        })
+    }
+
+    /// The open file at `rel` (relative to the artifact).
+    pub fn input_by_rel(&self, rel: &str) -> Option<&InputFile> {
+        self.jobs
+            .iter()
+            .find(|j| j.rel == rel)
+            .map(|j| &j.input)
+            .or_else(|| {
+                self.unclaimed
+                    .iter()
+                    .find(|u| u.rel == rel)
+                    .map(|u| &u.input)
+            })
+    }
+
+    /// Moves to `unread`, with the reason, every descriptor whose bytes this host cannot read
+    /// as described: bytes in another file that is not one of this directory's files. Nothing
+    /// downstream then reads them from the wrong file. (Strided views are read, gathered:
+    /// see [`crate::layout`].)
+    fn set_aside_unsupported(&self, job: &FileJob<'p>, opened: &mut OpenedFile) {
+        let tensors = std::mem::take(&mut opened.tensors);
+        for t in tensors {
+            let why = if t.file.is_some() {
+                self.input_of(job, &t).err()
+            } else {
+                None
+            };
+            match why {
+                Some(reason) => opened.unread.push(Unread {
+                    tensor: ROption::RSome(t.name.clone()),
+                    reason: reason.into(),
+                    outside_model: false,
+                }),
+                None => opened.tensors.push(t),
+            }
+        }
     }
 }
 
-/// Moves to `unread`, with the reason, every descriptor whose bytes this host cannot read as
-/// described: bytes in another file than the one opened. Nothing downstream then reads them as
-/// if they were bytes of the opened file. (Strided views are read: see [`crate::layout`].)
-fn set_aside_unsupported(opened: &mut OpenedFile) {
-    let tensors = std::mem::take(&mut opened.tensors);
-    for t in tensors {
-        let why = if let ROption::RSome(file) = &t.file {
-            Some(format!(
-                "its bytes lie in another file ({file:?}), which this host does not read"
-            ))
-        } else {
-            None
-        };
-        match why {
-            Some(reason) => opened.unread.push(Unread {
-                tensor: ROption::RSome(t.name.clone()),
-                reason: reason.into(),
-                outside_model: false,
-            }),
-            None => opened.tensors.push(t),
-        }
+/// The path, relative to the artifact, of the file that a descriptor of the file at `job_rel`
+/// names in `file` (relative to that file's directory): a plain relative path that cannot
+/// leave the directory.
+pub fn data_path(job_rel: &str, file: &str) -> Result<String, String> {
+    if file.is_empty() || file.starts_with('/') || file.contains('\\') || file.contains('\0') {
+        return Err(format!(
+            "its bytes lie in {file:?}, which is not a relative `/`-separated path"
+        ));
     }
+    if file
+        .split('/')
+        .any(|p| p.is_empty() || p == "." || p == "..")
+    {
+        return Err(format!(
+            "its bytes lie in {file:?}, which has an empty, `.` or `..` component: it could leave the model's directory"
+        ));
+    }
+    Ok(match job_rel.rsplit_once('/') {
+        Some((dir, _)) => format!("{dir}/{file}"),
+        None => file.to_owned(),
+    })
+}
+
+/// The files (relative to the artifact) that hold tensor bytes for another file of it (ONNX
+/// external data), as the opened files' descriptors name them.
+pub fn data_files(opened: &[(&FileJob<'_>, OpenedFile)]) -> BTreeSet<String> {
+    opened
+        .iter()
+        .flat_map(|(job, o)| {
+            o.tensors.iter().filter_map(|t| {
+                t.file
+                    .as_ref()
+                    .into_option()
+                    .and_then(|f| data_path(&job.rel, f).ok())
+            })
+        })
+        .collect()
 }
 
 /// The loaded readers, for messages.
@@ -276,17 +364,18 @@ pub fn reader_names(plugins: &PluginSet) -> String {
 /// the reader of the format its extension names (so that a damaged `x.safetensors` is opened by
 /// the safetensors reader and refused with its reason, rather than passed over). `Ok(None)`
 /// for files no reader claims (configs, tokenizers).
+#[allow(clippy::type_complexity)]
 fn pick_reader<'p>(
     head: &[u8],
     file_len: u64,
     file_name: &str,
     plugins: &'p PluginSet,
-) -> Result<Option<(&'p LoadedPlugin, &'p FormatReaderBox)>, String> {
+) -> Result<Option<((&'p LoadedPlugin, &'p FormatReaderBox), bool)>, String> {
     if let Some(found) = plugins
         .readers()
         .find(|(_, r)| r.detect(head.into(), file_len))
     {
-        return Ok(Some(found));
+        return Ok(Some((found, false)));
     }
     let extension = file_name.rsplit_once('.').map(|(_, ext)| ext);
     match FORMAT_BY_EXTENSION
@@ -294,7 +383,7 @@ fn pick_reader<'p>(
         .find(|(ext, _)| Some(*ext) == extension)
     {
         Some((_, format)) => match plugins.reader(format) {
-            Some(r) => Ok(Some(r)),
+            Some(r) => Ok(Some((r, true))),
             None => Err(format!("no loaded plugin reads {format}")),
         },
         None => Ok(None),

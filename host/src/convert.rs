@@ -162,7 +162,7 @@ const GGUF_DTYPES: &[&str] = &["F32", "F16", "BF16", "F64", "I8", "I16", "I32", 
 /// One tensor to carry.
 #[derive(Debug, Clone)]
 pub struct PlannedTensor {
-    /// Index of the input file.
+    /// Index of the input file holding its bytes, in [`Conversion::sources`].
     pub input: usize,
     /// Its name in the output.
     pub name: String,
@@ -204,6 +204,9 @@ pub struct Conversion {
     pub swapped: bool,
     /// The metadata written.
     pub metadata: Vec<(String, String)>,
+    /// The files tensors are read from, relative to the artifact: each opened file, and the
+    /// files holding ONNX external data.
+    pub sources: Vec<String>,
 }
 
 /// Why a conversion is refused.
@@ -226,7 +229,8 @@ pub fn plan(
     let mut not_carried = Vec::new();
     let mut swapped = false;
     let mut from_torch = false;
-    for (i, (job, opened)) in inputs.iter().enumerate() {
+    let mut sources: Vec<String> = Vec::new();
+    for (job, opened) in inputs.iter() {
         let format = opened.format.as_str();
         let prefix = if multi_file_names {
             format!("{}: ", job.rel)
@@ -298,6 +302,11 @@ pub fn plan(
                 format!("{prefix}tensor {name:?} is {element}, which {to} cannot hold")
             })?;
             let (_, swap_unit) = element_layout(&element).unwrap_or((1, 1));
+            if t.strides.is_some() && t.file.is_some() {
+                return Err(format!(
+                    "{prefix}tensor {name:?} is strided and lies in another file: no format writes that, and socair does not read it"
+                ));
+            }
             let gather = crate::layout::strided(t, job.input.len())
                 .map_err(|e| format!("{prefix}tensor {name:?}: {e}"))?;
             if let (Some(g), Rules::V1) = (&gather, rules) {
@@ -319,6 +328,18 @@ pub fn plan(
                     .ok_or_else(|| format!("{prefix}tensor {name:?}: its size overflows"))?,
                 None => range.len,
             };
+            let source = match t.file.as_ref().into_option() {
+                None => job.rel.clone(),
+                Some(file) => crate::artifact::data_path(&job.rel, file)
+                    .map_err(|why| format!("{prefix}tensor {name:?}: {why}"))?,
+            };
+            let input = sources
+                .iter()
+                .position(|s| *s == source)
+                .unwrap_or_else(|| {
+                    sources.push(source);
+                    sources.len() - 1
+                });
             let swap = if t.byte_order == ByteOrder::Big && swap_unit > 1 {
                 swapped = true;
                 swap_unit
@@ -326,7 +347,7 @@ pub fn plan(
                 1
             };
             tensors.push(PlannedTensor {
-                input: i,
+                input,
                 name,
                 dtype,
                 shape: t.shape.to_vec(),
@@ -450,6 +471,7 @@ pub fn plan(
         not_carried,
         swapped,
         metadata,
+        sources,
     })
 }
 
@@ -888,6 +910,7 @@ pub const FROM_FORMATS: &[&str] = &[
     "torch-legacy",
     "safetensors",
     "gguf",
+    "onnx",
     "model-dir",
 ];
 /// Formats `--to` may name.
@@ -978,7 +1001,19 @@ pub fn convert_path(
         .tempdir_in(dir)
         .map_err(|e| format!("{}: {e}", dir.display()))?;
     let tmp_out = tmp.path().join("output");
-    let inputs: Vec<&InputFile> = artifact.jobs.iter().map(|j| &j.input).collect();
+    let inputs: Vec<&InputFile> = match conversion
+        .sources
+        .iter()
+        .map(|rel| {
+            artifact
+                .input_by_rel(rel)
+                .ok_or_else(|| format!("{rel}: not a readable file of {}", src.display()))
+        })
+        .collect()
+    {
+        Ok(i) => i,
+        Err(e) => return Ok(Err(e)),
+    };
     let sha256 = match write(&conversion, &inputs, &tmp_out) {
         Ok(w) => w,
         Err(e) => return Ok(Err(e)),

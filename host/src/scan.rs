@@ -393,7 +393,13 @@ pub fn scan(
             },
         );
     }
-    for u in &artifact.unclaimed {
+    // Files that hold another file's tensor bytes (ONNX external data) are read as that data.
+    let data_files = crate::artifact::data_files(&opened);
+    for u in artifact
+        .unclaimed
+        .iter()
+        .filter(|u| !data_files.contains(&u.rel))
+    {
         let pickle_like = u.head.first() == Some(&0x80)
             || [
                 ".pkl", ".pickle", ".joblib", ".pt", ".pth", ".bin", ".ckpt", ".dat",

@@ -3,6 +3,7 @@
 use crate::artifact::{reader_names, Artifact, ArtifactError, FileJob};
 use crate::fingerprint::{hash_tensor, value_width, TensorHashes, VALUE_ENCODING};
 use crate::plugins::PluginSet;
+use crate::source::InputFile;
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 use socair_plugin_api::{OpenedFile, ReadOptions, TensorDescriptor};
@@ -128,7 +129,7 @@ pub fn fingerprint_detailed(
         || -> Result<_, TensorsError> {
             let opened = artifact.open_all(&ReadOptions::default())?;
             let unpermuted = crate::unpermute::hash_unpermuted(&opened);
-            Ok((hash_all(&opened), unpermuted))
+            Ok((hash_all(&artifact, &opened), unpermuted))
         },
     );
     let (hashed, unpermuted) = read?;
@@ -142,7 +143,7 @@ pub fn manifest_of_opened(
     opened: &[(&FileJob<'_>, OpenedFile)],
     digest: String,
 ) -> TensorManifest {
-    manifest_of(artifact, hash_all(opened), digest)
+    manifest_of(artifact, hash_all(artifact, opened), digest)
 }
 
 fn manifest_of(
@@ -169,12 +170,13 @@ fn manifest_of(
     )
 }
 
-/// Hashes every tensor of every opened file in parallel.
+/// Hashes every tensor of every opened file in parallel, each from the file holding its bytes.
 fn hash_all<'j, 'p>(
+    artifact: &'j Artifact<'p>,
     opened: &'j [(&'j FileJob<'p>, OpenedFile)],
 ) -> (Vec<TensorEntry>, Vec<UnreadEntry>) {
     let mut unread = Vec::new();
-    let mut work: Vec<(&FileJob<'_>, &TensorDescriptor)> = Vec::new();
+    let mut work: Vec<(&FileJob<'_>, &InputFile, &TensorDescriptor)> = Vec::new();
     for (job, opened) in opened {
         let plugin = job.reader.0;
         for u in opened.unread.iter() {
@@ -185,8 +187,11 @@ fn hash_all<'j, 'p>(
             });
         }
         for t in opened.tensors.iter() {
-            match check_descriptor(t, job.input.len()) {
-                Ok(()) => work.push((job, t)),
+            let checked = artifact
+                .input_of(job, t)
+                .and_then(|input| check_descriptor(t, input.len()).map(|()| input));
+            match checked {
+                Ok(input) => work.push((job, input, t)),
                 Err(reason) => unread.push(UnreadEntry {
                     file: job.rel.clone(),
                     tensor: Some(t.name.to_string()),
@@ -200,14 +205,14 @@ fn hash_all<'j, 'p>(
     }
     let total = work
         .iter()
-        .flat_map(|(_, t)| t.ranges.iter().map(|r| r.len))
+        .flat_map(|(_, _, t)| t.ranges.iter().map(|r| r.len))
         .fold(0u64, u64::saturating_add);
     let progress = crate::progress::Progress::bytes(total, "hashing tensors");
     let hashed: Vec<Result<TensorEntry, UnreadEntry>> = work
         .par_iter()
-        .map(|(job, t)| {
-            let bytes = crate::layout::row_major_len(t, job.input.len()).unwrap_or(0);
-            match hash_tensor(&job.input, t, &progress) {
+        .map(|(job, input, t)| {
+            let bytes = crate::layout::row_major_len(t, input.len()).unwrap_or(0);
+            match hash_tensor(input, t, &progress) {
                 Ok(TensorHashes { sha256, values }) => Ok(TensorEntry {
                     file: job.rel.clone(),
                     name: t.name.to_string(),

@@ -251,7 +251,10 @@ fn incompatible_and_invalid_plugins_are_refused_with_reasons() {
         .iter()
         .map(|p| p["name"].as_str().unwrap())
         .collect();
-    assert_eq!(names, ["panicky", "gguf", "safetensors", "torch-zip"]);
+    assert_eq!(
+        names,
+        ["panicky", "gguf", "onnx", "safetensors", "torch-zip"]
+    );
     assert_eq!(
         listing["searched"][0].as_str().unwrap(),
         dir.to_str().unwrap()

@@ -1,0 +1,324 @@
+//! socair plugin for ONNX: a strict reader that locates every initializer of the main graph
+//! as byte ranges of the model file (or of an external data file beside it), without running
+//! anything.
+//!
+//! The format logic is pure ([`wire::walk`], [`model::parse`]) and tested and fuzzed
+//! in-process; this file is only the glue that exports it through `socair-plugin-api`. Every
+//! exported function and trait method runs inside [`guard`], so a panic becomes an error.
+//!
+//! What the reader decides (see also `fixtures/onnx/README.md`):
+//!
+//! * protobuf has no magic: [`looks_like_onnx`] claims a file only when its first bytes parse
+//!   as `ir_version` followed by ModelProto fields; the host also opens `*.onnx` by extension;
+//! * `raw_data`, and packed `float_data` / `double_data` (fixed-width little-endian), are byte
+//!   ranges; values varint-coded in `int32_data`, `int64_data` or `uint64_data` have none and
+//!   are listed as unread with the reason;
+//! * external data (`data_location = EXTERNAL`) becomes a descriptor whose `file` is the
+//!   location, after refusing absolute paths, `..`, backslashes and empty names; its
+//!   `checksum` key (SHA-1) is not checked: the host hashes the bytes itself;
+//! * tensors outside the main graph's dense initializers (subgraphs of If/Loop/Scan, node
+//!   attributes such as Constant values, sparse initializers, training graphs) are listed as
+//!   unread and outside the model: a conversion names them as not carried;
+//! * graph nodes are data to socair, not code it runs: operators of custom domains and
+//!   model-local functions are not a LEAD (a runtime resolves them to kernels it already has),
+//!   but their domains are listed in the metadata (`onnx.op_domains`) for reviewers.
+
+#[doc(hidden)]
+pub mod fuzzing;
+pub mod model;
+pub mod proto;
+pub mod wire;
+
+use abi_stable::{
+    export_root_module,
+    prefix_type::PrefixTypeTrait,
+    sabi_extern_fn,
+    sabi_trait::TD_Opaque,
+    std_types::{ROption, RResult, RSlice, RSliceMut, RString, RVec, Tuple2},
+};
+use proto::schema::{MESSAGES, MODEL_PROTO};
+use proto::schema_types::Kind;
+use socair_plugin_api::{
+    guard, ByteOrder, ByteRange, ByteSourceRef, Finding, FingerprintEncoderBox, FormatReader,
+    FormatReaderBox, FormatReader_TO, FormatWriterBox, OpenedFile, PluginError, PluginErrorKind,
+    PluginManifest, PluginRoot, PluginRoot_Ref, ReadOptions, ReportRow, RowStatus,
+    TensorDescriptor, Unread, PLUGIN_API_VERSION,
+};
+use wire::Severity;
+
+/// The format name this plugin reads.
+pub const FORMAT: &str = "onnx";
+
+/// The check every reader reports.
+pub const STRUCTURE_CHECK: &str = "Format and structure";
+
+#[export_root_module]
+fn root_module() -> PluginRoot_Ref {
+    PluginRoot {
+        manifest,
+        readers,
+        writers,
+        encoders,
+    }
+    .leak_into_prefix()
+}
+
+#[sabi_extern_fn]
+fn manifest() -> RResult<PluginManifest, PluginError> {
+    guard(|| {
+        Ok(PluginManifest {
+            name: "onnx".into(),
+            version: env!("CARGO_PKG_VERSION").into(),
+            plugin_api: PLUGIN_API_VERSION.into(),
+            formats_read: RVec::from(vec![RString::from(FORMAT)]),
+            formats_written: RVec::new(),
+            rule_sets: RVec::new(),
+            encoders: RVec::new(),
+        })
+    })
+}
+
+#[sabi_extern_fn]
+fn readers() -> RResult<RVec<FormatReaderBox>, PluginError> {
+    guard(|| {
+        Ok(RVec::from(vec![FormatReader_TO::from_value(
+            OnnxReader, TD_Opaque,
+        )]))
+    })
+}
+
+#[sabi_extern_fn]
+fn writers() -> RResult<RVec<FormatWriterBox>, PluginError> {
+    guard(|| Ok(RVec::new()))
+}
+
+#[sabi_extern_fn]
+fn encoders() -> RResult<RVec<FingerprintEncoderBox>, PluginError> {
+    guard(|| Ok(RVec::new()))
+}
+
+/// The reader exported through the plugin API.
+#[derive(Debug, Clone, Copy)]
+pub struct OnnxReader;
+
+impl FormatReader for OnnxReader {
+    fn format(&self) -> RString {
+        RString::from(FORMAT)
+    }
+
+    fn detect(&self, head: RSlice<'_, u8>, file_len: u64) -> bool {
+        guard(|| Ok(looks_like_onnx(head.as_slice(), file_len)))
+            .into_result()
+            .unwrap_or(false)
+    }
+
+    fn open(
+        &self,
+        source: ByteSourceRef<'_>,
+        _options: ReadOptions,
+    ) -> RResult<OpenedFile, PluginError> {
+        // The reader reads the model file whole (protobuf has no index) but never a tensor's
+        // bytes in external files, with or without `header_only`.
+        guard(|| open_source(&source))
+    }
+}
+
+/// Whether `head` (the file's first bytes) starts like an ONNX model: field 1 (`ir_version`,
+/// a varint from 1 to 63) first, as every ONNX serializer writes it, then at least one more
+/// ModelProto field with the wire type onnx.proto gives it, and every field that fits in
+/// `head` well-formed. Conservative: a safetensors length prefix, a zip, a pickle or GGUF
+/// never parses so.
+pub fn looks_like_onnx(head: &[u8], file_len: u64) -> bool {
+    if head.first() != Some(&0x08) || file_len < 4 {
+        return false;
+    }
+    let schema = &MESSAGES[MODEL_PROTO];
+    let end = head.len();
+    let mut at = 1;
+    match wire::read_varint(head, &mut at, end) {
+        Some(v) if (1..64).contains(&v) => {}
+        _ => return false,
+    }
+    let mut fields = 1;
+    while at < end {
+        let Some(key) = wire::read_varint(head, &mut at, end) else {
+            // A tag cut by the end of `head`.
+            return fields > 1;
+        };
+        let Some(field) = u32::try_from(key >> 3).ok().and_then(|n| schema.field(n)) else {
+            return false;
+        };
+        let wire_type = key & 7;
+        let expected = match field.kind {
+            Kind::Varint => 0,
+            Kind::Fixed64 => 1,
+            Kind::Fixed32 => 5,
+            _ => 2,
+        };
+        if wire_type != expected && !(field.repeated && wire_type == 2) {
+            return false;
+        }
+        fields += 1;
+        match wire_type {
+            0 => {
+                if wire::read_varint(head, &mut at, end).is_none() {
+                    return at >= end;
+                }
+            }
+            2 => {
+                let Some(len) = wire::read_varint(head, &mut at, end) else {
+                    return at >= end;
+                };
+                if len > file_len.saturating_sub(at as u64) {
+                    return false;
+                }
+                let Some(stop) = usize::try_from(len).ok().and_then(|l| at.checked_add(l)) else {
+                    return false;
+                };
+                if stop > end {
+                    // Runs past what we were shown (the graph, usually): plausible.
+                    return true;
+                }
+                if field.kind == Kind::String && std::str::from_utf8(&head[at..stop]).is_err() {
+                    return false;
+                }
+                at = stop;
+            }
+            _ => return false,
+        }
+    }
+    fields > 1
+}
+
+fn open_source(source: &ByteSourceRef<'_>) -> Result<OpenedFile, PluginError> {
+    let len = source.file_len();
+    if len > model::MAX_MODEL_LEN {
+        return Ok(opened_file(Err(model::OnnxError::TooLarge { len })));
+    }
+    let mut buf = vec![
+        0u8;
+        usize::try_from(len).map_err(|_| {
+            PluginError::new(PluginErrorKind::InvalidInput, "file length over usize")
+        })?
+    ];
+    source
+        .read_at(0, RSliceMut::from_mut_slice(&mut buf))
+        .into_result()?;
+    Ok(opened_file(model::parse(bytes::Bytes::from(buf))))
+}
+
+fn status_of(s: Severity) -> RowStatus {
+    match s {
+        Severity::Fail => RowStatus::Fail,
+        Severity::Lead => RowStatus::Lead,
+    }
+}
+
+/// Turns the parser's verdict into what the plugin API reports.
+pub fn opened_file(parsed: Result<model::Model, model::OnnxError>) -> OpenedFile {
+    let m = match parsed {
+        Ok(m) => m,
+        Err(e) => {
+            return OpenedFile {
+                format: FORMAT.into(),
+                tensors: RVec::new(),
+                unread: RVec::from(vec![Unread {
+                    tensor: ROption::RNone,
+                    reason: e.to_string().into(),
+                    outside_model: false,
+                }]),
+                rows: RVec::from(vec![ReportRow {
+                    check: STRUCTURE_CHECK.into(),
+                    status: RowStatus::Fail,
+                    summary: "not a sound ONNX model: readers may disagree on its tensors".into(),
+                    findings: RVec::from(vec![Finding {
+                        place: e.place().into(),
+                        reason: e.to_string().into(),
+                    }]),
+                }]),
+                metadata: RVec::new(),
+                not_carried: RVec::new(),
+            }
+        }
+    };
+    let status = m
+        .findings
+        .iter()
+        .map(|f| status_of(f.severity))
+        .max_by_key(|s| match s {
+            RowStatus::Fail => 2,
+            RowStatus::Lead => 1,
+            _ => 0,
+        })
+        .unwrap_or(RowStatus::Pass);
+    let external = m.tensors.iter().filter(|t| t.file.is_some()).count();
+    let not_located = m.unread.iter().filter(|u| !u.outside_model).count();
+    let outside = m.unread.len() - not_located;
+    let ir = m
+        .ir_version
+        .map_or_else(|| "?".to_owned(), |v| v.to_string());
+    let summary = match status {
+        RowStatus::Pass => format!(
+            "ONNX model (IR {ir}): {} of {} initializers located ({external} in external data files), {not_located} with no byte range, {outside} tensors outside the main graph's initializers not carried",
+            m.tensors.len(),
+            m.initializers
+        ),
+        RowStatus::Fail => "not a sound ONNX model: readers may disagree on its tensors".to_owned(),
+        _ => format!(
+            "ONNX model (IR {ir}) with parts this reader does not prove: {} of {} initializers located",
+            m.tensors.len(),
+            m.initializers
+        ),
+    };
+    let tensors: RVec<TensorDescriptor> = m
+        .tensors
+        .iter()
+        .map(|t| TensorDescriptor {
+            name: t.name.as_str().into(),
+            dtype: t.dtype.into(),
+            element_type: ROption::RSome(t.dtype.into()),
+            shape: t.shape.clone().into(),
+            ranges: t
+                .ranges
+                .iter()
+                .map(|&(offset, len)| ByteRange { offset, len })
+                .collect(),
+            byte_order: ByteOrder::Little,
+            origin: ROption::RNone,
+            strides: ROption::RNone,
+            file: t.file.as_deref().map(RString::from).into(),
+        })
+        .collect();
+    OpenedFile {
+        format: FORMAT.into(),
+        tensors,
+        unread: m
+            .unread
+            .iter()
+            .map(|u| Unread {
+                tensor: u.name.as_deref().map(RString::from).into(),
+                reason: u.reason.as_str().into(),
+                outside_model: u.outside_model,
+            })
+            .collect(),
+        rows: RVec::from(vec![ReportRow {
+            check: STRUCTURE_CHECK.into(),
+            status,
+            summary: summary.into(),
+            findings: m
+                .findings
+                .iter()
+                .map(|f| Finding {
+                    place: f.place.as_str().into(),
+                    reason: f.reason.as_str().into(),
+                })
+                .collect(),
+        }]),
+        metadata: m
+            .metadata
+            .into_iter()
+            .map(|(k, v)| Tuple2(RString::from(k), RString::from(v)))
+            .collect(),
+        not_carried: RVec::new(),
+    }
+}

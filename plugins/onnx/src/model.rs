@@ -1,0 +1,767 @@
+//! The ONNX model as socair sees it: every initializer of the main graph located as byte
+//! ranges (in the file, or in an external data file beside it), everything else that holds
+//! tensors named as not carried, and the findings of the checks.
+//!
+//! [`parse`] is a pure function over the file's bytes: the wire pre-pass ([`crate::wire`])
+//! refuses or bounds the file first, then prost decodes it from a `Bytes` buffer so that every
+//! `raw_data` is a zero-copy slice of the file whose offset is known.
+
+use crate::proto::onnx::{tensor_proto, GraphProto, ModelProto, NodeProto, TensorProto};
+use crate::wire::{self, InitializerSpans, Severity, WireError};
+use bytes::Bytes;
+use prost::Message;
+use std::collections::{BTreeMap, BTreeSet};
+
+/// The largest file decoded: protobuf's own limit for one message (2 GiB − 1).
+pub const MAX_MODEL_LEN: u64 = i32::MAX as u64;
+
+/// Why a file is refused whole.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum OnnxError {
+    /// Bigger than protobuf allows for one message.
+    #[error("the file is {len} bytes; a protobuf message (an ONNX ModelProto) is at most {MAX_MODEL_LEN} bytes, so it is not decoded (larger models keep their weights in external data files)")]
+    TooLarge {
+        /// The file's length.
+        len: u64,
+    },
+    /// Nothing in it.
+    #[error("the file is empty: no ModelProto")]
+    Empty,
+    /// Refused by the wire pre-pass.
+    #[error("not a sound protobuf ModelProto: {0}")]
+    Wire(#[from] WireError),
+    /// prost refused it (the pre-pass accepted it).
+    #[error("prost cannot decode it as a ModelProto: {0}")]
+    Decode(String),
+    /// The pre-pass and prost disagree (a bug in one of them, never the file's fault).
+    #[error("the wire pre-pass and prost disagree: {0}")]
+    Inconsistent(String),
+}
+
+impl OnnxError {
+    /// The place the error names.
+    pub fn place(&self) -> String {
+        match self {
+            OnnxError::Wire(e) => e.place(),
+            _ => "model".into(),
+        }
+    }
+}
+
+/// One located tensor.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Tensor {
+    /// Its name.
+    pub name: String,
+    /// Its element type in socair's names (`F32`, …).
+    pub dtype: &'static str,
+    /// Its shape, outermost first.
+    pub shape: Vec<u64>,
+    /// Its bytes, `(offset, len)`, in element order.
+    pub ranges: Vec<(u64, u64)>,
+    /// The external data file (relative to the model's directory), when not this file.
+    pub file: Option<String>,
+}
+
+/// A tensor (or the file) not located.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UnreadTensor {
+    /// Its name, when it has one.
+    pub name: Option<String>,
+    /// Why, naming the place.
+    pub reason: String,
+    /// Sound but outside socair's model of the file (not carried by a conversion).
+    pub outside_model: bool,
+}
+
+/// A finding of the structure check.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Finding {
+    /// FAIL or LEAD.
+    pub severity: Severity,
+    /// Where.
+    pub place: String,
+    /// What.
+    pub reason: String,
+}
+
+/// What the reader made of a model.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Model {
+    /// `ir_version`.
+    pub ir_version: Option<i64>,
+    /// The main graph's initializers that were located, in file order.
+    pub tensors: Vec<Tensor>,
+    /// Those that were not, and tensors elsewhere in the model.
+    pub unread: Vec<UnreadTensor>,
+    /// Findings.
+    pub findings: Vec<Finding>,
+    /// Model metadata as strings.
+    pub metadata: Vec<(String, String)>,
+    /// Initializers in the main graph (located or not).
+    pub initializers: usize,
+}
+
+/// An ONNX data type: its name, and socair's element type and width when it has one.
+pub fn data_type(code: i32) -> Option<(&'static str, Option<(&'static str, u64)>)> {
+    Some(match code {
+        0 => ("UNDEFINED", None),
+        1 => ("FLOAT", Some(("F32", 4))),
+        2 => ("UINT8", Some(("U8", 1))),
+        3 => ("INT8", Some(("I8", 1))),
+        4 => ("UINT16", Some(("U16", 2))),
+        5 => ("INT16", Some(("I16", 2))),
+        6 => ("INT32", Some(("I32", 4))),
+        7 => ("INT64", Some(("I64", 8))),
+        8 => ("STRING", None),
+        9 => ("BOOL", Some(("BOOL", 1))),
+        10 => ("FLOAT16", Some(("F16", 2))),
+        11 => ("DOUBLE", Some(("F64", 8))),
+        12 => ("UINT32", Some(("U32", 4))),
+        13 => ("UINT64", Some(("U64", 8))),
+        // Two little-endian binary32 values, real first: safetensors' C64 exactly.
+        14 => ("COMPLEX64", Some(("C64", 8))),
+        15 => ("COMPLEX128", None),
+        16 => ("BFLOAT16", Some(("BF16", 2))),
+        17 => ("FLOAT8E4M3FN", Some(("F8_E4M3", 1))),
+        18 => ("FLOAT8E4M3FNUZ", Some(("F8_E4M3FNUZ", 1))),
+        19 => ("FLOAT8E5M2", Some(("F8_E5M2", 1))),
+        20 => ("FLOAT8E5M2FNUZ", Some(("F8_E5M2FNUZ", 1))),
+        21 => ("UINT4", None),
+        22 => ("INT4", None),
+        23 => ("FLOAT4E2M1", None),
+        24 => ("FLOAT8E8M0", Some(("F8_E8M0", 1))),
+        25 => ("UINT2", None),
+        26 => ("INT2", None),
+        27 => ("FLOAT6E2M3", None),
+        28 => ("FLOAT6E3M2", None),
+        _ => return None,
+    })
+}
+
+/// The width of one of socair's element types this reader emits.
+pub fn data_type_width(element: &str) -> Option<(i32, u64)> {
+    (0..=28).find_map(|code| match data_type(code) {
+        Some((_, Some((e, w)))) if e == element => Some((code, w)),
+        _ => None,
+    })
+}
+
+/// Types onnx.proto allows in `int32_data`.
+const INT32_DATA_TYPES: &[i32] = &[
+    2, 3, 4, 5, 6, 9, 10, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28,
+];
+
+/// Parses a whole ONNX file.
+pub fn parse(data: Bytes) -> Result<Model, OnnxError> {
+    let len = data.len() as u64;
+    if len == 0 {
+        return Err(OnnxError::Empty);
+    }
+    if len > MAX_MODEL_LEN {
+        return Err(OnnxError::TooLarge { len });
+    }
+    let walk = wire::walk(&data)?;
+    let model = ModelProto::decode(data.clone()).map_err(|e| OnnxError::Decode(e.to_string()))?;
+    let mut out = Model {
+        ir_version: model.ir_version,
+        ..Model::default()
+    };
+    for f in &walk.findings {
+        out.findings.push(Finding {
+            severity: f.severity,
+            place: f.place.clone(),
+            reason: f.reason.clone(),
+        });
+    }
+    if walk.suppressed > 0 {
+        out.findings.push(Finding {
+            severity: Severity::Lead,
+            place: "model".into(),
+            reason: format!("{} more findings like the above", walk.suppressed),
+        });
+    }
+    let fail = |out: &mut Model, place: &str, reason: String| {
+        out.findings.push(Finding {
+            severity: Severity::Fail,
+            place: place.into(),
+            reason,
+        })
+    };
+    match model.ir_version {
+        None => fail(
+            &mut out,
+            "model",
+            "ir_version is missing (onnx.proto: it MUST be present)".into(),
+        ),
+        Some(v) if v < 1 => fail(
+            &mut out,
+            "model.ir_version",
+            format!("ir_version {v} is not a version"),
+        ),
+        _ => {}
+    }
+    metadata(&model, &mut out);
+    let Some(graph) = &model.graph else {
+        fail(&mut out, "model", "the model has no graph".into());
+        return Ok(out);
+    };
+    if graph.initializer.len() != walk.initializers.len() {
+        return Err(OnnxError::Inconsistent(format!(
+            "{} initializers decoded, {} walked",
+            graph.initializer.len(),
+            walk.initializers.len()
+        )));
+    }
+    out.initializers = graph.initializer.len();
+    let mut located: Vec<(usize, Tensor)> = Vec::new();
+    for (i, (t, spans)) in graph.initializer.iter().zip(&walk.initializers).enumerate() {
+        let name = t.name.clone().unwrap_or_default();
+        let place = format!("graph.initializer[{i}] {name:?}");
+        match describe(t, spans, &data)? {
+            Ok(tensor) => located.push((i, tensor)),
+            Err(problem) => {
+                if let Some(severity) = problem.severity {
+                    out.findings.push(Finding {
+                        severity,
+                        place: place.clone(),
+                        reason: problem.reason.clone(),
+                    });
+                }
+                out.unread.push(UnreadTensor {
+                    name: Some(name),
+                    reason: format!("{place}: {}", problem.reason),
+                    outside_model: false,
+                });
+            }
+        }
+    }
+    // Names: every initializer (and sparse initializer) has one, and no two share it.
+    let mut by_name: BTreeMap<&str, Vec<String>> = BTreeMap::new();
+    for (i, t) in graph.initializer.iter().enumerate() {
+        let name = t.name.as_deref().unwrap_or("");
+        by_name
+            .entry(name)
+            .or_default()
+            .push(format!("graph.initializer[{i}]"));
+    }
+    for (i, s) in graph.sparse_initializer.iter().enumerate() {
+        let name = s
+            .values
+            .as_ref()
+            .and_then(|v| v.name.as_deref())
+            .unwrap_or("");
+        by_name
+            .entry(name)
+            .or_default()
+            .push(format!("graph.sparse_initializer[{i}]"));
+    }
+    let mut refused: BTreeSet<String> = BTreeSet::new();
+    for (name, places) in &by_name {
+        if name.is_empty() {
+            for p in places {
+                fail(
+                    &mut out,
+                    p,
+                    "an initializer without a name (onnx.proto: each MUST have one)".into(),
+                );
+            }
+            refused.insert(String::new());
+        } else if places.len() > 1 {
+            for p in &places[1..] {
+                fail(
+                    &mut out,
+                    &format!("{p} {name:?}"),
+                    format!(
+                        "duplicate initializer name: {} also holds {name:?}; which one a runtime binds is up to the runtime",
+                        places[0]
+                    ),
+                );
+            }
+            refused.insert((*name).to_owned());
+        }
+    }
+    for (i, t) in located {
+        if refused.contains(&t.name) {
+            out.unread.push(UnreadTensor {
+                name: Some(t.name.clone()),
+                reason: format!(
+                    "graph.initializer[{i}] {:?}: its name is not unique (or empty), so it cannot be told apart",
+                    t.name
+                ),
+                outside_model: false,
+            });
+        } else {
+            out.tensors.push(t);
+        }
+    }
+    // Tensors outside the main graph's dense initializers: named, not carried.
+    let mut domains = BTreeSet::new();
+    outside_graph(graph, "graph", true, &mut out.unread, &mut domains);
+    for (i, f) in model.functions.iter().enumerate() {
+        outside_nodes(
+            &f.node,
+            &format!("functions[{i}]"),
+            &mut out.unread,
+            &mut domains,
+        );
+    }
+    for (i, t) in model.training_info.iter().enumerate() {
+        for (what, g) in [
+            ("initialization", &t.initialization),
+            ("algorithm", &t.algorithm),
+        ] {
+            if let Some(g) = g {
+                outside_graph(
+                    g,
+                    &format!("training_info[{i}].{what}"),
+                    false,
+                    &mut out.unread,
+                    &mut domains,
+                );
+            }
+        }
+    }
+    if !domains.is_empty() {
+        out.metadata.push((
+            "onnx.op_domains".into(),
+            domains.into_iter().collect::<Vec<_>>().join(","),
+        ));
+    }
+    Ok(out)
+}
+
+fn metadata(model: &ModelProto, out: &mut Model) {
+    let m = &mut out.metadata;
+    if let Some(v) = model.ir_version {
+        m.push(("onnx.ir_version".into(), v.to_string()));
+    }
+    if !model.opset_import.is_empty() {
+        let opsets: Vec<String> = model
+            .opset_import
+            .iter()
+            .map(|o| {
+                let domain = o
+                    .domain
+                    .as_deref()
+                    .filter(|d| !d.is_empty())
+                    .unwrap_or("ai.onnx");
+                format!("{domain}:{}", o.version.unwrap_or(0))
+            })
+            .collect();
+        m.push(("onnx.opset_import".into(), opsets.join(",")));
+    }
+    for (key, value) in [
+        ("onnx.producer_name", &model.producer_name),
+        ("onnx.producer_version", &model.producer_version),
+        ("onnx.domain", &model.domain),
+    ] {
+        if let Some(v) = value {
+            m.push((key.into(), v.clone()));
+        }
+    }
+    if let Some(v) = model.model_version {
+        m.push(("onnx.model_version".into(), v.to_string()));
+    }
+    for p in &model.metadata_props {
+        m.push((
+            format!("onnx.metadata_props.{}", p.key.as_deref().unwrap_or("")),
+            p.value.clone().unwrap_or_default(),
+        ));
+    }
+    if !model.functions.is_empty() {
+        m.push(("onnx.functions".into(), model.functions.len().to_string()));
+    }
+}
+
+fn outside_graph(
+    g: &GraphProto,
+    place: &str,
+    main: bool,
+    unread: &mut Vec<UnreadTensor>,
+    domains: &mut BTreeSet<String>,
+) {
+    if !main {
+        for (i, t) in g.initializer.iter().enumerate() {
+            unread.push(UnreadTensor {
+                name: t.name.clone(),
+                reason: format!(
+                    "{place}.initializer[{i}] {:?}: an initializer of a subgraph or training graph, which this reader does not carry",
+                    t.name.as_deref().unwrap_or("")
+                ),
+                outside_model: true,
+            });
+        }
+    }
+    for (i, s) in g.sparse_initializer.iter().enumerate() {
+        let name = s.values.as_ref().and_then(|v| v.name.clone());
+        unread.push(UnreadTensor {
+            reason: format!(
+                "{place}.sparse_initializer[{i}] {:?}: a sparse initializer (values and indices), which this reader does not carry",
+                name.as_deref().unwrap_or("")
+            ),
+            name,
+            outside_model: true,
+        });
+    }
+    outside_nodes(&g.node, place, unread, domains);
+}
+
+fn outside_nodes(
+    nodes: &[NodeProto],
+    place: &str,
+    unread: &mut Vec<UnreadTensor>,
+    domains: &mut BTreeSet<String>,
+) {
+    for (n, node) in nodes.iter().enumerate() {
+        let domain = node
+            .domain
+            .as_deref()
+            .filter(|d| !d.is_empty())
+            .unwrap_or("ai.onnx");
+        domains.insert(domain.to_owned());
+        let node_place = format!(
+            "{place}.node[{n}] {} {:?}",
+            node.op_type.as_deref().unwrap_or(""),
+            node.name.as_deref().unwrap_or("")
+        );
+        for a in &node.attribute {
+            let attr = a.name.as_deref().unwrap_or("");
+            let tensors: Vec<&TensorProto> = a.t.iter().chain(&a.tensors).collect();
+            for t in tensors {
+                let name = t
+                    .name
+                    .clone()
+                    .filter(|n| !n.is_empty())
+                    .or_else(|| node.output.first().cloned());
+                unread.push(UnreadTensor {
+                    name,
+                    reason: format!(
+                        "{node_place} attribute {attr:?}: a tensor held by a node attribute (such as a Constant's value), not an initializer; this reader does not carry it"
+                    ),
+                    outside_model: true,
+                });
+            }
+            for s in a.sparse_tensor.iter().chain(&a.sparse_tensors) {
+                unread.push(UnreadTensor {
+                    name: s.values.as_ref().and_then(|v| v.name.clone()),
+                    reason: format!(
+                        "{node_place} attribute {attr:?}: a sparse tensor held by a node attribute; this reader does not carry it"
+                    ),
+                    outside_model: true,
+                });
+            }
+            for (k, g) in a.g.iter().chain(&a.graphs).enumerate() {
+                outside_graph(
+                    g,
+                    &format!("{node_place} attribute {attr:?} graph[{k}]"),
+                    false,
+                    unread,
+                    domains,
+                );
+            }
+        }
+    }
+}
+
+/// Why an initializer was not located; `severity` when it is a finding too.
+#[derive(Debug)]
+struct Problem {
+    severity: Option<Severity>,
+    reason: String,
+}
+
+fn problem(severity: Option<Severity>, reason: impl Into<String>) -> Problem {
+    Problem {
+        severity,
+        reason: reason.into(),
+    }
+}
+
+fn fail(reason: impl Into<String>) -> Problem {
+    problem(Some(Severity::Fail), reason)
+}
+
+/// Locates one main-graph initializer. The outer error is an internal inconsistency.
+fn describe(
+    t: &TensorProto,
+    spans: &InitializerSpans,
+    base: &Bytes,
+) -> Result<Result<Tensor, Problem>, OnnxError> {
+    let code = t.data_type.unwrap_or(0);
+    let Some((onnx_name, element)) = data_type(code) else {
+        return Ok(Err(problem(
+            Some(Severity::Lead),
+            format!("data_type {code} is not defined in onnx.proto 1.23"),
+        )));
+    };
+    if code == 0 {
+        return Ok(Err(fail("data_type is UNDEFINED (or missing)")));
+    }
+    let mut shape = Vec::with_capacity(t.dims.len().min(64));
+    let mut count = 1u64;
+    for (k, &d) in t.dims.iter().enumerate() {
+        let Ok(d) = u64::try_from(d) else {
+            return Ok(Err(fail(format!("dims[{k}] is {d}, negative"))));
+        };
+        count = match count.checked_mul(d) {
+            Some(c) => c,
+            None => return Ok(Err(fail("its dims overflow 64 bits"))),
+        };
+        shape.push(d);
+    }
+    let location = t.data_location.unwrap_or(0);
+    if location != tensor_proto::DataLocation::Default as i32
+        && location != tensor_proto::DataLocation::External as i32
+    {
+        return Ok(Err(fail(format!(
+            "data_location {location} is neither DEFAULT (0) nor EXTERNAL (1)"
+        ))));
+    }
+    let external = location == tensor_proto::DataLocation::External as i32;
+    let sources: Vec<&str> = [
+        ("raw_data", t.raw_data.is_some()),
+        ("float_data", !t.float_data.is_empty()),
+        ("int32_data", !t.int32_data.is_empty()),
+        ("string_data", !t.string_data.is_empty()),
+        ("int64_data", !t.int64_data.is_empty()),
+        ("double_data", !t.double_data.is_empty()),
+        ("uint64_data", !t.uint64_data.is_empty()),
+    ]
+    .into_iter()
+    .filter(|(_, present)| *present)
+    .map(|(name, _)| name)
+    .collect();
+    if sources.len() > 1 {
+        return Ok(Err(fail(format!(
+            "its values are in more than one field ({}): readers may take either",
+            sources.join(", ")
+        ))));
+    }
+    if external && !sources.is_empty() {
+        return Ok(Err(fail(format!(
+            "data_location is EXTERNAL but it also holds {} in the file: readers may take either",
+            sources[0]
+        ))));
+    }
+    if !external && !t.external_data.is_empty() {
+        return Ok(Err(fail(
+            "it has external_data entries but data_location is not EXTERNAL: readers may take either",
+        )));
+    }
+    if let Some(seg) = &t.segment {
+        return Ok(Err(problem(
+            Some(Severity::Lead),
+            format!(
+                "it holds only the segment {}..{} of a larger tensor; segments are not assembled",
+                seg.begin.unwrap_or(0),
+                seg.end.unwrap_or(0)
+            ),
+        )));
+    }
+    let Some((element, width)) = element else {
+        return Ok(Err(problem(
+            None,
+            format!("{onnx_name} has no fixed-width element type in socair's vocabulary"),
+        )));
+    };
+    let Some(size) = count.checked_mul(width) else {
+        return Ok(Err(fail("its size in bytes overflows 64 bits")));
+    };
+    let tensor = |ranges: Vec<(u64, u64)>, file: Option<String>| Tensor {
+        name: t.name.clone().unwrap_or_default(),
+        dtype: element,
+        shape: shape.clone(),
+        ranges,
+        file,
+    };
+    if external {
+        return Ok(
+            external_tensor(t, size).map(|(file, offset)| tensor(vec![(offset, size)], Some(file)))
+        );
+    }
+    // Zero elements: one empty range, so that every descriptor has one.
+    let empty = || vec![(0u64, 0u64)];
+    match sources.first().copied() {
+        None if count == 0 => Ok(Ok(tensor(empty(), None))),
+        None => Ok(Err(fail(format!(
+            "it holds no values for its {count} elements"
+        )))),
+        Some("raw_data") => {
+            let raw = t.raw_data.as_ref().map_or(&[][..], |r| &r[..]);
+            let raw_len = raw.len() as u64;
+            if raw_len != size {
+                return Ok(Err(fail(format!(
+                    "raw_data holds {raw_len} bytes but {count} elements of {onnx_name} need {size}"
+                ))));
+            }
+            // The zero-copy slice's place in the file, cross-checked with the wire walk.
+            let walked = spans
+                .raw_data
+                .ok_or_else(|| OnnxError::Inconsistent("raw_data decoded but not walked".into()))?;
+            if raw_len > 0 {
+                let offset = (raw.as_ptr() as usize)
+                    .checked_sub(base.as_ptr() as usize)
+                    .filter(|o| o.checked_add(raw.len()).is_some_and(|e| e <= base.len()))
+                    .ok_or_else(|| {
+                        OnnxError::Inconsistent("raw_data is not a slice of the file".into())
+                    })? as u64;
+                if (offset, raw_len) != walked {
+                    return Err(OnnxError::Inconsistent(format!(
+                        "raw_data decoded at {offset}+{raw_len}, walked at {}+{}",
+                        walked.0, walked.1
+                    )));
+                }
+            }
+            Ok(Ok(tensor(vec![walked], None)))
+        }
+        Some(field @ ("float_data" | "double_data")) => {
+            let (allowed, values, packed) = if field == "float_data" {
+                (
+                    &[1, 14][..],
+                    t.float_data.len() as u64 * 4,
+                    &spans.float_data,
+                )
+            } else {
+                (
+                    &[11, 15][..],
+                    t.double_data.len() as u64 * 8,
+                    &spans.double_data,
+                )
+            };
+            if !allowed.contains(&code) {
+                return Ok(Err(fail(format!(
+                    "{field} holds the values of a {onnx_name} tensor"
+                ))));
+            }
+            if spans.unpacked {
+                return Ok(Err(problem(
+                    None,
+                    format!("{field} is stored unpacked (a tag before every value): no byte range holds the values alone"),
+                )));
+            }
+            let walked: u64 = packed.iter().map(|s| s.1).sum();
+            if walked != values {
+                return Err(OnnxError::Inconsistent(format!(
+                    "{field}: {values} bytes decoded, {walked} walked"
+                )));
+            }
+            if values != size {
+                return Ok(Err(fail(format!(
+                    "{field} holds {values} bytes but {count} elements of {onnx_name} need {size}"
+                ))));
+            }
+            let ranges: Vec<(u64, u64)> = packed.iter().copied().filter(|s| s.1 > 0).collect();
+            Ok(Ok(tensor(
+                if ranges.is_empty() { empty() } else { ranges },
+                None,
+            )))
+        }
+        Some(field) => {
+            let allowed: &[i32] = match field {
+                "int32_data" => INT32_DATA_TYPES,
+                "int64_data" => &[7],
+                "uint64_data" => &[12, 13],
+                _ => &[8],
+            };
+            if !allowed.contains(&code) {
+                return Ok(Err(fail(format!(
+                    "{field} holds the values of a {onnx_name} tensor"
+                ))));
+            }
+            Ok(Err(problem(
+                None,
+                format!(
+                    "its {onnx_name} values are varint-coded in {field}: no byte range of the file holds them as {element}"
+                ),
+            )))
+        }
+    }
+}
+
+/// The external data file and offset of an `EXTERNAL` tensor of `size` bytes.
+fn external_tensor(t: &TensorProto, size: u64) -> Result<(String, u64), Problem> {
+    let mut entries: BTreeMap<&str, &str> = BTreeMap::new();
+    for e in &t.external_data {
+        let key = e.key.as_deref().unwrap_or("");
+        if entries
+            .insert(key, e.value.as_deref().unwrap_or(""))
+            .is_some()
+        {
+            return Err(fail(format!(
+                "external_data names key {key:?} twice: readers may take either"
+            )));
+        }
+        if !["location", "offset", "length", "checksum"].contains(&key) {
+            return Err(problem(
+                Some(Severity::Lead),
+                format!("external_data has the key {key:?}, which ONNX does not define"),
+            ));
+        }
+    }
+    let location = entries
+        .get("location")
+        .ok_or_else(|| fail("data_location is EXTERNAL but external_data has no location"))?;
+    check_location(location)
+        .map_err(|why| fail(format!("external data location {location:?} {why}")))?;
+    let number = |key: &str| -> Result<Option<u64>, Problem> {
+        let Some(v) = entries.get(key) else {
+            return Ok(None);
+        };
+        if v.is_empty() || v.len() > 20 || !v.bytes().all(|b| b.is_ascii_digit()) {
+            return Err(fail(format!(
+                "external_data {key} {v:?} is not a decimal byte count"
+            )));
+        }
+        v.parse::<u64>()
+            .map(Some)
+            .map_err(|_| fail(format!("external_data {key} {v:?} does not fit 64 bits")))
+    };
+    let offset = number("offset")?.unwrap_or(0);
+    if let Some(length) = number("length")? {
+        if length != size {
+            return Err(fail(format!(
+                "external_data length {length} but its shape and type need {size} bytes"
+            )));
+        }
+    }
+    if offset.checked_add(size).is_none() {
+        return Err(fail(format!(
+            "external_data offset {offset} + {size} bytes overflows"
+        )));
+    }
+    Ok(((*location).to_owned(), offset))
+}
+
+/// A location must be a plain relative path inside the model's directory: `/`-separated
+/// names, none empty, `.` or `..`, no backslash, no NUL, not absolute.
+pub fn check_location(location: &str) -> Result<(), &'static str> {
+    if location.is_empty() {
+        return Err("is empty");
+    }
+    if location.starts_with('/') {
+        return Err("is absolute: it must be relative to the model's directory");
+    }
+    if location.contains('\\') {
+        return Err("holds a backslash: it must be a `/`-separated relative path");
+    }
+    if location.contains('\0') {
+        return Err("holds a NUL byte");
+    }
+    if location.len() >= 2
+        && location.as_bytes()[1] == b':'
+        && location.as_bytes()[0].is_ascii_alphabetic()
+    {
+        return Err("starts with a drive letter: it must be relative to the model's directory");
+    }
+    for part in location.split('/') {
+        match part {
+            ".." => return Err("has a `..` component: it must not leave the model's directory"),
+            "" | "." => {
+                return Err("has an empty or `.` component: it must be a plain relative path")
+            }
+            _ => {}
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,286 @@
+//! ONNX end to end, against files the `onnx` Python package wrote and the hashes Python
+//! computed from the numpy arrays (fixtures/onnx/expected.json, from make_fixtures.py).
+
+mod common;
+
+use common::{fixture, json, run, socair};
+use serde_json::Value;
+use std::collections::BTreeMap;
+
+fn expected() -> Value {
+    json(&std::fs::read_to_string(fixture("onnx/expected.json")).unwrap())
+}
+
+fn by_name(manifest: &Value) -> BTreeMap<String, Value> {
+    manifest["tensors"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| (t["name"].as_str().unwrap().to_owned(), t.clone()))
+        .collect()
+}
+
+fn assert_tensors(manifest: &Value, want: &Value, what: &str) {
+    let got = by_name(manifest);
+    let want = want.as_array().unwrap();
+    assert_eq!(got.len(), want.len(), "{what}: {manifest:#}");
+    for w in want {
+        let name = w["name"].as_str().unwrap();
+        let t = got
+            .get(name)
+            .unwrap_or_else(|| panic!("{what}: {name} missing"));
+        for key in ["dtype", "shape", "bytes", "sha256"] {
+            assert_eq!(t[key], w[key], "{what}: {name} {key}");
+        }
+        assert_eq!(t.get("values"), w.get("values"), "{what}: {name} values");
+    }
+}
+
+#[test]
+fn manifests_match_python() {
+    let e = expected();
+    let mut files = 0;
+    for (rel, case) in e.as_object().unwrap() {
+        if !rel.starts_with("valid/") {
+            continue;
+        }
+        files += 1;
+        let r = run(socair().arg("tensors").arg(fixture(&format!("onnx/{rel}"))));
+        let m = json(&r.stdout);
+        assert_eq!(m["artifact"]["format"], "onnx", "{rel}");
+        assert_eq!(m["artifact"]["sha256"], case["file_sha256"], "{rel}");
+        assert_tensors(&m, &case["tensors"], rel);
+        let unread = case["unread"].as_array().unwrap();
+        assert_eq!(
+            r.code,
+            if unread.is_empty() { 0 } else { 1 },
+            "{rel}: {}",
+            r.stderr
+        );
+        let got_unread = m["unread"].as_array().unwrap();
+        assert_eq!(got_unread.len(), unread.len(), "{rel}: {got_unread:#?}");
+        for u in unread {
+            let g = got_unread
+                .iter()
+                .find(|g| g["tensor"] == u["tensor"])
+                .unwrap_or_else(|| panic!("{rel}: {} not unread", u["tensor"]));
+            assert!(
+                g["reason"]
+                    .as_str()
+                    .unwrap()
+                    .contains(u["keyword"].as_str().unwrap()),
+                "{rel}: {g}"
+            );
+        }
+        let scan = run(socair().arg("scan").arg(fixture(&format!("onnx/{rel}"))));
+        assert_eq!(scan.code, 0, "{rel}: {}", scan.stdout);
+        let row = &json(&scan.stdout)["rows"][0];
+        assert_eq!(row["check"], "Format and structure");
+        assert_eq!(row["status"], "PASS", "{rel}");
+    }
+    assert_eq!(files, 5);
+}
+
+#[test]
+fn scan_names_the_models_metadata_free_rows() {
+    let r = run(socair()
+        .arg("scan")
+        .arg(fixture("onnx/valid/int32-data.onnx")));
+    let row = &json(&r.stdout)["rows"][0];
+    // 1 of 5 located, 4 varint-coded: sound, so PASS, and the summary says so.
+    let summary = row["summary"].as_str().unwrap();
+    assert!(summary.contains("1 of 5 initializers located"), "{summary}");
+    assert!(summary.contains("4 with no byte range"), "{summary}");
+}
+
+#[test]
+fn diff_against_the_safetensors_it_was_built_from() {
+    let r = run(socair()
+        .args(["tensors", "diff"])
+        .arg(fixture("onnx/valid/reference.onnx"))
+        .arg(fixture("diff/reference")));
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let c = json(&r.stdout);
+    assert_eq!(c["summary"]["identical"], 21, "{c:#}");
+    assert_eq!(c["matches"], true);
+}
+
+#[test]
+fn convert_to_safetensors_keeps_every_hash() {
+    let e = expected();
+    let dir = tempfile::tempdir().unwrap();
+    for rel in [
+        "valid/dtypes.onnx",
+        "valid/float-data.onnx",
+        "valid/reference.onnx",
+    ] {
+        let out = dir.path().join(rel.replace('/', "-") + ".safetensors");
+        let r = run(socair()
+            .arg("convert")
+            .arg(fixture(&format!("onnx/{rel}")))
+            .arg(&out)
+            .args(["--from", "onnx", "--to", "safetensors"]));
+        assert_eq!(r.code, 0, "{rel}: {}", r.stderr);
+        let m = json(&run(socair().arg("tensors").arg(&out)).stdout);
+        assert_eq!(m["artifact"]["format"], "safetensors");
+        assert_tensors(&m, &e[rel]["tensors"], rel);
+    }
+    // Tensors outside the main graph are named as not carried; the rest converts.
+    let out = dir.path().join("outside.safetensors");
+    let r = run(socair()
+        .arg("convert")
+        .arg(fixture("onnx/valid/outside.onnx"))
+        .arg(&out)
+        .args(["--from", "onnx", "--to", "safetensors"]));
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(r.stderr.contains("not carried: then.w"), "{}", r.stderr);
+    // Varint-coded values cannot be carried exactly: refused, nothing written.
+    let out = dir.path().join("int32.safetensors");
+    let r = run(socair()
+        .arg("convert")
+        .arg(fixture("onnx/valid/int32-data.onnx"))
+        .arg(&out)
+        .args(["--from", "onnx", "--to", "safetensors"]));
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    assert!(r.stderr.contains("int32_data"), "{}", r.stderr);
+    assert!(!out.exists());
+}
+
+#[test]
+fn external_data_is_read_from_the_model_directory() {
+    let e = expected();
+    let case = &e["external/model-dir"];
+    let dir = fixture("onnx/external/model-dir");
+    let r = run(socair().arg("tensors").arg(&dir));
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let m = json(&r.stdout);
+    assert_eq!(m["artifact"]["format"], "model directory");
+    assert_tensors(&m, &case["tensors"], "model-dir");
+    // weights.bin is data, not a torch checkpoint its extension suggests.
+    assert_eq!(m["unread"], Value::Array(vec![]));
+    let scan = json(&run(socair().arg("scan").arg(&dir)).stdout);
+    assert_eq!(scan["rows"].as_array().unwrap().len(), 1, "{scan:#}");
+    assert_eq!(scan["rows"][0]["status"], "PASS");
+    assert_eq!(scan["artifact"]["sha256"], m["artifact"]["sha256"]);
+
+    // Converted from the directory: the output holds the same bytes.
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("ext.safetensors");
+    let r = run(socair().arg("convert").arg(&dir).arg(&out).args([
+        "--from",
+        "model-dir",
+        "--to",
+        "safetensors",
+    ]));
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let converted = json(&run(socair().arg("tensors").arg(&out)).stdout);
+    assert_tensors(&converted, &case["tensors"], "converted");
+    let d = run(socair().args(["tensors", "diff"]).arg(&out).arg(&dir));
+    assert_eq!(d.code, 0, "{}", d.stderr);
+
+    // The model file alone: its external tensors stay unread, with what to do instead.
+    let r = run(socair().arg("tensors").arg(dir.join("model.onnx")));
+    assert_eq!(r.code, 1);
+    let m = json(&r.stdout);
+    let unread = m["unread"].as_array().unwrap();
+    let names: Vec<&str> = unread
+        .iter()
+        .map(|u| u["tensor"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["ext.a", "ext.b"]);
+    for u in unread {
+        let reason = u["reason"].as_str().unwrap();
+        assert!(
+            reason.contains("weights.bin") && reason.contains("directory"),
+            "{reason}"
+        );
+    }
+    assert_eq!(by_name(&m).len(), 1);
+    let r = run(socair()
+        .arg("convert")
+        .arg(dir.join("model.onnx"))
+        .arg(tmp.path().join("single.safetensors"))
+        .args(["--from", "onnx", "--to", "safetensors"]));
+    assert_eq!(r.code, 1, "{}", r.stderr);
+}
+
+#[test]
+fn external_ranges_past_the_data_file_are_unread() {
+    let e = expected();
+    let case = &e["external/offset-past-end"];
+    let r = run(socair()
+        .arg("tensors")
+        .arg(fixture("onnx/external/offset-past-end")));
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    let m = json(&r.stdout);
+    let u = &m["unread"][0];
+    assert_eq!(u["tensor"], case["tensor"]);
+    assert!(
+        u["reason"]
+            .as_str()
+            .unwrap()
+            .contains(case["keyword"].as_str().unwrap()),
+        "{u}"
+    );
+}
+
+#[test]
+fn external_data_outside_the_directory_is_never_read() {
+    // A model directory whose model.onnx points at ../x: FAIL, and the file beside the
+    // directory is not read even though it exists.
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("m");
+    std::fs::create_dir(&dir).unwrap();
+    std::fs::copy(
+        fixture("onnx/malformed/external-dotdot.onnx"),
+        dir.join("model.onnx"),
+    )
+    .unwrap();
+    std::fs::write(tmp.path().join("x"), [0u8; 8]).unwrap();
+    let scan = run(socair().arg("scan").arg(&dir));
+    assert_eq!(scan.code, 1);
+    let row = &json(&scan.stdout)["rows"][0];
+    assert_eq!(row["status"], "FAIL");
+    assert!(row["findings"][0]["place"]
+        .as_str()
+        .unwrap()
+        .contains("graph.initializer[0] \"w\""));
+    let m = json(&run(socair().arg("tensors").arg(&dir)).stdout);
+    assert_eq!(m["tensors"], Value::Array(vec![]));
+}
+
+#[test]
+fn malformed_files_are_refused_with_reasons() {
+    let e = expected();
+    let mut n = 0;
+    for (rel, case) in e.as_object().unwrap() {
+        if !rel.starts_with("malformed/") {
+            continue;
+        }
+        n += 1;
+        let path = fixture(&format!("onnx/{rel}"));
+        let r = run(socair().arg("scan").arg(&path));
+        assert_eq!(r.code, 1, "{rel}: {}", r.stderr);
+        let report = json(&r.stdout);
+        assert_eq!(report["artifact"]["format"], "onnx", "{rel}");
+        let row = &report["rows"][0];
+        assert_eq!(row["status"], case["status"], "{rel}: {row:#}");
+        let keyword = case["keyword"].as_str().unwrap();
+        assert!(
+            row["findings"].to_string().contains(keyword),
+            "{rel}: {keyword:?} not in {row:#}"
+        );
+        let t = run(socair().arg("tensors").arg(&path));
+        assert_eq!(t.code, 1, "{rel}");
+        assert_eq!(json(&t.stdout)["tensors"], Value::Array(vec![]), "{rel}");
+        let out = tempfile::tempdir().unwrap();
+        let c = run(socair()
+            .arg("convert")
+            .arg(&path)
+            .arg(out.path().join("o.safetensors"))
+            .args(["--from", "onnx", "--to", "safetensors"]));
+        assert_eq!(c.code, 1, "{rel}: {}", c.stderr);
+        assert!(!out.path().join("o.safetensors").exists());
+    }
+    assert!(n >= 11, "{n}");
+}
