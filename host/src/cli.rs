@@ -41,7 +41,8 @@ pub fn parse_args() -> Result<Cli, clap::Error> {
 #[command(name = "socair", version, max_term_width = 100)]
 pub struct Cli {
     /// Look for plugins in DIR first (repeatable). Then come SOCAIR_PLUGIN_PATH
-    /// (`:`-separated), `<socair's dir>/plugins/`, and socair's own directory.
+    /// (`:`-separated), `<socair's dir>/plugins/`, socair's own directory, and
+    /// `<socair's dir>/../lib/socair/plugins/` (where scripts/install.sh puts them).
     #[arg(long = "plugin-dir", value_name = "DIR", global = true)]
     pub plugin_dirs: Vec<PathBuf>,
 
@@ -53,6 +54,13 @@ pub struct Cli {
 /// The commands.
 #[derive(Debug, Subcommand)]
 pub enum Command {
+    /// Print a shell completion script for bash, zsh, fish, elvish or powershell.
+    ///
+    /// Example: socair completions bash > ~/.local/share/bash-completion/completions/socair
+    Completions {
+        /// The shell.
+        shell: clap_complete::Shell,
+    },
     /// List the plugins found (and refused, with reasons) and the built-in rule sets.
     ///
     /// Exits 1 when a plugin file was refused.
@@ -169,7 +177,13 @@ pub enum Command {
         #[arg(long, value_name = "RULES")]
         rules: Option<String>,
     },
-    /// The airlock store: pull, scan, accept, promote, and the chained activity log.
+    /// The airlock store: pull, scan, accept, promote, convert, pins, and the chained
+    /// activity log.
+    ///
+    /// The store is --store, else $SOCAIR_STORE, else ./socair-store. Nothing reaches
+    /// promoted/ without a signed scan attestation whose rows pass the gate.
+    ///
+    /// Example: socair airlock pull model.safetensors --store /srv/airlock
     #[command(subcommand)]
     Airlock(AirlockCommand),
     /// Fingerprint every tensor of a model file or directory (socair.tensors/v1), or compare
@@ -432,6 +446,14 @@ fn load_plugins(flag_dirs: &[PathBuf]) -> PluginSet {
 
 fn dispatch(cli: Cli) -> Result<u8, Fatal> {
     match cli.command {
+        Command::Completions { shell } => {
+            use clap::CommandFactory;
+            let mut cmd = Cli::command();
+            let mut out = Vec::new();
+            clap_complete::generate(shell, &mut cmd, "socair", &mut out);
+            emit(None, &out)?;
+            Ok(EXIT_OK)
+        }
         Command::Plugins { json } => {
             let set = load_plugins(&cli.plugin_dirs);
             let listing = PluginListing::of(&set);

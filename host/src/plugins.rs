@@ -2,7 +2,8 @@
 //!
 //! Search order (SPEC §1): each `--plugin-dir`, then each entry of `SOCAIR_PLUGIN_PATH`
 //! (`:`-separated), then `<dir of the socair executable>/plugins/`, then that directory itself
-//! (so a plain `cargo build` tree works). In each directory, files named
+//! (so a plain `cargo build` tree works), then `<that directory>/../lib/socair/plugins/` (the
+//! layout `scripts/install.sh` makes). In each directory, files named
 //! `{DLL_PREFIX}socair_*{DLL_SUFFIX}` (`libsocair_*.so` on Linux) are candidates, in byte
 //! order of their names. The first plugin of a name wins; a later one of the same name is
 //! listed as shadowed and not used.
@@ -126,6 +127,10 @@ pub fn search_path(
     if let Some(exe_dir) = exe.as_deref().and_then(Path::parent) {
         dirs.push(exe_dir.join("plugins"));
         dirs.push(exe_dir.to_owned());
+        // An installed layout: <prefix>/bin/socair with <prefix>/lib/socair/plugins/.
+        if let Some(prefix) = exe_dir.parent() {
+            dirs.push(prefix.join("lib").join("socair").join("plugins"));
+        }
     }
     let mut seen = BTreeSet::new();
     dirs.retain(|d| seen.insert(d.clone()));
@@ -334,6 +339,7 @@ mod tests {
             "/d",
             "/opt/socair/bin/plugins",
             "/opt/socair/bin",
+            "/opt/socair/lib/socair/plugins",
         ]
         .iter()
         .map(PathBuf::from)
