@@ -717,52 +717,116 @@ pub fn verify(
             }
         })
         .collect::<Result<Vec<_>, Refusal>>()?;
-    // Each tensor: its bytes read back from the output, and the same tensor read from the
-    // input by a second path, hashed side by side across cores.
+    // Each tensor, across cores: its bytes read back from the output and, in step, the same
+    // tensor read from the input by a second path; they must be equal byte for byte, and the
+    // output's bytes are hashed once. (A gathered tensor's second path computes each element's
+    // place itself, so there the two are compared by hash.)
     conv.tensors
         .par_iter()
         .zip(found.par_iter())
         .map(|(t, ranges)| {
-            let mut h = Sha256::new();
-            for r in ranges {
-                file.for_each_chunk(r.offset, r.len, |c| h.update(c))
-                    .map_err(|e| format!("{}: {e}", out.display()))?;
-            }
-            let in_output = hex(&h.finalize());
-            let second = match (&t.origin, &second_paths[t.input], &t.gather) {
+            let input = inputs[t.input].path();
+            let in_input = |e: std::io::Error| format!("{}: {e}", input.display());
+            match (&t.origin, &second_paths[t.input], &t.gather) {
                 (Some((record, offset)), Some(zip), None) => {
-                    zip.hash(record, *offset, t.len, t.swap)?
+                    zip.compare(record, *offset, t.len, t.swap, &file, ranges, &t.name)
                 }
-                (Some((record, offset)), Some(zip), Some(g)) => {
-                    zip.hash_gathered(record, *offset, g, t.swap)?
+                (_, None, None) => {
+                    let mut direct = std::fs::File::open(input).map_err(in_input)?;
+                    std::io::Seek::seek(&mut direct, std::io::SeekFrom::Start(t.offset))
+                        .map_err(in_input)?;
+                    compare_in_step(&file, ranges, &mut direct.take(t.len), t.swap, &t.name)
                 }
-                (_, _, Some(g)) => {
-                    let direct = std::fs::File::open(inputs[t.input].path())
-                        .map_err(|e| format!("{}: {e}", inputs[t.input].path().display()))?;
-                    crate::layout::gathered_sha256_by_index(g, t.swap, |at, buf| {
-                        std::os::unix::fs::FileExt::read_exact_at(&direct, buf, at)
-                    })
-                    .map_err(|e| format!("{}: {e}", inputs[t.input].path().display()))?
-                }
-                _ => {
+                (origin, zip, Some(g)) => {
                     let mut h = Sha256::new();
-                    let direct = InputFile::open_with(inputs[t.input].path(), false)
-                        .map_err(|e| format!("{}: {e}", inputs[t.input].path().display()))?;
-                    direct
-                        .for_each_chunk(t.offset, t.len, |c| h.update(c))
-                        .map_err(|e| e.to_string())?;
-                    hex(&h.finalize())
+                    for r in ranges {
+                        file.for_each_chunk(r.offset, r.len, |c| h.update(c))
+                            .map_err(|e| format!("{}: {e}", out.display()))?;
+                    }
+                    let in_output = hex(&h.finalize());
+                    let second = match (origin, zip) {
+                        (Some((record, offset)), Some(zip)) => {
+                            zip.hash_gathered(record, *offset, g, t.swap)?
+                        }
+                        _ => {
+                            let direct = std::fs::File::open(input).map_err(in_input)?;
+                            crate::layout::gathered_sha256_by_index(g, t.swap, |at, buf| {
+                                std::os::unix::fs::FileExt::read_exact_at(&direct, buf, at)
+                            })
+                            .map_err(in_input)?
+                        }
+                    };
+                    if second != in_output {
+                        return Err(format!(
+                            "{:?} gathered from the input by a second path hashes {second}, but the output holds {in_output}",
+                            t.name
+                        ));
+                    }
+                    Ok(in_output)
                 }
-            };
-            if second != in_output {
-                return Err(format!(
-                    "{:?} read from the input by a second path hashes {second}, but the output holds {in_output}",
+                (None, Some(_), None) => Err(format!(
+                    "{:?}: a zip input's tensor without its record",
                     t.name
-                ));
+                )),
             }
-            Ok(in_output)
         })
         .collect()
+}
+
+/// Reads a tensor's bytes from the output (`ranges` of `out`) and, in step, as many bytes from
+/// `second` (swapped in `swap`-byte units like the output); they must be equal. Returns the
+/// sha256 of the bytes, hashed once.
+fn compare_in_step(
+    out: &InputFile,
+    ranges: &[socair_plugin_api::ByteRange],
+    second: &mut dyn Read,
+    swap: usize,
+    name: &str,
+) -> Result<String, Refusal> {
+    let mut h = Sha256::new();
+    let mut theirs = Vec::new();
+    let mut at = 0u64;
+    let mut failure: Option<Refusal> = None;
+    for r in ranges {
+        out.for_each_chunk(r.offset, r.len, |chunk| {
+            if failure.is_some() {
+                return;
+            }
+            theirs.resize(chunk.len(), 0);
+            if let Err(e) = second.read_exact(&mut theirs) {
+                failure = Some(format!(
+                    "{name:?}: the second path ends at byte {at} of the tensor: {e}"
+                ));
+                return;
+            }
+            if swap > 1 {
+                for e in theirs.chunks_exact_mut(swap) {
+                    e.reverse();
+                }
+            }
+            if theirs != chunk {
+                let first = theirs.iter().zip(chunk).position(|(a, b)| a != b).unwrap_or(0);
+                failure = Some(format!(
+                    "{name:?} read from the input by a second path differs from the output at byte {} of the tensor",
+                    at + first as u64
+                ));
+                return;
+            }
+            h.update(chunk);
+            at += chunk.len() as u64;
+        })
+        .map_err(|e| format!("reading the output back: {e}"))?;
+    }
+    if let Some(f) = failure {
+        return Err(f);
+    }
+    let mut more = [0u8; 1];
+    if second.read(&mut more).map_err(|e| e.to_string())? != 0 {
+        return Err(format!(
+            "{name:?}: the second path holds more bytes than the output's {at}"
+        ));
+    }
+    Ok(hex(&h.finalize()))
 }
 
 /// A zip archive opened once for the second path; [`SecondPath::hash`] may be called from many
@@ -831,6 +895,38 @@ impl SecondPath {
         std::io::copy(&mut entry, &mut std::io::sink())
             .map_err(|e| format!("record {record}: {e}"))?;
         Ok(hex(&h.finalize()))
+    }
+
+    /// The tensor's bytes read from its storage record with the `zip` crate and compared, in
+    /// step, with the output's (see [`compare_in_step`]); the rest of the record is read so the
+    /// crate checks its CRC-32. Returns the sha256 of the bytes.
+    #[allow(clippy::too_many_arguments)]
+    pub fn compare(
+        &self,
+        record: &str,
+        offset: u64,
+        len: u64,
+        swap: usize,
+        out: &InputFile,
+        out_ranges: &[socair_plugin_api::ByteRange],
+        name: &str,
+    ) -> Result<String, Refusal> {
+        let mut archive = self.archive.clone();
+        let mut entry = archive
+            .by_name(record)
+            .map_err(|e| format!("{}: record {record}: {e}", self.path.display()))?;
+        let size = entry.size();
+        if offset.checked_add(len).is_none_or(|e| e > size) {
+            return Err(format!(
+                "record {record} holds {size} bytes, not {offset}+{len}"
+            ));
+        }
+        std::io::copy(&mut (&mut entry).take(offset), &mut std::io::sink())
+            .map_err(|e| e.to_string())?;
+        let hash = compare_in_step(out, out_ranges, &mut (&mut entry).take(len), swap, name)?;
+        std::io::copy(&mut entry, &mut std::io::sink())
+            .map_err(|e| format!("record {record}: {e}"))?;
+        Ok(hash)
     }
 
     /// A gathered tensor: the `zip` crate finds the record and checks its CRC-32 over all its
@@ -902,6 +998,28 @@ impl std::io::Seek for SharedFile {
         })?;
         Ok(self.pos)
     }
+}
+
+/// For the fault tests (`SOCAIR_FAULT=convert.flip-output`): flips the last byte of the tensor
+/// placed last in the written output, as a disk or a bug would, before verification reads it.
+fn flip_last_tensor_byte(conv: &Conversion, out: &Path) -> std::io::Result<()> {
+    use std::os::unix::fs::FileExt;
+    let Some(at) = conv
+        .placements
+        .iter()
+        .filter(|(i, _)| conv.tensors[*i].len > 0)
+        .map(|(i, off)| off + conv.tensors[*i].len - 1)
+        .max()
+    else {
+        return Ok(());
+    };
+    let f = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(out)?;
+    let mut b = [0u8; 1];
+    f.read_exact_at(&mut b, at)?;
+    f.write_all_at(&[b[0] ^ 0x01], at)
 }
 
 /// Formats `--from` may name, and what each means.
@@ -1018,6 +1136,9 @@ pub fn convert_path(
         Ok(w) => w,
         Err(e) => return Ok(Err(e)),
     };
+    if crate::fault::armed("convert.flip-output") {
+        flip_last_tensor_byte(&conversion, &tmp_out).map_err(|e| e.to_string())?;
+    }
     let tensor_sha256 = match verify(&conversion, to, &tmp_out, &inputs, plugins) {
         Ok(h) => h,
         Err(e) => return Ok(Err(format!("verification of the output failed: {e}"))),

@@ -349,3 +349,51 @@ fn airlock_convert_refuses_each_gate_condition() {
         7
     );
 }
+
+#[test]
+fn verification_catches_an_output_byte_that_differs_from_the_input() {
+    let dir = tempfile::tempdir().unwrap();
+    for (src, from, why) in [
+        // zip input: compared in step with the record the zip crate reads.
+        (
+            "torch/legit/state-dict.pt",
+            "torch-zip",
+            "differs from the output at byte",
+        ),
+        // legacy input: compared in step with a direct read of the storage.
+        (
+            "torch/legacy/state-dict.pt",
+            "torch-legacy",
+            "differs from the output at byte",
+        ),
+        // a gathered tensor: compared by hash with the index-based gather.
+        (
+            "torch/legit/noncontiguous.pt",
+            "torch-zip",
+            "gathered from the input by a second path",
+        ),
+        // safetensors input: compared in step with a direct read.
+        (
+            "diff/reference/model.safetensors",
+            "safetensors",
+            "differs from the output at byte",
+        ),
+    ] {
+        let out = dir.path().join("out.safetensors");
+        let r = run(socair()
+            .env("SOCAIR_FAULT", "convert.flip-output")
+            .arg("convert")
+            .arg(fixture(src))
+            .arg(&out)
+            .args(["--from", from, "--to", "safetensors"]));
+        assert_eq!(r.code, 1, "{src}: {}", r.stderr);
+        assert!(
+            r.stderr.contains("verification of the output failed"),
+            "{src}: {}",
+            r.stderr
+        );
+        assert!(r.stderr.contains(why), "{src}: {why:?} not in {}", r.stderr);
+        assert!(!out.exists(), "{src}");
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0, "{src}");
+    }
+}
