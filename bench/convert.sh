@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Conversion throughput and memory, as ratios to the physical limit measured in the same run.
 #
-#   bench/convert.sh [SIZE_MIB=1024] [TENSORS=512] [PYTHON=python3]
+#   bench/convert.sh [SIZE_MIB=2048] [TENSORS=512] [PYTHON=python3]
 #
 # PYTHON must have torch (it writes the input checkpoint with torch.save, and times
 # torch.load + safetensors.torch.save_file when safetensors is installed too).
@@ -12,7 +12,7 @@
 #   torch      = torch.load + save_file
 # with each one's ratio to the limit, and peak resident memory (GNU time).
 set -euo pipefail
-size_mib=${1:-1024}
+size_mib=${1:-2048}
 count=${2:-512}
 py=${3:-python3}
 here=$(cd "$(dirname "$0")" && pwd)

@@ -2,7 +2,7 @@
 # Fingerprinting throughput of `socair tensors`, as a ratio to `openssl dgst -sha256` on the
 # same file in the same run (openssl uses the CPU's SHA instructions; it is the limit).
 #
-#   bench/fingerprint.sh [SIZE_MIB=1024] [WORKDIR=$(mktemp -d)]
+#   bench/fingerprint.sh [SIZE_MIB=2048] [WORKDIR=$(mktemp -d)]
 #
 # What one run of `socair tensors FILE` hashes: the whole file once (the artifact's sha256),
 # every tensor's bytes once (its sha256), and for F16/BF16 the widened values (twice the
@@ -12,7 +12,7 @@
 #   wall ratio       = openssl time / socair time          (same file, whole command)
 #   per-thread ratio = (bytes socair hashed / socair time / threads) / (size / openssl time)
 set -euo pipefail
-size_mib=${1:-1024}
+size_mib=${1:-2048}
 work=${2:-$(mktemp -d)}
 mkdir -p "$work"
 here=$(cd "$(dirname "$0")" && pwd)

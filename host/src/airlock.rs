@@ -791,6 +791,11 @@ pub fn recheck_derivation(
         ));
     }
     let manifest = crate::tensors::fingerprint(output, plugins).map_err(fatal)?;
+    let output_tensors: std::collections::HashMap<&str, &crate::tensors::TensorEntry> = manifest
+        .tensors
+        .iter()
+        .map(|m| (m.name.as_str(), m))
+        .collect();
     // Only zip inputs have records the `zip` crate can read.
     let second_path = crate::convert::SecondPath::open(input);
     let second_path = if p
@@ -816,7 +821,7 @@ pub fn recheck_derivation(
                 t.name, t.sha256
             ));
         }
-        match manifest.tensors.iter().find(|m| m.name == t.name) {
+        match output_tensors.get(t.name.as_str()) {
             Some(m) if m.sha256 == t.sha256 => {}
             Some(m) => problems.push(format!(
                 "{}: the output's bytes hash to {}, the record says {}",

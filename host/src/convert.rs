@@ -683,12 +683,16 @@ pub fn verify(
             conv.tensors.len()
         ));
     }
+    // By name, once: a linear search per tensor made checkpoints of many tensors quadratic.
+    let by_name: std::collections::HashMap<&str, &socair_plugin_api::TensorDescriptor> = opened
+        .tensors
+        .iter()
+        .map(|o| (o.name.as_str(), o))
+        .collect();
     let mut found = Vec::with_capacity(conv.tensors.len());
     for t in &conv.tensors {
-        let o = opened
-            .tensors
-            .iter()
-            .find(|o| o.name.as_str() == t.name)
+        let o = by_name
+            .get(t.name.as_str())
             .ok_or_else(|| format!("the output lacks {:?}", t.name))?;
         if o.dtype.as_str() != t.dtype || o.shape.as_slice() != t.shape.as_slice() {
             return Err(format!(

@@ -81,13 +81,15 @@ pub struct Archive {
     pub prefix: String,
     /// Records in file order.
     pub records: Vec<Record>,
+    /// Index into `records` by name relative to the prefix (names are unique): a checkpoint of
+    /// 100,000 storages looks each one up.
+    by_rel: std::collections::HashMap<String, usize>,
 }
 
 impl Archive {
     /// The record named `prefix/rel`.
     pub fn get(&self, rel: &str) -> Option<&Record> {
-        let name = format!("{}/{rel}", self.prefix);
-        self.records.iter().find(|r| r.name == name)
+        self.by_rel.get(rel).map(|&i| &self.records[i])
     }
 
     /// A record's name without the prefix.
@@ -590,9 +592,16 @@ pub fn read_archive(src: &(impl ReadAt + ?Sized)) -> Result<Archive, ZipError> {
         ),
         ));
     }
+    let prefix = prefix.expect("at least one record");
+    let by_rel = records
+        .iter()
+        .enumerate()
+        .map(|(i, r)| (r.name[prefix.len() + 1..].to_owned(), i))
+        .collect();
     Ok(Archive {
-        prefix: prefix.expect("at least one record"),
+        prefix,
         records,
+        by_rel,
     })
 }
 
