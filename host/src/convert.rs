@@ -858,15 +858,15 @@ impl SecondPath {
         })
     }
 
-    /// The tensor's bytes read from its storage record with the `zip` crate (which checks the
-    /// record's CRC-32 as it reads), swapped like the output, hashed.
-    pub fn hash(
+    /// Reads `len` bytes at `offset` of `record` with the `zip` crate, handing them to `use_bytes`
+    /// as a reader, then reads the rest of the record so the crate checks its CRC-32.
+    fn with_record<T>(
         &self,
         record: &str,
         offset: u64,
         len: u64,
-        swap: usize,
-    ) -> Result<String, Refusal> {
+        use_bytes: impl FnOnce(&mut dyn Read) -> Result<T, Refusal>,
+    ) -> Result<T, Refusal> {
         let mut archive = self.archive.clone();
         let mut entry = archive
             .by_name(record)
@@ -878,27 +878,41 @@ impl SecondPath {
             ));
         }
         std::io::copy(&mut (&mut entry).take(offset), &mut std::io::sink())
-            .map_err(|e| e.to_string())?;
-        let mut h = Sha256::new();
-        let mut buf = vec![0u8; 1 << 20];
-        let mut left = len;
-        while left > 0 {
-            let n = left.min(buf.len() as u64) as usize;
-            entry
-                .read_exact(&mut buf[..n])
-                .map_err(|e| format!("record {record}: {e}"))?;
-            if swap > 1 {
-                for e in buf[..n].chunks_exact_mut(swap) {
-                    e.reverse();
-                }
-            }
-            h.update(&buf[..n]);
-            left -= n as u64;
-        }
-        // Read the rest so the crate checks the record's CRC-32.
+            .map_err(|e| format!("record {record}: {e}"))?;
+        let result = use_bytes(&mut (&mut entry).take(len))?;
         std::io::copy(&mut entry, &mut std::io::sink())
             .map_err(|e| format!("record {record}: {e}"))?;
-        Ok(hex(&h.finalize()))
+        Ok(result)
+    }
+
+    /// The tensor's bytes read from its storage record with the `zip` crate (which checks the
+    /// record's CRC-32 as it reads), swapped like the output, hashed.
+    pub fn hash(
+        &self,
+        record: &str,
+        offset: u64,
+        len: u64,
+        swap: usize,
+    ) -> Result<String, Refusal> {
+        self.with_record(record, offset, len, |bytes| {
+            let mut h = Sha256::new();
+            let mut buf = vec![0u8; 1 << 20];
+            let mut left = len;
+            while left > 0 {
+                let n = left.min(buf.len() as u64) as usize;
+                bytes
+                    .read_exact(&mut buf[..n])
+                    .map_err(|e| format!("record {record}: {e}"))?;
+                if swap > 1 {
+                    for e in buf[..n].chunks_exact_mut(swap) {
+                        e.reverse();
+                    }
+                }
+                h.update(&buf[..n]);
+                left -= n as u64;
+            }
+            Ok(hex(&h.finalize()))
+        })
     }
 
     /// The tensor's bytes read from its storage record with the `zip` crate and compared, in
@@ -915,22 +929,9 @@ impl SecondPath {
         out_ranges: &[socair_plugin_api::ByteRange],
         name: &str,
     ) -> Result<String, Refusal> {
-        let mut archive = self.archive.clone();
-        let mut entry = archive
-            .by_name(record)
-            .map_err(|e| format!("{}: record {record}: {e}", self.path.display()))?;
-        let size = entry.size();
-        if offset.checked_add(len).is_none_or(|e| e > size) {
-            return Err(format!(
-                "record {record} holds {size} bytes, not {offset}+{len}"
-            ));
-        }
-        std::io::copy(&mut (&mut entry).take(offset), &mut std::io::sink())
-            .map_err(|e| e.to_string())?;
-        let hash = compare_in_step(out, out_ranges, &mut (&mut entry).take(len), swap, name)?;
-        std::io::copy(&mut entry, &mut std::io::sink())
-            .map_err(|e| format!("record {record}: {e}"))?;
-        Ok(hash)
+        self.with_record(record, offset, len, |bytes| {
+            compare_in_step(out, out_ranges, bytes, swap, name)
+        })
     }
 
     /// A gathered tensor: the `zip` crate finds the record and checks its CRC-32 over all its

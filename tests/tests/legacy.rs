@@ -149,23 +149,20 @@ fn the_format_is_named_and_never_guessed() {
     );
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("x.safetensors");
-    let r = convert(
-        &fixture("torch/legacy/state-dict.pt"),
-        &out,
-        "torch-zip",
-        None,
-    );
-    assert_eq!(r.code, 1, "{}", r.stderr);
-    assert!(r.stderr.contains("reads as torch-legacy"), "{}", r.stderr);
-    let r = convert(
-        &fixture("torch/legit/state-dict.pt"),
-        &out,
-        "torch-legacy",
-        None,
-    );
-    assert_eq!(r.code, 1, "{}", r.stderr);
-    assert!(r.stderr.contains("reads as torch-zip"), "{}", r.stderr);
-    assert!(!out.exists());
+    // Each format given as the other is refused, naming the right one.
+    for (src, given, right) in [
+        ("torch/legacy/state-dict.pt", "torch-zip", "torch-legacy"),
+        ("torch/legit/state-dict.pt", "torch-legacy", "torch-zip"),
+    ] {
+        let r = convert(&fixture(src), &out, given, None);
+        assert_eq!(r.code, 1, "{src}: {}", r.stderr);
+        assert!(
+            r.stderr.contains(&format!("reads as {right}")),
+            "{src}: {}",
+            r.stderr
+        );
+        assert!(!out.exists());
+    }
     // A rule set this socair does not implement is a usage error.
     let r = convert(
         &fixture("torch/legit/state-dict.pt"),

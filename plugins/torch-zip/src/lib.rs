@@ -113,17 +113,7 @@ impl FormatReader for TorchZipReader {
         options: ReadOptions,
     ) -> RResult<OpenedFile, PluginError> {
         guard(|| {
-            let analysis = analyze(
-                &source,
-                &AnalyzeOptions {
-                    header_only: options.header_only,
-                    reviewed: options
-                        .reviewed_globals
-                        .iter()
-                        .map(|s| s.to_string())
-                        .collect(),
-                },
-            );
+            let analysis = analyze(&source, &analyze_options(&options));
             Ok(opened_file(&analysis, options.header_only))
         })
     }
@@ -152,19 +142,21 @@ impl FormatReader for TorchLegacyReader {
         options: ReadOptions,
     ) -> RResult<OpenedFile, PluginError> {
         guard(|| {
-            let analysis = legacy::analyze(
-                &source,
-                &AnalyzeOptions {
-                    header_only: options.header_only,
-                    reviewed: options
-                        .reviewed_globals
-                        .iter()
-                        .map(|s| s.to_string())
-                        .collect(),
-                },
-            );
+            let analysis = legacy::analyze(&source, &analyze_options(&options));
             Ok(opened_file(&analysis, options.header_only))
         })
+    }
+}
+
+/// The plugin API's read options as the analysis takes them.
+fn analyze_options(options: &ReadOptions) -> AnalyzeOptions {
+    AnalyzeOptions {
+        header_only: options.header_only,
+        reviewed: options
+            .reviewed_globals
+            .iter()
+            .map(|s| s.to_string())
+            .collect(),
     }
 }
 
