@@ -843,6 +843,14 @@ fn rehash_source(
     swap: usize,
 ) -> Result<String, String> {
     let strided = |base: u64, g: &Gathered| -> Result<crate::layout::Strided, String> {
+        if g.strides.len() != g.shape.len() || !(1..=16).contains(&g.element_size) {
+            return Err(format!(
+                "the record's layout is malformed: {} strides for {} dimensions, {}-byte elements",
+                g.strides.len(),
+                g.shape.len(),
+                g.element_size
+            ));
+        }
         Ok(crate::layout::Strided {
             base,
             shape: g.shape.clone(),

@@ -260,15 +260,27 @@ pub fn gathered_sha256_by_index(
     read_at: impl Fn(u64, &mut [u8]) -> io::Result<()>,
 ) -> io::Result<String> {
     let mut h = Sha256::new();
-    let mut element = vec![0u8; s.elem as usize];
+    let elem = usize::try_from(s.elem).map_err(|e| invalid(e.to_string()))?;
+    let mut element = vec![0u8; elem];
+    // The layout may come from a derivation record rather than from `strided`: every step is
+    // checked, so a layout that overflows is an error, never a wrapped offset.
+    let overflow = || invalid("the layout's offsets overflow".into());
     for flat in 0..s.numel {
         let mut rest = flat;
         let mut offset = 0u64;
         for (&d, &st) in s.shape.iter().zip(&s.strides).rev() {
-            offset += (rest % d) * st;
+            // numel > 0, so no dimension is 0.
+            offset = (rest % d)
+                .checked_mul(st)
+                .and_then(|o| offset.checked_add(o))
+                .ok_or_else(overflow)?;
             rest /= d;
         }
-        read_at(s.base + offset * s.elem, &mut element)?;
+        let at = offset
+            .checked_mul(s.elem)
+            .and_then(|o| s.base.checked_add(o))
+            .ok_or_else(overflow)?;
+        read_at(at, &mut element)?;
         if swap > 1 {
             for unit in element.chunks_exact_mut(swap) {
                 unit.reverse();
