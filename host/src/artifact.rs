@@ -8,7 +8,7 @@ use crate::plugins::{LoadedPlugin, PluginSet};
 use crate::source::InputFile;
 use socair_plugin_api::{
     abi_stable::{sabi_trait::TD_Opaque, sabi_types::RRef, std_types::ROption},
-    ByteSource_TO, FormatReaderBox, OpenedFile, ReadOptions, TensorDescriptor, Unread,
+    ByteSource_TO, FormatReaderBox, OpenedFile, ReadOptions, RowStatus, TensorDescriptor, Unread,
 };
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -244,7 +244,13 @@ impl<'p> Artifact<'p> {
             })
             .collect::<Result<_, _>>()?;
         let data = data_files(&all);
-        all.retain(|(job, _)| !(job.by_extension && data.contains(&job.rel)));
+        // A file another names as its data, claimed only by its extension, is data (its
+        // reader's LEAD "not a checkpoint, whatever its name" says nothing more), unless that
+        // reader found evidence against it: a FAIL row stays in the report.
+        all.retain(|(job, opened)| {
+            let found = opened.rows.iter().any(|r| r.status == RowStatus::Fail);
+            !(job.by_extension && data.contains(&job.rel)) || found
+        });
         Ok(all)
     }
 

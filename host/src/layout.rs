@@ -98,6 +98,17 @@ pub fn strided(t: &TensorDescriptor, file_len: u64) -> Result<Option<Strided>, S
                 range.len
             ));
         }
+        // More elements than bytes to hold them: elements overlap (a zero or repeating
+        // stride). Reading would cost the shape, not the file: a tiny file could describe
+        // terabytes. Such a view is not read.
+        let all = numel.checked_mul(elem).ok_or("its size overflows")?;
+        if all > needed {
+            return Err(format!(
+                "shape {:?} with strides {:?} repeats elements ({all} bytes of values from {needed} bytes): it is not read",
+                t.shape.as_slice(),
+                strides.as_slice()
+            ));
+        }
     }
     debug_assert!(range_end <= file_len);
     Ok(Some(Strided {
@@ -381,6 +392,11 @@ mod tests {
             .contains("past the end"));
         let huge = descriptor(&[u64::MAX, 2], &[u64::MAX, 1], 6, 12);
         assert!(strided(&huge, f.len()).is_err());
+        // A zero stride: 2^40 elements from one, refused before anything is read.
+        let broadcast = descriptor(&[1 << 40], &[0], 6, 2);
+        assert!(strided(&broadcast, f.len())
+            .unwrap_err()
+            .contains("repeats elements"));
     }
 
     #[test]

@@ -754,6 +754,10 @@ pub fn check_location(location: &str) -> Result<(), &'static str> {
     {
         return Err("starts with a drive letter: it must be relative to the model's directory");
     }
+    if location.contains('*') {
+        // ONNX Runtime reads `*/_ORT_MEM_ADDR_/*` as "offset is a memory address".
+        return Err("holds a `*` (ONNX Runtime's in-memory tag `*/_ORT_MEM_ADDR_/*` makes the offset a pointer)");
+    }
     for part in location.split('/') {
         match part {
             ".." => return Err("has a `..` component: it must not leave the model's directory"),
@@ -764,4 +768,29 @@ pub fn check_location(location: &str) -> Result<(), &'static str> {
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::check_location;
+
+    #[test]
+    fn external_locations_stay_plain_relative_paths() {
+        assert!(check_location("weights.bin").is_ok());
+        assert!(check_location("data/weights.bin").is_ok());
+        for bad in [
+            "",
+            "/etc/passwd",
+            "..\\x",
+            "a/../../x",
+            "./x",
+            "a//b",
+            "C:x",
+            "*/_ORT_MEM_ADDR_/*",
+            "a*b",
+            "x\0y",
+        ] {
+            assert!(check_location(bad).is_err(), "{bad:?}");
+        }
+    }
 }

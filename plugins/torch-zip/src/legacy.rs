@@ -73,7 +73,49 @@ pub fn analyze(src: &(impl ReadAt + ?Sized), options: &AnalyzeOptions) -> Analys
     if let Some(polyglot) = zip_behind(src) {
         a.add(Severity::Fail, polyglot.0, polyglot.1);
     }
+    // torch.load tries the oldest format, a tar archive, first (`legacy_load` with
+    // tarfile.open): a file whose first block is also a sound tar header is read as a tar.
+    if tar_header_at_start(src) {
+        a.add(
+            Severity::Fail,
+            "byte 0",
+            "the first 512 bytes are also a sound tar header: torch.load tries its tar format first and would read the tar's members, which are not these pickles",
+        );
+    }
     a
+}
+
+/// Whether the first 512 bytes pass tarfile's header check: the checksum field (octal, or
+/// base-256) equals the sum of the block's bytes with that field read as spaces, unsigned or
+/// signed (Python's `tarfile.calc_chksums`).
+fn tar_header_at_start(src: &(impl ReadAt + ?Sized)) -> bool {
+    let mut block = [0u8; 512];
+    if src.size() < 512 || src.read_exact_at(0, &mut block).is_err() {
+        return false;
+    }
+    let field = &block[148..156];
+    let recorded: Option<i64> = if field[0] == 0o200 || field[0] == 0o377 {
+        // base-256: the rest as a big-endian number (never a real header's checksum).
+        Some(field[1..].iter().fold(0i64, |a, &b| {
+            a.saturating_mul(256).saturating_add(i64::from(b))
+        }))
+    } else {
+        let text: Vec<u8> = field.iter().take_while(|&&b| b != 0).copied().collect();
+        let text = String::from_utf8_lossy(&text);
+        let text = text.trim();
+        if text.is_empty() {
+            Some(0)
+        } else {
+            i64::from_str_radix(text, 8).ok()
+        }
+    };
+    let Some(recorded) = recorded else {
+        return false;
+    };
+    let outside = block[..148].iter().chain(&block[156..]);
+    let unsigned: i64 = 256 + outside.clone().map(|&b| i64::from(b)).sum::<i64>();
+    let signed: i64 = 256 + outside.map(|&b| i64::from(b as i8)).sum::<i64>();
+    recorded == unsigned || recorded == signed
 }
 
 /// What the zip layer says about a zip archive found behind the pickles, if there is one.
@@ -470,3 +512,26 @@ fn read_key_list(outcome: &pickle::Outcome) -> Result<Vec<String>, String> {
 
 /// The byte order of legacy storages: always little-endian (see the module docs).
 pub const ENDIAN: Endian = Endian::Little;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_pickle_that_is_also_a_tar_header_is_seen() {
+        // A protocol-2 pickle start, padded to a block, with a tar checksum made to hold.
+        let mut block = vec![0u8; 1024];
+        block[..4].copy_from_slice(b"\x80\x02\x8a\x0a");
+        block[148..156].copy_from_slice(b"        ");
+        let sum: u32 = block[..512].iter().map(|&b| u32::from(b)).sum();
+        let field = format!("{sum:06o}\0 ");
+        block[148..156].copy_from_slice(field.as_bytes());
+        assert!(tar_header_at_start(&block[..]));
+        // Any other checksum is not a tar header.
+        block[149] ^= 1;
+        assert!(!tar_header_at_start(&block[..]));
+        // Nor is a torch-written legacy file.
+        let real = include_bytes!("../../../fixtures/torch/legacy/state-dict.pt");
+        assert!(!tar_header_at_start(&real[..]));
+    }
+}

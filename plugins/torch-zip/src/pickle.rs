@@ -632,6 +632,16 @@ impl Machine<'_> {
             }
             b'(' => self.marks.push(self.stack.len()),
             b'.' => {
+                if let Some(end) = self.frame_end.filter(|&end| end != self.pos) {
+                    // CPython's unpickler reads a whole frame before running it: what follows
+                    // STOP inside the frame is consumed, and the next pickle of a stream starts
+                    // at the frame's end for torch but here for a reader that stops at STOP.
+                    self.fail(format!(
+                        "STOP inside a frame that runs on for {} bytes: Python reads the rest of the frame, so what follows is not where this pickle seems to end",
+                        end - self.pos
+                    ));
+                    return Ok(Some(Stop::Broken));
+                }
                 let v = self.pop()?;
                 if !self.stack.is_empty() || !self.marks.is_empty() {
                     self.lead("values left on the stack at STOP".into());
@@ -1302,6 +1312,7 @@ impl Machine<'_> {
         // Recent string pushes and memoized strings, to name STACK_GLOBAL targets.
         let mut recent: Vec<Option<Rc<str>>> = Vec::new();
         let mut memo: HashMap<u64, Option<Rc<str>>> = HashMap::new();
+        let mut frame_until: Option<usize> = None;
         self.frame_end = None;
         while self.pos < self.data.len() {
             self.op_at = self.pos;
@@ -1309,7 +1320,25 @@ impl Machine<'_> {
             self.op_name = opcode_name(op);
             self.pos += 1;
             if op == b'.' && self.one_pickle {
+                if let Some(end) = frame_until.filter(|&end| end > self.pos) {
+                    self.fail(format!(
+                        "STOP inside a frame that runs on for {} bytes: Python reads the rest of the frame, so what follows is not where this pickle seems to end",
+                        end - self.pos
+                    ));
+                    return None;
+                }
                 return Some(self.pos);
+            }
+            if op == 0x95 && self.one_pickle {
+                // Only remembered here (the scan reads opcodes regardless of frames): a STOP
+                // before the frame's end is where Python and this reader part ways.
+                let mut len = [0u8; 8];
+                if let Some(b) = self.data.get(self.pos..).and_then(|r| r.get(..8)) {
+                    len.copy_from_slice(b);
+                    frame_until = usize::try_from(u64::from_le_bytes(len))
+                        .ok()
+                        .and_then(|n| (self.pos + 8).checked_add(n));
+                }
             }
             let step: Step<Option<Rc<str>>> = (|| {
                 Ok(match op {
@@ -1671,6 +1700,28 @@ mod tests {
         assert!(out.findings.iter().all(|f| !f.reason.contains("os.system")));
         // A pickle without STOP has no end.
         assert_eq!(run_one(b"\x80\x02N", &Options::default()).1, None);
+    }
+
+    #[test]
+    fn a_stop_inside_a_frame_that_runs_on_is_a_fail() {
+        // PROTO 4, FRAME of 16 bytes, NONE, STOP, then 14 more bytes still inside the frame:
+        // Python reads them with the frame, so the next pickle of a stream starts after them.
+        let mut p = b"\x80\x04\x95\x10\x00\x00\x00\x00\x00\x00\x00N.".to_vec();
+        p.extend_from_slice(&[b'N'; 14]);
+        let (out, end) = run_one(&p, &Options::default());
+        assert_eq!(end, None);
+        assert!(
+            out.findings
+                .iter()
+                .any(|f| f.severity == Severity::Fail && f.reason.contains("inside a frame")),
+            "{:?}",
+            out.findings
+        );
+        // A frame that ends right after STOP, as Python writes it, is fine.
+        let p = b"\x80\x04\x95\x02\x00\x00\x00\x00\x00\x00\x00N.";
+        let (out, end) = run_one(p, &Options::default());
+        assert_eq!(end, Some(p.len()));
+        assert!(out.findings.is_empty(), "{:?}", out.findings);
     }
 
     #[test]
