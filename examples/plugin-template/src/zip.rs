@@ -92,6 +92,8 @@ const LOCAL_LEN: usize = 30;
 pub const MAX_CENTRAL_DIRECTORY: u64 = 16 << 20;
 /// Flag bit 11: the name is UTF-8. The only flag accepted.
 const FLAG_UTF8: u16 = 1 << 11;
+/// The extended-timestamp extra block (harmless: times only).
+const EXTRA_TIMESTAMP: u16 = 0x5455;
 const EXTRA_ZIP64: u16 = 0x0001;
 
 /// Little-endian fields from a buffer; a read past its end yields zeros and is caught by the
@@ -347,6 +349,15 @@ fn read_central(src: &(impl ReadAt + ?Sized), dir: &Directory) -> Result<Vec<Cen
         for (id, _) in extra_blocks(extra, &place)? {
             if id == EXTRA_ZIP64 {
                 return err(place, "a zip64 extra block in the central directory");
+            }
+            // Only timestamps may ride along: a Unicode Path block (0x7075), which newer
+            // Python zipfile honours, would give the member another name than the one read
+            // here.
+            if id != EXTRA_TIMESTAMP {
+                return err(
+                    place,
+                    format!("an extra block of type 0x{id:04x} in the central directory; only timestamps (0x5455) are accepted"),
+                );
             }
         }
         let name = decode_name(raw_name, flags, &place)?;
