@@ -796,16 +796,16 @@ pub fn recheck_derivation(
         .iter()
         .map(|m| (m.name.as_str(), m))
         .collect();
-    // Only zip inputs have records the `zip` crate can read.
-    let second_path = crate::convert::SecondPath::open(input);
+    // Only zip inputs have records the `zip` crate can read (legacy records say where their
+    // storages lie in the file instead).
     let second_path = if p
         .tensors
         .iter()
-        .all(|t| t.source.file_offset_bytes.is_some())
+        .any(|t| t.source.file_offset_bytes.is_none())
     {
-        Err("not a zip input".to_owned())
+        crate::convert::SecondPath::open(input)
     } else {
-        second_path
+        Err("not a zip input".to_owned())
     };
     for t in &p.tensors {
         let swap = if swapped {

@@ -82,11 +82,6 @@ impl Rules {
         }
     }
 
-    /// The newest.
-    pub fn newest() -> Rules {
-        Rules::V2
-    }
-
     /// `socair-convert/N` or `N`.
     pub fn parse(text: &str) -> Result<Rules, String> {
         let n = text.strip_prefix("socair-convert/").unwrap_or(text);

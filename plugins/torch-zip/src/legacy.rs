@@ -19,7 +19,7 @@
 //! analogue: keys listed once and equal to the keys the pickle names, each count equal to the
 //! persistent id's, every storage inside the file, no byte after the last one.
 
-use crate::checkpoint::{model_tensors, Analysis, AnalyzeOptions, Endian};
+use crate::checkpoint::{model_tensors, Analysis, AnalyzeOptions};
 use crate::pickle::{self, Object, Severity, StorageClass, Value};
 use crate::zip::ReadAt;
 use std::collections::{HashMap, HashSet};
@@ -509,9 +509,6 @@ fn read_key_list(outcome: &pickle::Outcome) -> Result<Vec<String>, String> {
         })
         .collect()
 }
-
-/// The byte order of legacy storages: always little-endian (see the module docs).
-pub const ENDIAN: Endian = Endian::Little;
 
 #[cfg(test)]
 mod tests {
