@@ -604,11 +604,7 @@ fn convert_inner(
     // The plugins loaded must be the ones the deployment pins.
     policy.pins.check_loaded(plugins).map_err(refused)?;
     // The rules: --rules or the newest, within the deployment's pin.
-    let rules = crate::convert::Rules::select(
-        rules,
-        policy.pins.rules.get("socair-convert").map(String::as_str),
-    )
-    .map_err(refused)?;
+    let rules = crate::convert::Rules::select(rules, &policy.pins).map_err(refused)?;
     if !policy
         .roles_of(keyid)
         .is_some_and(|r| r.iter().any(|r| r == "derive"))

@@ -615,7 +615,8 @@ fn dispatch(cli: Cli) -> Result<u8, Fatal> {
             to,
             rules,
         } => {
-            let rules = crate::convert::Rules::select(rules.as_deref(), None).map_err(Fatal)?;
+            let rules = crate::convert::Rules::select(rules.as_deref(), &Default::default())
+                .map_err(Fatal)?;
             let set = load_plugins(&cli.plugin_dirs);
             warn_refused(&set);
             match crate::convert::convert_path(&src, &dst, &from, &to, &set, rules)

@@ -96,43 +96,35 @@ impl Rules {
             })
     }
 
-    /// The rules to run: the one asked for (`--rules`), or else the newest; either way it must
-    /// satisfy the deployment's pin (a semver requirement such as `=1`; `1` reads as `1.0.0`).
-    pub fn select(asked: Option<&str>, pin: Option<&str>) -> Result<Rules, String> {
-        let pin = pin
-            .map(|p| {
-                semver::VersionReq::parse(p).map_err(|e| {
-                    format!("the store pins socair-convert to {p:?}, which is not a version requirement: {e}")
-                })
-            })
-            .transpose()?;
-        let allowed = |r: Rules| {
-            pin.as_ref()
-                .is_none_or(|req| req.matches(&semver::Version::new(r.version(), 0, 0)))
-        };
+    /// The rules to run: the one asked for (`--rules`), or else the newest; either way the
+    /// deployment's pins must accept it (`pins.rules["socair-convert"]`; none without a store).
+    pub fn select(asked: Option<&str>, pins: &crate::store::Pins) -> Result<Rules, String> {
+        let pin = pins.rules.get("socair-convert").map_or("", String::as_str);
+        let allowed = |r: Rules| pins.check_rule("socair-convert", &r.version().to_string());
         match asked {
             Some(text) => {
                 let r = Rules::parse(text)?;
-                if !allowed(r) {
-                    return Err(format!(
-                        "--rules {}: the store pins socair-convert to {}",
-                        r.id(),
-                        pin.map(|p| p.to_string()).unwrap_or_default()
-                    ));
-                }
+                allowed(r).map_err(|e| {
+                    format!(
+                        "--rules {}: the store pins socair-convert to {pin} ({e})",
+                        r.id()
+                    )
+                })?;
                 Ok(r)
             }
-            None => Rules::ALL
-                .into_iter()
-                .rev()
-                .find(|&r| allowed(r))
-                .ok_or_else(|| {
-                    format!(
-                        "the store pins socair-convert to {}, which no built-in version ({}) satisfies",
-                        pin.map(|p| p.to_string()).unwrap_or_default(),
-                        Rules::ALL.map(Rules::id).join(", ")
-                    )
-                }),
+            None => {
+                let mut last_refusal = String::new();
+                for r in Rules::ALL.into_iter().rev() {
+                    match allowed(r) {
+                        Ok(()) => return Ok(r),
+                        Err(e) => last_refusal = e,
+                    }
+                }
+                Err(format!(
+                    "the store pins socair-convert to {pin}, which no built-in version ({}) satisfies: {last_refusal}",
+                    Rules::ALL.map(Rules::id).join(", ")
+                ))
+            }
         }
     }
 }
