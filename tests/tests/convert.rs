@@ -218,16 +218,7 @@ fn airlock_convert_writes_a_verifiable_derivation_record() {
     let staged = s.path().join("incoming").join(&out_sha);
     let output = staged.join("pytorch_model.safetensors");
     assert!(output.is_file());
-    let record = staged.join("derivation.dsse.json");
-    let v = run(socair()
-        .arg("verify")
-        .arg(&record)
-        .arg("--store")
-        .arg(s.path())
-        .arg("--input")
-        .arg(&src)
-        .arg("--output")
-        .arg(&output));
+    let v = s.verify_derivation(&out_sha, &src, "pytorch_model.safetensors");
     assert_eq!(v.code, 0, "{}", v.stderr);
     let statement = json(&v.stdout);
     assert_eq!(

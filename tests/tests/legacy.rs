@@ -362,18 +362,7 @@ fn the_store_pin_decides_the_rules_and_the_record_names_them() {
     let r = airlock(&nc, &att_nc, None);
     assert_eq!(r.code, 0, "{}", r.stderr);
     assert!(r.stderr.contains("under socair-convert/2"), "{}", r.stderr);
-    let sha = r.stdout.trim().to_owned();
-    let staged = s.path().join("incoming").join(&sha);
-    let output = staged.join("nc.safetensors");
-    let v = run(socair()
-        .arg("verify")
-        .arg(staged.join("derivation.dsse.json"))
-        .arg("--store")
-        .arg(s.path())
-        .arg("--input")
-        .arg(&nc)
-        .arg("--output")
-        .arg(&output));
+    let v = s.verify_derivation(r.stdout.trim(), &nc, "nc.safetensors");
     assert_eq!(v.code, 0, "{}", v.stderr);
     let p = &json(&v.stdout)["predicate"];
     assert_eq!(p["rules"]["socair-convert"], "2");
@@ -398,16 +387,7 @@ fn the_store_pin_decides_the_rules_and_the_record_names_them() {
     // A legacy checkpoint: /2 carries it; its record says where the storage lies in the file.
     let r = airlock(&legacy, &att_legacy, None);
     assert_eq!(r.code, 0, "{}", r.stderr);
-    let staged = s.path().join("incoming").join(r.stdout.trim());
-    let v = run(socair()
-        .arg("verify")
-        .arg(staged.join("derivation.dsse.json"))
-        .arg("--store")
-        .arg(s.path())
-        .arg("--input")
-        .arg(&legacy)
-        .arg("--output")
-        .arg(staged.join("old.safetensors")));
+    let v = s.verify_derivation(r.stdout.trim(), &legacy, "old.safetensors");
     assert_eq!(v.code, 0, "{}", v.stderr);
     let p = &json(&v.stdout)["predicate"];
     assert!(p["tensors"]

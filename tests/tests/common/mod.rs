@@ -110,6 +110,21 @@ impl Store {
         }
         k.display().to_string()
     }
+    /// `socair verify` of the derivation record staged in `incoming/<sha>/` against the store's
+    /// keys, re-reading `input` and that directory's `output` file.
+    pub fn verify_derivation(&self, sha: &str, input: &Path, output: &str) -> Run {
+        let staged = self.path().join("incoming").join(sha);
+        run(socair()
+            .arg("verify")
+            .arg(staged.join("derivation.dsse.json"))
+            .arg("--store")
+            .arg(self.path())
+            .arg("--input")
+            .arg(input)
+            .arg("--output")
+            .arg(staged.join(output)))
+    }
+
     pub fn attest(&self, src: &Path, key: &str) -> String {
         let out = self.dir.path().join(format!(
             "{}.{}.att.json",
