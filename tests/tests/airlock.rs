@@ -1,8 +1,6 @@
 //! Keys, attestations and the airlock store end to end, through the binary.
 
-mod common;
-
-use common::{fixture, json, run, socair};
+use crate::common::{fixture, json, run, socair};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 

@@ -2,9 +2,7 @@
 //! (fixtures/diff/make_fixtures.py; the expected counts are computed there, in Python, from
 //! the written files).
 
-mod common;
-
-use common::{fixture, json, run, socair};
+use crate::common::{fixture, json, run, socair};
 use serde_json::Value;
 
 fn comparisons() -> Vec<Value> {

@@ -3,9 +3,7 @@
 //! activity log verifies, nothing half-written is in incoming/ or promoted/, scratch space is
 //! cleaned on the next run, and the same command succeeds when run again.
 
-mod common;
-
-use common::{fixture, json, run, socair, target_profile_dir};
+use crate::common::{fixture, json, run, socair, target_profile_dir};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 

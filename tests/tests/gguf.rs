@@ -1,9 +1,7 @@
 //! GGUF end to end, against files gguf-py 0.19 wrote and what its GGUFReader read back
 //! (fixtures/gguf/expected.json, written by fixtures/gguf/make_fixtures.py).
 
-mod common;
-
-use common::{fixture, json, run, socair};
+use crate::common::{fixture, json, run, socair};
 use serde_json::Value;
 use std::collections::BTreeMap;
 

@@ -1,9 +1,7 @@
 //! ONNX end to end, against files the `onnx` Python package wrote and the hashes Python
 //! computed from the numpy arrays (fixtures/onnx/expected.json, from make_fixtures.py).
 
-mod common;
-
-use common::{fixture, json, run, socair};
+use crate::common::{fixture, json, run, socair};
 use serde_json::Value;
 use std::collections::BTreeMap;
 

@@ -2,9 +2,7 @@
 //! without configuration) and shell completions; `--version` names the plugin-api; every
 //! command's `--help` carries an example.
 
-mod common;
-
-use common::{json, repo, run, socair, target_profile_dir};
+use crate::common::{json, repo, run, socair, target_profile_dir};
 use std::process::Command;
 
 /// The subcommands `socair <path> --help` lists.

@@ -3,9 +3,7 @@
 //! the same version, a library that is no socair plugin, a file that is no library at all, and
 //! a plugin that panics inside a call.
 
-mod common;
-
-use common::{fixture, json, repo, run, socair, target_profile_dir};
+use crate::common::{fixture, json, repo, run, socair, target_profile_dir};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::OnceLock;

@@ -5,9 +5,7 @@
 //! is checked against what NumPy says about the same files (fixtures/npy/expected.json,
 //! written by fixtures/npy/make_fixtures.py).
 
-mod common;
-
-use common::{fixture, json, repo, run, socair, target_profile_dir};
+use crate::common::{fixture, json, repo, run, socair, target_profile_dir};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::Command;

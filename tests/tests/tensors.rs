@@ -2,9 +2,7 @@
 //! torch and hashlib say about the same files (fixtures/safetensors/expected.json, written by
 //! fixtures/safetensors/make_fixtures.py).
 
-mod common;
-
-use common::{fixture, json, run, socair};
+use crate::common::{fixture, json, run, socair};
 use serde_json::Value;
 
 fn expected() -> Value {

@@ -2,9 +2,7 @@
 //! (fixtures/torch/make_fixtures.py) and what torch itself says about them
 //! (fixtures/torch/expected.json).
 
-mod common;
-
-use common::{fixture, json, run, socair};
+use crate::common::{fixture, json, run, socair};
 use serde_json::Value;
 use std::collections::BTreeMap;
 

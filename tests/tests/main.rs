@@ -1,0 +1,19 @@
+//! The end-to-end tests, one binary: each module is one area, and runs the built `socair`
+//! with its built plugins (`cargo build --workspace` first). One binary links once, where a
+//! binary per area linked the test dependencies once per area.
+
+mod common;
+
+mod airlock;
+mod convert;
+mod diff;
+mod faults;
+mod gguf;
+mod legacy;
+mod onnx;
+mod packaging;
+mod pins;
+mod plugins;
+mod template;
+mod tensors;
+mod torch;
