@@ -8,9 +8,9 @@
 //! against `openssl dgst -sha256` by bench/fingerprint.sh.) `copy/*` copies a 64 MiB file:
 //! `std::fs::copy` (the limit) against the store's hashing copy, which hashes on a second core.
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
-use socair::fingerprint::{encode_values, hash_file, hash_tensor};
-use socair::progress::Progress;
-use socair::source::InputFile;
+use socair::base::progress::Progress;
+use socair::fingerprint::hashing::{encode_values, hash_tensor};
+use socair::read::source::{hash_file, InputFile};
 use socair_plugin_api::abi_stable::std_types::{ROption, RVec};
 use socair_plugin_api::{ByteOrder, ByteRange, TensorDescriptor};
 use std::hint::black_box;
@@ -89,7 +89,7 @@ fn copy(c: &mut Criterion) {
     g.bench_function("copy_hashing (no fsync)", |b| {
         b.iter(|| {
             let _ = std::fs::remove_file(&to);
-            socair::store::copy_hashing_with(&from, &to, false).unwrap()
+            socair::airlock::store::copy_hashing_with(&from, &to, false).unwrap()
         })
     });
     g.finish();

@@ -2,7 +2,7 @@
 //! reader of signed or JSON documents returns on arbitrary bytes, and what verifies is what
 //! was signed.
 
-use crate::signing;
+use crate::airlock::signing;
 
 /// Envelopes and documents on arbitrary bytes.
 pub fn check_documents(data: &[u8]) {
@@ -28,9 +28,9 @@ pub fn check_documents(data: &[u8]) {
         data
     );
     let _ = signing::Statement::parse(data);
-    let _ = serde_json::from_slice::<crate::tensors::TensorManifest>(data);
-    let _ = serde_json::from_slice::<crate::scan::Report>(data);
-    let _ = serde_json::from_slice::<crate::store::Policy>(data);
-    let _ = serde_json::from_slice::<crate::store::LogEntry>(data);
-    let _ = crate::clock::parse(&String::from_utf8_lossy(data));
+    let _ = serde_json::from_slice::<crate::fingerprint::manifest::TensorManifest>(data);
+    let _ = serde_json::from_slice::<crate::report::document::Report>(data);
+    let _ = serde_json::from_slice::<crate::airlock::policy::Policy>(data);
+    let _ = serde_json::from_slice::<crate::airlock::log::LogEntry>(data);
+    let _ = crate::airlock::clock::parse(&String::from_utf8_lossy(data));
 }

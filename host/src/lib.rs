@@ -1,29 +1,26 @@
-//! The `socair` host: plugin discovery and loading, fingerprints and manifests, and the
-//! command implementations behind the thin `socair` binary.
+//! The `socair` host: the library behind the thin `socair` binary, in rooms by role. Each room
+//! may use the rooms listed before it, never one after it (`tests/tests/structure.rs` checks
+//! this and that no file imports another in a circle):
+//!
+//! * [`base`]: digests, documents, the rule-set registry, the hashing pipe, progress counters.
+//! * [`read`]: input files, plugins, model directories, artifacts, tensor layouts.
+//! * [`fingerprint`]: tensor hashes, manifests, the Q/K unpermute, comparisons.
+//! * [`report`]: the scan and its `socair.report/v1` document.
+//! * [`convert`]: conversion rules, planning, writing, verification, the second path.
+//! * [`airlock`]: keys and envelopes, policy, pins, the log, the store, the gate, derivation.
+//! * [`cli`]: arguments, dispatch, output, progress bars and exit codes; the only room that
+//!   prints.
 
 pub mod airlock;
-pub mod artifact;
+pub mod base;
 pub mod cli;
-pub mod clock;
 pub mod convert;
-pub mod diff;
-pub mod fault;
 pub mod fingerprint;
+pub mod read;
+pub mod report;
+
 #[doc(hidden)]
 pub mod fuzzing;
-pub mod hashpipe;
-pub mod layout;
-pub mod modeldir;
-pub mod output;
-pub mod plugins;
-pub mod progress;
-pub mod rules;
-pub mod scan;
-pub mod signing;
-pub mod source;
-pub mod store;
-pub mod tensors;
-pub mod unpermute;
 
 /// The host's version.
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");

@@ -13,7 +13,8 @@
 //! For F32 stored little-endian the encoding is the identity, so its values hash is its bytes
 //! hash and the bytes are hashed once.
 
-use crate::source::{InputFile, CHUNK};
+use crate::base::digest::hex;
+use crate::read::source::{InputFile, CHUNK};
 use sha2::{Digest, Sha256};
 use socair_plugin_api::{
     abi_stable::std_types::{ROption, RResult, RSlice, RSliceMut, RString},
@@ -164,7 +165,7 @@ pub struct TensorHashes {
 pub fn hash_tensor(
     file: &InputFile,
     tensor: &TensorDescriptor,
-    progress: &crate::progress::Progress,
+    progress: &crate::base::progress::Progress,
 ) -> io::Result<TensorHashes> {
     let element = tensor
         .element_type
@@ -190,7 +191,7 @@ pub fn hash_tensor(
         }
     }
     let mut failure = None;
-    crate::layout::for_each_row_major_chunk(file, tensor, |chunk| {
+    crate::read::layout::for_each_row_major_chunk(file, tensor, |chunk| {
         raw.update(chunk);
         progress.add(chunk.len() as u64);
         if let (Some(hasher), Some(w), Some(el)) = (values.as_mut(), width, element) {
@@ -212,23 +213,6 @@ pub fn hash_tensor(
         (None, false) => None,
     };
     Ok(TensorHashes { sha256, values })
-}
-
-/// Hex SHA-256 of a whole file, streamed.
-pub fn hash_file(file: &InputFile) -> io::Result<String> {
-    let mut h = Sha256::new();
-    file.for_each_chunk(0, file.len(), |chunk| h.update(chunk))?;
-    Ok(hex(&h.finalize()))
-}
-
-/// Lower-case hex of bytes.
-pub fn hex(bytes: &[u8]) -> String {
-    use std::fmt::Write;
-    let mut s = String::with_capacity(bytes.len() * 2);
-    for b in bytes {
-        let _ = write!(s, "{b:02x}");
-    }
-    s
 }
 
 const _: () = assert!(CHUNK.is_multiple_of(4));
@@ -297,13 +281,8 @@ mod tests {
     }
 }
 
-/// Hex SHA-256 of the file at `path`, streamed.
-pub fn sha256_of_path(path: &std::path::Path) -> io::Result<String> {
-    hash_file(&InputFile::open(path)?)
-}
-
 inventory::submit! {
-    crate::rules::RuleSet {
+    crate::base::rules::RuleSet {
         name: "float32-le-bits",
         version: "1",
         id: VALUE_ENCODING,

@@ -12,11 +12,15 @@
 //! It applies only where the GGUF metadata says the architecture is one llama.cpp permutes
 //! (`general.architecture`), with the head counts from `<arch>.attention.head_count[_kv]`.
 
-use crate::artifact::FileJob;
-use crate::fingerprint::{encode_values, hex, value_width};
-use crate::tensors::Unpermuted;
+use crate::base::digest::hex;
+use crate::fingerprint::hashing::{encode_values, value_width};
+use crate::read::artifact::FileJob;
 use sha2::{Digest, Sha256};
 use socair_plugin_api::{OpenedFile, TensorDescriptor};
+
+/// Values hashes of GGUF Q/K projections with llama.cpp's row permutation undone, by
+/// `(file, name)`.
+pub type Unpermuted = std::collections::BTreeMap<(String, String), String>;
 
 /// Architectures whose converter applies `LlamaModel.permute` to Q and K.
 pub const PERMUTED_ARCHITECTURES: &[&str] = &["llama"];

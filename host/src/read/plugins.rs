@@ -13,7 +13,7 @@
 //! reachable from the root module, and the plugin-api version; any failure refuses the file
 //! with a one-line reason that names it, and the rest are still loaded.
 
-use crate::fingerprint::sha256_of_path;
+use crate::read::source::sha256_of_path;
 use socair_plugin_api::{
     abi_stable::library::{lib_header_from_path, LibraryError},
     FingerprintEncoderBox, FormatReaderBox, FormatWriterBox, PluginRoot_Ref,

@@ -70,7 +70,7 @@ pub fn pae(payload_type: &str, body: &[u8]) -> Vec<u8> {
 
 /// The key id: hex SHA-256 of the raw 32-byte public key.
 pub fn keyid(key: &VerifyingKey) -> String {
-    crate::fingerprint::hex(&Sha256::digest(key.as_bytes()))
+    crate::base::digest::hex(&Sha256::digest(key.as_bytes()))
 }
 
 /// Generates a key pair and writes `path` (PKCS#8 PEM, 0600, never overwriting) and
@@ -107,7 +107,7 @@ pub fn keygen(path: &Path) -> Result<String, SigningError> {
         f.write_all(private.as_bytes()).map_err(io(path))?;
         f.sync_all().map_err(io(path))?;
     }
-    let written = crate::output::write_new(&pub_path, public.as_bytes()).and_then(|()| {
+    let written = crate::base::output::write_new(&pub_path, public.as_bytes()).and_then(|()| {
         use std::os::unix::fs::PermissionsExt;
         std::fs::set_permissions(&pub_path, std::fs::Permissions::from_mode(0o644))
     });

@@ -1,9 +1,10 @@
 //! `socair tensors`: the `socair.tensors/v1` manifest of a model file or directory.
 
-use crate::artifact::{reader_names, Artifact, ArtifactError, FileJob};
-use crate::fingerprint::{hash_tensor, value_width, TensorHashes, VALUE_ENCODING};
-use crate::plugins::PluginSet;
-use crate::source::InputFile;
+use crate::fingerprint::hashing::{hash_tensor, value_width, TensorHashes, VALUE_ENCODING};
+use crate::fingerprint::unpermute::Unpermuted;
+use crate::read::artifact::{reader_names, Artifact, ArtifactError, FileJob};
+use crate::read::plugins::PluginSet;
+use crate::read::source::InputFile;
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 use socair_plugin_api::{OpenedFile, ReadOptions, TensorDescriptor};
@@ -13,7 +14,7 @@ use std::path::{Path, PathBuf};
 pub const SCHEMA: &str = "socair.tensors/v1";
 
 inventory::submit! {
-    crate::rules::RuleSet {
+    crate::base::rules::RuleSet {
         name: "socair.tensors",
         version: "1",
         id: SCHEMA,
@@ -104,10 +105,6 @@ pub fn fingerprint(path: &Path, plugins: &PluginSet) -> Result<TensorManifest, T
     Ok(fingerprint_detailed(path, plugins)?.0)
 }
 
-/// Values hashes of GGUF Q/K projections with llama.cpp's row permutation undone, by
-/// `(file, name)`; see [`crate::unpermute`].
-pub type Unpermuted = std::collections::BTreeMap<(String, String), String>;
-
 /// Fingerprints the model at `path`, and also hashes GGUF Q/K projections with llama.cpp's
 /// row permutation undone (for `tensors diff`).
 pub fn fingerprint_detailed(
@@ -128,7 +125,7 @@ pub fn fingerprint_detailed(
         || artifact.subject_digest(),
         || -> Result<_, TensorsError> {
             let opened = artifact.open_all(&ReadOptions::default())?;
-            let unpermuted = crate::unpermute::hash_unpermuted(&opened);
+            let unpermuted = crate::fingerprint::unpermute::hash_unpermuted(&opened);
             Ok((hash_all(&artifact, &opened), unpermuted))
         },
     );
@@ -207,11 +204,11 @@ fn hash_all<'j, 'p>(
         .iter()
         .flat_map(|(_, _, t)| t.ranges.iter().map(|r| r.len))
         .fold(0u64, u64::saturating_add);
-    let progress = crate::progress::Progress::bytes(total, "hashing tensors");
+    let progress = crate::base::progress::Progress::bytes(total, "hashing tensors");
     let hashed: Vec<Result<TensorEntry, UnreadEntry>> = work
         .par_iter()
         .map(|(job, input, t)| {
-            let bytes = crate::layout::row_major_len(t, input.len()).unwrap_or(0);
+            let bytes = crate::read::layout::row_major_len(t, input.len()).unwrap_or(0);
             match hash_tensor(input, t, &progress) {
                 Ok(TensorHashes { sha256, values }) => Ok(TensorEntry {
                     file: job.rel.clone(),
@@ -243,7 +240,7 @@ fn hash_all<'j, 'p>(
 /// The host does not take a plugin's word for where bytes lie: every range must lie inside the
 /// file, and for the element types it encodes, the bytes must hold exactly the shape.
 fn check_descriptor(t: &TensorDescriptor, file_len: u64) -> Result<(), String> {
-    if crate::layout::strided(t, file_len)?.is_some() {
+    if crate::read::layout::strided(t, file_len)?.is_some() {
         // Checked there: strides match the shape and every element lies in the range.
         return Ok(());
     }

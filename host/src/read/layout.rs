@@ -10,7 +10,7 @@
 //! computes every element's place by dividing its flat index, and is the second path that
 //! conversion verifies the first against.
 
-use crate::source::{InputFile, CHUNK};
+use crate::read::source::{InputFile, CHUNK};
 use sha2::{Digest, Sha256};
 use socair_plugin_api::TensorDescriptor;
 use std::io;
@@ -19,9 +19,23 @@ use std::io;
 /// element would be slow when the file is not mapped); longer ones are gathered in place.
 const SPAN_IN_MEMORY: u64 = 64 << 20;
 
+/// Bytes per element of a safetensors dtype name, and the unit a byte swap works on (a
+/// complex number swaps each of its two parts).
+pub fn element_layout(dtype: &str) -> Option<(u64, usize)> {
+    Some(match dtype {
+        "BOOL" | "U8" | "I8" | "F8_E5M2" | "F8_E4M3" | "F8_E8M0" | "F8_E4M3FNUZ"
+        | "F8_E5M2FNUZ" => (1, 1),
+        "I16" | "U16" | "F16" | "BF16" => (2, 2),
+        "I32" | "U32" | "F32" => (4, 4),
+        "I64" | "U64" | "F64" => (8, 8),
+        "C64" => (8, 4),
+        _ => return None,
+    })
+}
+
 /// Bytes per element of a socair element type (the safetensors dtype names).
 pub fn element_size(element_type: &str) -> Option<u64> {
-    crate::convert::element_layout(element_type).map(|(size, _)| size)
+    element_layout(element_type).map(|(size, _)| size)
 }
 
 /// A checked strided layout.
@@ -298,7 +312,7 @@ pub fn gathered_sha256_by_index(
         }
         h.update(&element);
     }
-    Ok(crate::fingerprint::hex(&h.finalize()))
+    Ok(crate::base::digest::hex(&h.finalize()))
 }
 
 #[cfg(test)]
@@ -354,7 +368,7 @@ mod tests {
             expected.update(v.to_le_bytes());
         }
         let second = gathered_sha256_by_index(&s, 1, |o, b| f.read_exact_at(o, b)).unwrap();
-        assert_eq!(second, crate::fingerprint::hex(&expected.finalize()));
+        assert_eq!(second, crate::base::digest::hex(&expected.finalize()));
     }
 
     #[test]

@@ -1,6 +1,6 @@
-//! Writing output documents: pretty JSON with a trailing newline, to standard output or
-//! atomically to a file (a temporary name in the same directory, fsync, rename), so a
-//! destination path never holds a half-written document.
+//! Writing documents: pretty JSON with a trailing newline, written atomically to a file (a
+//! temporary name in the same directory, fsync, rename), so a destination path never holds a
+//! half-written document.
 
 use serde::Serialize;
 use std::io::Write;
@@ -46,16 +46,4 @@ fn write_via_temporary(path: &Path, bytes: &[u8], replace: bool) -> std::io::Res
         let _ = d.sync_all();
     }
     Ok(())
-}
-
-/// Writes a document to `out`, or to standard output when `out` is `None`.
-pub fn emit(out: Option<&Path>, bytes: &[u8]) -> std::io::Result<()> {
-    match out {
-        Some(path) => write_atomically(path, bytes),
-        None => {
-            let mut stdout = std::io::stdout().lock();
-            stdout.write_all(bytes)?;
-            stdout.flush()
-        }
-    }
 }

@@ -2,6 +2,8 @@
 //!
 //! This module holds the crate's only `unsafe`: creating the map.
 
+use crate::base::digest::hex;
+use sha2::{Digest, Sha256};
 use socair_plugin_api::{abi_stable::std_types::RResult, ByteSource, PluginError, PluginErrorKind};
 use std::fs::File;
 use std::io;
@@ -171,4 +173,16 @@ impl ByteSource for InputFile {
             .map_err(|e| PluginError::new(PluginErrorKind::Io, e.to_string()))
             .into()
     }
+}
+
+/// Hex SHA-256 of a whole file, streamed.
+pub fn hash_file(file: &InputFile) -> io::Result<String> {
+    let mut h = Sha256::new();
+    file.for_each_chunk(0, file.len(), |chunk| h.update(chunk))?;
+    Ok(hex(&h.finalize()))
+}
+
+/// Hex SHA-256 of the file at `path`, streamed.
+pub fn sha256_of_path(path: &Path) -> io::Result<String> {
+    hash_file(&InputFile::open(path)?)
 }

@@ -30,6 +30,39 @@ pub fn find(id: &str) -> Option<&'static RuleSet> {
     inventory::iter::<RuleSet>.into_iter().find(|r| r.id == id)
 }
 
+/// A rule-set or plugin version as semver: `N` reads as `N.0.0`, `N.M` as `N.M.0`.
+pub fn lenient_version(v: &str) -> Result<semver::Version, semver::Error> {
+    let dots = v.matches('.').count();
+    let full = match dots {
+        0 => format!("{v}.0.0"),
+        1 => format!("{v}.0"),
+        _ => v.to_owned(),
+    };
+    semver::Version::parse(&full)
+}
+
+/// Whether rule set `name` at `version` is accepted by a deployment's pin `requirement` (a
+/// semver requirement such as `"=1"`); no pin accepts every version.
+pub fn check_requirement(
+    name: &str,
+    requirement: Option<&str>,
+    version: &str,
+) -> Result<(), String> {
+    let Some(req) = requirement else {
+        return Ok(());
+    };
+    let parsed = semver::VersionReq::parse(req).map_err(|e| {
+        format!("the store pins {name} to {req:?}, which is not a version requirement: {e}")
+    })?;
+    let v = lenient_version(version)
+        .map_err(|e| format!("rule set {name} has version {version:?}: {e}"))?;
+    if parsed.matches(&v) {
+        Ok(())
+    } else {
+        Err(format!("{name}/{version} is outside the store's pin {req}"))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     #[test]

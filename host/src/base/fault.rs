@@ -5,8 +5,7 @@
 
 /// Aborts the process if `SOCAIR_FAULT` names this point.
 pub fn point(name: &str) {
-    if std::env::var("SOCAIR_FAULT").is_ok_and(|v| v == name) {
-        eprintln!("socair: fault injected at {name}");
+    if armed(name) {
         std::process::abort();
     }
 }

@@ -9,7 +9,8 @@
 //! once llama.cpp's row permutation is undone is `same values after unpermute`. What is left
 //! is only in the artifact or only in the reference.
 
-use crate::tensors::{TensorEntry, TensorManifest, Unpermuted};
+use crate::fingerprint::manifest::{TensorEntry, TensorManifest};
+use crate::fingerprint::unpermute::Unpermuted;
 use serde::Serialize;
 use std::collections::{BTreeMap, HashMap};
 
@@ -17,7 +18,7 @@ use std::collections::{BTreeMap, HashMap};
 pub const SCHEMA: &str = "socair.tensors.diff/v1";
 
 inventory::submit! {
-    crate::rules::RuleSet {
+    crate::base::rules::RuleSet {
         name: "socair.tensors.diff",
         version: "1",
         id: SCHEMA,
@@ -343,12 +344,12 @@ pub fn tensor_formats(m: &TensorManifest) -> std::collections::BTreeSet<String> 
 /// A side of a comparison: a manifest file `socair tensors` wrote, or a model to fingerprint.
 pub fn load_side(
     path: &std::path::Path,
-    plugins: &crate::plugins::PluginSet,
+    plugins: &crate::read::plugins::PluginSet,
 ) -> Result<(TensorManifest, Unpermuted), String> {
     if let Some(m) = read_manifest(path)? {
         return Ok((m, Unpermuted::new()));
     }
-    crate::tensors::fingerprint_detailed(path, plugins).map_err(|e| e.to_string())
+    crate::fingerprint::manifest::fingerprint_detailed(path, plugins).map_err(|e| e.to_string())
 }
 
 /// Reads `path` as a manifest when it is one: a JSON file whose `schema` is
@@ -378,17 +379,19 @@ pub fn read_manifest(path: &std::path::Path) -> Result<Option<TensorManifest>, S
         Err(_) => return Ok(None),
     };
     match value.get("schema").and_then(|s| s.as_str()) {
-        Some(crate::tensors::SCHEMA) => serde_json::from_value(value).map(Some).map_err(|e| {
-            format!(
-                "{}: not a valid {} manifest: {e}",
-                path.display(),
-                crate::tensors::SCHEMA
-            )
-        }),
+        Some(crate::fingerprint::manifest::SCHEMA) => {
+            serde_json::from_value(value).map(Some).map_err(|e| {
+                format!(
+                    "{}: not a valid {} manifest: {e}",
+                    path.display(),
+                    crate::fingerprint::manifest::SCHEMA
+                )
+            })
+        }
         Some(other) => Err(format!(
             "{}: a {other} document, not a {} manifest",
             path.display(),
-            crate::tensors::SCHEMA
+            crate::fingerprint::manifest::SCHEMA
         )),
         None => Ok(None),
     }

@@ -2,10 +2,10 @@
 //! read, its subject digest, and what each reader made of each file. Shared by `tensors` and
 //! `scan`, so both read an artifact the same way.
 
-use crate::fingerprint::hash_file;
-use crate::modeldir::{self, DirFile, ModelDirError};
-use crate::plugins::{LoadedPlugin, PluginSet};
-use crate::source::InputFile;
+use crate::read::modeldir::{self, DirFile, ModelDirError};
+use crate::read::plugins::{LoadedPlugin, PluginSet};
+use crate::read::source::hash_file;
+use crate::read::source::InputFile;
 use socair_plugin_api::{
     abi_stable::{sabi_trait::TD_Opaque, sabi_types::RRef, std_types::ROption},
     ByteSource_TO, FormatReaderBox, OpenedFile, ReadOptions, RowStatus, TensorDescriptor, Unread,
@@ -293,7 +293,7 @@ impl<'p> Artifact<'p> {
     /// Moves to `unread`, with the reason, every descriptor whose bytes this host cannot read
     /// as described: bytes in another file that is not one of this directory's files. Nothing
     /// downstream then reads them from the wrong file. (Strided views are read, gathered:
-    /// see [`crate::layout`].)
+    /// see [`crate::read::layout`].)
     fn set_aside_unsupported(&self, job: &FileJob<'p>, opened: &mut OpenedFile) {
         let tensors = std::mem::take(&mut opened.tensors);
         for t in tensors {

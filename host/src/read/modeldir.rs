@@ -10,7 +10,8 @@
 //! a device, a socket, or a name that is not UTF-8): what the digest covers must be exactly what
 //! is in the directory.
 
-use crate::fingerprint::{hex, sha256_of_path};
+use crate::base::digest::hex;
+use crate::read::source::sha256_of_path;
 use rayon::prelude::*;
 use serde::Serialize;
 use sha2::{Digest, Sha256};
@@ -20,7 +21,7 @@ use std::path::{Path, PathBuf};
 pub const MODELDIR_RULES: &str = "socair.modeldir/v1";
 
 inventory::submit! {
-    crate::rules::RuleSet {
+    crate::base::rules::RuleSet {
         name: "socair.modeldir",
         version: "1",
         id: MODELDIR_RULES,

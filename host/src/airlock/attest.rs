@@ -1,0 +1,97 @@
+//! Signed scans: a report signed as an in-toto Statement in a DSSE envelope, on its own
+//! (`socair attest`) or for an artifact staged in the store (`socair airlock scan`).
+
+use crate::airlock::error::StoreError;
+use crate::airlock::log::LogEntry;
+use crate::airlock::signing::{self, Statement};
+use crate::airlock::store::{Store, ATTESTATION};
+use crate::base::output;
+use crate::read::artifact::ArtifactError;
+use crate::read::plugins::PluginSet;
+use crate::report::document::Report;
+use crate::report::scan::{scan, ScanOptions};
+use ed25519_dalek::SigningKey;
+use std::path::Path;
+
+/// Scans `path` and signs the report as an in-toto Statement; returns the envelope bytes and
+/// the report.
+pub fn attest(
+    path: &Path,
+    plugins: &PluginSet,
+    key: &SigningKey,
+) -> Result<(Vec<u8>, Report), ArtifactError> {
+    let report = scan(path, plugins, &ScanOptions::default())?;
+    let statement = Statement::new(
+        &report.artifact.name,
+        &report.artifact.sha256,
+        signing::SCAN_PREDICATE,
+        serde_json::to_value(&report).expect("plain data"),
+    );
+    let body = serde_json::to_vec(&statement).expect("plain data");
+    let envelope = signing::sign(&body, key);
+    Ok((output::to_json_bytes(&envelope), report))
+}
+
+/// Whether a report holds a FAIL or LEAD row (a negative verdict).
+pub fn is_negative(report: &Report) -> bool {
+    report
+        .rows
+        .iter()
+        .any(|r| r.status == "FAIL" || r.status == "LEAD")
+}
+
+/// The rows of a report in one line: `PASS Format and structure, LEAD Pickle opcode scan`.
+pub fn verdicts(report: &Report) -> String {
+    report
+        .rows
+        .iter()
+        .map(|r| format!("{} {}", r.status, r.check))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// `socair airlock scan`: scans a staged artifact with a key of role `scan`, stores the signed
+/// attestation beside it, and logs the outcome.
+pub fn scan_staged(
+    store: &Store,
+    sha: &str,
+    key: &SigningKey,
+    plugins: &PluginSet,
+) -> Result<Report, StoreError> {
+    let keyid = signing::keyid(&key.verifying_key());
+    let result = (|| -> Result<Report, StoreError> {
+        let policy = store.policy()?;
+        if !policy
+            .roles_of(&keyid)
+            .is_some_and(|r| r.iter().any(|r| r == "scan"))
+        {
+            return Err(StoreError::Refused(format!(
+                "key {keyid} is not in the store's trust policy with role `scan`"
+            )));
+        }
+        policy
+            .pins
+            .check_loaded(plugins)
+            .map_err(StoreError::Refused)?;
+        let (dir, name) = store.staged(sha)?;
+        let (bytes, report) = attest(&dir.join(&name), plugins, key)
+            .map_err(|e| StoreError::Unusable(e.to_string()))?;
+        if report.artifact.sha256 != sha {
+            return Err(StoreError::Refused(format!(
+                "the staged bytes hash to {}, not {sha}: they changed after the pull",
+                report.artifact.sha256
+            )));
+        }
+        store.put_beside(sha, ATTESTATION, &bytes)?;
+        Ok(report)
+    })();
+    let mut e = LogEntry::new("scan", if result.is_ok() { "ok" } else { "refused" });
+    e.subject = Some(sha.to_owned());
+    e.key = Some(keyid);
+    e.detail = Some(match &result {
+        Ok(report) => verdicts(report),
+        Err(err) => err.to_string(),
+    });
+    store.append(e)?;
+    result
+}

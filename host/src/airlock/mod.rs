@@ -1,0 +1,18 @@
+//! The airlock: the store and what guards it. Keys and DSSE envelopes ([`signing`]), the
+//! trust policy ([`policy`]) and its pins ([`pins`]), the chained activity log ([`log`]), the
+//! store's staging and scratch areas ([`store`]), signed scans ([`attest`]), the gate with its
+//! acceptances and promotion ([`gate`]), conversion with a signed derivation record
+//! ([`derive`]), timestamps ([`clock`]) and the typed errors ([`error`]). May use `base`,
+//! `read`, `fingerprint`, `report` and `convert`; never `cli`. Nothing here prints: each
+//! operation returns its outcome or a [`error::StoreError`].
+
+pub mod attest;
+pub mod clock;
+pub mod derive;
+pub mod error;
+pub mod gate;
+pub mod log;
+pub mod pins;
+pub mod policy;
+pub mod signing;
+pub mod store;

@@ -1,0 +1,191 @@
+//! Conversion: `socair-convert/1` (seed `convert-and-derivation-record.txt`) and the
+//! explicit-format conversions between the formats the plugins read and write.
+//!
+//! A conversion reads each tensor's bytes from where its reader located them and copies them
+//! into the layout the destination writer plans; it runs nothing from the input. What cannot
+//! be carried exactly is refused, with the reason: a tensor that is not contiguous, carries
+//! torch's conj/neg bit, overlaps another without being the same tensor, or has a dtype the
+//! destination lacks. Exact aliases (the same bytes, dtype and shape, such as tied embeddings)
+//! are written once, under the first name in byte order, with `name: kept name` in the
+//! safetensors metadata; disjoint views of one storage are each written. The safetensors
+//! metadata holds `"format": "pt"` first when the input is a torch checkpoint, then the
+//! aliases in byte order. Big-endian inputs are swapped to little-endian.
+//!
+//! The output is written to a temporary file, fsynced, and verified: the destination's own
+//! reader must find it sound with the planned tensors, and every tensor's bytes must hash equal
+//! to its bytes read from the input by a second path (for torch checkpoints, the `zip` crate
+//! reading the storage record, independently of the plugin that located it).
+//!
+//! Lives here: the rule sets ([`rules`]), the planner ([`plan`]), the writer ([`write`]),
+//! verification ([`verify`]) and the zip reader of the second path ([`second_path`]), each its
+//! own file; this file runs them in order. May use `base`, `read` and `fingerprint`; never
+//! `report`, `airlock` or `cli`.
+
+pub mod plan;
+pub mod rules;
+pub mod second_path;
+pub mod verify;
+pub mod write;
+
+use crate::base::fault;
+use crate::read::artifact::Artifact;
+use crate::read::plugins::PluginSet;
+use crate::read::source::InputFile;
+use plan::{plan, Conversion, Refusal};
+use rules::Rules;
+use std::path::Path;
+
+/// For the fault tests (`SOCAIR_FAULT=convert.flip-output`): flips the last byte of the tensor
+/// placed last in the written output, as a disk or a bug would, before verification reads it.
+fn flip_last_tensor_byte(conv: &Conversion, out: &Path) -> std::io::Result<()> {
+    use std::os::unix::fs::FileExt;
+    let Some(at) = conv
+        .placements
+        .iter()
+        .filter(|(i, _)| conv.tensors[*i].len > 0)
+        .map(|(i, off)| off + conv.tensors[*i].len - 1)
+        .max()
+    else {
+        return Ok(());
+    };
+    let f = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(out)?;
+    let mut b = [0u8; 1];
+    f.read_exact_at(&mut b, at)?;
+    f.write_all_at(&[b[0] ^ 0x01], at)
+}
+
+/// Formats `--from` may name, and what each means.
+pub const FROM_FORMATS: &[&str] = &[
+    "torch-zip",
+    "torch-legacy",
+    "safetensors",
+    "gguf",
+    "onnx",
+    "model-dir",
+];
+/// Formats `--to` may name.
+pub const TO_FORMATS: &[&str] = &["safetensors", "gguf"];
+
+/// What a finished conversion wrote.
+#[derive(Debug, Clone)]
+pub struct Done {
+    /// The plan that was carried out.
+    pub conversion: Conversion,
+    /// The output's sha256.
+    pub sha256: String,
+    /// Each tensor's sha256, by tensor index.
+    pub tensor_sha256: Vec<String>,
+    /// The rules it ran under.
+    pub rules: Rules,
+}
+
+/// Converts `src` (read as `from`) into a new file `dst` in format `to`: written to a
+/// temporary name beside it, verified, fsynced and renamed; nothing is left on failure.
+pub fn convert_path(
+    src: &Path,
+    dst: &Path,
+    from: &str,
+    to: &str,
+    plugins: &PluginSet,
+    rules: Rules,
+) -> Result<Result<Done, Refusal>, String> {
+    if !FROM_FORMATS.contains(&from) {
+        return Err(format!(
+            "--from {from:?}: formats are {}",
+            FROM_FORMATS.join(", ")
+        ));
+    }
+    if !TO_FORMATS.contains(&to) {
+        return Err(format!(
+            "--to {to:?}: formats are {}",
+            TO_FORMATS.join(", ")
+        ));
+    }
+    if dst.exists() {
+        return Err(format!(
+            "{}: already exists; socair does not overwrite",
+            dst.display()
+        ));
+    }
+    let artifact = Artifact::resolve_with(src, plugins, false).map_err(|e| e.to_string())?;
+    if artifact.is_dir != (from == "model-dir") {
+        return Ok(Err(format!(
+            "{} is {}, not {from}",
+            src.display(),
+            if artifact.is_dir {
+                "a directory (--from model-dir)"
+            } else {
+                "a file"
+            }
+        )));
+    }
+    if let Some((file, why)) = artifact.unreadable.first() {
+        return Ok(Err(format!("{file}: {why}")));
+    }
+    for job in &artifact.jobs {
+        let format = job.reader.1.format().to_string();
+        if !artifact.is_dir && format != from {
+            return Ok(Err(format!("{} reads as {format}, not {from}: socair never guesses a format, and will not convert it as one", src.display())));
+        }
+    }
+    if artifact.jobs.is_empty() {
+        return Ok(Err(format!(
+            "{}: no tensors to convert (no file a plugin reads)",
+            src.display()
+        )));
+    }
+    let opened = artifact
+        .open_all(&Default::default())
+        .map_err(|e| e.to_string())?;
+    let conversion = match plan(&opened, to, plugins, artifact.is_dir, rules) {
+        Ok(c) => c,
+        Err(refusal) => return Ok(Err(refusal)),
+    };
+    let dir = dst
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let tmp = tempfile::Builder::new()
+        .prefix(".socair-convert-")
+        .tempdir_in(dir)
+        .map_err(|e| format!("{}: {e}", dir.display()))?;
+    let tmp_out = tmp.path().join("output");
+    let inputs: Vec<&InputFile> = match conversion
+        .sources
+        .iter()
+        .map(|rel| {
+            artifact
+                .input_by_rel(rel)
+                .ok_or_else(|| format!("{rel}: not a readable file of {}", src.display()))
+        })
+        .collect()
+    {
+        Ok(i) => i,
+        Err(e) => return Ok(Err(e)),
+    };
+    let sha256 = match write::write(&conversion, &inputs, &tmp_out) {
+        Ok(w) => w,
+        Err(e) => return Ok(Err(e)),
+    };
+    if fault::armed("convert.flip-output") {
+        flip_last_tensor_byte(&conversion, &tmp_out).map_err(|e| e.to_string())?;
+    }
+    let tensor_sha256 = match verify::verify(&conversion, to, &tmp_out, &inputs, plugins) {
+        Ok(h) => h,
+        Err(e) => return Ok(Err(format!("verification of the output failed: {e}"))),
+    };
+    // No-clobber rename: a destination created meanwhile is not replaced.
+    std::fs::hard_link(&tmp_out, dst).map_err(|e| format!("{}: {e}", dst.display()))?;
+    if let Ok(d) = std::fs::File::open(dir) {
+        let _ = d.sync_all();
+    }
+    Ok(Ok(Done {
+        conversion,
+        sha256,
+        tensor_sha256,
+        rules,
+    }))
+}

@@ -1,0 +1,367 @@
+//! Planning a conversion: which tensors are carried, under which names and dtypes, which are
+//! exact aliases written once, and where the destination writer places each; or the reason
+//! the input cannot be carried exactly.
+
+use crate::convert::rules::{Rules, RULES_V1, RULES_V2};
+use crate::read::artifact::{data_path, FileJob};
+use crate::read::layout::{self, element_layout};
+use crate::read::plugins::PluginSet;
+use socair_plugin_api::{
+    abi_stable::std_types::{RString, RVec, Tuple2},
+    ByteOrder, OpenedFile, PlanTensor, RowStatus,
+};
+
+/// Unquantized dtypes GGUF can hold (ggml names equal the safetensors names here).
+const GGUF_DTYPES: &[&str] = &["F32", "F16", "BF16", "F64", "I8", "I16", "I32", "I64"];
+
+/// One tensor to carry.
+#[derive(Debug, Clone)]
+pub struct PlannedTensor {
+    /// Index of the input file holding its bytes, in [`Conversion::sources`].
+    pub input: usize,
+    /// Its name in the output.
+    pub name: String,
+    /// Its dtype in the output's names.
+    pub dtype: String,
+    /// Its shape.
+    pub shape: Vec<u64>,
+    /// Where its bytes are in the input file.
+    pub offset: u64,
+    /// How many.
+    pub len: u64,
+    /// Swap unit when the input is big-endian (1 when nothing to swap).
+    pub swap: usize,
+    /// The format's own place for it (zip record, offset in it).
+    pub origin: Option<(String, u64)>,
+    /// For a non-contiguous tensor gathered under `socair-convert/2`: its layout. `offset` is
+    /// then where its element `(0, …)` lies and `len` its row-major size.
+    pub gather: Option<layout::Strided>,
+    /// Bytes of the input it touches from `offset` (its span when gathered, else `len`).
+    pub extent: u64,
+}
+
+/// A planned conversion.
+#[derive(Debug, Clone)]
+pub struct Conversion {
+    /// The tensors written, in the order given to the writer.
+    pub tensors: Vec<PlannedTensor>,
+    /// Output header bytes.
+    pub header: Vec<u8>,
+    /// `(tensor index, output offset)`.
+    pub placements: Vec<(usize, u64)>,
+    /// Output length.
+    pub total_len: u64,
+    /// `(alias, kept name)`, by alias in byte order.
+    pub aliases: Vec<(String, String)>,
+    /// What was not carried.
+    pub not_carried: Vec<String>,
+    /// Whether any input was big-endian (swapped).
+    pub swapped: bool,
+    /// The metadata written.
+    pub metadata: Vec<(String, String)>,
+    /// The files tensors are read from, relative to the artifact: each opened file, and the
+    /// files holding ONNX external data.
+    pub sources: Vec<String>,
+}
+
+/// Why a conversion is refused.
+pub type Refusal = String;
+
+/// Plans the conversion of the opened `inputs` into format `to`. A torch checkpoint's Pickle
+/// opcode scan row must PASS (the grammar's model is complete only then); `multi_file_names`
+/// prefixes messages with each file's path (model directories).
+pub fn plan(
+    inputs: &[(&FileJob<'_>, OpenedFile)],
+    to: &str,
+    plugins: &PluginSet,
+    multi_file_names: bool,
+    rules: Rules,
+) -> Result<Conversion, Refusal> {
+    let (_, writer) = plugins
+        .writer(to)
+        .ok_or_else(|| format!("no loaded plugin writes {to}"))?;
+    let mut tensors = Vec::new();
+    let mut not_carried = Vec::new();
+    let mut swapped = false;
+    let mut from_torch = false;
+    let mut sources: Vec<String> = Vec::new();
+    for (job, opened) in inputs.iter() {
+        let format = opened.format.as_str();
+        let prefix = if multi_file_names {
+            format!("{}: ", job.rel)
+        } else {
+            String::new()
+        };
+        for row in opened.rows.iter() {
+            if row.status == RowStatus::Fail {
+                return Err(format!(
+                    "{prefix}the {} row is FAIL: {}",
+                    row.check, row.summary
+                ));
+            }
+        }
+        if format == "torch-legacy" && rules < Rules::V2 {
+            return Err(format!(
+                "{prefix}a torch-legacy checkpoint is converted under {} or later; this conversion runs under {}",
+                RULES_V2,
+                rules.id()
+            ));
+        }
+        if format == "torch-zip" || format == "torch-legacy" {
+            from_torch = true;
+            let pickle = opened
+                .rows
+                .iter()
+                .find(|r| r.check.as_str() == "Pickle opcode scan");
+            if pickle.map(|r| r.status) != Some(RowStatus::Pass) {
+                return Err(format!(
+                    "{prefix}the Pickle opcode scan row is not PASS, so the grammar's model of the checkpoint is not complete"
+                ));
+            }
+        }
+        for u in opened.unread.iter() {
+            let what = u.tensor.as_ref().map_or_else(
+                || "the file".to_owned(),
+                |t| format!("tensor {:?}", t.as_str()),
+            );
+            if u.outside_model {
+                not_carried.push(format!(
+                    "{prefix}{} ({})",
+                    u.tensor.as_ref().map_or("?", |t| t.as_str()),
+                    u.reason
+                ));
+            } else {
+                return Err(format!(
+                    "{prefix}{what} cannot be carried exactly: {}",
+                    u.reason
+                ));
+            }
+        }
+        not_carried.extend(opened.not_carried.iter().map(|s| format!("{prefix}{s}")));
+        for (k, v) in opened.metadata.iter().map(|Tuple2(k, v)| (k, v)) {
+            not_carried.push(format!("{prefix}metadata {k:?} = {v:?}"));
+        }
+        for t in opened.tensors.iter() {
+            let name = t.name.to_string();
+            let element = t.element_type.as_ref().map(|e| e.to_string()).into_option().ok_or_else(|| {
+                format!("{prefix}tensor {name:?} is {} (block-quantized): it has no exact form in {to}", t.dtype)
+            })?;
+            let dtype = match to {
+                "safetensors" => element_layout(&element).map(|_| element.clone()),
+                "gguf" => GGUF_DTYPES
+                    .contains(&element.as_str())
+                    .then(|| element.clone()),
+                _ => None,
+            }
+            .ok_or_else(|| {
+                format!("{prefix}tensor {name:?} is {element}, which {to} cannot hold")
+            })?;
+            let (_, swap_unit) = element_layout(&element).unwrap_or((1, 1));
+            if t.strides.is_some() && t.file.is_some() {
+                return Err(format!(
+                    "{prefix}tensor {name:?} is strided and lies in another file: no format writes that, and socair does not read it"
+                ));
+            }
+            let gather = layout::strided(t, job.input.len())
+                .map_err(|e| format!("{prefix}tensor {name:?}: {e}"))?;
+            if let (Some(g), Rules::V1) = (&gather, rules) {
+                return Err(format!(
+                    "{prefix}tensor {name:?} is not contiguous (shape {:?}, stride {:?}): {} carries contiguous tensors only; {} gathers them into row-major order",
+                    g.shape, g.strides, RULES_V1, RULES_V2
+                ));
+            }
+            let [range] = t.ranges.as_slice() else {
+                return Err(format!(
+                    "{prefix}tensor {name:?} is split into {} byte ranges",
+                    t.ranges.len()
+                ));
+            };
+            let len = match &gather {
+                Some(g) => g
+                    .numel
+                    .checked_mul(g.elem)
+                    .ok_or_else(|| format!("{prefix}tensor {name:?}: its size overflows"))?,
+                None => range.len,
+            };
+            let source = match t.file.as_ref().into_option() {
+                None => job.rel.clone(),
+                Some(file) => data_path(&job.rel, file)
+                    .map_err(|why| format!("{prefix}tensor {name:?}: {why}"))?,
+            };
+            let input = sources
+                .iter()
+                .position(|s| *s == source)
+                .unwrap_or_else(|| {
+                    sources.push(source);
+                    sources.len() - 1
+                });
+            let swap = if t.byte_order == ByteOrder::Big && swap_unit > 1 {
+                swapped = true;
+                swap_unit
+            } else {
+                1
+            };
+            tensors.push(PlannedTensor {
+                input,
+                name,
+                dtype,
+                shape: t.shape.to_vec(),
+                offset: range.offset,
+                len,
+                swap,
+                origin: t
+                    .origin
+                    .as_ref()
+                    .map(|o| (o.container.to_string(), o.offset))
+                    .into_option(),
+                extent: range.len,
+                gather,
+            });
+        }
+    }
+
+    // Sharing: exact aliases are written once; overlapping non-aliases are refused.
+    let mut order: Vec<usize> = (0..tensors.len()).filter(|&i| tensors[i].len > 0).collect();
+    order.sort_by_key(|&i| (tensors[i].input, tensors[i].offset, tensors[i].extent));
+    let mut dropped = vec![false; tensors.len()];
+    let mut aliases = Vec::new();
+    let mut group: Vec<usize> = Vec::new();
+    let mut group_end = 0u64;
+    let flush =
+        |group: &mut Vec<usize>, dropped: &mut Vec<bool>, aliases: &mut Vec<(String, String)>| {
+            if group.len() > 1 {
+                group.sort_by(|&a, &b| tensors[a].name.as_bytes().cmp(tensors[b].name.as_bytes()));
+                let kept = tensors[group[0]].name.clone();
+                for &i in &group[1..] {
+                    dropped[i] = true;
+                    aliases.push((tensors[i].name.clone(), kept.clone()));
+                }
+            }
+            group.clear();
+        };
+    for &i in &order {
+        let t = &tensors[i];
+        if let Some(&head) = group.first() {
+            let h = &tensors[head];
+            let same_input = h.input == t.input;
+            if same_input && t.offset < group_end {
+                let exact = t.offset == h.offset
+                    && t.len == h.len
+                    && t.extent == h.extent
+                    && t.dtype == h.dtype
+                    && t.shape == h.shape
+                    && t.gather == h.gather;
+                if !exact {
+                    return Err(format!(
+                        "tensors {:?} and {:?} overlap in storage without being the same tensor: a partial view cannot be carried as an alias",
+                        h.name, t.name
+                    ));
+                }
+                group.push(i);
+                continue;
+            }
+            flush(&mut group, &mut dropped, &mut aliases);
+        }
+        group.push(i);
+        group_end = t.offset + t.extent;
+    }
+    flush(&mut group, &mut dropped, &mut aliases);
+    aliases.sort_by(|a, b| a.0.as_bytes().cmp(b.0.as_bytes()));
+    if !aliases.is_empty() {
+        not_carried.push(
+            "memory sharing: exact aliases are written once and named in the metadata".into(),
+        );
+    }
+
+    let kept: Vec<PlannedTensor> = tensors
+        .into_iter()
+        .zip(dropped)
+        .filter(|(_, d)| !d)
+        .map(|(t, _)| t)
+        .collect();
+    let mut names = std::collections::HashSet::new();
+    for t in &kept {
+        if !names.insert(t.name.as_str()) {
+            return Err(format!(
+                "two tensors are named {:?} (in different files)",
+                t.name
+            ));
+        }
+    }
+    let mut metadata = Vec::new();
+    if to == "safetensors" {
+        if from_torch {
+            metadata.push(("format".to_owned(), "pt".to_owned()));
+        }
+        metadata.extend(aliases.iter().cloned());
+    }
+    let plan_tensors: Vec<PlanTensor> = kept
+        .iter()
+        .map(|t| PlanTensor {
+            name: t.name.as_str().into(),
+            dtype: t.dtype.as_str().into(),
+            shape: t.shape.clone().into(),
+            byte_len: t.len,
+        })
+        .collect();
+    let meta: RVec<Tuple2<RString, RString>> = metadata
+        .iter()
+        .map(|(k, v)| Tuple2(RString::from(k.as_str()), RString::from(v.as_str())))
+        .collect();
+    let layout = writer
+        .plan(plan_tensors.as_slice().into(), meta.as_slice().into())
+        .into_result()
+        .map_err(|e| format!("the {to} writer refused the plan: {}", e.message))?;
+    check_layout(&layout.header, &layout.placements, layout.total_len, &kept)?;
+    Ok(Conversion {
+        header: layout.header.to_vec(),
+        placements: layout
+            .placements
+            .iter()
+            .map(|p| (p.tensor_index as usize, p.offset))
+            .collect(),
+        total_len: layout.total_len,
+        tensors: kept,
+        aliases,
+        not_carried,
+        swapped,
+        metadata,
+        sources,
+    })
+}
+
+/// The host does not take the writer's word either: every tensor placed once, inside the
+/// file, after the header, without overlaps.
+fn check_layout(
+    header: &[u8],
+    placements: &[socair_plugin_api::Placement],
+    total: u64,
+    tensors: &[PlannedTensor],
+) -> Result<(), Refusal> {
+    let mut seen = vec![false; tensors.len()];
+    let mut spans = Vec::new();
+    for p in placements {
+        let i = p.tensor_index as usize;
+        if i >= tensors.len() || std::mem::replace(&mut seen[i], true) {
+            return Err(
+                "the writer's plan places a tensor twice or one that does not exist".into(),
+            );
+        }
+        let end = p.offset.checked_add(tensors[i].len).filter(|&e| e <= total);
+        if p.offset < header.len() as u64 || end.is_none() {
+            return Err(format!(
+                "the writer's plan puts {:?} outside the file",
+                tensors[i].name
+            ));
+        }
+        spans.push((p.offset, end.unwrap_or(0)));
+    }
+    if seen.iter().any(|s| !s) {
+        return Err("the writer's plan leaves a tensor out".into());
+    }
+    spans.sort_unstable();
+    if spans.windows(2).any(|w| w[1].0 < w[0].1) {
+        return Err("the writer's plan overlaps two tensors".into());
+    }
+    Ok(())
+}

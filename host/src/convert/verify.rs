@@ -1,0 +1,202 @@
+//! Verifying a written output before it is kept: the destination's own reader must find it
+//! sound with exactly the planned tensors, and every tensor must equal the same tensor read
+//! from the input by a second path, byte for byte.
+
+use crate::base::digest::hex;
+use crate::convert::plan::{Conversion, Refusal};
+use crate::convert::second_path::{is_zip, SecondPath};
+use crate::read::layout;
+use crate::read::plugins::PluginSet;
+use crate::read::source::InputFile;
+use sha2::{Digest, Sha256};
+use socair_plugin_api::RowStatus;
+use std::io::Read;
+use std::path::Path;
+
+/// Verifies a written output: its format's reader finds it sound with exactly the planned
+/// tensors, each holding the bytes written; and each tensor read from the input by a second
+/// path (the zip record through the `zip` crate, for torch inputs) hashes the same.
+pub fn verify(
+    conv: &Conversion,
+    to: &str,
+    out: &Path,
+    inputs: &[&InputFile],
+    plugins: &PluginSet,
+) -> Result<Vec<String>, Refusal> {
+    use rayon::prelude::*;
+    let (_, reader) = plugins
+        .reader(to)
+        .ok_or_else(|| format!("no loaded plugin reads {to}"))?;
+    let file = InputFile::open_with(out, false).map_err(|e| format!("{}: {e}", out.display()))?;
+    let source = socair_plugin_api::ByteSource_TO::from_ptr(
+        socair_plugin_api::abi_stable::sabi_types::RRef::new(&file),
+        socair_plugin_api::abi_stable::sabi_trait::TD_Opaque,
+    );
+    let opened = reader
+        .open(source, Default::default())
+        .into_result()
+        .map_err(|e| format!("reading the output back failed: {e}"))?;
+    if let Some(r) = opened.rows.iter().find(|r| r.status != RowStatus::Pass) {
+        return Err(format!(
+            "the output is not sound: {} is {:?}: {}",
+            r.check, r.status, r.summary
+        ));
+    }
+    if opened.tensors.len() != conv.tensors.len() {
+        return Err(format!(
+            "the output holds {} tensors, the plan {}",
+            opened.tensors.len(),
+            conv.tensors.len()
+        ));
+    }
+    // By name, once: a linear search per tensor made checkpoints of many tensors quadratic.
+    let by_name: std::collections::HashMap<&str, &socair_plugin_api::TensorDescriptor> = opened
+        .tensors
+        .iter()
+        .map(|o| (o.name.as_str(), o))
+        .collect();
+    let mut found = Vec::with_capacity(conv.tensors.len());
+    for t in &conv.tensors {
+        let o = by_name
+            .get(t.name.as_str())
+            .ok_or_else(|| format!("the output lacks {:?}", t.name))?;
+        if o.dtype.as_str() != t.dtype || o.shape.as_slice() != t.shape.as_slice() {
+            return Err(format!(
+                "the output's {:?} has another dtype or shape",
+                t.name
+            ));
+        }
+        found.push(o.ranges.to_vec());
+    }
+    // The zip inputs, each opened once by the `zip` crate for the second path.
+    let second_paths = inputs
+        .iter()
+        .enumerate()
+        .map(|(i, input)| {
+            // Zip inputs: the `zip` crate reads their records. Other inputs (safetensors, GGUF,
+            // torch-legacy) have no container to read through: they are re-read directly.
+            if conv
+                .tensors
+                .iter()
+                .any(|t| t.input == i && t.origin.is_some())
+                && is_zip(input.path())
+            {
+                SecondPath::open(input.path()).map(Some)
+            } else {
+                Ok(None)
+            }
+        })
+        .collect::<Result<Vec<_>, Refusal>>()?;
+    // Each tensor, across cores: its bytes read back from the output and, in step, the same
+    // tensor read from the input by a second path; they must be equal byte for byte, and the
+    // output's bytes are hashed once. (A gathered tensor's second path computes each element's
+    // place itself, so there the two are compared by hash.)
+    conv.tensors
+        .par_iter()
+        .zip(found.par_iter())
+        .map(|(t, ranges)| {
+            let input = inputs[t.input].path();
+            let in_input = |e: std::io::Error| format!("{}: {e}", input.display());
+            match (&t.origin, &second_paths[t.input], &t.gather) {
+                (Some((record, offset)), Some(zip), None) => {
+                    zip.with_record(record, *offset, t.len, |bytes| {
+                        compare_in_step(&file, ranges, bytes, t.swap, &t.name)
+                    })
+                }
+                (_, None, None) => {
+                    let mut direct = std::fs::File::open(input).map_err(in_input)?;
+                    std::io::Seek::seek(&mut direct, std::io::SeekFrom::Start(t.offset))
+                        .map_err(in_input)?;
+                    compare_in_step(&file, ranges, &mut direct.take(t.len), t.swap, &t.name)
+                }
+                (origin, zip, Some(g)) => {
+                    let mut h = Sha256::new();
+                    for r in ranges {
+                        file.for_each_chunk(r.offset, r.len, |c| h.update(c))
+                            .map_err(|e| format!("{}: {e}", out.display()))?;
+                    }
+                    let in_output = hex(&h.finalize());
+                    let second = match (origin, zip) {
+                        (Some((record, offset)), Some(zip)) => {
+                            zip.hash_gathered(record, *offset, g, t.swap)?
+                        }
+                        _ => {
+                            let direct = std::fs::File::open(input).map_err(in_input)?;
+                            layout::gathered_sha256_by_index(g, t.swap, |at, buf| {
+                                std::os::unix::fs::FileExt::read_exact_at(&direct, buf, at)
+                            })
+                            .map_err(in_input)?
+                        }
+                    };
+                    if second != in_output {
+                        return Err(format!(
+                            "{:?} gathered from the input by a second path hashes {second}, but the output holds {in_output}",
+                            t.name
+                        ));
+                    }
+                    Ok(in_output)
+                }
+                (None, Some(_), None) => Err(format!(
+                    "{:?}: a zip input's tensor without its record",
+                    t.name
+                )),
+            }
+        })
+        .collect()
+}
+
+/// Reads a tensor's bytes from the output (`ranges` of `out`) and, in step, as many bytes from
+/// `second` (swapped in `swap`-byte units like the output); they must be equal. Returns the
+/// sha256 of the bytes, hashed once.
+pub fn compare_in_step(
+    out: &InputFile,
+    ranges: &[socair_plugin_api::ByteRange],
+    second: &mut dyn Read,
+    swap: usize,
+    name: &str,
+) -> Result<String, Refusal> {
+    let mut h = Sha256::new();
+    let mut theirs = Vec::new();
+    let mut at = 0u64;
+    let mut failure: Option<Refusal> = None;
+    for r in ranges {
+        out.for_each_chunk(r.offset, r.len, |chunk| {
+            if failure.is_some() {
+                return;
+            }
+            theirs.resize(chunk.len(), 0);
+            if let Err(e) = second.read_exact(&mut theirs) {
+                failure = Some(format!(
+                    "{name:?}: the second path ends at byte {at} of the tensor: {e}"
+                ));
+                return;
+            }
+            if swap > 1 {
+                for e in theirs.chunks_exact_mut(swap) {
+                    e.reverse();
+                }
+            }
+            if theirs != chunk {
+                let first = theirs.iter().zip(chunk).position(|(a, b)| a != b).unwrap_or(0);
+                failure = Some(format!(
+                    "{name:?} read from the input by a second path differs from the output at byte {} of the tensor",
+                    at + first as u64
+                ));
+                return;
+            }
+            h.update(chunk);
+            at += chunk.len() as u64;
+        })
+        .map_err(|e| format!("reading the output back: {e}"))?;
+    }
+    if let Some(f) = failure {
+        return Err(f);
+    }
+    let mut more = [0u8; 1];
+    if second.read(&mut more).map_err(|e| e.to_string())? != 0 {
+        return Err(format!(
+            "{name:?}: the second path holds more bytes than the output's {at}"
+        ));
+    }
+    Ok(hex(&h.finalize()))
+}

@@ -1,0 +1,137 @@
+//! The `socair.report/v1` document: the artifact, the tool and plugins, the rule sets, the
+//! scope, and one row per check (PASS, FAIL, LEAD or NOT_TESTED, each finding with its place).
+
+use serde::{Deserialize, Serialize};
+use socair_plugin_api::RowStatus;
+use std::collections::BTreeMap;
+
+/// The report's schema name.
+pub const SCHEMA: &str = "socair.report/v1";
+
+inventory::submit! {
+    crate::base::rules::RuleSet {
+        name: "socair.report",
+        version: "1",
+        id: SCHEMA,
+        summary: "scan report: artifact, tool, rules, scope, rows of PASS/FAIL/LEAD/NOT_TESTED",
+    }
+}
+
+/// The check plugins report for the format's structure.
+pub const STRUCTURE_CHECK: &str = "Format and structure";
+/// The check pickle readers report.
+pub const PICKLE_CHECK: &str = "Pickle opcode scan";
+
+/// A report.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Report {
+    /// Always [`SCHEMA`].
+    pub schema: String,
+    /// What was scanned.
+    pub artifact: ReportArtifact,
+    /// What scanned it.
+    pub tool: Tool,
+    /// The rule sets applied, name → version.
+    pub rules: BTreeMap<String, String>,
+    /// How much was scanned.
+    pub scope: Scope,
+    /// One row per check.
+    pub rows: Vec<Row>,
+}
+
+/// The artifact a report is about.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ReportArtifact {
+    /// File or directory name (never a path).
+    pub name: String,
+    /// `model directory`, or the file's format.
+    pub format: String,
+    /// The subject digest.
+    pub sha256: String,
+    /// Total size.
+    pub size_bytes: u64,
+}
+
+/// The tool and the plugins that read the artifact.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Tool {
+    /// `socair`.
+    pub name: String,
+    /// Its version.
+    pub version: String,
+    /// The plugins that read files of the artifact.
+    pub plugins: Vec<PluginUse>,
+}
+
+/// A plugin used for a report.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PluginUse {
+    /// Its name.
+    pub name: String,
+    /// Its version.
+    pub version: String,
+    /// SHA-256 of its library file.
+    pub sha256: String,
+}
+
+/// The scan's scope.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Scope {
+    /// `full` or `header-only`.
+    pub mode: String,
+    /// The reference manifest, when `SOCAIR_TENSOR_REFERENCE` was set.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reference_data: Option<NamedDigest>,
+    /// Globals the operator reviewed (`--reviewed-classes`), when given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reviewed_classes: Option<Vec<String>>,
+}
+
+/// A file named by its name and digest.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NamedDigest {
+    /// File name.
+    pub name: String,
+    /// SHA-256 of its bytes.
+    pub sha256: String,
+}
+
+/// One row.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Row {
+    /// The check.
+    pub check: String,
+    /// `PASS`, `FAIL`, `LEAD` or `NOT_TESTED`.
+    pub status: String,
+    /// One sentence.
+    pub summary: String,
+    /// What was found, and where.
+    pub findings: Vec<RowFinding>,
+}
+
+/// One finding of a row.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RowFinding {
+    /// Where.
+    pub place: String,
+    /// Why.
+    pub reason: String,
+}
+
+/// A status's name in reports.
+pub fn status_name(s: RowStatus) -> &'static str {
+    match s {
+        RowStatus::Pass => "PASS",
+        RowStatus::Fail => "FAIL",
+        RowStatus::Lead => "LEAD",
+        RowStatus::NotTested => "NOT_TESTED",
+    }
+}

@@ -1,0 +1,238 @@
+//! `socair scan`: the `socair.report/v1` report of a model file or directory.
+//!
+//! Each plugin reports rows for the files it reads; for a directory the host merges the rows
+//! of one check across files (the worst status wins: FAIL, then LEAD, then NOT_TESTED, then
+//! PASS) with each finding's place prefixed by its file. Files no plugin reads are listed too:
+//! one that looks like a pickle is a LEAD, since nothing has checked what it would run.
+
+use crate::read::artifact::{data_files, Artifact, ArtifactError};
+use crate::read::plugins::PluginSet;
+use crate::report::document::{
+    status_name, PluginUse, Report, ReportArtifact, Row, RowFinding, Scope, Tool, PICKLE_CHECK,
+    SCHEMA, STRUCTURE_CHECK,
+};
+use crate::report::reference::{reference_row, Reference};
+use socair_plugin_api::{abi_stable::std_types::RString, ReadOptions, ReportRow, RowStatus};
+use std::collections::BTreeMap;
+use std::path::Path;
+
+/// Options for a scan.
+#[derive(Debug, Clone, Default)]
+pub struct ScanOptions {
+    /// Read headers only.
+    pub header_only: bool,
+    /// Reviewed globals, when `--reviewed-classes` was given.
+    pub reviewed: Option<Vec<String>>,
+    /// The reference manifest (`SOCAIR_TENSOR_REFERENCE`), already read.
+    pub reference: Option<Reference>,
+}
+
+/// Scans the artifact at `path`.
+pub fn scan(
+    path: &Path,
+    plugins: &PluginSet,
+    options: &ScanOptions,
+) -> Result<Report, ArtifactError> {
+    let artifact = Artifact::resolve(path, plugins)?;
+    let read_options = ReadOptions {
+        header_only: options.header_only,
+        reviewed_globals: options
+            .reviewed
+            .iter()
+            .flatten()
+            .map(|s| RString::from(s.as_str()))
+            .collect(),
+    };
+    let (digest, opened) = rayon::join(
+        || artifact.subject_digest(),
+        || artifact.open_all(&read_options),
+    );
+    let (digest, opened) = (digest?, opened?);
+
+    // (file, row) pairs in file order, merged per check below.
+    let mut per_check: Vec<(String, Vec<(String, ReportRow)>)> = Vec::new();
+    let mut push = |file: &str, row: ReportRow| {
+        let check = row.check.to_string();
+        match per_check.iter_mut().find(|(c, _)| *c == check) {
+            Some((_, rows)) => rows.push((file.to_owned(), row)),
+            None => per_check.push((check, vec![(file.to_owned(), row)])),
+        }
+    };
+    let mut rules = BTreeMap::new();
+    let mut used: Vec<PluginUse> = Vec::new();
+    for (job, opened) in &opened {
+        let plugin = job.reader.0;
+        for r in &plugin.manifest.rule_sets {
+            if let Some((name, version)) = r.split_once('/') {
+                rules.insert(name.to_owned(), version.to_owned());
+            }
+        }
+        if !used.iter().any(|u| u.name == plugin.manifest.name) {
+            used.push(PluginUse {
+                name: plugin.manifest.name.clone(),
+                version: plugin.manifest.version.clone(),
+                sha256: plugin.sha256.clone(),
+            });
+        }
+        for row in opened.rows.iter() {
+            push(&job.rel, row.clone());
+        }
+    }
+    for (file, reason) in &artifact.unreadable {
+        push(
+            file,
+            ReportRow {
+                check: STRUCTURE_CHECK.into(),
+                status: RowStatus::NotTested,
+                summary: format!("not read: {reason}").into(),
+                findings: Default::default(),
+            },
+        );
+    }
+    // Files that hold another file's tensor bytes (ONNX external data) are read as that data.
+    let data_files = data_files(&opened);
+    for u in artifact
+        .unclaimed
+        .iter()
+        .filter(|u| !data_files.contains(&u.rel))
+    {
+        let pickle_like = u.head.first() == Some(&0x80)
+            || [
+                ".pkl", ".pickle", ".joblib", ".pt", ".pth", ".bin", ".ckpt", ".dat",
+            ]
+            .iter()
+            .any(|ext| u.rel.ends_with(ext));
+        if pickle_like {
+            push(
+                &u.rel,
+                ReportRow {
+                    check: PICKLE_CHECK.into(),
+                    status: RowStatus::Lead,
+                    summary: "a file that looks like a pickle, which no loaded plugin reads".into(),
+                    findings: vec![socair_plugin_api::Finding {
+                        place: "byte 0".into(),
+                        reason: "it starts like a pickle or is named like one, and nothing has checked what loading it would run".into(),
+                    }]
+                    .into(),
+                },
+            );
+        } else if !artifact.is_dir {
+            push(
+                &u.rel,
+                ReportRow {
+                    check: STRUCTURE_CHECK.into(),
+                    status: RowStatus::NotTested,
+                    summary: "no loaded plugin reads this format".into(),
+                    findings: Default::default(),
+                },
+            );
+        }
+    }
+    if artifact.is_dir {
+        rules.insert("socair.modeldir".into(), "1".into());
+    }
+    rules.insert("socair.report".into(), "1".into());
+    if let Some(reference) = &options.reference {
+        let r = reference_row(&artifact, &opened, &digest, reference, options.header_only);
+        push(&artifact.name, r);
+    }
+    let rows = per_check
+        .into_iter()
+        .map(|(check, rows)| merge(check, rows, artifact.is_dir))
+        .collect();
+    Ok(Report {
+        schema: SCHEMA.into(),
+        artifact: ReportArtifact {
+            name: artifact.name.clone(),
+            format: artifact.format(),
+            sha256: digest,
+            size_bytes: artifact.size_bytes(),
+        },
+        tool: Tool {
+            name: "socair".into(),
+            version: crate::VERSION.into(),
+            plugins: used,
+        },
+        rules,
+        scope: Scope {
+            mode: if options.header_only {
+                "header-only".into()
+            } else {
+                "full".into()
+            },
+            reference_data: options.reference.as_ref().map(|r| r.named.clone()),
+            reviewed_classes: options.reviewed.clone(),
+        },
+        rows,
+    })
+}
+
+fn rank(s: RowStatus) -> u8 {
+    match s {
+        RowStatus::Pass => 0,
+        RowStatus::NotTested => 1,
+        RowStatus::Lead => 2,
+        RowStatus::Fail => 3,
+    }
+}
+
+fn merge(check: String, rows: Vec<(String, ReportRow)>, in_dir: bool) -> Row {
+    let status = rows
+        .iter()
+        .map(|(_, r)| r.status)
+        .max_by_key(|s| rank(*s))
+        .unwrap_or(RowStatus::NotTested);
+    let summary = if in_dir {
+        rows.iter()
+            .map(|(file, r)| format!("{file}: {} {}", status_name(r.status), r.summary))
+            .collect::<Vec<_>>()
+            .join("; ")
+    } else {
+        rows.iter()
+            .map(|(_, r)| r.summary.to_string())
+            .collect::<Vec<_>>()
+            .join("; ")
+    };
+    let findings = rows
+        .iter()
+        .flat_map(|(file, r)| {
+            r.findings.iter().map(move |f| RowFinding {
+                place: if in_dir {
+                    format!("{file}: {}", f.place)
+                } else {
+                    f.place.to_string()
+                },
+                reason: f.reason.to_string(),
+            })
+        })
+        .collect();
+    Row {
+        check,
+        status: status_name(status).into(),
+        summary,
+        findings,
+    }
+}
+
+/// Reads a `--reviewed-classes` file: one `module.name` per line; blank lines and `#`
+/// comments ignored.
+pub fn read_reviewed(path: &Path) -> std::io::Result<Vec<String>> {
+    let text = std::fs::read_to_string(path)?;
+    let mut out = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        let line = line.split('#').next().unwrap_or("").trim();
+        if line.is_empty() {
+            continue;
+        }
+        if !line.contains('.') || line.contains(char::is_whitespace) {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::InvalidData,
+                format!("line {}: {line:?} is not module.name", i + 1),
+            ));
+        }
+        out.push(line.to_owned());
+    }
+    out.sort();
+    out.dedup();
+    Ok(out)
+}
