@@ -14,6 +14,7 @@ mod onnx;
 mod packaging;
 mod pins;
 mod plugins;
+mod structure;
 mod template;
 mod tensors;
 mod torch;
