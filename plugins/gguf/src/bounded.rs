@@ -55,7 +55,14 @@ impl<T> Listing<T> {
     /// Adds one item of `kind`; `make` runs only when it is kept, so an item past the limit
     /// costs a count and nothing else.
     pub fn push(&mut self, kind: &'static str, make: impl FnOnce() -> T) {
-        let seen = match self.kinds.iter_mut().find(|(k, _)| *k == kind) {
+        if self.count(kind) <= self.limit as u64 {
+            self.items.push(make());
+        }
+    }
+
+    /// Counts one more item of `kind`; returns how many there are now.
+    fn count(&mut self, kind: &'static str) -> u64 {
+        match self.kinds.iter_mut().find(|(k, _)| *k == kind) {
             Some((_, n)) => {
                 *n += 1;
                 *n
@@ -64,9 +71,22 @@ impl<T> Listing<T> {
                 self.kinds.push((kind, 1));
                 1
             }
-        };
-        if seen <= self.limit as u64 {
-            self.items.push(make());
+        }
+    }
+
+    /// Whether the next item of `kind` would be kept.
+    pub fn would_keep(&self, kind: &'static str) -> bool {
+        self.kinds
+            .iter()
+            .find(|(k, _)| *k == kind)
+            .is_none_or(|(_, n)| *n < self.limit as u64)
+    }
+
+    /// Counts one item of `kind` and keeps `item` (built only when [`Listing::would_keep`]
+    /// said so) if it is one of the first.
+    pub fn add(&mut self, kind: &'static str, item: Option<T>) {
+        if self.count(kind) <= self.limit as u64 {
+            self.items.extend(item);
         }
     }
 
