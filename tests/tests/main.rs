@@ -5,6 +5,7 @@
 mod common;
 
 mod airlock;
+mod bounds;
 mod convert;
 mod diff;
 mod faults;

@@ -2,6 +2,7 @@
 //! table ([`types`]) and a v3 writer ([`writer`]). This file is only the glue that exports
 //! them through `socair-plugin-api`; every entry point runs inside [`guard`].
 
+pub mod bounded;
 #[doc(hidden)]
 pub mod fuzzing;
 pub mod reader;
@@ -129,20 +130,33 @@ pub fn opened_file(parsed: Result<reader::Gguf, reader::GgufError>) -> OpenedFil
             }
         }
     };
+    let file_len = g.file_len;
+    let total_metadata = g.metadata.len();
+    let limit = bounded::described_limit(file_len);
+    let mut past_budget = 0u64;
     let mut tensors = Vec::new();
-    let mut unread = Vec::new();
-    let mut findings = Vec::new();
+    let mut unread = bounded::Listing::new(bounded::UNREAD_PER_KIND);
+    let mut findings = bounded::Listing::new(bounded::FINDINGS_PER_KIND);
     for t in &g.tensors {
+        let place = || RString::from(format!("tensor {:?}", t.name));
         match (t.ggml_type, t.byte_len) {
             (Some(ty), Some(_)) if ty.disputed.is_some() => {
                 let reason = ty.disputed.unwrap_or_default();
-                findings.push(Finding {
-                    place: format!("tensor {:?}", t.name).into(),
+                findings.push("tensors of a disputed size", || Finding {
+                    place: place(),
                     reason: reason.into(),
                 });
-                unread.push(Unread {
+                unread.push("tensors of a disputed size", || Unread {
                     tensor: ROption::RSome(t.name.as_str().into()),
                     reason: reason.into(),
+                    outside_model: false,
+                });
+            }
+            (Some(_), Some(_)) if tensors.len() as u64 >= limit => {
+                past_budget += 1;
+                unread.push("tensors past the budget", || Unread {
+                    tensor: ROption::RSome(t.name.as_str().into()),
+                    reason: budget_reason(g.tensors.len(), limit, file_len).into(),
                     outside_model: false,
                 });
             }
@@ -161,37 +175,94 @@ pub fn opened_file(parsed: Result<reader::Gguf, reader::GgufError>) -> OpenedFil
                 file: ROption::RNone,
             }),
             _ => {
-                let reason = types::unknown_reason(t.type_id);
-                findings.push(Finding {
-                    place: format!("tensor {:?}", t.name).into(),
-                    reason: format!("{reason}; the layout after it is only partly checked").into(),
+                findings.push("tensors of an unknown type", || {
+                    let reason = types::unknown_reason(t.type_id);
+                    Finding {
+                        place: place(),
+                        reason: format!("{reason}; the layout after it is only partly checked")
+                            .into(),
+                    }
                 });
-                unread.push(Unread {
+                unread.push("tensors of an unknown type", || Unread {
                     tensor: ROption::RSome(t.name.as_str().into()),
-                    reason: reason.into(),
+                    reason: types::unknown_reason(t.type_id).into(),
                     outside_model: false,
                 });
             }
         }
+    }
+    let unsized_tensors = findings.total();
+    if past_budget > 0 {
+        findings.push("tensors past the budget", || Finding {
+            place: "tensor infos".into(),
+            reason: budget_reason(g.tensors.len(), limit, file_len).into(),
+        });
+    }
+    let (mut findings, over) = findings.finish();
+    for (kind, n) in over {
+        findings.push(Finding {
+            place: "tensor infos".into(),
+            reason: bounded::and_more(n, kind, bounded::FINDINGS_PER_KIND).into(),
+        });
+    }
+    let (mut unread, over) = unread.finish();
+    for (kind, n) in over {
+        unread.push(Unread {
+            tensor: ROption::RNone,
+            reason: bounded::and_more(n, kind, bounded::UNREAD_PER_KIND).into(),
+            outside_model: false,
+        });
     }
     let status = if findings.is_empty() {
         RowStatus::Pass
     } else {
         RowStatus::Lead
     };
-    let summary =
-        format!(
+    let mut notes = Vec::new();
+    if unsized_tensors > 0 {
+        notes.push(format!(
+            "{} tensor(s) of a type whose size is not known or disputed",
+            bounded::thousands(unsized_tensors)
+        ));
+    }
+    if past_budget > 0 {
+        notes.push(format!(
+            "{} tensor(s) past what socair describes for a file of this size",
+            bounded::thousands(past_budget)
+        ));
+    }
+    let exported = total_metadata.min(MAX_METADATA_LISTED);
+    if exported < total_metadata {
+        notes.push(format!(
+            "only the first {} of its metadata keys are passed on",
+            bounded::thousands(exported as u64)
+        ));
+    }
+    let summary = format!(
         "GGUF v{} with {} metadata keys and {} tensors (alignment {}) laid out as ggml requires{}",
         g.version,
-        g.metadata.len(),
+        total_metadata,
         g.tensors.len(),
         g.alignment,
-        if findings.is_empty() {
-            String::new()
-        } else {
-            format!("; {} tensor(s) of a type whose size is not known or disputed", findings.len())
-        }
+        notes.iter().map(|n| format!("; {n}")).collect::<String>()
     );
+    // Metadata goes across as typed JSON, each value written straight into its text (at most
+    // 6 bytes per byte of the file) and its encoded form dropped as soon as it is written.
+    let mut metadata = Vec::with_capacity(exported);
+    for (k, v) in g.metadata.into_iter().take(exported) {
+        metadata.push(Tuple2(RString::from(k), RString::from(v.json_text())));
+    }
+    let omitted = total_metadata - exported;
+    if omitted > 0 {
+        metadata.push(Tuple2(
+            RString::from(OMITTED_METADATA_KEY),
+            RString::from(format!(
+                "{} more metadata keys are not listed (only the first {} are)",
+                bounded::thousands(omitted as u64),
+                bounded::thousands(exported as u64)
+            )),
+        ));
+    }
     OpenedFile {
         format: FORMAT.into(),
         tensors: tensors.into(),
@@ -202,18 +273,25 @@ pub fn opened_file(parsed: Result<reader::Gguf, reader::GgufError>) -> OpenedFil
             summary: summary.into(),
             findings: findings.into(),
         }]),
-        metadata: g
-            .metadata
-            .iter()
-            .map(|(k, v)| {
-                Tuple2(
-                    RString::from(k.as_str()),
-                    RString::from(v.to_json().to_string()),
-                )
-            })
-            .collect(),
+        metadata: metadata.into(),
         not_carried: RVec::new(),
     }
+}
+
+/// Metadata keys passed on to the host, in file order; a GGUF has a few dozen.
+pub const MAX_METADATA_LISTED: usize = 65_536;
+
+/// The key standing for metadata keys past [`MAX_METADATA_LISTED`] (no GGUF key can have this
+/// name's form: GGUF keys are lower_snake_case segments).
+pub const OMITTED_METADATA_KEY: &str = "(socair: metadata not listed)";
+
+fn budget_reason(total: usize, limit: u64, file_len: u64) -> String {
+    format!(
+        "the file describes {} tensors in {} bytes; socair describes at most {} for a file of this size (16,384 plus one per 256 bytes), so the rest are not fingerprinted",
+        bounded::thousands(total as u64),
+        bounded::thousands(file_len),
+        bounded::thousands(limit)
+    )
 }
 
 /// The writer exported through the plugin API.

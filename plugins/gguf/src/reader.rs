@@ -166,8 +166,11 @@ pub enum Value {
     Bool(bool),
     /// STRING.
     String(String),
-    /// ARRAY: element type and values.
-    Array(ValueType, Vec<Value>),
+    /// ARRAY: element type, element count, and the elements' bytes exactly as GGUF encodes
+    /// them (checked when read: strings UTF-8, bools 0 or 1, nested arrays well formed and at
+    /// most [`MAX_ARRAY_DEPTH`] deep). Kept encoded because a decoded element costs dozens of
+    /// bytes where the file spends one: an array of millions stays the size it has in the file.
+    Array(ValueType, u64, Vec<u8>),
 }
 
 impl Value {
@@ -182,52 +185,214 @@ impl Value {
     }
 
     /// JSON with its type: `{"type":"UINT32","value":32}`, arrays as
-    /// `{"type":"ARRAY","element_type":…,"value":[…]}`. The writer takes the same form.
-    pub fn to_json(&self) -> serde_json::Value {
-        use serde_json::json;
+    /// `{"type":"ARRAY","element_type":…,"value":[…]}` (elements of an array of arrays are
+    /// themselves typed objects). The writer takes the same form. Written straight into text,
+    /// never as a tree of JSON values: at most 6 bytes of text per byte of the value (a BOOL
+    /// element, `false,`; a string's control byte, `\u0001`).
+    pub fn json_text(&self) -> String {
+        let mut out = Vec::new();
+        self.write_json(&mut out);
+        // Every piece written is UTF-8 (numbers, ASCII, serde_json's escaped strings).
+        String::from_utf8(out).unwrap_or_default()
+    }
+
+    /// Appends [`Value::json_text`] to `out`.
+    pub fn write_json(&self, out: &mut Vec<u8>) {
         match self {
-            Value::Array(elem, items) => json!({
-                "type": "ARRAY",
-                "element_type": elem.name(),
-                "value": items.iter().map(|v| match v {
-                    Value::Array(..) => v.to_json(),
-                    other => other.bare_json(),
-                }).collect::<Vec<_>>(),
-            }),
-            other => json!({"type": other.value_type().name(), "value": other.bare_json()}),
+            Value::Array(elem, count, bytes) => {
+                write_array_json(*elem, *count, bytes, out);
+            }
+            other => {
+                out.extend_from_slice(b"{\"type\":\"");
+                out.extend_from_slice(other.value_type().name().as_bytes());
+                out.extend_from_slice(b"\",\"value\":");
+                other.write_bare_json(out);
+                out.push(b'}');
+            }
         }
     }
 
-    fn bare_json(&self) -> serde_json::Value {
-        use serde_json::json;
-        match self {
-            Value::Unsigned(_, v) => json!(v),
-            Value::Signed(_, v) => json!(v),
-            // Non-finite floats have no JSON number: write them as strings.
+    fn write_bare_json(&self, out: &mut Vec<u8>) {
+        use std::io::Write;
+        // Writing into a Vec cannot fail.
+        let _ = match self {
+            Value::Unsigned(_, v) => write!(out, "{v}"),
+            Value::Signed(_, v) => write!(out, "{v}"),
             // Finite floats are JSON numbers (serde_json's `float_roundtrip` parses them back
             // exactly); others are their bits in hex, which no number could carry.
             Value::Float(ValueType::F32, bits) => {
                 let f = f32::from_bits(*bits as u32);
                 if f.is_finite() {
                     // Its exact value as an f64: no double rounding on the way back.
-                    json!(f64::from(f))
+                    serde_json::to_writer(&mut *out, &f64::from(f)).map_err(std::io::Error::other)
                 } else {
-                    json!(format!("bits:{bits:#010x}"))
+                    write!(out, "\"bits:{bits:#010x}\"")
                 }
             }
             Value::Float(_, bits) => {
                 let f = f64::from_bits(*bits);
                 if f.is_finite() {
-                    json!(f)
+                    serde_json::to_writer(&mut *out, &f).map_err(std::io::Error::other)
                 } else {
-                    json!(format!("bits:{bits:#018x}"))
+                    write!(out, "\"bits:{bits:#018x}\"")
                 }
             }
-            Value::Bool(b) => json!(b),
-            Value::String(s) => json!(s),
-            Value::Array(..) => self.to_json(),
+            Value::Bool(b) => write!(out, "{b}"),
+            Value::String(s) => serde_json::to_writer(&mut *out, s).map_err(std::io::Error::other),
+            Value::Array(..) => {
+                self.write_json(out);
+                Ok(())
+            }
+        };
+    }
+
+    /// The elements of an array, decoded one at a time (none for other values).
+    pub fn items(&self) -> impl Iterator<Item = Value> + '_ {
+        let (elem, count, bytes) = match self {
+            Value::Array(elem, count, bytes) => (*elem, *count, &bytes[..]),
+            _ => (ValueType::U8, 0, &[][..]),
+        };
+        let mut at = 0usize;
+        (0..count).map_while(move |_| decode_element(elem, bytes, &mut at))
+    }
+}
+
+/// Writes the JSON of an encoded array. Fixed-width elements are written straight from their
+/// bytes (an array may hold tens of millions); others are decoded one at a time.
+fn write_array_json(elem: ValueType, count: u64, bytes: &[u8], out: &mut Vec<u8>) {
+    out.extend_from_slice(b"{\"type\":\"ARRAY\",\"element_type\":\"");
+    out.extend_from_slice(elem.name().as_bytes());
+    out.extend_from_slice(b"\",\"value\":[");
+    let width = elem.min_width() as usize;
+    let fixed = !matches!(elem, ValueType::String | ValueType::Array);
+    if fixed && bytes.len() as u64 == count.saturating_mul(width as u64) {
+        write_fixed_elements(elem, bytes, out);
+    } else {
+        let mut at = 0usize;
+        for i in 0..count {
+            if i > 0 {
+                out.push(b',');
+            }
+            // The bytes were checked when read (or written by the writer): an element that
+            // does not decode cannot occur; stop rather than write something else.
+            let Some(v) = decode_element(elem, bytes, &mut at) else {
+                break;
+            };
+            v.write_bare_json(out);
         }
     }
+    out.extend_from_slice(b"]}");
+}
+
+/// The JSON of fixed-width elements, comma-separated, as [`Value::write_bare_json`] writes
+/// each one.
+fn write_fixed_elements(elem: ValueType, bytes: &[u8], out: &mut Vec<u8>) {
+    use ValueType::*;
+    fn number(out: &mut Vec<u8>, first: bool, n: impl serde::Serialize) {
+        if !first {
+            out.push(b',');
+        }
+        // Writing into a Vec cannot fail.
+        let _ = serde_json::to_writer(&mut *out, &n);
+    }
+    match elem {
+        Bool => {
+            out.reserve(bytes.len() * 6);
+            for (i, &b) in bytes.iter().enumerate() {
+                if i > 0 {
+                    out.push(b',');
+                }
+                out.extend_from_slice(if b != 0 { b"true" } else { b"false" });
+            }
+        }
+        U8 => bytes
+            .iter()
+            .enumerate()
+            .for_each(|(i, &b)| number(out, i == 0, b)),
+        I8 => bytes
+            .iter()
+            .enumerate()
+            .for_each(|(i, &b)| number(out, i == 0, b as i8)),
+        U16 | I16 => bytes.chunks_exact(2).enumerate().for_each(|(i, c)| {
+            let v = u16::from_le_bytes([c[0], c[1]]);
+            if elem == U16 {
+                number(out, i == 0, v)
+            } else {
+                number(out, i == 0, v as i16)
+            }
+        }),
+        U32 | I32 => bytes.chunks_exact(4).enumerate().for_each(|(i, c)| {
+            let v = u32::from_le_bytes([c[0], c[1], c[2], c[3]]);
+            if elem == U32 {
+                number(out, i == 0, v)
+            } else {
+                number(out, i == 0, v as i32)
+            }
+        }),
+        U64 | I64 => bytes.chunks_exact(8).enumerate().for_each(|(i, c)| {
+            let mut a = [0u8; 8];
+            a.copy_from_slice(c);
+            let v = u64::from_le_bytes(a);
+            if elem == U64 {
+                number(out, i == 0, v)
+            } else {
+                number(out, i == 0, v as i64)
+            }
+        }),
+        F32 | F64 => {
+            let mut at = 0usize;
+            let mut first = true;
+            while let Some(v) = decode_element(elem, bytes, &mut at) {
+                if !first {
+                    out.push(b',');
+                }
+                first = false;
+                v.write_bare_json(out);
+            }
+        }
+        String | Array => {}
+    }
+}
+
+/// Decodes one element of type `elem` at `*at` in `bytes` (encoded as GGUF does), moving
+/// `*at` past it; none when the bytes do not hold one.
+fn decode_element(elem: ValueType, bytes: &[u8], at: &mut usize) -> Option<Value> {
+    fn take<'a>(bytes: &'a [u8], at: &mut usize, n: usize) -> Option<&'a [u8]> {
+        let s = bytes.get(*at..at.checked_add(n)?)?;
+        *at += n;
+        Some(s)
+    }
+    fn fixed<const N: usize>(bytes: &[u8], at: &mut usize) -> Option<[u8; N]> {
+        take(bytes, at, N)?.try_into().ok()
+    }
+    use ValueType::*;
+    Some(match elem {
+        U8 => Value::Unsigned(elem, fixed::<1>(bytes, at)?[0].into()),
+        U16 => Value::Unsigned(elem, u16::from_le_bytes(fixed(bytes, at)?).into()),
+        U32 => Value::Unsigned(elem, u32::from_le_bytes(fixed(bytes, at)?).into()),
+        U64 => Value::Unsigned(elem, u64::from_le_bytes(fixed(bytes, at)?)),
+        I8 => Value::Signed(elem, i8::from_le_bytes(fixed(bytes, at)?).into()),
+        I16 => Value::Signed(elem, i16::from_le_bytes(fixed(bytes, at)?).into()),
+        I32 => Value::Signed(elem, i32::from_le_bytes(fixed(bytes, at)?).into()),
+        I64 => Value::Signed(elem, i64::from_le_bytes(fixed(bytes, at)?)),
+        F32 => Value::Float(elem, u32::from_le_bytes(fixed(bytes, at)?).into()),
+        F64 => Value::Float(elem, u64::from_le_bytes(fixed(bytes, at)?)),
+        Bool => Value::Bool(fixed::<1>(bytes, at)?[0] != 0),
+        String => {
+            let len = usize::try_from(u64::from_le_bytes(fixed(bytes, at)?)).ok()?;
+            let s = std::str::from_utf8(take(bytes, at, len)?).ok()?;
+            Value::String(s.to_owned())
+        }
+        Array => {
+            let inner = ValueType::from_id(u32::from_le_bytes(fixed(bytes, at)?))?;
+            let count = u64::from_le_bytes(fixed(bytes, at)?);
+            let start = *at;
+            for _ in 0..count {
+                decode_element(inner, bytes, at)?;
+            }
+            Value::Array(inner, count, bytes[start..*at].to_vec())
+        }
+    })
 }
 
 /// One tensor info.
@@ -267,10 +432,12 @@ pub struct Gguf {
     pub alignment: u64,
     /// Absolute offset of the data section.
     pub data_start: u64,
+    /// The file's length.
+    pub file_len: u64,
 }
 
 /// Reads through [`ReadAt`] with a buffer, tracking the position; every read is checked
-/// against the file's length first.
+/// against the file's length first, and none allocates beyond what the file holds.
 struct Cursor<'a, R: ReadAt + ?Sized> {
     src: &'a R,
     pos: u64,
@@ -294,19 +461,28 @@ impl<'a, R: ReadAt + ?Sized> Cursor<'a, R> {
         self.src.size().saturating_sub(self.pos)
     }
 
-    fn bytes(&mut self, n: u64, what: &str) -> Result<Vec<u8>, GgufError> {
+    fn short<T>(&self, n: u64, what: &str) -> Result<T, GgufError> {
+        err(
+            format!("byte {}", self.pos),
+            format!(
+                "{what} needs {n} bytes but only {} remain before the end of the file",
+                self.remaining()
+            ),
+        )
+    }
+
+    /// Calls `sink` with the next `n` bytes, in pieces, and moves past them.
+    fn consume(
+        &mut self,
+        n: u64,
+        what: &str,
+        mut sink: impl FnMut(&[u8]),
+    ) -> Result<(), GgufError> {
         if n > self.remaining() {
-            return err(
-                format!("byte {}", self.pos),
-                format!(
-                    "{what} needs {n} bytes but only {} remain before the end of the file",
-                    self.remaining()
-                ),
-            );
+            return self.short(n, what);
         }
-        let n = n as usize;
-        let mut out = Vec::with_capacity(n);
-        while out.len() < n {
+        let end = self.pos + n;
+        while self.pos < end {
             let in_buf =
                 self.pos >= self.buf_start && self.pos < self.buf_start + self.buf.len() as u64;
             if !in_buf {
@@ -318,17 +494,29 @@ impl<'a, R: ReadAt + ?Sized> Cursor<'a, R> {
                 self.buf_start = self.pos;
             }
             let at = (self.pos - self.buf_start) as usize;
-            let take = (n - out.len()).min(self.buf.len() - at);
-            out.extend_from_slice(&self.buf[at..at + take]);
+            let take = ((end - self.pos) as usize).min(self.buf.len() - at);
+            sink(&self.buf[at..at + take]);
             self.pos += take as u64;
         }
-        Ok(out)
+        Ok(())
+    }
+
+    /// Appends the next `n` bytes to `out`.
+    fn append(&mut self, n: u64, out: &mut Vec<u8>, what: &str) -> Result<(), GgufError> {
+        if n > self.remaining() {
+            return self.short(n, what);
+        }
+        out.reserve(n as usize);
+        self.consume(n, what, |piece| out.extend_from_slice(piece))
     }
 
     fn array<const N: usize>(&mut self, what: &str) -> Result<[u8; N], GgufError> {
-        let v = self.bytes(N as u64, what)?;
         let mut a = [0u8; N];
-        a.copy_from_slice(&v);
+        let mut filled = 0;
+        self.consume(N as u64, what, |piece| {
+            a[filled..filled + piece.len()].copy_from_slice(piece);
+            filled += piece.len();
+        })?;
         Ok(a)
     }
     fn u32(&mut self, what: &str) -> Result<u32, GgufError> {
@@ -338,7 +526,8 @@ impl<'a, R: ReadAt + ?Sized> Cursor<'a, R> {
         Ok(u64::from_le_bytes(self.array(what)?))
     }
 
-    fn string(&mut self, what: &str, max: u64) -> Result<String, GgufError> {
+    /// A string's length, checked against the bytes that remain and against `max`.
+    fn string_len(&mut self, what: &str, max: u64) -> Result<u64, GgufError> {
         let at = self.pos;
         let len = self.u64(what)?;
         if len > self.remaining() {
@@ -356,9 +545,103 @@ impl<'a, R: ReadAt + ?Sized> Cursor<'a, R> {
                 format!("{what} length {len} is over the limit of {max}"),
             );
         }
-        let bytes = self.bytes(len, what)?;
+        Ok(len)
+    }
+
+    fn string(&mut self, what: &str, max: u64) -> Result<String, GgufError> {
+        let at = self.pos;
+        let len = self.string_len(what, max)?;
+        let mut bytes = Vec::new();
+        self.append(len, &mut bytes, what)?;
         String::from_utf8(bytes)
             .or_else(|_| err(format!("byte {at}"), format!("{what} is not UTF-8")))
+    }
+}
+
+/// Reads the elements of an array of `elem` (`count` of them) into `out` as the file encodes
+/// them, checking each: strings UTF-8, bools 0 or 1, nested arrays no deeper than the limit.
+fn read_elements<R: ReadAt + ?Sized>(
+    c: &mut Cursor<'_, R>,
+    elem: ValueType,
+    count: u64,
+    out: &mut Vec<u8>,
+    key: &str,
+    depth: usize,
+) -> Result<(), GgufError> {
+    let place = || format!("metadata {key:?}");
+    // Every element takes at least its minimum width: the count is bounded by the bytes that
+    // remain before anything is allocated.
+    if count
+        .checked_mul(elem.min_width())
+        .is_none_or(|need| need > c.remaining())
+    {
+        return err(
+            place(),
+            format!(
+                "array count {count} of {} cannot fit in the {} bytes that remain",
+                elem.name(),
+                c.remaining()
+            ),
+        );
+    }
+    use ValueType::*;
+    match elem {
+        U8 | I8 | U16 | I16 | U32 | I32 | F32 | U64 | I64 | F64 => {
+            // Fixed width: the count was checked against the bytes that remain.
+            c.append(count * elem.min_width(), out, key)
+        }
+        Bool => {
+            let start = out.len();
+            c.append(count, out, key)?;
+            match out[start..].iter().position(|&b| b > 1) {
+                None => Ok(()),
+                Some(i) => err(
+                    place(),
+                    format!("bool element {i} is {}: only 0 and 1 are valid (ggml reads any non-zero as true, other readers refuse it)", out[start + i]),
+                ),
+            }
+        }
+        String => {
+            for _ in 0..count {
+                let at = c.pos;
+                let len = c.string_len(&format!("string element of {key:?}"), u64::MAX)?;
+                out.extend_from_slice(&len.to_le_bytes());
+                let start = out.len();
+                c.append(len, out, key)?;
+                if std::str::from_utf8(&out[start..]).is_err() {
+                    return err(
+                        format!("byte {at}"),
+                        format!("string element of {key:?} is not UTF-8"),
+                    );
+                }
+            }
+            Ok(())
+        }
+        Array => {
+            if count > 0 && depth + 1 >= MAX_ARRAY_DEPTH {
+                return err(
+                    place(),
+                    format!("arrays nested deeper than {MAX_ARRAY_DEPTH} levels"),
+                );
+            }
+            for _ in 0..count {
+                let elem_id = c.u32(key)?;
+                let inner = ValueType::from_id(elem_id).map_or_else(
+                    || {
+                        err(
+                            place(),
+                            format!("unknown array element value type {elem_id}"),
+                        )
+                    },
+                    Ok,
+                )?;
+                let inner_count = c.u64(key)?;
+                out.extend_from_slice(&elem_id.to_le_bytes());
+                out.extend_from_slice(&inner_count.to_le_bytes());
+                read_elements(c, inner, inner_count, out, key, depth + 1)?;
+            }
+            Ok(())
+        }
     }
 }
 
@@ -366,7 +649,6 @@ fn read_value<R: ReadAt + ?Sized>(
     c: &mut Cursor<'_, R>,
     t: ValueType,
     key: &str,
-    depth: usize,
 ) -> Result<Value, GgufError> {
     let place = || format!("metadata {key:?}");
     use ValueType::*;
@@ -393,28 +675,22 @@ fn read_value<R: ReadAt + ?Sized>(
         },
         String => Value::String(c.string(&format!("string value of {key:?}"), u64::MAX)?),
         Array => {
-            if depth >= MAX_ARRAY_DEPTH {
-                return err(place(), format!("arrays nested deeper than {MAX_ARRAY_DEPTH} levels"));
-            }
             let elem_id = c.u32(key)?;
             let elem = ValueType::from_id(elem_id)
                 .map_or_else(|| err(place(), format!("unknown array element value type {elem_id}")), Ok)?;
             let count = c.u64(key)?;
-            // Every element takes at least its minimum width: the count is bounded by the
-            // bytes that remain before anything is allocated.
-            if count.checked_mul(elem.min_width()).is_none_or(|need| need > c.remaining()) {
-                return err(
-                    place(),
-                    format!("array count {count} of {} cannot fit in the {} bytes that remain", elem.name(), c.remaining()),
-                );
-            }
-            let mut items = Vec::with_capacity(count as usize);
-            for _ in 0..count {
-                items.push(read_value(c, elem, key, depth + 1)?);
-            }
-            Value::Array(elem, items)
+            let mut bytes = Vec::new();
+            read_elements(c, elem, count, &mut bytes, key, 0)?;
+            Value::Array(elem, count, bytes)
         }
     })
+}
+
+/// The first name given twice, by sorting indices instead of cloning every name into a set.
+fn first_duplicate<'a>(names: impl Iterator<Item = &'a str>) -> Option<&'a str> {
+    let mut all: Vec<&str> = names.collect();
+    all.sort_unstable();
+    all.windows(2).find(|w| w[0] == w[1]).map(|w| w[0])
 }
 
 /// Parses and validates a GGUF file's header and layout. The tensor data is not read, except
@@ -459,18 +735,11 @@ pub fn parse(src: &(impl ReadAt + ?Sized), check_padding: bool) -> Result<Gguf, 
     }
 
     let mut metadata: Vec<(String, Value)> = Vec::with_capacity(kv_count as usize);
-    let mut keys = std::collections::HashSet::new();
     for _ in 0..kv_count {
         let at = c.pos;
         let key = c.string("metadata key", MAX_KEY_LEN)?;
         if key.is_empty() {
             return err(format!("byte {at}"), "empty metadata key");
-        }
-        if !keys.insert(key.clone()) {
-            return err(
-                format!("metadata {key:?}"),
-                "duplicate metadata key (readers keep different copies)",
-            );
         }
         let type_id = c.u32(&key)?;
         let t = ValueType::from_id(type_id).map_or_else(
@@ -482,8 +751,14 @@ pub fn parse(src: &(impl ReadAt + ?Sized), check_padding: bool) -> Result<Gguf, 
             },
             Ok,
         )?;
-        let value = read_value(&mut c, t, &key, 0)?;
+        let value = read_value(&mut c, t, &key)?;
         metadata.push((key, value));
+    }
+    if let Some(key) = first_duplicate(metadata.iter().map(|(k, _)| k.as_str())) {
+        return err(
+            format!("metadata {key:?}"),
+            "duplicate metadata key (readers keep different copies)",
+        );
     }
 
     let alignment = match metadata.iter().find(|(k, _)| k == "general.alignment") {
@@ -494,34 +769,35 @@ pub fn parse(src: &(impl ReadAt + ?Sized), check_padding: bool) -> Result<Gguf, 
                 "metadata \"general.alignment\"",
                 format!(
                     "alignment must be a UINT32 power of two; found {:?}",
-                    v.to_json().to_string()
+                    v.json_text()
                 ),
             )
         }
     };
 
     let mut tensors = Vec::with_capacity(tensor_count as usize);
-    let mut names = std::collections::HashSet::new();
     for i in 0..tensor_count {
         let at = c.pos;
-        let name = c.string(&format!("name of tensor {i}"), u64::MAX)?;
-        let place = format!("tensor {name:?}");
-        if name.len() as u64 > MAX_TENSOR_NAME_LEN {
+        let len = c.string_len("tensor name", u64::MAX)?;
+        if len > MAX_TENSOR_NAME_LEN {
             return err(
-                place,
-                format!(
-                    "name is {} bytes; ggml refuses names of 64 bytes or more",
-                    name.len()
-                ),
+                format!("tensor {i} (byte {at})"),
+                format!("name is {len} bytes; ggml refuses names of 64 bytes or more"),
             );
         }
-        if !names.insert(name.clone()) {
-            return err(place, format!("duplicate tensor name at byte {at}"));
-        }
+        let mut bytes = Vec::with_capacity(len as usize);
+        c.append(len, &mut bytes, "tensor name")?;
+        let name = String::from_utf8(bytes).or_else(|_| {
+            err(
+                format!("byte {at}"),
+                format!("name of tensor {i} is not UTF-8"),
+            )
+        })?;
+        let place = || format!("tensor {name:?}");
         let n_dims = c.u32(&name)?;
         if n_dims > MAX_DIMS {
             return err(
-                place,
+                place(),
                 format!("{n_dims} dims; ggml allows at most {MAX_DIMS}"),
             );
         }
@@ -530,7 +806,7 @@ pub fn parse(src: &(impl ReadAt + ?Sized), check_padding: bool) -> Result<Gguf, 
             let d = c.u64(&name)?;
             if d > i64::MAX as u64 {
                 return err(
-                    place,
+                    place(),
                     format!("dimension {d} overflows int64, as ggml reads dimensions (it would be negative)"),
                 );
             }
@@ -540,7 +816,7 @@ pub fn parse(src: &(impl ReadAt + ?Sized), check_padding: bool) -> Result<Gguf, 
         let offset = c.u64(&name)?;
         let ggml_type = types::by_id(type_id);
         let byte_len = match ggml_type {
-            Some(t) => Some(t.byte_len(&ne).or_else(|why| err(&place, why))?),
+            Some(t) => Some(t.byte_len(&ne).or_else(|why| err(place(), why))?),
             None => {
                 // Still check the element count: the tensor may be skipped, not the checks.
                 if ne
@@ -548,7 +824,7 @@ pub fn parse(src: &(impl ReadAt + ?Sized), check_padding: bool) -> Result<Gguf, 
                     .try_fold(1u64, |a, &d| a.checked_mul(d))
                     .is_none_or(|n| n > i64::MAX as u64)
                 {
-                    return err(place, format!("dimensions {ne:?} overflow"));
+                    return err(place(), format!("dimensions {ne:?} overflow"));
                 }
                 None
             }
@@ -561,6 +837,13 @@ pub fn parse(src: &(impl ReadAt + ?Sized), check_padding: bool) -> Result<Gguf, 
             offset,
             byte_len,
         });
+    }
+
+    if let Some(name) = first_duplicate(tensors.iter().map(|t| t.name.as_str())) {
+        return err(
+            format!("tensor {name:?}"),
+            "duplicate tensor name (ggml and gguf-py refuse it; other readers keep either)",
+        );
     }
 
     let header_end = c.pos;
@@ -695,6 +978,7 @@ pub fn parse(src: &(impl ReadAt + ?Sized), check_padding: bool) -> Result<Gguf, 
         tensors,
         alignment,
         data_start,
+        file_len,
     })
 }
 

@@ -3,7 +3,7 @@
 //! of sizes padded to the alignment, zero padding to the alignment before the data and after
 //! every tensor.
 //!
-//! Metadata values come as typed JSON, the form [`Value::to_json`] produces:
+//! Metadata values come as typed JSON, the form [`Value::json_text`] produces:
 //! `{"type":"UINT32","value":32}`, `{"type":"STRING","value":"llama"}`,
 //! `{"type":"ARRAY","element_type":"INT32","value":[1,2]}` (elements of an array of arrays
 //! are themselves typed objects); a non-finite float is the string `bits:0x…` of its bits.
@@ -59,7 +59,7 @@ pub fn inputs_of(g: &crate::reader::Gguf) -> Option<PlanInputs> {
     let metadata = g
         .metadata
         .iter()
-        .map(|(k, v)| (k.clone(), v.to_json().to_string()))
+        .map(|(k, v)| (k.clone(), v.json_text()))
         .collect();
     Some((tensors, metadata))
 }
@@ -93,17 +93,17 @@ fn value_from_json(json: &serde_json::Value, depth: usize) -> Result<Value, Stri
         let elem = ValueType::from_name(elem_name)
             .ok_or_else(|| format!("unknown element type {elem_name:?}"))?;
         let items = v.as_array().ok_or("an array's value must be a list")?;
-        let items = items
-            .iter()
-            .map(|item| {
-                if elem == ValueType::Array {
-                    value_from_json(item, depth + 1)
-                } else {
-                    scalar(elem, item)
-                }
-            })
-            .collect::<Result<Vec<_>, _>>()?;
-        return Ok(Value::Array(elem, items));
+        // Encoded as GGUF encodes elements, the form the reader keeps arrays in.
+        let mut bytes = Vec::new();
+        for item in items {
+            let v = if elem == ValueType::Array {
+                value_from_json(item, depth + 1)?
+            } else {
+                scalar(elem, item)?
+            };
+            put_value(&mut bytes, &v);
+        }
+        return Ok(Value::Array(elem, items.len() as u64, bytes));
     }
     scalar(t, v)
 }
@@ -190,12 +190,10 @@ fn put_value(out: &mut Vec<u8>, v: &Value) {
         },
         Value::Bool(b) => out.push(u8::from(*b)),
         Value::String(s) => put_string(out, s),
-        Value::Array(elem, items) => {
+        Value::Array(elem, count, bytes) => {
             out.extend_from_slice(&elem.id().to_le_bytes());
-            out.extend_from_slice(&(items.len() as u64).to_le_bytes());
-            for item in items {
-                put_value(out, item);
-            }
+            out.extend_from_slice(&count.to_le_bytes());
+            out.extend_from_slice(bytes);
         }
     }
 }
@@ -296,7 +294,7 @@ mod tests {
             Value::Float(ValueType::F64, 0xfff8_0000_0000_0abc),
             Value::Float(ValueType::F64, 5e-324f64.to_bits()),
         ] {
-            let text = v.to_json().to_string();
+            let text = v.json_text();
             assert_eq!(parse_value(&text).unwrap(), v, "{text}");
         }
         assert!(

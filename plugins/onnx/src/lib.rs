@@ -23,6 +23,7 @@
 //!   model-local functions are not a LEAD (a runtime resolves them to kernels it already has),
 //!   but their domains are listed in the metadata (`onnx.op_domains`) for reviewers.
 
+pub mod bounded;
 #[doc(hidden)]
 pub mod fuzzing;
 pub mod model;

@@ -6,6 +6,7 @@
 //! refuses or bounds the file first, then prost decodes it from a `Bytes` buffer so that every
 //! `raw_data` is a zero-copy slice of the file whose offset is known.
 
+use crate::bounded::{self, Listing};
 use crate::proto::onnx::{tensor_proto, GraphProto, ModelProto, NodeProto, TensorProto};
 use crate::wire::{self, InitializerSpans, Severity, WireError};
 use bytes::Bytes;
@@ -174,36 +175,43 @@ pub fn parse(data: Bytes) -> Result<Model, OnnxError> {
             reason: f.reason.clone(),
         });
     }
-    if walk.suppressed > 0 {
+    for &(kind, n) in &walk.suppressed {
         out.findings.push(Finding {
             severity: Severity::Lead,
             place: "model".into(),
-            reason: format!("{} more findings like the above", walk.suppressed),
+            reason: bounded::and_more(n, kind, bounded::FINDINGS_PER_KIND),
         });
     }
-    let fail = |out: &mut Model, place: &str, reason: String| {
-        out.findings.push(Finding {
+    let mut findings = Listing::new(bounded::FINDINGS_PER_KIND);
+    let mut unread = Listing::new(bounded::UNREAD_PER_KIND);
+    let fail = |findings: &mut Listing<Finding>,
+                kind: &'static str,
+                place: &dyn Fn() -> String,
+                reason: &dyn Fn() -> String| {
+        findings.push(kind, || Finding {
             severity: Severity::Fail,
-            place: place.into(),
-            reason,
+            place: place(),
+            reason: reason(),
         })
     };
     match model.ir_version {
-        None => fail(
-            &mut out,
-            "model",
-            "ir_version is missing (onnx.proto: it MUST be present)".into(),
-        ),
+        None => fail(&mut findings, "ir_version", &|| "model".into(), &|| {
+            "ir_version is missing (onnx.proto: it MUST be present)".into()
+        }),
         Some(v) if v < 1 => fail(
-            &mut out,
-            "model.ir_version",
-            format!("ir_version {v} is not a version"),
+            &mut findings,
+            "ir_version",
+            &|| "model.ir_version".into(),
+            &|| format!("ir_version {v} is not a version"),
         ),
         _ => {}
     }
     metadata(&model, &mut out);
     let Some(graph) = &model.graph else {
-        fail(&mut out, "model", "the model has no graph".into());
+        fail(&mut findings, "graph", &|| "model".into(), &|| {
+            "the model has no graph".into()
+        });
+        finish(&mut out, findings, unread);
         return Ok(out);
     };
     if graph.initializer.len() != walk.initializers.len() {
@@ -216,21 +224,21 @@ pub fn parse(data: Bytes) -> Result<Model, OnnxError> {
     out.initializers = graph.initializer.len();
     let mut located: Vec<(usize, Tensor)> = Vec::new();
     for (i, (t, spans)) in graph.initializer.iter().zip(&walk.initializers).enumerate() {
-        let name = t.name.clone().unwrap_or_default();
-        let place = format!("graph.initializer[{i}] {name:?}");
+        let name = t.name.as_deref().unwrap_or_default();
+        let place = || format!("graph.initializer[{i}] {:?}", bounded::short(name));
         match describe(t, spans, &data)? {
             Ok(tensor) => located.push((i, tensor)),
             Err(problem) => {
                 if let Some(severity) = problem.severity {
-                    out.findings.push(Finding {
+                    findings.push(problem.kind, || Finding {
                         severity,
-                        place: place.clone(),
+                        place: place(),
                         reason: problem.reason.clone(),
                     });
                 }
-                out.unread.push(UnreadTensor {
-                    name: Some(name),
-                    reason: format!("{place}: {}", problem.reason),
+                unread.push(problem.kind, || UnreadTensor {
+                    name: Some(name.to_owned()),
+                    reason: format!("{}: {}", place(), problem.reason),
                     outside_model: false,
                 });
             }
@@ -261,48 +269,73 @@ pub fn parse(data: Bytes) -> Result<Model, OnnxError> {
         if name.is_empty() {
             for p in places {
                 fail(
-                    &mut out,
-                    p,
-                    "an initializer without a name (onnx.proto: each MUST have one)".into(),
+                    &mut findings,
+                    "initializers without a name",
+                    &|| p.clone(),
+                    &|| "an initializer without a name (onnx.proto: each MUST have one)".into(),
                 );
             }
             refused.insert(String::new());
         } else if places.len() > 1 {
             for p in &places[1..] {
                 fail(
-                    &mut out,
-                    &format!("{p} {name:?}"),
-                    format!(
-                        "duplicate initializer name: {} also holds {name:?}; which one a runtime binds is up to the runtime",
-                        places[0]
-                    ),
+                    &mut findings,
+                    "duplicate initializer names",
+                    &|| format!("{p} {:?}", bounded::short(name)),
+                    &|| {
+                        format!(
+                        "duplicate initializer name: {} also holds {:?}; which one a runtime binds is up to the runtime",
+                        places[0],
+                        bounded::short(name)
+                    )
+                    },
                 );
             }
             refused.insert((*name).to_owned());
         }
     }
+    let limit = bounded::described_limit(len);
+    let mut past_budget = 0u64;
     for (i, t) in located {
         if refused.contains(&t.name) {
-            out.unread.push(UnreadTensor {
+            unread.push("initializers whose name is not unique", || UnreadTensor {
                 name: Some(t.name.clone()),
                 reason: format!(
                     "graph.initializer[{i}] {:?}: its name is not unique (or empty), so it cannot be told apart",
-                    t.name
+                    bounded::short(&t.name)
                 ),
+                outside_model: false,
+            });
+        } else if out.tensors.len() as u64 >= limit {
+            past_budget += 1;
+            unread.push("tensors past the budget", || UnreadTensor {
+                name: Some(t.name.clone()),
+                reason: budget_reason(limit, len),
                 outside_model: false,
             });
         } else {
             out.tensors.push(t);
         }
     }
+    if past_budget > 0 {
+        findings.push("tensors past the budget", || Finding {
+            severity: Severity::Lead,
+            place: "graph.initializer".into(),
+            reason: format!(
+                "{} located tensors are past the budget: {}",
+                bounded::thousands(past_budget),
+                budget_reason(limit, len)
+            ),
+        });
+    }
     // Tensors outside the main graph's dense initializers: named, not carried.
     let mut domains = BTreeSet::new();
-    outside_graph(graph, "graph", true, &mut out.unread, &mut domains);
+    outside_graph(graph, "graph", true, &mut unread, &mut domains);
     for (i, f) in model.functions.iter().enumerate() {
         outside_nodes(
             &f.node,
             &format!("functions[{i}]"),
-            &mut out.unread,
+            &mut unread,
             &mut domains,
         );
     }
@@ -316,20 +349,68 @@ pub fn parse(data: Bytes) -> Result<Model, OnnxError> {
                     g,
                     &format!("training_info[{i}].{what}"),
                     false,
-                    &mut out.unread,
+                    &mut unread,
                     &mut domains,
                 );
             }
         }
     }
     if !domains.is_empty() {
-        out.metadata.push((
-            "onnx.op_domains".into(),
-            domains.into_iter().collect::<Vec<_>>().join(","),
-        ));
+        let mut listed: Vec<String> = domains.into_iter().collect();
+        if listed.len() > MAX_DOMAINS_LISTED {
+            let more = listed.len() - MAX_DOMAINS_LISTED;
+            listed.truncate(MAX_DOMAINS_LISTED);
+            listed.push(format!("… and {} more", bounded::thousands(more as u64)));
+        }
+        out.metadata
+            .push(("onnx.op_domains".into(), listed.join(",")));
     }
+    finish(&mut out, findings, unread);
     Ok(out)
 }
+
+/// Most dimensions of a tensor described: numpy's `NPY_MAXDIMS`.
+pub const MAX_RANK: usize = 64;
+
+/// Operator domains listed in `onnx.op_domains` (a model uses a handful).
+pub const MAX_DOMAINS_LISTED: usize = 1_000;
+
+/// Metadata entries (`metadata_props`) passed on (a model has a handful).
+pub const MAX_METADATA_LISTED: usize = 65_536;
+
+fn budget_reason(limit: u64, len: u64) -> String {
+    format!(
+        "socair describes at most {} tensors for a {}-byte model (16,384 plus one per 256 bytes), so the rest are not fingerprinted",
+        bounded::thousands(limit),
+        bounded::thousands(len)
+    )
+}
+
+/// Moves the listed findings and unread tensors into `out`, each kind past its limit counted
+/// in one final entry.
+fn finish(out: &mut Model, findings: Listing<Finding>, unread: Listing<UnreadTensor>) {
+    let (kept, over) = findings.finish();
+    out.findings.extend(kept);
+    for (kind, n) in over {
+        out.findings.push(Finding {
+            severity: Severity::Lead,
+            place: "model".into(),
+            reason: bounded::and_more(n, kind, bounded::FINDINGS_PER_KIND),
+        });
+    }
+    let (kept, over) = unread.finish();
+    out.unread.extend(kept);
+    for (kind, n) in over {
+        out.unread.push(UnreadTensor {
+            name: None,
+            reason: bounded::and_more(n, kind, bounded::UNREAD_PER_KIND),
+            outside_model: kind == OUTSIDE,
+        });
+    }
+}
+
+/// The kind of every tensor outside the main graph's dense initializers (not carried).
+const OUTSIDE: &str = "tensors outside the main graph's initializers";
 
 fn metadata(model: &ModelProto, out: &mut Model) {
     let m = &mut out.metadata;
@@ -363,10 +444,19 @@ fn metadata(model: &ModelProto, out: &mut Model) {
     if let Some(v) = model.model_version {
         m.push(("onnx.model_version".into(), v.to_string()));
     }
-    for p in &model.metadata_props {
+    for p in model.metadata_props.iter().take(MAX_METADATA_LISTED) {
         m.push((
             format!("onnx.metadata_props.{}", p.key.as_deref().unwrap_or("")),
             p.value.clone().unwrap_or_default(),
+        ));
+    }
+    if model.metadata_props.len() > MAX_METADATA_LISTED {
+        m.push((
+            "onnx.metadata_props (socair: not listed)".into(),
+            format!(
+                "{} more entries are not listed",
+                bounded::thousands((model.metadata_props.len() - MAX_METADATA_LISTED) as u64)
+            ),
         ));
     }
     if !model.functions.is_empty() {
@@ -378,30 +468,32 @@ fn outside_graph(
     g: &GraphProto,
     place: &str,
     main: bool,
-    unread: &mut Vec<UnreadTensor>,
+    unread: &mut Listing<UnreadTensor>,
     domains: &mut BTreeSet<String>,
 ) {
     if !main {
         for (i, t) in g.initializer.iter().enumerate() {
-            unread.push(UnreadTensor {
+            unread.push(OUTSIDE, || UnreadTensor {
                 name: t.name.clone(),
                 reason: format!(
                     "{place}.initializer[{i}] {:?}: an initializer of a subgraph or training graph, which this reader does not carry",
-                    t.name.as_deref().unwrap_or("")
+                    bounded::short(t.name.as_deref().unwrap_or(""))
                 ),
                 outside_model: true,
             });
         }
     }
     for (i, s) in g.sparse_initializer.iter().enumerate() {
-        let name = s.values.as_ref().and_then(|v| v.name.clone());
-        unread.push(UnreadTensor {
-            reason: format!(
-                "{place}.sparse_initializer[{i}] {:?}: a sparse initializer (values and indices), which this reader does not carry",
-                name.as_deref().unwrap_or("")
-            ),
-            name,
-            outside_model: true,
+        unread.push(OUTSIDE, || {
+            let name = s.values.as_ref().and_then(|v| v.name.clone());
+            UnreadTensor {
+                reason: format!(
+                    "{place}.sparse_initializer[{i}] {:?}: a sparse initializer (values and indices), which this reader does not carry",
+                    bounded::short(name.as_deref().unwrap_or(""))
+                ),
+                name,
+                outside_model: true,
+            }
         });
     }
     outside_nodes(&g.node, place, unread, domains);
@@ -410,7 +502,7 @@ fn outside_graph(
 fn outside_nodes(
     nodes: &[NodeProto],
     place: &str,
-    unread: &mut Vec<UnreadTensor>,
+    unread: &mut Listing<UnreadTensor>,
     domains: &mut BTreeSet<String>,
 ) {
     for (n, node) in nodes.iter().enumerate() {
@@ -419,34 +511,38 @@ fn outside_nodes(
             .as_deref()
             .filter(|d| !d.is_empty())
             .unwrap_or("ai.onnx");
-        domains.insert(domain.to_owned());
-        let node_place = format!(
-            "{place}.node[{n}] {} {:?}",
-            node.op_type.as_deref().unwrap_or(""),
-            node.name.as_deref().unwrap_or("")
-        );
+        if domains.len() <= MAX_DOMAINS_LISTED && !domains.contains(domain) {
+            domains.insert(domain.to_owned());
+        }
+        let node_place = || {
+            format!(
+                "{place}.node[{n}] {} {:?}",
+                bounded::short(node.op_type.as_deref().unwrap_or("")),
+                bounded::short(node.name.as_deref().unwrap_or(""))
+            )
+        };
         for a in &node.attribute {
-            let attr = a.name.as_deref().unwrap_or("");
-            let tensors: Vec<&TensorProto> = a.t.iter().chain(&a.tensors).collect();
-            for t in tensors {
-                let name = t
-                    .name
-                    .clone()
-                    .filter(|n| !n.is_empty())
-                    .or_else(|| node.output.first().cloned());
-                unread.push(UnreadTensor {
-                    name,
+            let attr = bounded::short(a.name.as_deref().unwrap_or(""));
+            for t in a.t.iter().chain(&a.tensors) {
+                unread.push(OUTSIDE, || UnreadTensor {
+                    name: t
+                        .name
+                        .clone()
+                        .filter(|n| !n.is_empty())
+                        .or_else(|| node.output.first().cloned()),
                     reason: format!(
-                        "{node_place} attribute {attr:?}: a tensor held by a node attribute (such as a Constant's value), not an initializer; this reader does not carry it"
+                        "{} attribute {attr:?}: a tensor held by a node attribute (such as a Constant's value), not an initializer; this reader does not carry it",
+                        node_place()
                     ),
                     outside_model: true,
                 });
             }
             for s in a.sparse_tensor.iter().chain(&a.sparse_tensors) {
-                unread.push(UnreadTensor {
+                unread.push(OUTSIDE, || UnreadTensor {
                     name: s.values.as_ref().and_then(|v| v.name.clone()),
                     reason: format!(
-                        "{node_place} attribute {attr:?}: a sparse tensor held by a node attribute; this reader does not carry it"
+                        "{} attribute {attr:?}: a sparse tensor held by a node attribute; this reader does not carry it",
+                        node_place()
                     ),
                     outside_model: true,
                 });
@@ -454,7 +550,7 @@ fn outside_nodes(
             for (k, g) in a.g.iter().chain(&a.graphs).enumerate() {
                 outside_graph(
                     g,
-                    &format!("{node_place} attribute {attr:?} graph[{k}]"),
+                    &format!("{} attribute {attr:?} graph[{k}]", node_place()),
                     false,
                     unread,
                     domains,
@@ -468,12 +564,19 @@ fn outside_nodes(
 #[derive(Debug)]
 struct Problem {
     severity: Option<Severity>,
+    /// The kind it is counted under when there are many.
+    kind: &'static str,
     reason: String,
 }
 
 fn problem(severity: Option<Severity>, reason: impl Into<String>) -> Problem {
     Problem {
         severity,
+        kind: match severity {
+            Some(Severity::Fail) => "initializers refused",
+            Some(Severity::Lead) => "initializers not proved",
+            None => "initializers with no byte range",
+        },
         reason: reason.into(),
     }
 }
@@ -498,7 +601,16 @@ fn describe(
     if code == 0 {
         return Ok(Err(fail("data_type is UNDEFINED (or missing)")));
     }
-    let mut shape = Vec::with_capacity(t.dims.len().min(64));
+    if t.dims.len() > MAX_RANK {
+        return Ok(Err(problem(
+            Some(Severity::Lead),
+            format!(
+                "it has {} dimensions; numpy (NPY_MAXDIMS, which onnx.numpy_helper goes through) holds at most {MAX_RANK}",
+                t.dims.len()
+            ),
+        )));
+    }
+    let mut shape = Vec::with_capacity(t.dims.len());
     let mut count = 1u64;
     for (k, &d) in t.dims.iter().enumerate() {
         let Ok(d) = u64::try_from(d) else {

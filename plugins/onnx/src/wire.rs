@@ -21,9 +21,6 @@ use crate::proto::schema_types::{Field, Kind};
 /// Deepest message nesting accepted: prost's own default recursion limit.
 pub const MAX_DEPTH: usize = 100;
 
-/// Most findings kept; the rest are counted.
-pub const MAX_FINDINGS: usize = 64;
-
 /// The structure may decode to at most this many bytes beyond the input itself.
 pub fn overhead_limit(file_len: u64) -> u64 {
     file_len.saturating_mul(2).saturating_add(64 << 20)
@@ -65,10 +62,10 @@ pub struct InitializerSpans {
 /// What the walk found.
 #[derive(Debug, Clone, Default)]
 pub struct Walk {
-    /// Findings, at most [`MAX_FINDINGS`].
+    /// Findings: the first [`crate::bounded::FINDINGS_PER_KIND`] of each kind.
     pub findings: Vec<WireFinding>,
-    /// Findings not kept.
-    pub suppressed: usize,
+    /// Findings not kept, by kind.
+    pub suppressed: Vec<(&'static str, u64)>,
     /// Estimated bytes decoding allocates beyond the input.
     pub overhead: u64,
     /// One per `graph.initializer`, in wire order (prost's order).
@@ -131,6 +128,7 @@ struct Walker<'a> {
     buf: &'a [u8],
     path: Vec<Seg>,
     walk: Walk,
+    findings: crate::bounded::Listing<WireFinding>,
     limit: u64,
 }
 
@@ -140,9 +138,13 @@ pub fn walk(buf: &[u8]) -> Result<Walk, WireError> {
         buf,
         path: Vec::new(),
         walk: Walk::default(),
+        findings: crate::bounded::Listing::new(crate::bounded::FINDINGS_PER_KIND),
         limit: overhead_limit(buf.len() as u64),
     };
     w.message(0, buf.len(), MODEL_PROTO, 0, Role::Model)?;
+    let (findings, suppressed) = w.findings.finish();
+    w.walk.findings = findings;
+    w.walk.suppressed = suppressed;
     Ok(w.walk)
 }
 
@@ -206,17 +208,21 @@ impl Walker<'_> {
         Ok(())
     }
 
-    fn finding(&mut self, severity: Severity, at: usize, reason: String) {
-        if self.walk.findings.len() >= MAX_FINDINGS {
-            self.walk.suppressed += 1;
-            return;
-        }
-        let place = format!("{} (byte {at})", self.place());
-        self.walk.findings.push(WireFinding {
+    /// Records a finding of `kind`; its place and reason are only written when it is one of
+    /// the first of its kind.
+    fn finding(
+        &mut self,
+        kind: &'static str,
+        severity: Severity,
+        at: usize,
+        reason: impl FnOnce() -> String,
+    ) {
+        let item = self.findings.would_keep(kind).then(|| WireFinding {
             severity,
-            place,
-            reason,
+            place: format!("{} (byte {at})", self.place()),
+            reason: reason(),
         });
+        self.findings.add(kind, item);
     }
 
     fn varint(&self, at: &mut usize, end: usize) -> Result<u64, WireError> {
@@ -285,14 +291,12 @@ impl Walker<'_> {
                 }
             };
             let Some(field) = schema.field(number) else {
-                self.finding(
-                    Severity::Lead,
-                    tag_at,
+                self.finding("fields onnx.proto does not define", Severity::Lead, tag_at, || {
                     format!(
                         "field {number} (wire type {wire}) is not defined for {} in onnx.proto 1.23: this reader skips it; a runtime that knows it may not",
                         schema.name
-                    ),
-                );
+                    )
+                });
                 continue;
             };
             let index = counts.get_mut(number as usize).map(|c| {
@@ -300,14 +304,12 @@ impl Walker<'_> {
                 *c - 1
             });
             if !field.repeated && index.is_some_and(|i| i > 0) {
-                self.finding(
-                    Severity::Fail,
-                    tag_at,
+                self.finding("singular fields given twice", Severity::Fail, tag_at, || {
                     format!(
                         "singular field `{}` of {} occurs more than once: protobuf keeps the last occurrence (merging messages), a reader that keeps the first sees another model",
                         field.name, schema.name
-                    ),
-                );
+                    )
+                });
             }
             self.field(
                 field,

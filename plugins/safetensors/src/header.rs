@@ -6,7 +6,8 @@
 //! refused rather than read one way.
 
 use crate::dtype::Dtype;
-use crate::json::{Json, DUPLICATE_KEY};
+use crate::json::DUPLICATE_KEY;
+use serde::de;
 
 /// Largest header accepted, as the reference reader's `MAX_HEADER_SIZE`.
 pub const MAX_HEADER_LEN: u64 = 100_000_000;
@@ -159,8 +160,10 @@ pub struct TensorEntry {
 pub struct Header {
     /// The header's length in bytes (the value of bytes 0..8).
     pub header_len: u64,
-    /// `__metadata__`, in file order, if present.
+    /// `__metadata__`, in file order, if present: its first [`MAX_METADATA_LISTED`] entries.
     pub metadata: Option<Vec<(String, String)>>,
+    /// How many entries `__metadata__` has.
+    pub metadata_total: u64,
     /// The tensors, in the order the header lists them.
     pub tensors: Vec<TensorEntry>,
 }
@@ -227,7 +230,7 @@ pub fn parse_header(prefix: &[u8], file_len: u64) -> Result<Header, SafetensorsE
     let text = std::str::from_utf8(bytes).map_err(|e| SafetensorsError::NotUtf8 {
         offset: LEN_PREFIX + e.valid_up_to() as u64,
     })?;
-    let (root, json_end) = parse_json_prefix(text)?;
+    let (parsed, json_end) = parse_json_prefix(text)?;
     if let Some(pos) = bytes[json_end..].iter().position(|&b| b != b' ') {
         let at = json_end + pos;
         return Err(SafetensorsError::BadPadding {
@@ -235,32 +238,87 @@ pub fn parse_header(prefix: &[u8], file_len: u64) -> Result<Header, SafetensorsE
             byte: bytes[at],
         });
     }
-    let Json::Object(entries) = root else {
-        unreachable!("text starts with '{{', so a successful parse is an object")
-    };
-    let mut metadata = None;
-    let mut tensors = Vec::with_capacity(entries.len());
-    for (key, value) in entries {
-        if key == METADATA_KEY {
-            metadata = Some(parse_metadata(value)?);
-        } else {
-            tensors.push(parse_entry(key, value)?);
-        }
-    }
-    check_layout(&tensors, file_len - LEN_PREFIX - header_len)?;
+    check_layout(&parsed.tensors, file_len - LEN_PREFIX - header_len)?;
     Ok(Header {
         header_len,
-        metadata,
-        tensors,
+        metadata: parsed.metadata,
+        metadata_total: parsed.metadata_total,
+        tensors: parsed.tensors,
     })
 }
 
-/// Parses one JSON value from the start of `text`; returns it and the byte offset just past it.
-fn parse_json_prefix(text: &str) -> Result<(Json, usize), SafetensorsError> {
-    let mut stream = serde_json::Deserializer::from_str(text).into_iter::<Json>();
-    match stream.next() {
-        Some(Ok(value)) => Ok((value, stream.byte_offset())),
-        Some(Err(e)) => {
+/// Most dimensions a tensor may have: numpy's `NPY_MAXDIMS` (64 since numpy 2.0). The
+/// safetensors crate reads any rank; numpy, and so the safetensors numpy and torch loaders
+/// that go through it, refuse a file with more: readers disagree on such a file.
+pub const MAX_RANK: usize = 64;
+
+/// `__metadata__` entries kept in [`Header::metadata`]; the rest are checked and counted.
+/// A real file has a handful.
+pub const MAX_METADATA_LISTED: usize = 65_536;
+
+/// What the streaming parse of the header object found.
+struct Parsed {
+    metadata: Option<Vec<(String, String)>>,
+    metadata_total: u64,
+    tensors: Vec<TensorEntry>,
+}
+
+/// Where a visitor leaves the refusal it stopped on, so that the caller returns it rather
+/// than serde's message (which only carries a position).
+type Slot = std::cell::RefCell<Option<SafetensorsError>>;
+
+/// The message of a serde error that stands for the refusal in the [`Slot`].
+const IN_SLOT: &str = "socair: refusal in slot";
+
+fn refuse<E: de::Error>(slot: &Slot, e: SafetensorsError) -> E {
+    *slot.borrow_mut() = Some(e);
+    E::custom(IN_SLOT)
+}
+
+/// Names seen in one JSON object, for refusing a name given twice. Each name is kept as two
+/// independently keyed 64-bit hashes (SipHash with random keys, so a file cannot be built to
+/// collide them): about 30 bytes a name instead of a copy of it.
+struct NameSet {
+    a: std::collections::hash_map::RandomState,
+    b: std::collections::hash_map::RandomState,
+    seen: std::collections::HashSet<(u64, u64)>,
+}
+
+impl NameSet {
+    fn new() -> Self {
+        NameSet {
+            a: Default::default(),
+            b: Default::default(),
+            seen: Default::default(),
+        }
+    }
+    /// False when `name` was seen before.
+    fn insert(&mut self, name: &str) -> bool {
+        use std::hash::BuildHasher;
+        self.seen
+            .insert((self.a.hash_one(name), self.b.hash_one(name)))
+    }
+}
+
+/// Parses the header object from the start of `text`, streaming: every entry is checked as
+/// it is read and only what the header says is kept (no tree of JSON values, which would cost
+/// dozens of bytes for each byte of `[0,0,0…]`). Returns it and the byte offset just past it.
+fn parse_json_prefix(text: &str) -> Result<(Parsed, usize), SafetensorsError> {
+    let slot = Slot::default();
+    let mut de = serde_json::Deserializer::from_str(text);
+    let result = de::Deserializer::deserialize_map(&mut de, HeaderVisitor { slot: &slot })
+        .and_then(|parsed| de.end().map(|()| parsed));
+    match result {
+        // The text starts with '{' and only JSON whitespace follows the object (`end`): the
+        // object ends after the last byte that is not whitespace.
+        Ok(parsed) => {
+            let end = text.trim_end_matches([' ', '\t', '\n', '\r']).len();
+            Ok((parsed, end))
+        }
+        Err(e) => {
+            if let Some(refusal) = slot.into_inner() {
+                return Err(refusal);
+            }
             let offset = LEN_PREFIX + line_col_to_offset(text, e.line(), e.column()) as u64;
             let message = e.to_string();
             if let Some(rest) = message.strip_prefix(DUPLICATE_KEY) {
@@ -273,10 +331,6 @@ fn parse_json_prefix(text: &str) -> Result<(Json, usize), SafetensorsError> {
                 Err(SafetensorsError::InvalidJson { offset, message })
             }
         }
-        None => Err(SafetensorsError::InvalidJson {
-            offset: LEN_PREFIX,
-            message: "no JSON value".into(),
-        }),
     }
 }
 
@@ -292,60 +346,418 @@ fn line_col_to_offset(text: &str, line: usize, column: usize) -> usize {
     text.len()
 }
 
-fn parse_metadata(value: Json) -> Result<Vec<(String, String)>, SafetensorsError> {
-    let Json::Object(entries) = value else {
-        return Err(SafetensorsError::BadMetadata {
-            detail: format!("it is {}, not an object", value.kind()),
-        });
-    };
-    entries
-        .into_iter()
-        .map(|(k, v)| match v {
-            Json::String(s) => Ok((k, s)),
-            other => Err(SafetensorsError::BadMetadata {
-                detail: format!("the value of {k:?} is {}, not a string", other.kind()),
-            }),
-        })
-        .collect()
+fn duplicate<E: de::Error>(key: &str) -> E {
+    E::custom(format_args!("{DUPLICATE_KEY}{key:?}"))
 }
 
-fn parse_entry(name: String, value: Json) -> Result<TensorEntry, SafetensorsError> {
+/// The `visit_*` methods of a visitor for the kinds of JSON value it refuses, each calling
+/// `$f(self, kind)` with the kind's name for the message.
+macro_rules! wrong_kind {
+    ($f:expr, bool) => {
+        fn visit_bool<E: de::Error>(self, _: bool) -> Result<Self::Value, E> {
+            $f(self, "a boolean")
+        }
+    };
+    ($f:expr, unit) => {
+        fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
+            $f(self, "null")
+        }
+    };
+    ($f:expr, numbers) => {
+        fn visit_i64<E: de::Error>(self, _: i64) -> Result<Self::Value, E> {
+            $f(self, "a number")
+        }
+        fn visit_u64<E: de::Error>(self, _: u64) -> Result<Self::Value, E> {
+            $f(self, "a number")
+        }
+        fn visit_f64<E: de::Error>(self, _: f64) -> Result<Self::Value, E> {
+            $f(self, "a number")
+        }
+    };
+    ($f:expr, str) => {
+        fn visit_str<E: de::Error>(self, _: &str) -> Result<Self::Value, E> {
+            $f(self, "a string")
+        }
+    };
+    ($f:expr, seq) => {
+        fn visit_seq<A: de::SeqAccess<'de>>(self, _: A) -> Result<Self::Value, A::Error> {
+            $f(self, "an array")
+        }
+    };
+    ($f:expr, map) => {
+        fn visit_map<A: de::MapAccess<'de>>(self, _: A) -> Result<Self::Value, A::Error> {
+            $f(self, "an object")
+        }
+    };
+    ($f:expr, $($kind:ident),+) => {
+        $(wrong_kind!($f, $kind);)+
+    };
+}
+
+struct HeaderVisitor<'s> {
+    slot: &'s Slot,
+}
+
+impl<'de> de::Visitor<'de> for HeaderVisitor<'_> {
+    type Value = Parsed;
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("the header object")
+    }
+    fn visit_map<A: de::MapAccess<'de>>(self, mut map: A) -> Result<Parsed, A::Error> {
+        let mut names = NameSet::new();
+        let mut parsed = Parsed {
+            metadata: None,
+            metadata_total: 0,
+            tensors: Vec::new(),
+        };
+        while let Some(key) = map.next_key::<String>()? {
+            if !names.insert(&key) {
+                return Err(duplicate(&key));
+            }
+            if key == METADATA_KEY {
+                let (kept, total) = map.next_value_seed(MetadataSeed { slot: self.slot })?;
+                parsed.metadata = Some(kept);
+                parsed.metadata_total = total;
+            } else {
+                let entry = map.next_value_seed(EntrySeed {
+                    slot: self.slot,
+                    name: key,
+                })?;
+                parsed.tensors.push(entry);
+            }
+        }
+        Ok(parsed)
+    }
+}
+
+/// The `__metadata__` entries kept, and how many there were.
+type MetadataRead = (Vec<(String, String)>, u64);
+
+/// `__metadata__`: an object of strings, the first [`MAX_METADATA_LISTED`] kept in file
+/// order, every one checked; returns them and how many there were.
+struct MetadataSeed<'s> {
+    slot: &'s Slot,
+}
+
+impl<'de> de::DeserializeSeed<'de> for MetadataSeed<'_> {
+    type Value = MetadataRead;
+    fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> de::Visitor<'de> for MetadataSeed<'_> {
+    type Value = MetadataRead;
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("an object of strings")
+    }
+    wrong_kind!(
+        |v: Self, kind: &str| Err(refuse(
+            v.slot,
+            SafetensorsError::BadMetadata {
+                detail: format!("it is {kind}, not an object"),
+            }
+        )),
+        bool,
+        unit,
+        numbers,
+        str,
+        seq
+    );
+    fn visit_map<A: de::MapAccess<'de>>(self, map: A) -> Result<Self::Value, A::Error> {
+        self.entries(map)
+    }
+}
+
+impl MetadataSeed<'_> {
+    fn entries<'de, A: de::MapAccess<'de>>(self, mut map: A) -> Result<MetadataRead, A::Error> {
+        let mut names = NameSet::new();
+        let mut kept = Vec::new();
+        let mut total = 0u64;
+        while let Some(key) = map.next_key::<String>()? {
+            if !names.insert(&key) {
+                return Err(duplicate(&key));
+            }
+            let value = map.next_value_seed(MetadataValueSeed {
+                slot: self.slot,
+                key: &key,
+            })?;
+            total += 1;
+            if kept.len() < MAX_METADATA_LISTED {
+                kept.push((key, value));
+            }
+        }
+        Ok((kept, total))
+    }
+}
+
+struct MetadataValueSeed<'s, 'k> {
+    slot: &'s Slot,
+    key: &'k str,
+}
+
+impl<'de> de::DeserializeSeed<'de> for MetadataValueSeed<'_, '_> {
+    type Value = String;
+    fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<String, D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> de::Visitor<'de> for MetadataValueSeed<'_, '_> {
+    type Value = String;
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("a string")
+    }
+    wrong_kind!(
+        |v: Self, kind: &str| Err(refuse(
+            v.slot,
+            SafetensorsError::BadMetadata {
+                detail: format!("the value of {:?} is {kind}, not a string", v.key),
+            },
+        )),
+        bool,
+        unit,
+        numbers,
+        seq,
+        map
+    );
+    fn visit_str<E: de::Error>(self, s: &str) -> Result<String, E> {
+        Ok(s.to_owned())
+    }
+    fn visit_string<E: de::Error>(self, s: String) -> Result<String, E> {
+        Ok(s)
+    }
+}
+
+/// One tensor entry, checked as it is read: an unknown field is refused before its value is
+/// parsed, a shape stops at [`MAX_RANK`] dimensions and `data_offsets` at 3 numbers.
+struct EntrySeed<'s> {
+    slot: &'s Slot,
+    name: String,
+}
+
+impl<'de> de::DeserializeSeed<'de> for EntrySeed<'_> {
+    type Value = TensorEntry;
+    fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<TensorEntry, D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl EntrySeed<'_> {
+    fn bad<E: de::Error>(&self, detail: String) -> E {
+        refuse(
+            self.slot,
+            SafetensorsError::BadEntry {
+                name: self.name.clone(),
+                detail,
+            },
+        )
+    }
+}
+
+impl<'de> de::Visitor<'de> for EntrySeed<'_> {
+    type Value = TensorEntry;
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("a tensor entry")
+    }
+    wrong_kind!(
+        |v: Self, kind: &str| Err(v.bad(format!("entry is {kind}, not an object"))),
+        bool,
+        unit,
+        numbers,
+        str,
+        seq
+    );
+    fn visit_map<A: de::MapAccess<'de>>(self, map: A) -> Result<TensorEntry, A::Error> {
+        self.fields(map)
+    }
+}
+
+impl EntrySeed<'_> {
+    fn fields<'de, A: de::MapAccess<'de>>(self, mut map: A) -> Result<TensorEntry, A::Error> {
+        let (mut dtype, mut shape, mut offsets) = (None, None, None);
+        while let Some(field) = map.next_key::<String>()? {
+            let (seen, max, what) = match field.as_str() {
+                "dtype" => {
+                    if dtype.is_some() {
+                        return Err(duplicate(&field));
+                    }
+                    dtype = Some(map.next_value_seed(DtypeSeed { entry: &self })?);
+                    continue;
+                }
+                "shape" => (&mut shape, MAX_RANK, "shape"),
+                "data_offsets" => (&mut offsets, 3, "data_offsets"),
+                _ => return Err(self.bad(format!("unknown field {field:?}"))),
+            };
+            if seen.is_some() {
+                return Err(duplicate(&field));
+            }
+            *seen = Some(map.next_value_seed(NumbersSeed {
+                entry: &self,
+                what,
+                max,
+            })?);
+        }
+        let bad = |detail: String| SafetensorsError::BadEntry {
+            name: self.name.clone(),
+            detail,
+        };
+        let finish = || -> Result<TensorEntry, SafetensorsError> {
+            let dtype = dtype.ok_or_else(|| bad("missing field \"dtype\"".into()))?;
+            let shape: Vec<u64> = shape
+                .ok_or_else(|| bad("missing field \"shape\"".into()))?
+                .0;
+            let (offsets, count) =
+                offsets.ok_or_else(|| bad("missing field \"data_offsets\"".into()))?;
+            let [begin, end] = offsets[..] else {
+                return Err(bad(format!("data_offsets has {count} numbers, not 2")));
+            };
+            finish_entry(self.name.clone(), dtype, shape, begin, end)
+        };
+        finish().map_err(|e| refuse(self.slot, e))
+    }
+}
+
+struct DtypeSeed<'e, 's> {
+    entry: &'e EntrySeed<'s>,
+}
+
+impl<'de> de::DeserializeSeed<'de> for DtypeSeed<'_, '_> {
+    type Value = Dtype;
+    fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<Dtype, D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> de::Visitor<'de> for DtypeSeed<'_, '_> {
+    type Value = Dtype;
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("a dtype")
+    }
+    wrong_kind!(
+        |v: Self, kind: &str| Err(v.entry.bad(format!("dtype is {kind}, not a string"))),
+        bool,
+        unit,
+        numbers,
+        seq,
+        map
+    );
+    fn visit_str<E: de::Error>(self, s: &str) -> Result<Dtype, E> {
+        Dtype::from_name(s).ok_or_else(|| self.entry.bad(format!("unknown dtype {s:?}")))
+    }
+}
+
+/// An array of non-negative integers below 2^64; at most `max` are kept, and all are
+/// counted. A shape past `max` is refused at once.
+struct NumbersSeed<'e, 's> {
+    entry: &'e EntrySeed<'s>,
+    what: &'static str,
+    max: usize,
+}
+
+impl<'de> de::DeserializeSeed<'de> for NumbersSeed<'_, '_> {
+    type Value = (Vec<u64>, u64);
+    fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> de::Visitor<'de> for NumbersSeed<'_, '_> {
+    type Value = (Vec<u64>, u64);
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("an array of integers")
+    }
+    wrong_kind!(
+        |v: Self, kind: &str| Err(v.entry.bad(format!("{} is {kind}, not an array", v.what))),
+        bool,
+        unit,
+        numbers,
+        str,
+        map
+    );
+    fn visit_seq<A: de::SeqAccess<'de>>(self, seq: A) -> Result<Self::Value, A::Error> {
+        self.elements(seq)
+    }
+}
+
+impl NumbersSeed<'_, '_> {
+    fn elements<'de, A: de::SeqAccess<'de>>(self, mut seq: A) -> Result<(Vec<u64>, u64), A::Error> {
+        let mut kept = Vec::new();
+        let mut count = 0u64;
+        while let Some(n) = seq.next_element_seed(NumberSeed {
+            entry: self.entry,
+            what: self.what,
+        })? {
+            count += 1;
+            if kept.len() < self.max {
+                kept.push(n);
+            } else if self.what == "shape" {
+                return Err(self.entry.bad(format!(
+                    "shape has more than {MAX_RANK} dimensions; numpy (NPY_MAXDIMS) holds at most {MAX_RANK}, so the numpy and torch loaders refuse the file that the safetensors crate reads"
+                )));
+            }
+        }
+        Ok((kept, count))
+    }
+}
+
+struct NumberSeed<'e, 's> {
+    entry: &'e EntrySeed<'s>,
+    what: &'static str,
+}
+
+impl<'de> de::DeserializeSeed<'de> for NumberSeed<'_, '_> {
+    type Value = u64;
+    fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<u64, D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl NumberSeed<'_, '_> {
+    fn holds<E: de::Error>(&self, what: String) -> E {
+        self.entry.bad(format!(
+            "{} holds {what}, not a non-negative integer below 2^64",
+            self.what
+        ))
+    }
+}
+
+impl<'de> de::Visitor<'de> for NumberSeed<'_, '_> {
+    type Value = u64;
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("a non-negative integer")
+    }
+    wrong_kind!(
+        |v: Self, kind: &str| Err(v.holds(kind.to_owned())),
+        bool,
+        unit,
+        str,
+        seq,
+        map
+    );
+    fn visit_u64<E: de::Error>(self, n: u64) -> Result<u64, E> {
+        Ok(n)
+    }
+    fn visit_i64<E: de::Error>(self, n: i64) -> Result<u64, E> {
+        u64::try_from(n).map_err(|_| self.holds(format!("the negative number {n}")))
+    }
+    fn visit_f64<E: de::Error>(self, f: f64) -> Result<u64, E> {
+        Err(self.holds(format!("the number {f:?}")))
+    }
+}
+
+/// The checks on one entry once its fields are read: offsets in order, and a size that its
+/// dtype and shape give exactly.
+fn finish_entry(
+    name: String,
+    dtype: Dtype,
+    shape: Vec<u64>,
+    begin: u64,
+    end: u64,
+) -> Result<TensorEntry, SafetensorsError> {
     let bad = |detail: String| SafetensorsError::BadEntry {
         name: name.clone(),
         detail,
-    };
-    let Json::Object(fields) = value else {
-        return Err(bad(format!("entry is {}, not an object", value.kind())));
-    };
-    let (mut dtype, mut shape, mut offsets) = (None, None, None);
-    for (field, v) in fields {
-        match field.as_str() {
-            "dtype" => dtype = Some(v),
-            "shape" => shape = Some(v),
-            "data_offsets" => offsets = Some(v),
-            _ => return Err(bad(format!("unknown field {field:?}"))),
-        }
-    }
-    let dtype = match dtype {
-        Some(Json::String(s)) => {
-            Dtype::from_name(&s).ok_or_else(|| bad(format!("unknown dtype {s:?}")))?
-        }
-        Some(other) => return Err(bad(format!("dtype is {}, not a string", other.kind()))),
-        None => return Err(bad("missing field \"dtype\"".into())),
-    };
-    let shape = match shape {
-        Some(v) => unsigned_array(v).map_err(|why| bad(format!("shape {why}")))?,
-        None => return Err(bad("missing field \"shape\"".into())),
-    };
-    let offsets = match offsets {
-        Some(v) => unsigned_array(v).map_err(|why| bad(format!("data_offsets {why}")))?,
-        None => return Err(bad("missing field \"data_offsets\"".into())),
-    };
-    let [begin, end] = offsets[..] else {
-        return Err(bad(format!(
-            "data_offsets has {} numbers, not 2",
-            offsets.len()
-        )));
     };
     if end < begin {
         return Err(bad(format!(
@@ -385,26 +797,6 @@ fn parse_entry(name: String, value: Json) -> Result<TensorEntry, SafetensorsErro
         begin,
         end,
     })
-}
-
-fn unsigned_array(value: Json) -> Result<Vec<u64>, String> {
-    let Json::Array(items) = value else {
-        return Err(format!("is {}, not an array", value.kind()));
-    };
-    items
-        .into_iter()
-        .map(|item| match item {
-            Json::Unsigned(n) => Ok(n),
-            other => Err(format!(
-                "holds {}, not a non-negative integer below 2^64",
-                match other {
-                    Json::Negative(n) => format!("the negative number {n}"),
-                    Json::Float(f) => format!("the number {f:?}"),
-                    o => o.kind().to_owned(),
-                }
-            )),
-        })
-        .collect()
 }
 
 /// The data section must be owned exactly: tensors in offset order start at 0, each begins
@@ -627,14 +1019,61 @@ mod tests {
 
     #[test]
     fn deep_nesting_is_an_error_not_a_crash() {
-        let deep = format!(
-            "{{\"__metadata__\":{}{}}}",
-            "[".repeat(100_000),
-            "]".repeat(100_000)
+        // Refused at the first level that is not what the header allows, before the nesting
+        // is walked: no recursion, no tree of values.
+        let deep =
+            |inner: &str| format!("{{{inner}{}{}}}", "[".repeat(100_000), "]".repeat(100_000));
+        for (inner, expected) in [
+            ("\"__metadata__\":", "not an object"),
+            ("\"a\":", "entry is an array"),
+            ("\"a\":{\"shape\":", "holds an array"),
+        ] {
+            let err = parse(&file(&deep(inner), 0)).unwrap_err();
+            assert!(err.to_string().contains(expected), "{inner}: {err}");
+        }
+        // Nesting the header allows nowhere (a JSON syntax error inside it) is still refused.
+        let err = parse(&file(&format!("{{\"a\":{}", "[".repeat(1000)), 0)).unwrap_err();
+        assert!(
+            matches!(
+                err,
+                SafetensorsError::BadEntry { .. } | SafetensorsError::InvalidJson { .. }
+            ),
+            "{err}"
         );
-        assert!(matches!(
-            parse(&file(&deep, 0)),
-            Err(SafetensorsError::InvalidJson { .. })
-        ));
+    }
+
+    #[test]
+    fn shapes_past_numpy_rank_and_long_offsets_are_refused_as_read() {
+        let ones = vec!["1"; 65].join(",");
+        let text = format!(r#"{{"a":{{"dtype":"U8","shape":[{ones}],"data_offsets":[0,1]}}}}"#);
+        let err = parse(&file(&text, 1)).unwrap_err();
+        assert!(err.to_string().contains("more than 64 dimensions"), "{err}");
+        let ones = vec!["1"; 64].join(",");
+        let text = format!(r#"{{"a":{{"dtype":"U8","shape":[{ones}],"data_offsets":[0,1]}}}}"#);
+        assert_eq!(parse(&file(&text, 1)).unwrap().tensors[0].shape.len(), 64);
+        let many = vec!["0"; 1000].join(",");
+        let text = format!(r#"{{"a":{{"dtype":"U8","shape":[0],"data_offsets":[{many}]}}}}"#);
+        let err = parse(&file(&text, 0)).unwrap_err();
+        assert!(err.to_string().contains("has 1000 numbers"), "{err}");
+    }
+
+    #[test]
+    fn metadata_past_the_listing_limit_is_checked_and_counted() {
+        let n = MAX_METADATA_LISTED + 10;
+        let entries: Vec<String> = (0..n).map(|i| format!("\"k{i}\":\"v\"")).collect();
+        let text = format!("{{\"__metadata__\":{{{}}}}}", entries.join(","));
+        let h = parse(&file(&text, 0)).unwrap();
+        assert_eq!(h.metadata.as_ref().unwrap().len(), MAX_METADATA_LISTED);
+        assert_eq!(h.metadata_total, n as u64);
+        // A duplicate past the limit is still a duplicate; so is a non-string value.
+        let text = format!(
+            "{{\"__metadata__\":{{{},\"k5\":\"w\"}}}}",
+            entries.join(",")
+        );
+        let err = parse(&file(&text, 0)).unwrap_err();
+        assert!(err.to_string().contains("duplicate key \"k5\""), "{err}");
+        let text = format!("{{\"__metadata__\":{{{},\"z\":1}}}}", entries.join(","));
+        let err = parse(&file(&text, 0)).unwrap_err();
+        assert!(err.to_string().contains("not a string"), "{err}");
     }
 }

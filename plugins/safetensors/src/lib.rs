@@ -5,6 +5,7 @@
 //! in-process; this file is only the glue that exports it through `socair-plugin-api`. Every
 //! exported function and trait method runs inside [`guard`], so a panic becomes an error.
 
+pub mod bounded;
 pub mod dtype;
 #[doc(hidden)]
 pub mod fuzzing;
@@ -151,14 +152,38 @@ pub fn opened_file(parsed: Result<header::Header, header::SafetensorsError>) -> 
     match parsed {
         Ok(h) => {
             let data_start = h.data_start();
-            let tensors: Vec<TensorDescriptor> = h
-                .tensors
-                .iter()
-                .map(|t| TensorDescriptor {
-                    name: t.name.as_str().into(),
+            let file_len = data_start + h.tensors.iter().map(|t| t.end - t.begin).sum::<u64>();
+            let limit = bounded::described_limit(file_len);
+            let data_len = file_len - data_start;
+            let count = h.tensors.len();
+            let mut tensors: Vec<TensorDescriptor> = Vec::new();
+            let mut unread = Vec::new();
+            let mut findings = Vec::new();
+            let past_budget = (count as u64).saturating_sub(limit);
+            let reason = || {
+                format!(
+                    "the header lists {} tensors in a {}-byte file; socair describes at most {} for a file of this size (16,384 plus one per 256 bytes), so the rest are not fingerprinted",
+                    bounded::thousands(count as u64),
+                    bounded::thousands(file_len),
+                    bounded::thousands(limit)
+                )
+            };
+            for (i, t) in h.tensors.into_iter().enumerate() {
+                if i as u64 >= limit {
+                    if unread.len() < bounded::UNREAD_PER_KIND {
+                        unread.push(Unread {
+                            tensor: ROption::RSome(t.name.into()),
+                            reason: reason().into(),
+                            outside_model: false,
+                        });
+                    }
+                    continue;
+                }
+                tensors.push(TensorDescriptor {
+                    name: t.name.into(),
                     dtype: t.dtype.name().into(),
                     element_type: ROption::RSome(t.dtype.name().into()),
-                    shape: t.shape.clone().into(),
+                    shape: t.shape.into(),
                     ranges: RVec::from(vec![ByteRange {
                         offset: data_start + t.begin,
                         len: t.end - t.begin,
@@ -167,31 +192,74 @@ pub fn opened_file(parsed: Result<header::Header, header::SafetensorsError>) -> 
                     origin: ROption::RNone,
                     strides: ROption::RNone,
                     file: ROption::RNone,
-                })
-                .collect();
-            let data_len = h.tensors.iter().map(|t| t.end - t.begin).sum::<u64>();
-            let summary = format!(
+                });
+            }
+            if past_budget > bounded::UNREAD_PER_KIND as u64 {
+                unread.push(Unread {
+                    tensor: ROption::RNone,
+                    reason: bounded::and_more(
+                        past_budget - bounded::UNREAD_PER_KIND as u64,
+                        "tensors past the budget",
+                        bounded::UNREAD_PER_KIND,
+                    )
+                    .into(),
+                    outside_model: false,
+                });
+            }
+            if past_budget > 0 {
+                findings.push(Finding {
+                    place: "header".into(),
+                    reason: reason().into(),
+                });
+            }
+            let mut summary = format!(
                 "safetensors header of {} bytes lists {} tensors that own the {}-byte data section exactly",
                 h.header_len,
-                tensors.len(),
+                bounded::thousands(count as u64),
                 data_len
             );
+            let mut metadata: Vec<Tuple2<RString, RString>> = h
+                .metadata
+                .unwrap_or_default()
+                .into_iter()
+                .map(|(k, v)| Tuple2(RString::from(k), RString::from(v)))
+                .collect();
+            let omitted = h.metadata_total.saturating_sub(metadata.len() as u64);
+            if omitted > 0 {
+                summary.push_str(&format!(
+                    "; only the first {} of its {} `__metadata__` entries are passed on",
+                    bounded::thousands(metadata.len() as u64),
+                    bounded::thousands(h.metadata_total)
+                ));
+                metadata.push(Tuple2(
+                    RString::from(OMITTED_METADATA_KEY),
+                    RString::from(format!(
+                        "{} more `__metadata__` entries are not listed",
+                        bounded::thousands(omitted)
+                    )),
+                ));
+            }
+            if past_budget > 0 {
+                summary.push_str(&format!(
+                    "; {} tensors past what socair describes for a file of this size",
+                    bounded::thousands(past_budget)
+                ));
+            }
             OpenedFile {
                 format: FORMAT.into(),
                 tensors: tensors.into(),
-                unread: RVec::new(),
+                unread: unread.into(),
                 rows: RVec::from(vec![ReportRow {
                     check: STRUCTURE_CHECK.into(),
-                    status: RowStatus::Pass,
+                    status: if findings.is_empty() {
+                        RowStatus::Pass
+                    } else {
+                        RowStatus::Lead
+                    },
                     summary: summary.into(),
-                    findings: RVec::new(),
+                    findings: findings.into(),
                 }]),
-                metadata: h
-                    .metadata
-                    .unwrap_or_default()
-                    .into_iter()
-                    .map(|(k, v)| Tuple2(RString::from(k), RString::from(v)))
-                    .collect(),
+                metadata: metadata.into(),
                 not_carried: RVec::new(),
             }
         }
@@ -217,6 +285,10 @@ pub fn opened_file(parsed: Result<header::Header, header::SafetensorsError>) -> 
         },
     }
 }
+
+/// The key standing for `__metadata__` entries past [`header::MAX_METADATA_LISTED`]: a
+/// metadata key of its own in the host's list, which no real key spells so.
+pub const OMITTED_METADATA_KEY: &str = "(socair: metadata not listed)";
 
 /// The writer exported through the plugin API.
 #[derive(Debug, Clone, Copy)]

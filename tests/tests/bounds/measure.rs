@@ -1,0 +1,157 @@
+//! Measuring a child process: peak RSS (from `wait4`), wall time and output size, against
+//! the bounds every reader keeps (64 MiB + 8x the input, 5 s per 30 MB, output 8x the
+//! input). Shared by `tests/tests/bounds.rs` (end to end) and each reader plugin's
+//! `tests/bounds.rs` (the plugin alone), which include this file by path.
+
+#![allow(dead_code)]
+
+use std::io::Write;
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+/// The size each shape aims for.
+pub const TARGET: usize = 30_000_000;
+
+/// Fixed memory allowance.
+const SLACK: u64 = 64 << 20;
+
+/// One shape at a time.
+pub static SERIAL: Mutex<()> = Mutex::new(());
+
+/// What one child run cost.
+#[derive(Debug, Clone, Copy)]
+pub struct Cost {
+    /// Peak resident set, bytes.
+    pub rss: u64,
+    /// Wall time.
+    pub wall: Duration,
+    /// Bytes written to standard output and standard error.
+    pub output: u64,
+    /// Exit code (or 128 + signal).
+    pub code: i32,
+}
+
+/// Waits for `pid` and returns its exit code and peak RSS (bytes), polling so that a run past
+/// `limit` is killed instead of hanging the suite.
+#[allow(unsafe_code)]
+fn wait_with_rusage(pid: u32, limit: Duration) -> (i32, u64) {
+    let pid = pid as libc::pid_t;
+    let start = Instant::now();
+    let mut killed = false;
+    loop {
+        let mut status: libc::c_int = 0;
+        // SAFETY: `rusage` is a plain C struct for which all-zero bytes is a valid value, and
+        // wait4 only writes through the two pointers, which are valid for the call.
+        let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+        let r = unsafe { libc::wait4(pid, &mut status, libc::WNOHANG, &mut usage) };
+        assert!(r >= 0, "wait4 failed: {}", std::io::Error::last_os_error());
+        if r == pid {
+            let code = if libc::WIFEXITED(status) {
+                libc::WEXITSTATUS(status)
+            } else {
+                128 + libc::WTERMSIG(status)
+            };
+            // ru_maxrss is in KiB on Linux.
+            return (code, usage.ru_maxrss as u64 * 1024);
+        }
+        if !killed && start.elapsed() > limit {
+            // SAFETY: sending a signal to our own child, which has not been reaped yet.
+            unsafe { libc::kill(pid, libc::SIGKILL) };
+            killed = true;
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
+/// Runs `cmd` with its output sent to files in `dir`; returns what it cost.
+pub fn measure(mut cmd: Command, dir: &Path, what: &str) -> Cost {
+    let out = dir.join(format!("{what}.out"));
+    let err = dir.join(format!("{what}.err"));
+    cmd.stdin(Stdio::null())
+        .stdout(std::fs::File::create(&out).unwrap())
+        .stderr(std::fs::File::create(&err).unwrap());
+    let start = Instant::now();
+    // Reaped by `wait_with_rusage` (wait4), which std's `wait` cannot do with the usage.
+    #[allow(clippy::zombie_processes)]
+    let child = cmd.spawn().expect("the child starts");
+    let (code, rss) = wait_with_rusage(child.id(), Duration::from_secs(120));
+    let wall = start.elapsed();
+    let output = std::fs::metadata(&out).unwrap().len() + std::fs::metadata(&err).unwrap().len();
+    Cost {
+        rss,
+        wall,
+        output,
+        code,
+    }
+}
+
+/// The bounds for an input of `len` bytes: memory, time (with a one-second floor for process
+/// start and plugin loading), output.
+pub fn check(shape: &str, what: &str, len: usize, c: &Cost, dir: &Path) {
+    let len = len as u64;
+    let rss_limit = SLACK + 8 * len;
+    // Debug builds compile the readers unoptimised (only dependencies get opt-level 3): there
+    // the time bound is checked with a factor of 3; release figures are in the report.
+    let factor = if cfg!(debug_assertions) { 3.0 } else { 1.0 };
+    let time_limit = Duration::from_secs_f64((5.0 * len as f64 / 30e6).max(1.0) * factor);
+    let out_limit = 8 * len;
+    eprintln!(
+        "bounds: {shape:<26} {what:<8} input {:>6.1} MB  rss {:>7.1} MB (limit {:>6.1})  time {:>6.2} s (limit {:>5.2})  output {:>8.2} MB (limit {:>6.1})  exit {}",
+        len as f64 / 1e6,
+        c.rss as f64 / 1e6,
+        rss_limit as f64 / 1e6,
+        c.wall.as_secs_f64(),
+        time_limit.as_secs_f64(),
+        c.output as f64 / 1e6,
+        out_limit as f64 / 1e6,
+        c.code
+    );
+    let err = std::fs::read_to_string(dir.join(format!("{what}.err"))).unwrap_or_default();
+    assert!(
+        c.code == 0 || c.code == 1,
+        "{shape} {what}: exit {} (killed or crashed): {}",
+        c.code,
+        &err[..err.len().min(2000)]
+    );
+    assert!(
+        c.rss <= rss_limit,
+        "{shape} {what}: {} bytes resident",
+        c.rss
+    );
+    assert!(c.wall <= time_limit, "{shape} {what}: {:?}", c.wall);
+    assert!(
+        c.output <= out_limit,
+        "{shape} {what}: {} bytes out",
+        c.output
+    );
+}
+
+/// Writes `data` to `name` in a fresh directory and returns both.
+pub fn write_input(name: &str, data: Vec<u8>) -> (tempfile::TempDir, std::path::PathBuf, usize) {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join(name);
+    std::fs::File::create(&file)
+        .unwrap()
+        .write_all(&data)
+        .unwrap();
+    (dir, file, data.len())
+}
+
+/// Measures the plugin alone: re-runs the current test binary with only the test `child`
+/// and `SOCAIR_BOUNDS_CHILD` naming the file, and checks the bounds.
+pub fn plugin_alone(shape: &str, name: &str, data: Vec<u8>, child: &str) {
+    let _one = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let (dir, file, len) = write_input(name, data);
+    let mut cmd = Command::new(std::env::current_exe().unwrap());
+    cmd.args([child, "--exact", "--nocapture", "--test-threads=1"])
+        .env("SOCAIR_BOUNDS_CHILD", &file);
+    let c = measure(cmd, dir.path(), "plugin");
+    let summary = std::fs::read_to_string(dir.path().join("plugin.out")).unwrap_or_default();
+    if let Some(at) = summary.find("plugin:") {
+        let line = summary[at..].lines().next().unwrap_or("");
+        eprintln!("bounds: {shape:<26} {line}");
+    }
+    check(shape, "plugin", len, &c, dir.path());
+}
