@@ -34,6 +34,7 @@ fn child() {
         opened.unread.len(),
         opened.metadata.len()
     );
+    measure::print_own_peak();
 }
 
 #[test]

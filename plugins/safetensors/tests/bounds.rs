@@ -35,6 +35,7 @@ fn child() {
         opened.unread.len(),
         opened.metadata.len()
     );
+    measure::print_own_peak();
 }
 
 #[test]

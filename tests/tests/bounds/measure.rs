@@ -65,10 +65,38 @@ fn wait_with_rusage(pid: u32, limit: Duration) -> (i32, u64) {
     }
 }
 
+/// The most a measured run may take before it is killed.
+const KILL_AFTER: Duration = Duration::from_secs(120);
+
 /// Runs `cmd` with its output sent to files in `dir`; returns what it cost.
-pub fn measure(mut cmd: Command, dir: &Path, what: &str) -> Cost {
+///
+/// Linux carries the peak RSS of the process that forks a child into the child's own
+/// `ru_maxrss`, so a child of this (large) test process would report at least the test's own
+/// peak. In the end-to-end tests the command therefore runs under `measure-child`, a small
+/// process of this crate whose child reports only itself; elsewhere (a plugin's own bounds
+/// test re-running itself) the child prints its own `VmHWM`, which [`plugin_alone`] reads.
+pub fn measure(cmd: Command, dir: &Path, what: &str) -> Cost {
     let out = dir.join(format!("{what}.out"));
     let err = dir.join(format!("{what}.err"));
+    let usage = dir.join(format!("{what}.rusage"));
+    let mut cmd = match option_env!("CARGO_BIN_EXE_measure-child") {
+        Some(trampoline) => {
+            let mut outer = Command::new(trampoline);
+            outer
+                .arg(KILL_AFTER.as_millis().to_string())
+                .arg(&usage)
+                .arg(cmd.get_program())
+                .args(cmd.get_args());
+            for (k, v) in cmd.get_envs() {
+                match v {
+                    Some(v) => outer.env(k, v),
+                    None => outer.env_remove(k),
+                };
+            }
+            outer
+        }
+        None => cmd,
+    };
     cmd.stdin(Stdio::null())
         .stdout(std::fs::File::create(&out).unwrap())
         .stderr(std::fs::File::create(&err).unwrap());
@@ -76,8 +104,13 @@ pub fn measure(mut cmd: Command, dir: &Path, what: &str) -> Cost {
     // Reaped by `wait_with_rusage` (wait4), which std's `wait` cannot do with the usage.
     #[allow(clippy::zombie_processes)]
     let child = cmd.spawn().expect("the child starts");
-    let (code, rss) = wait_with_rusage(child.id(), Duration::from_secs(120));
+    let (mut code, mut rss) = wait_with_rusage(child.id(), KILL_AFTER + Duration::from_secs(5));
     let wall = start.elapsed();
+    if let Ok(text) = std::fs::read_to_string(&usage) {
+        let mut words = text.split_whitespace().map(|w| w.parse::<u64>().unwrap());
+        code = words.next().unwrap() as i32;
+        rss = words.next().unwrap() * 1024;
+    }
     let output = std::fs::metadata(&out).unwrap().len() + std::fs::metadata(&err).unwrap().len();
     Cost {
         rss,
@@ -147,11 +180,29 @@ pub fn plugin_alone(shape: &str, name: &str, data: Vec<u8>, child: &str) {
     let mut cmd = Command::new(std::env::current_exe().unwrap());
     cmd.args([child, "--exact", "--nocapture", "--test-threads=1"])
         .env("SOCAIR_BOUNDS_CHILD", &file);
-    let c = measure(cmd, dir.path(), "plugin");
+    let mut c = measure(cmd, dir.path(), "plugin");
     let summary = std::fs::read_to_string(dir.path().join("plugin.out")).unwrap_or_default();
     if let Some(at) = summary.find("plugin:") {
         let line = summary[at..].lines().next().unwrap_or("");
         eprintln!("bounds: {shape:<26} {line}");
     }
+    // The child's own peak ([`print_own_peak`]), not the one it inherited from this process.
+    let own = summary
+        .lines()
+        .find_map(|l| l.strip_prefix("vmhwm_kib "))
+        .and_then(|v| v.trim().parse::<u64>().ok());
+    c.rss = own.expect("the child printed its VmHWM") * 1024;
     check(shape, "plugin", len, &c, dir.path());
+}
+
+/// In a child run: prints this process's own peak resident set (`VmHWM`, KiB) for
+/// [`plugin_alone`].
+pub fn print_own_peak() {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap();
+    let kib = status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+        .expect("VmHWM in /proc/self/status");
+    println!("vmhwm_kib {kib}");
 }
