@@ -15,6 +15,7 @@ mod onnx;
 mod packaging;
 mod pins;
 mod plugins;
+mod readers;
 mod structure;
 mod template;
 mod tensors;

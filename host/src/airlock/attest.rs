@@ -6,7 +6,7 @@ use crate::airlock::log::LogEntry;
 use crate::airlock::signing::{self, Statement};
 use crate::airlock::store::{Store, ATTESTATION};
 use crate::base::output;
-use crate::read::artifact::ArtifactError;
+use crate::read::artifact::{ArtifactError, ReaderChoice};
 use crate::read::plugins::PluginSet;
 use crate::report::document::Report;
 use crate::report::scan::{scan, ScanOptions};
@@ -18,9 +18,14 @@ use std::path::Path;
 pub fn attest(
     path: &Path,
     plugins: &PluginSet,
+    readers: &ReaderChoice,
     key: &SigningKey,
 ) -> Result<(Vec<u8>, Report), ArtifactError> {
-    let report = scan(path, plugins, &ScanOptions::default())?;
+    let options = ScanOptions {
+        readers: readers.clone(),
+        ..ScanOptions::default()
+    };
+    let report = scan(path, plugins, &options)?;
     let statement = Statement::new(
         &report.artifact.name,
         &report.artifact.sha256,
@@ -74,7 +79,7 @@ pub fn scan_staged(
             .check_loaded(plugins)
             .map_err(StoreError::Refused)?;
         let (dir, name) = store.staged(sha)?;
-        let (bytes, report) = attest(&dir.join(&name), plugins, key)
+        let (bytes, report) = attest(&dir.join(&name), plugins, &policy.pins.reader_choice(), key)
             .map_err(|e| StoreError::Unusable(e.to_string()))?;
         if report.artifact.sha256 != sha {
             return Err(StoreError::Refused(format!(

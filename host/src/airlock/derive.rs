@@ -13,6 +13,7 @@ use crate::convert::rules::Rules;
 use crate::convert::second_path::SecondPath;
 use crate::convert::write::check_room;
 use crate::fingerprint::manifest::{self, TensorEntry};
+use crate::read::artifact::ReaderChoice;
 use crate::read::layout::{self, element_layout};
 use crate::read::plugins::PluginSet;
 use crate::report::document::PICKLE_CHECK;
@@ -236,9 +237,17 @@ fn convert_checked(
             )))
         }
     };
-    let done = crate::convert::convert_path(&copy, &out, from, "safetensors", plugins, rules)
-        .map_err(StoreError::Unusable)?
-        .map_err(refused)?;
+    let done = crate::convert::convert_path(
+        &copy,
+        &out,
+        from,
+        "safetensors",
+        plugins,
+        &policy.pins.reader_choice(),
+        rules,
+    )
+    .map_err(StoreError::Unusable)?
+    .map_err(refused)?;
 
     let tensors = done
         .conversion
@@ -344,7 +353,8 @@ pub fn recheck_derivation(
             output.display()
         ));
     }
-    let manifest = manifest::fingerprint(output, plugins).map_err(|e| e.to_string())?;
+    let manifest = manifest::fingerprint(output, plugins, &ReaderChoice::default())
+        .map_err(|e| e.to_string())?;
     let output_tensors: std::collections::HashMap<&str, &TensorEntry> = manifest
         .tensors
         .iter()

@@ -105,19 +105,6 @@ pub fn assess_attestation(store: &Store, sha: &str) -> Result<Assessed, StoreErr
         ))
     })?;
     let (statement, report) = verify_scan_attestation(&policy, &att)?;
-    // The report must have been made by plugins and rules this deployment accepts.
-    for p in &report.tool.plugins {
-        policy
-            .pins
-            .check_plugin(&p.name, &p.version, &p.sha256)
-            .map_err(|e| refused(format!("the attestation's scan used {e}")))?;
-    }
-    for (name, version) in &report.rules {
-        policy
-            .pins
-            .check_rule(name, version)
-            .map_err(|e| refused(format!("the attestation's scan ran under {e}")))?;
-    }
     if statement.subject_sha256() != Some(sha) {
         return Err(refused(format!(
             "the attestation is about {:?}, not {sha}",
@@ -168,8 +155,8 @@ pub fn assess_attestation(store: &Store, sha: &str) -> Result<Assessed, StoreErr
 }
 
 /// The gate's check of a scan attestation: it verifies under a trusted key with role `scan`,
-/// is an in-toto Statement with the scan predicate, and holds a socair report. Promotion and
-/// conversion both go through it.
+/// is an in-toto Statement with the scan predicate, and holds a socair report made by plugins
+/// and rule sets the store's pins accept. Promotion and conversion both go through it.
 pub fn verify_scan_attestation(
     policy: &Policy,
     envelope: &[u8],
@@ -192,6 +179,19 @@ pub fn verify_scan_attestation(
             "the attestation's predicate is not a socair report: {e}"
         ))
     })?;
+    // The report must have been made by plugins and rules this deployment accepts.
+    for p in &report.tool.plugins {
+        policy
+            .pins
+            .check_plugin(&p.name, &p.version, &p.sha256)
+            .map_err(|e| refused(format!("the attestation's scan used {e}")))?;
+    }
+    for (name, version) in &report.rules {
+        policy
+            .pins
+            .check_rule(name, version)
+            .map_err(|e| refused(format!("the attestation's scan ran under {e}")))?;
+    }
     Ok((statement, report))
 }
 

@@ -2,6 +2,7 @@
 //! docs/pins.md).
 
 use crate::base::rules::{self, check_requirement, lenient_version};
+use crate::read::artifact::ReaderChoice;
 use crate::read::plugins::PluginSet;
 use serde::{Deserialize, Serialize};
 
@@ -29,11 +30,26 @@ pub struct PluginPin {
 }
 
 impl Pins {
-    /// Whether plugin `name` at `version`, with library hash `sha256`, is accepted (a plugin
-    /// the pins do not name is).
+    /// How readers are chosen under these pins: a format a pinned plugin reads is read by that
+    /// plugin only.
+    pub fn reader_choice(&self) -> ReaderChoice {
+        ReaderChoice {
+            named: None,
+            pinned: self.plugins.keys().cloned().collect(),
+        }
+    }
+
+    /// Whether plugin `name` at `version`, with library hash `sha256`, is accepted. Without
+    /// plugin pins every plugin is; with them, only the plugins they name.
     pub fn check_plugin(&self, name: &str, version: &str, sha256: &str) -> Result<(), String> {
         let Some(pin) = self.plugins.get(name) else {
-            return Ok(());
+            if self.plugins.is_empty() {
+                return Ok(());
+            }
+            return Err(format!(
+                "plugin {name} {version}, which the store's pins do not name (they name {}): in a store with plugin pins only pinned plugins read artifacts",
+                self.plugins.keys().cloned().collect::<Vec<_>>().join(", ")
+            ));
         };
         let req = semver::VersionReq::parse(&pin.version).map_err(|e| {
             format!(

@@ -11,6 +11,7 @@ use crate::airlock::store::Store;
 use crate::airlock::{clock, store};
 use crate::base::output::write_atomically;
 use crate::cli::exit::{fatal, finish, refused, Fatal, EXIT_NEGATIVE, EXIT_OK};
+use crate::read::artifact::ReaderChoice;
 use crate::read::plugins::PluginSet;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -33,9 +34,10 @@ pub fn attest(
     key: &Path,
     out: Option<PathBuf>,
     plugins: &PluginSet,
+    readers: &ReaderChoice,
 ) -> Result<u8, Fatal> {
     let key = signing::load_signing_key(key).map_err(fatal)?;
-    let (bytes, report) = attest::attest(path, plugins, &key).map_err(fatal)?;
+    let (bytes, report) = attest::attest(path, plugins, readers, &key).map_err(fatal)?;
     let out = out.unwrap_or_else(|| {
         let mut s = path.as_os_str().to_owned();
         s.push(".attestation.dsse.json");

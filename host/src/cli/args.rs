@@ -36,6 +36,12 @@ pub struct Cli {
     #[arg(long = "plugin-dir", value_name = "DIR", global = true)]
     pub plugin_dirs: Vec<PathBuf>,
 
+    /// When several plugins claim one file, read it with plugin NAME (socair never chooses
+    /// between them by itself). In a store with plugin pins the pinned plugin reads its
+    /// formats, whatever this says.
+    #[arg(long = "reader", value_name = "NAME", global = true)]
+    pub reader: Option<String>,
+
     /// The command to run.
     #[command(subcommand)]
     pub command: Command,

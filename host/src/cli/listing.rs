@@ -13,6 +13,7 @@ pub struct PluginListing {
     refused: Vec<RefusedRow>,
     shadowed: Vec<RefusedRow>,
     rule_sets: Vec<RuleSetRow>,
+    warnings: Vec<String>,
 }
 
 #[derive(Debug, Serialize)]
@@ -75,6 +76,7 @@ impl PluginListing {
                 .collect(),
             refused: refused(&set.refused),
             shadowed: refused(&set.shadowed),
+            warnings: plugins::warnings(set),
             rule_sets: rules::built_in()
                 .into_iter()
                 .map(|r| RuleSetRow {
@@ -117,6 +119,12 @@ impl PluginListing {
                 list(&p.rule_sets),
                 list(&p.encoders)
             );
+        }
+        if !self.warnings.is_empty() {
+            let _ = writeln!(s, "warnings ({}):", self.warnings.len());
+            for w in &self.warnings {
+                let _ = writeln!(s, "  {w}");
+            }
         }
         if !self.refused.is_empty() {
             let _ = writeln!(s, "refused ({}):", self.refused.len());

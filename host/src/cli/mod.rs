@@ -18,6 +18,7 @@ use crate::base::output::to_json_bytes;
 use crate::convert::convert_path;
 use crate::convert::rules::Rules;
 use crate::fingerprint::{diff, manifest};
+use crate::read::artifact::ReaderChoice;
 use crate::read::plugins::{self, PluginSet};
 use crate::report::reference::{read_reference, REFERENCE_ENV};
 use crate::report::scan::{read_reviewed, scan, ScanOptions};
@@ -48,6 +49,10 @@ fn load_plugins(flag_dirs: &[PathBuf]) -> PluginSet {
 }
 
 fn dispatch(cli: Cli) -> Result<u8, Fatal> {
+    let readers = ReaderChoice {
+        named: cli.reader.clone(),
+        pinned: Default::default(),
+    };
     match cli.command {
         Command::Completions { shell } => {
             use clap::CommandFactory;
@@ -101,6 +106,7 @@ fn dispatch(cli: Cli) -> Result<u8, Fatal> {
                     header_only,
                     reviewed,
                     reference,
+                    readers,
                 },
             )
             .map_err(|e| Fatal(e.to_string()))?;
@@ -143,8 +149,8 @@ fn dispatch(cli: Cli) -> Result<u8, Fatal> {
             let set = load_plugins(&cli.plugin_dirs);
             warn_refused(&set);
             let (a, r) = rayon::join(
-                || diff::load_side(&artifact, &set),
-                || diff::load_side(&reference, &set),
+                || diff::load_side(&artifact, &set, &readers),
+                || diff::load_side(&reference, &set, &readers),
             );
             let (a, unpermuted) = a.map_err(Fatal)?;
             let (r, _) = r.map_err(Fatal)?;
@@ -183,7 +189,8 @@ fn dispatch(cli: Cli) -> Result<u8, Fatal> {
         } => {
             let set = load_plugins(&cli.plugin_dirs);
             warn_refused(&set);
-            let manifest = manifest::fingerprint(&path, &set).map_err(|e| Fatal(e.to_string()))?;
+            let manifest =
+                manifest::fingerprint(&path, &set, &readers).map_err(|e| Fatal(e.to_string()))?;
             emit(out.as_deref(), &to_json_bytes(&manifest))?;
             let files: std::collections::BTreeSet<&str> =
                 manifest.tensors.iter().map(|t| t.file.as_str()).collect();
@@ -221,7 +228,7 @@ fn dispatch(cli: Cli) -> Result<u8, Fatal> {
             let rules = Rules::select(rules.as_deref(), None).map_err(Fatal)?;
             let set = load_plugins(&cli.plugin_dirs);
             warn_refused(&set);
-            match convert_path(&src, &dst, &from, &to, &set, rules).map_err(Fatal)? {
+            match convert_path(&src, &dst, &from, &to, &set, &readers, rules).map_err(Fatal)? {
                 Ok(done) => {
                     eprintln!(
                         "socair: converted {} ({from}) to {} ({to}) under {}: {} tensors, {} aliases, sha256 {}",
@@ -246,7 +253,7 @@ fn dispatch(cli: Cli) -> Result<u8, Fatal> {
         Command::Attest { path, key, out } => {
             let set = load_plugins(&cli.plugin_dirs);
             warn_refused(&set);
-            airlock::attest(&path, &key, out, &set)
+            airlock::attest(&path, &key, out, &set, &readers)
         }
         Command::Verify {
             envelope,

@@ -28,7 +28,7 @@ pub mod verify;
 pub mod write;
 
 use crate::base::fault;
-use crate::read::artifact::Artifact;
+use crate::read::artifact::{Artifact, ReaderChoice};
 use crate::read::plugins::PluginSet;
 use crate::read::source::InputFile;
 use plan::{plan, Conversion, Refusal};
@@ -90,6 +90,7 @@ pub fn convert_path(
     from: &str,
     to: &str,
     plugins: &PluginSet,
+    choice: &ReaderChoice,
     rules: Rules,
 ) -> Result<Result<Done, Refusal>, String> {
     if !FROM_FORMATS.contains(&from) {
@@ -110,7 +111,8 @@ pub fn convert_path(
             dst.display()
         ));
     }
-    let artifact = Artifact::resolve_with(src, plugins, false).map_err(|e| e.to_string())?;
+    let artifact =
+        Artifact::resolve_with(src, plugins, choice, false).map_err(|e| e.to_string())?;
     if artifact.is_dir != (from == "model-dir") {
         return Ok(Err(format!(
             "{} is {}, not {from}",

@@ -345,11 +345,13 @@ pub fn tensor_formats(m: &TensorManifest) -> std::collections::BTreeSet<String> 
 pub fn load_side(
     path: &std::path::Path,
     plugins: &crate::read::plugins::PluginSet,
+    choice: &crate::read::artifact::ReaderChoice,
 ) -> Result<(TensorManifest, Unpermuted), String> {
     if let Some(m) = read_manifest(path)? {
         return Ok((m, Unpermuted::new()));
     }
-    crate::fingerprint::manifest::fingerprint_detailed(path, plugins).map_err(|e| e.to_string())
+    crate::fingerprint::manifest::fingerprint_detailed(path, plugins, choice)
+        .map_err(|e| e.to_string())
 }
 
 /// Reads `path` as a manifest when it is one: a JSON file whose `schema` is

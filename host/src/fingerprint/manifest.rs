@@ -2,7 +2,7 @@
 
 use crate::fingerprint::hashing::{hash_tensor, value_width, TensorHashes, VALUE_ENCODING};
 use crate::fingerprint::unpermute::Unpermuted;
-use crate::read::artifact::{reader_names, Artifact, ArtifactError, FileJob};
+use crate::read::artifact::{reader_names, Artifact, ArtifactError, FileJob, ReaderChoice};
 use crate::read::plugins::PluginSet;
 use crate::read::source::InputFile;
 use rayon::prelude::*;
@@ -101,8 +101,12 @@ pub enum TensorsError {
 }
 
 /// Fingerprints the model at `path`.
-pub fn fingerprint(path: &Path, plugins: &PluginSet) -> Result<TensorManifest, TensorsError> {
-    Ok(fingerprint_detailed(path, plugins)?.0)
+pub fn fingerprint(
+    path: &Path,
+    plugins: &PluginSet,
+    choice: &ReaderChoice,
+) -> Result<TensorManifest, TensorsError> {
+    Ok(fingerprint_detailed(path, plugins, choice)?.0)
 }
 
 /// Fingerprints the model at `path`, and also hashes GGUF Q/K projections with llama.cpp's
@@ -110,8 +114,9 @@ pub fn fingerprint(path: &Path, plugins: &PluginSet) -> Result<TensorManifest, T
 pub fn fingerprint_detailed(
     path: &Path,
     plugins: &PluginSet,
+    choice: &ReaderChoice,
 ) -> Result<(TensorManifest, Unpermuted), TensorsError> {
-    let artifact = Artifact::resolve(path, plugins)?;
+    let artifact = Artifact::resolve(path, plugins, choice)?;
     if !artifact.is_dir && artifact.jobs.is_empty() {
         return Err(TensorsError::Unrecognised {
             path: path.to_owned(),

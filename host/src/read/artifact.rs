@@ -42,6 +42,14 @@ pub enum ArtifactError {
     /// The directory cannot be taken as a model directory.
     #[error(transparent)]
     ModelDir(#[from] ModelDirError),
+    /// Several plugins claim a file and nothing decides which reads it.
+    #[error("{path}: {reason}")]
+    Ambiguous {
+        /// The file.
+        path: PathBuf,
+        /// Which plugins claim it.
+        reason: String,
+    },
     /// A plugin failed (not a finding about the file: an error or a panic in the plugin).
     #[error("{path}: plugin `{plugin}` failed: {message}")]
     Plugin {
@@ -64,6 +72,8 @@ pub struct FileJob<'p> {
     pub reader: (&'p LoadedPlugin, &'p FormatReaderBox),
     /// Whether the reader was chosen by the file's extension (no reader claimed its content).
     pub by_extension: bool,
+    /// Readers that claimed the file but were passed over, each with the reason.
+    pub passed_over: Vec<String>,
 }
 
 /// A file no reader claimed.
@@ -97,14 +107,19 @@ pub struct Artifact<'p> {
 
 impl<'p> Artifact<'p> {
     /// Resolves `path`, its files mapped.
-    pub fn resolve(path: &Path, plugins: &'p PluginSet) -> Result<Artifact<'p>, ArtifactError> {
-        Artifact::resolve_with(path, plugins, true)
+    pub fn resolve(
+        path: &Path,
+        plugins: &'p PluginSet,
+        choice: &ReaderChoice,
+    ) -> Result<Artifact<'p>, ArtifactError> {
+        Artifact::resolve_with(path, plugins, choice, true)
     }
 
     /// Resolves `path`; its files are mapped only when `map` is set.
     pub fn resolve_with(
         path: &Path,
         plugins: &'p PluginSet,
+        choice: &ReaderChoice,
         map: bool,
     ) -> Result<Artifact<'p>, ArtifactError> {
         let io = |source| ArtifactError::Io {
@@ -163,19 +178,26 @@ impl<'p> Artifact<'p> {
                     .push((file.rel.clone(), format!("cannot read it: {e}")));
                 continue;
             }
-            match pick_reader(&head, input.len(), &file.rel, plugins) {
-                Ok(Some((reader, by_extension))) => artifact.jobs.push(FileJob {
+            match pick_reader(&head, input.len(), &file.rel, plugins, choice) {
+                Pick::Chosen(chosen) => artifact.jobs.push(FileJob {
                     rel: file.rel.clone(),
                     input,
-                    reader,
-                    by_extension,
+                    reader: chosen.reader,
+                    by_extension: chosen.by_extension,
+                    passed_over: chosen.passed_over,
                 }),
-                Ok(None) => artifact.unclaimed.push(Unclaimed {
+                Pick::Unclaimed => artifact.unclaimed.push(Unclaimed {
                     rel: file.rel.clone(),
                     head,
                     input,
                 }),
-                Err(reason) => artifact.unreadable.push((file.rel.clone(), reason)),
+                Pick::Unreadable(reason) => artifact.unreadable.push((file.rel.clone(), reason)),
+                Pick::Ambiguous(reason) => {
+                    return Err(ArtifactError::Ambiguous {
+                        path: file.path.clone(),
+                        reason,
+                    })
+                }
             }
         }
         artifact.files = files;
@@ -366,32 +388,171 @@ pub fn reader_names(plugins: &PluginSet) -> String {
     }
 }
 
-/// Picks the reader for a file: the first whose detection claims its content; failing that,
-/// the reader of the format its extension names (so that a damaged `x.safetensors` is opened by
-/// the safetensors reader and refused with its reason, rather than passed over). `Ok(None)`
-/// for files no reader claims (configs, tokenizers).
-#[allow(clippy::type_complexity)]
+/// How a file's reader is chosen among the loaded plugins.
+///
+/// Every reader whose detection claims a file is a candidate. In a store with plugin pins, a
+/// format a pinned plugin reads is read by that plugin only: an unpinned plugin claiming such
+/// a file is passed over, with the reason. Otherwise, when several plugins still claim one
+/// file, socair refuses to choose and names them all, unless `--reader NAME` picked one.
+#[derive(Debug, Clone, Default)]
+pub struct ReaderChoice {
+    /// `--reader NAME`: the plugin that reads a file several plugins claim.
+    pub named: Option<String>,
+    /// The plugins a store pins (none outside a store, or in a store without plugin pins).
+    pub pinned: BTreeSet<String>,
+}
+
+/// What [`pick_reader`] decided for a file.
+enum Pick<'p> {
+    /// Read it with this reader.
+    Chosen(Chosen<'p>),
+    /// No reader claims it (configs, tokenizers, unknown files).
+    Unclaimed,
+    /// A reader should read it but cannot (its format's plugin is missing).
+    Unreadable(String),
+    /// Several readers claim it and nothing decides between them.
+    Ambiguous(String),
+}
+
+/// The reader chosen for a file.
+pub struct Chosen<'p> {
+    /// The plugin and reader.
+    pub reader: (&'p LoadedPlugin, &'p FormatReaderBox),
+    /// Chosen by the file's extension or the pins' format, not by a claim on its content.
+    pub by_extension: bool,
+    /// Readers that claimed the file but were passed over, each with the reason.
+    pub passed_over: Vec<String>,
+}
+
+fn describe(p: &LoadedPlugin, r: &FormatReaderBox) -> String {
+    format!("plugin {} ({} reader)", p.manifest.name, r.format())
+}
+
+/// Picks the reader for a file: the one reader whose detection claims its content (see
+/// [`ReaderChoice`] for several); failing that, the reader of the format its extension names
+/// (so that a damaged `x.safetensors` is opened by the safetensors reader and refused with its
+/// reason, rather than passed over). `Ok(None)` for files no reader claims (configs,
+/// tokenizers). `Err` when the choice is ambiguous or impossible: the file is then unread.
 fn pick_reader<'p>(
     head: &[u8],
     file_len: u64,
     file_name: &str,
     plugins: &'p PluginSet,
-) -> Result<Option<((&'p LoadedPlugin, &'p FormatReaderBox), bool)>, String> {
-    if let Some(found) = plugins
-        .readers()
-        .find(|(_, r)| r.detect(head.into(), file_len))
-    {
-        return Ok(Some((found, false)));
+    choice: &ReaderChoice,
+) -> Pick<'p> {
+    let pinned_reader = |format: &str| {
+        plugins.readers().find(|(p, r)| {
+            choice.pinned.contains(&p.manifest.name) && r.format().as_str() == format
+        })
+    };
+    let mut passed_over = Vec::new();
+    let mut claimants = Vec::new();
+    let mut pinned_format = None;
+    for (p, r) in plugins.readers() {
+        if !r.detect(head.into(), file_len) {
+            continue;
+        }
+        let format = r.format().to_string();
+        match pinned_reader(&format) {
+            Some((pinned, _)) if !choice.pinned.contains(&p.manifest.name) => {
+                passed_over.push(format!(
+                    "{} also claims it and was refused: the store pins plugin {} to read {format}",
+                    describe(p, r),
+                    pinned.manifest.name
+                ));
+                pinned_format.get_or_insert(format);
+            }
+            _ => claimants.push((p, r)),
+        }
     }
+    if let Some(name) = &choice.named {
+        if claimants.len() > 1 {
+            let (picked, others): (Vec<_>, Vec<_>) = claimants
+                .into_iter()
+                .partition(|(p, _)| &p.manifest.name == name);
+            if picked.is_empty() {
+                return Pick::Unreadable(format!(
+                    "--reader {name}: that plugin does not claim this file ({} do)",
+                    others
+                        .iter()
+                        .map(|(p, r)| describe(p, r))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ));
+            }
+            passed_over.extend(
+                others.iter().map(|(p, r)| {
+                    format!("{} also claims it; --reader {name} chose", describe(p, r))
+                }),
+            );
+            claimants = picked;
+        }
+    }
+    match claimants.as_slice() {
+        [one] => {
+            return Pick::Chosen(Chosen {
+                reader: *one,
+                by_extension: false,
+                passed_over,
+            })
+        }
+        [] => {}
+        many => {
+            return Pick::Ambiguous(format!(
+                "{} plugins claim it: {}; socair does not choose between readers: pick one with --reader NAME (see `socair plugins`)",
+                many.len(),
+                many.iter()
+                    .map(|(p, r)| describe(p, r))
+                    .collect::<Vec<_>>()
+                    .join(" and ")
+            ))
+        }
+    }
+    // No claim stands: the pinned reader of a format an unpinned plugin claimed, else the
+    // reader of the format the extension names.
     let extension = file_name.rsplit_once('.').map(|(_, ext)| ext);
-    match FORMAT_BY_EXTENSION
-        .iter()
-        .find(|(ext, _)| Some(*ext) == extension)
-    {
-        Some((_, format)) => match plugins.reader(format) {
-            Some(r) => Ok(Some((r, true))),
-            None => Err(format!("no loaded plugin reads {format}")),
+    let format = pinned_format.or_else(|| {
+        FORMAT_BY_EXTENSION
+            .iter()
+            .find(|(ext, _)| Some(*ext) == extension)
+            .map(|(_, f)| (*f).to_owned())
+    });
+    let Some(format) = format else {
+        return Pick::Unclaimed;
+    };
+    let readers: Vec<_> = match pinned_reader(&format) {
+        Some(r) => vec![r],
+        None => plugins
+            .readers()
+            .filter(|(_, r)| r.format().as_str() == format)
+            .collect(),
+    };
+    match readers.as_slice() {
+        [one] => Pick::Chosen(Chosen {
+            reader: *one,
+            by_extension: true,
+            passed_over,
+        }),
+        [] => Pick::Unreadable(format!("no loaded plugin reads {format}")),
+        many => match &choice.named {
+            Some(name) => match many.iter().find(|(p, _)| &p.manifest.name == name) {
+                Some(one) => Pick::Chosen(Chosen {
+                    reader: *one,
+                    by_extension: true,
+                    passed_over: Vec::new(),
+                }),
+                None => Pick::Unreadable(format!(
+                    "--reader {name}: that plugin does not read {format}"
+                )),
+            },
+            None => Pick::Ambiguous(format!(
+                "its name says {format}, which {} plugins read: {}; pick one with --reader NAME",
+                many.len(),
+                many.iter()
+                    .map(|(p, r)| describe(p, r))
+                    .collect::<Vec<_>>()
+                    .join(" and ")
+            )),
         },
-        None => Ok(None),
     }
 }

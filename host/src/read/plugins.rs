@@ -113,6 +113,62 @@ impl PluginSet {
     }
 }
 
+/// What an operator should know about the plugins found: a format that two plugins read
+/// (socair then refuses to choose between them for a file both claim, unless `--reader` or a
+/// store's pins decide), and searched directories or plugin files that users other than their
+/// owner can write (whoever can write there can make socair load their code).
+pub fn warnings(set: &PluginSet) -> Vec<String> {
+    use std::os::unix::fs::PermissionsExt;
+    let mut out = Vec::new();
+    let mut by_format: std::collections::BTreeMap<String, Vec<&str>> = Default::default();
+    for (p, r) in set.readers() {
+        by_format
+            .entry(r.format().to_string())
+            .or_default()
+            .push(&p.manifest.name);
+    }
+    for (format, mut names) in by_format {
+        names.dedup();
+        if names.len() > 1 {
+            out.push(format!(
+                "{} plugins read {format}: {}; a file more than one of them claims is read only with --reader NAME, or by the plugin a store pins",
+                names.len(),
+                names.join(", ")
+            ));
+        }
+    }
+    let writable = |path: &Path| {
+        std::fs::metadata(path)
+            .ok()
+            .map(|m| m.permissions().mode())
+            .filter(|mode| mode & 0o022 != 0)
+    };
+    let mut seen = std::collections::BTreeSet::new();
+    let paths = set
+        .searched
+        .iter()
+        .cloned()
+        .chain(set.loaded.iter().map(|p| p.path.clone()));
+    for path in paths {
+        if !seen.insert(path.clone()) {
+            continue;
+        }
+        if let Some(mode) = writable(&path) {
+            let who = if mode & 0o002 != 0 {
+                "every user"
+            } else {
+                "its group"
+            };
+            out.push(format!(
+                "{} is writable by {who} (mode {:o}): whoever can write there can make socair load their code",
+                path.display(),
+                mode & 0o7777
+            ));
+        }
+    }
+    out
+}
+
 /// The directories to search, in order, from the `--plugin-dir` flags, the value of
 /// `SOCAIR_PLUGIN_PATH`, and the running executable's path.
 pub fn search_path(

@@ -1,9 +1,11 @@
 //! Reports: what a scan found, as the `socair.report/v1` document.
 //!
 //! Lives here: the document's types ([`document`]), the scan that gathers every plugin's rows
-//! into one report ([`scan`]), and the Tensor reference row ([`reference`]). May use `base`,
+//! into one report ([`scan`]), what the host says of files no plugin reads ([`companion`]), and
+//! the Tensor reference row ([`reference`]). May use `base`,
 //! `read` and `fingerprint`; never `convert`, `airlock` or `cli`.
 
+pub mod companion;
 pub mod document;
 pub mod reference;
 pub mod scan;

@@ -5,8 +5,9 @@
 //! PASS) with each finding's place prefixed by its file. Files no plugin reads are listed too:
 //! one that looks like a pickle is a LEAD, since nothing has checked what it would run.
 
-use crate::read::artifact::{data_files, Artifact, ArtifactError};
+use crate::read::artifact::{data_files, Artifact, ArtifactError, ReaderChoice};
 use crate::read::plugins::PluginSet;
+use crate::report::companion::{classify, Companion};
 use crate::report::document::{
     status_name, PluginUse, Report, ReportArtifact, Row, RowFinding, Scope, Tool, PICKLE_CHECK,
     SCHEMA, STRUCTURE_CHECK,
@@ -25,6 +26,8 @@ pub struct ScanOptions {
     pub reviewed: Option<Vec<String>>,
     /// The reference manifest (`SOCAIR_TENSOR_REFERENCE`), already read.
     pub reference: Option<Reference>,
+    /// How readers are chosen when several plugins claim a file.
+    pub readers: ReaderChoice,
 }
 
 /// Scans the artifact at `path`.
@@ -33,7 +36,7 @@ pub fn scan(
     plugins: &PluginSet,
     options: &ScanOptions,
 ) -> Result<Report, ArtifactError> {
-    let artifact = Artifact::resolve(path, plugins)?;
+    let artifact = Artifact::resolve(path, plugins, &options.readers)?;
     let read_options = ReadOptions {
         header_only: options.header_only,
         reviewed_globals: options
@@ -78,16 +81,42 @@ pub fn scan(
             push(&job.rel, row.clone());
         }
     }
+    // A reader should have read these and could not: nothing in them was checked, and no
+    // acceptance covers that (an acceptance accepts gaps in what was read, not the absence of
+    // a reader), so they are LEADs.
     for (file, reason) in &artifact.unreadable {
         push(
             file,
             ReportRow {
                 check: STRUCTURE_CHECK.into(),
-                status: RowStatus::NotTested,
-                summary: format!("not read: {reason}").into(),
-                findings: Default::default(),
+                status: RowStatus::Lead,
+                summary: format!("not read: {reason}; nothing in it was checked").into(),
+                findings: vec![socair_plugin_api::Finding {
+                    place: "file".into(),
+                    reason: format!("not read: {reason}").into(),
+                }]
+                .into(),
             },
         );
+    }
+    // Readers that claimed a file but were passed over (pins, --reader) are named.
+    for (job, _) in &opened {
+        if !job.passed_over.is_empty() {
+            push(
+                &job.rel,
+                ReportRow {
+                    check: STRUCTURE_CHECK.into(),
+                    status: RowStatus::Pass,
+                    summary: format!(
+                        "read by plugin {}; {}",
+                        job.reader.0.manifest.name,
+                        job.passed_over.join("; ")
+                    )
+                    .into(),
+                    findings: Default::default(),
+                },
+            );
+        }
     }
     // Files that hold another file's tensor bytes (ONNX external data) are read as that data.
     let data_files = data_files(&opened);
@@ -116,17 +145,35 @@ pub fn scan(
                     .into(),
                 },
             );
-        } else if !artifact.is_dir {
-            push(
-                &u.rel,
-                ReportRow {
-                    check: STRUCTURE_CHECK.into(),
-                    status: RowStatus::NotTested,
-                    summary: "no loaded plugin reads this format".into(),
-                    findings: Default::default(),
-                },
-            );
         }
+        // Nothing unknown is clean: a lone file no plugin reads is a LEAD; in a directory, JSON
+        // and text companions are read as data here and everything else is a LEAD.
+        let verdict = if artifact.is_dir {
+            classify(&u.rel, &u.input)
+        } else {
+            Companion::Lead(
+                "no loaded plugin reads this file's format: nothing in it was checked".into(),
+            )
+        };
+        let row = match verdict {
+            Companion::Data(what) => ReportRow {
+                check: STRUCTURE_CHECK.into(),
+                status: RowStatus::Pass,
+                summary: what.into(),
+                findings: Default::default(),
+            },
+            Companion::Lead(why) => ReportRow {
+                check: STRUCTURE_CHECK.into(),
+                status: RowStatus::Lead,
+                summary: format!("not read by any plugin: {why}").into(),
+                findings: vec![socair_plugin_api::Finding {
+                    place: format!("byte 0 ({})", describe_head(&u.head)).into(),
+                    reason: why.into(),
+                }]
+                .into(),
+            },
+        };
+        push(&u.rel, row);
     }
     if artifact.is_dir {
         rules.insert("socair.modeldir".into(), "1".into());
@@ -165,6 +212,17 @@ pub fn scan(
         },
         rows,
     })
+}
+
+/// A file's first bytes for a finding.
+fn describe_head(head: &[u8]) -> String {
+    if head.is_empty() {
+        return "an empty file".into();
+    }
+    format!(
+        "it starts {:?}",
+        String::from_utf8_lossy(&head[..head.len().min(16)])
+    )
 }
 
 fn rank(s: RowStatus) -> u8 {

@@ -1,0 +1,313 @@
+//! Who reads a file when two plugins claim it (issue 17, item 1). A second plugin, built from
+//! the out-of-tree template the way a third party would, claims every safetensors file and
+//! passes it. Outside a store socair refuses to choose between it and the safetensors plugin
+//! and names both (`--reader NAME` picks one); in a store whose pins name the safetensors
+//! plugin, that plugin alone reads safetensors and the other is refused with its reason; an
+//! attestation the unpinned plugin made is refused at promote; `socair plugins` warns about
+//! both plugins and about a plugin directory others can write.
+
+use crate::common::{fixture, json, repo, run, socair, target_profile_dir, Store};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::OnceLock;
+
+/// The template's `.npy` reader, turned into a reader that claims every file that starts like
+/// safetensors (8 bytes of header length, then `{`) and PASSes it without reading it.
+const LENIENT_READER: &str = r#"impl FormatReader for NpyReader {
+    fn format(&self) -> RString {
+        RString::from("safetensors")
+    }
+
+    fn detect(&self, head: RSlice<'_, u8>, _file_len: u64) -> bool {
+        guard(|| Ok(head.as_slice().get(8) == Some(&b'{')))
+            .into_result()
+            .unwrap_or(false)
+    }
+
+    fn open(
+        &self,
+        _source: ByteSourceRef<'_>,
+        _options: ReadOptions,
+    ) -> RResult<OpenedFile, PluginError> {
+        guard(|| {
+            Ok(OpenedFile {
+                format: "safetensors".into(),
+                tensors: RVec::new(),
+                unread: RVec::new(),
+                rows: RVec::from(vec![ReportRow {
+                    check: STRUCTURE_CHECK.into(),
+                    status: RowStatus::Pass,
+                    summary: "looks fine".into(),
+                    findings: RVec::new(),
+                }]),
+                metadata: RVec::new(),
+                not_carried: RVec::new(),
+            })
+        })
+    }
+}
+
+"#;
+
+fn lib_name(stem: &str) -> String {
+    format!(
+        "{}{stem}{}",
+        std::env::consts::DLL_PREFIX,
+        std::env::consts::DLL_SUFFIX
+    )
+}
+
+/// Builds the lenient plugin once (a copy of the template, renamed `lenient`, with
+/// [`LENIENT_READER`]) and puts its library, alone, in a plugin directory.
+fn lenient_plugin_dir() -> &'static PathBuf {
+    static DIR: OnceLock<PathBuf> = OnceLock::new();
+    DIR.get_or_init(|| {
+        let work = target_profile_dir().join("plugin-fixtures").join("lenient");
+        let src = work.join("src-tree");
+        let _ = std::fs::remove_dir_all(&src);
+        std::fs::create_dir_all(src.join("src")).unwrap();
+        let template = repo().join("examples/plugin-template");
+        for entry in std::fs::read_dir(template.join("src")).unwrap() {
+            let path = entry.unwrap().path();
+            std::fs::copy(&path, src.join("src").join(path.file_name().unwrap())).unwrap();
+        }
+        std::fs::copy(template.join("Cargo.lock"), src.join("Cargo.lock")).unwrap();
+        let manifest = std::fs::read_to_string(template.join("Cargo.toml"))
+            .unwrap()
+            .replace(
+                "name = \"socair-plugin-npy\"",
+                "name = \"socair-plugin-lenient\"",
+            )
+            .replace(
+                "name = \"socair_plugin_npy\"",
+                "name = \"socair_plugin_lenient\"",
+            )
+            .replace(
+                "path = \"../../plugin-api\"",
+                &format!("path = {:?}", repo().join("plugin-api")),
+            );
+        std::fs::write(src.join("Cargo.toml"), manifest).unwrap();
+        let lib = std::fs::read_to_string(src.join("src/lib.rs")).unwrap();
+        let start = lib.find("impl FormatReader for NpyReader {").unwrap();
+        let end = lib.find("impl FormatReader for NpzReader {").unwrap();
+        let lib = format!("{}{LENIENT_READER}{}", &lib[..start], &lib[end..])
+            .replace(
+                "pub const PLUGIN_NAME: &str = \"npy\";",
+                "pub const PLUGIN_NAME: &str = \"lenient\";",
+            )
+            .replace(
+                "RString::from(read::NPY), ",
+                "RString::from(\"safetensors\"), ",
+            );
+        std::fs::write(src.join("src/lib.rs"), lib).unwrap();
+        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+        // The template's own build directory holds its dependencies already built.
+        let target = target_profile_dir()
+            .join("plugin-fixtures")
+            .join("template");
+        let out = Command::new(cargo)
+            .args(["build", "--offline", "--quiet", "--lib", "--manifest-path"])
+            .arg(src.join("Cargo.toml"))
+            .arg("--target-dir")
+            .arg(&target)
+            .env_remove("CARGO_TARGET_DIR")
+            .env_remove("RUSTFLAGS")
+            .output()
+            .expect("cargo runs");
+        assert!(
+            out.status.success(),
+            "building the lenient plugin failed:\n{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let dir = work.join("plugins");
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let name = lib_name("socair_plugin_lenient");
+        std::fs::copy(target.join("debug").join(&name), dir.join(&name)).unwrap();
+        dir
+    })
+}
+
+/// A safetensors file the safetensors plugin FAILs (its tensors overlap) and the lenient
+/// plugin claims and passes.
+fn hostile_safetensors() -> PathBuf {
+    fixture("safetensors/malformed/aliased-tensors.safetensors")
+}
+
+fn with_lenient() -> Command {
+    let mut cmd = socair();
+    cmd.arg("--plugin-dir").arg(lenient_plugin_dir());
+    cmd
+}
+
+fn row<'a>(report: &'a serde_json::Value, check: &str) -> &'a serde_json::Value {
+    report["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["check"] == check)
+        .unwrap_or_else(|| panic!("no {check} row in {report:#}"))
+}
+
+#[test]
+fn outside_a_store_socair_refuses_to_choose_and_reader_picks() {
+    let file = hostile_safetensors();
+    // The safetensors plugin alone FAILs the file.
+    let alone = run(socair().arg("scan").arg(&file));
+    assert_eq!(alone.code, 1, "{}", alone.stderr);
+    assert_eq!(
+        row(&json(&alone.stdout), "Format and structure")["status"],
+        "FAIL"
+    );
+
+    // Both claim it: no choice is made, and both are named.
+    let both = run(with_lenient().arg("scan").arg(&file));
+    assert_eq!(both.code, 2, "{}{}", both.stdout, both.stderr);
+    for name in ["plugin safetensors", "plugin lenient", "--reader"] {
+        assert!(
+            both.stderr.contains(name),
+            "{name:?} not in {}",
+            both.stderr
+        );
+    }
+    assert!(both.stdout.is_empty());
+    // The same for every command that reads a file.
+    let t = run(with_lenient().arg("tensors").arg(&file));
+    assert_eq!(t.code, 2, "{}", t.stderr);
+    assert!(t.stderr.contains("plugin lenient"), "{}", t.stderr);
+
+    // --reader picks one, and the report names who read it and who was passed over.
+    let picked = run(with_lenient()
+        .args(["--reader", "safetensors", "scan"])
+        .arg(&file));
+    assert_eq!(picked.code, 1, "{}", picked.stderr);
+    let report = json(&picked.stdout);
+    assert_eq!(row(&report, "Format and structure")["status"], "FAIL");
+    assert_eq!(report["tool"]["plugins"][0]["name"], "safetensors");
+    let lenient = run(with_lenient()
+        .args(["--reader", "lenient", "scan"])
+        .arg(&file));
+    assert_eq!(lenient.code, 0, "{}", lenient.stderr);
+    assert_eq!(
+        json(&lenient.stdout)["tool"]["plugins"][0]["name"],
+        "lenient"
+    );
+    let nobody = run(with_lenient()
+        .args(["--reader", "nobody", "scan"])
+        .arg(&file));
+    assert_eq!(nobody.code, 1, "{}", nobody.stderr);
+    assert!(
+        row(&json(&nobody.stdout), "Format and structure")["summary"]
+            .as_str()
+            .unwrap()
+            .contains("--reader nobody: that plugin does not claim this file"),
+        "{}",
+        nobody.stdout
+    );
+
+    // A file only one plugin claims needs no choice.
+    let torch = run(with_lenient()
+        .arg("scan")
+        .arg(fixture("torch/legit/state-dict.pt")));
+    assert_eq!(torch.code, 0, "{}", torch.stderr);
+}
+
+#[test]
+fn in_a_store_the_pinned_plugin_reads_its_format_and_others_are_refused() {
+    let s = Store::new();
+    let scanner = s.key("scanner.key", "scan");
+    let src = s.dir.path().join("model.safetensors");
+    std::fs::copy(hostile_safetensors(), &src).unwrap();
+    let r = s.run(&["airlock", "pin", "plugin", "safetensors"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let sha = s.run(&["airlock", "pull", src.to_str().unwrap()]);
+    assert_eq!(sha.code, 0, "{}", sha.stderr);
+    let sha = sha.stdout.trim().to_owned();
+
+    let scan = run(with_lenient()
+        .args(["airlock", "scan", &sha, "--key", &scanner, "--store"])
+        .arg(s.path()));
+    assert_eq!(scan.code, 1, "the pinned reader FAILs it: {}", scan.stderr);
+    let attestation = s
+        .path()
+        .join("incoming")
+        .join(&sha)
+        .join("attestation.dsse.json");
+    let verified = s.run(&["verify", attestation.to_str().unwrap()]);
+    assert_eq!(verified.code, 0, "{}", verified.stderr);
+    let payload = json(&verified.stdout);
+    let report = &payload["predicate"];
+    assert_eq!(report["tool"]["plugins"][0]["name"], "safetensors");
+    let structure = row(report, "Format and structure");
+    assert_eq!(structure["status"], "FAIL");
+    assert!(
+        structure["summary"]
+            .as_str()
+            .unwrap()
+            .contains("plugin lenient (safetensors reader) also claims it and was refused: the store pins plugin safetensors to read safetensors"),
+        "{structure:#}"
+    );
+    let promote = s.run(&["airlock", "promote", &sha]);
+    assert_eq!(promote.code, 1, "{}", promote.stderr);
+
+    // An attestation the unpinned plugin made (outside the store, where --reader chose it)
+    // is refused by the gate, though it verifies under a trusted key and holds no FAIL.
+    let lenient_att = s.dir.path().join("lenient.att.json");
+    let made = run(with_lenient()
+        .args(["--reader", "lenient", "attest"])
+        .arg(&src)
+        .arg("--key")
+        .arg(&scanner)
+        .arg("--out")
+        .arg(&lenient_att));
+    assert_eq!(made.code, 0, "{}", made.stderr);
+    std::fs::copy(&lenient_att, &attestation).unwrap();
+    let promote = s.run(&["airlock", "promote", &sha]);
+    assert_eq!(promote.code, 1, "{}", promote.stderr);
+    assert!(
+        promote.stderr.contains(
+            "the attestation's scan used plugin lenient 0.1.0, which the store's pins do not name"
+        ),
+        "{}",
+        promote.stderr
+    );
+}
+
+#[test]
+fn plugins_warns_about_two_readers_of_one_format_and_writable_directories() {
+    let listing = run(with_lenient().arg("plugins"));
+    assert_eq!(listing.code, 0, "{}", listing.stderr);
+    assert!(
+        listing
+            .stdout
+            .contains("2 plugins read safetensors: lenient, safetensors"),
+        "{}",
+        listing.stdout
+    );
+    // A plugin directory every user can write.
+    let open = tempfile::tempdir().unwrap();
+    let dir = open.path().join("plugins");
+    std::fs::create_dir(&dir).unwrap();
+    let name = lib_name("socair_plugin_lenient");
+    std::fs::copy(lenient_plugin_dir().join(&name), dir.join(&name)).unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o777)).unwrap();
+    let r = run(socair()
+        .arg("--plugin-dir")
+        .arg(&dir)
+        .args(["plugins", "--json"]));
+    let warnings = json(&r.stdout)["warnings"].clone();
+    let expected = format!(
+        "{} is writable by every user (mode 777)",
+        Path::new(&dir).display()
+    );
+    assert!(
+        warnings
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|w| w.as_str().unwrap().starts_with(&expected)),
+        "{warnings:#}"
+    );
+}
