@@ -91,7 +91,7 @@ impl Store {
                     .map(|e| e.unwrap().path())
                     .find(|p| {
                         let n = p.file_name().unwrap().to_string_lossy();
-                        !n.ends_with(".dsse.json") && n != "acceptances"
+                        !n.ends_with(".dsse.json") && n != "acceptances" && n != "derivations"
                     })
                     .unwrap_or_else(|| panic!("{} holds no artifact", dir.display()));
                 let m = json(&run(socair().arg("tensors").arg(&artifact)).stdout);

@@ -20,3 +20,4 @@ mod structure;
 mod template;
 mod tensors;
 mod torch;
+mod trust;

@@ -6,7 +6,7 @@ use crate::airlock::error::StoreError;
 use crate::airlock::gate::verify_scan_attestation;
 use crate::airlock::log::LogEntry;
 use crate::airlock::signing::{self, Statement};
-use crate::airlock::store::{copy_hashing_with, Store, DERIVATION};
+use crate::airlock::store::{copy_hashing_with, Store, DERIVATION, DERIVATIONS};
 use crate::base::digest::hex;
 use crate::base::{fault, output};
 use crate::convert::rules::Rules;
@@ -16,6 +16,7 @@ use crate::fingerprint::manifest::{self, TensorEntry};
 use crate::read::artifact::ReaderChoice;
 use crate::read::layout::{self, element_layout};
 use crate::read::plugins::PluginSet;
+use crate::read::source::sha256_of_path;
 use crate::report::document::PICKLE_CHECK;
 use ed25519_dalek::SigningKey;
 use sha2::{Digest, Sha256};
@@ -131,6 +132,11 @@ pub fn convert(
         plugins,
         &mut subject,
     );
+    // A refusal before the attestation named the subject (a key without the role, a pin) is
+    // logged with the input's own sha256.
+    if result.is_err() && subject.is_none() {
+        subject = sha256_of_path(checkpoint).ok();
+    }
     let mut e = LogEntry::new("convert", if result.is_ok() { "ok" } else { "refused" });
     e.subject = subject;
     e.key = Some(keyid);
@@ -310,19 +316,35 @@ fn convert_checked(
         &serde_json::to_vec(&statement).expect("plain data"),
         key,
     ));
+    // Every input's record is kept under its own name: two inputs can convert to the same
+    // bytes. The first one is also `derivation.dsse.json`.
+    let record = format!("{DERIVATIONS}/{sha}.dsse.json");
     output::write_new(&tmp.path().join(DERIVATION), &envelope)
+        .and_then(|()| std::fs::create_dir(tmp.path().join(DERIVATIONS)))
+        .and_then(|()| output::write_new(&tmp.path().join(&record), &envelope))
         .map_err(|e| StoreError::Unusable(e.to_string()))?;
     fault::point("convert.written");
     let dest = store.root.join("incoming").join(&done.sha256);
-    if dest.join(&out_name).is_file() && dest.join(DERIVATION).is_file() {
-        // Converted by an earlier run (the output is named by its hash, so it is these bytes).
-        return Ok((done.sha256, out_name, rules));
-    }
     if dest.exists() {
-        return Err(refused(format!(
-            "incoming/{} exists but is incomplete",
-            done.sha256
-        )));
+        // The same bytes are staged already: converted by an earlier run (from this input or
+        // another that converts to the same bytes), or pulled. The record goes beside them.
+        let (_, staged) = store.staged(&done.sha256).map_err(|e| {
+            refused(format!(
+                "incoming/{} exists but holds no single staged artifact ({e}); it must be looked at by a person",
+                done.sha256
+            ))
+        })?;
+        if store.rehash(&done.sha256)? != done.sha256 {
+            return Err(refused(format!(
+                "incoming/{}/{staged} no longer hashes to its name: the store was changed by hand",
+                done.sha256
+            )));
+        }
+        if !dest.join(DERIVATION).is_file() {
+            store.put_beside(&done.sha256, DERIVATION, &envelope)?;
+        }
+        store.put_beside(&done.sha256, &record, &envelope)?;
+        return Ok((done.sha256, staged, rules));
     }
     let tmp_path = tmp.keep();
     std::fs::rename(&tmp_path, &dest).map_err(|e| {

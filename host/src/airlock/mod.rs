@@ -2,7 +2,8 @@
 //! trust policy ([`policy`]) and its pins ([`pins`]), the chained activity log ([`log`]), the
 //! store's staging and scratch areas ([`store`]), signed scans ([`attest`]), the gate with its
 //! acceptances and promotion ([`gate`]), conversion with a signed derivation record
-//! ([`derive`]), timestamps ([`clock`]) and the typed errors ([`error`]). May use `base`,
+//! ([`derive`]), the answer to "can I trust this file?" ([`verify`]), timestamps ([`clock`])
+//! and the typed errors ([`error`]). May use `base`,
 //! `read`, `fingerprint`, `report` and `convert`; never `cli`. Nothing here prints: each
 //! operation returns its outcome or a [`error::StoreError`].
 
@@ -16,3 +17,4 @@ pub mod pins;
 pub mod policy;
 pub mod signing;
 pub mod store;
+pub mod verify;

@@ -73,11 +73,27 @@ pub fn keyid(key: &VerifyingKey) -> String {
     crate::base::digest::hex(&Sha256::digest(key.as_bytes()))
 }
 
-/// Generates a key pair and writes `path` (PKCS#8 PEM, 0600, never overwriting) and
-/// `path.pub` (SPKI PEM). Returns the key id.
+/// Generates a key pair and writes `path` (PKCS#8 v1 PEM, 0600, never overwriting) and
+/// `path.pub` (SPKI PEM, 0644). Returns the key id.
+///
+/// The private key is written as a PKCS#8 v1 `PrivateKeyInfo` (RFC 5208), without the
+/// optional public key of v2 (RFC 5958): OpenSSL and Python's `cryptography` read v1, and
+/// refuse the v2 form ed25519-dalek writes by default. Both forms are read back.
 pub fn keygen(path: &Path) -> Result<String, SigningError> {
+    for p in [path.to_owned(), public_path(path)] {
+        if std::fs::symlink_metadata(&p).is_ok() {
+            return Err(SigningError::Key {
+                path: p.display().to_string(),
+                reason: "already exists: socair keygen never overwrites a key (choose another --out, or move the old key away first)".into(),
+            });
+        }
+    }
     let key = SigningKey::generate(&mut rand_core::OsRng);
-    let private = key
+    let v1 = ed25519_dalek::pkcs8::KeypairBytes {
+        secret_key: key.to_bytes(),
+        public_key: None,
+    };
+    let private = v1
         .to_pkcs8_pem(ed25519_dalek::pkcs8::spki::der::pem::LineEnding::LF)
         .map_err(|e| SigningError::Key {
             path: path.display().to_string(),
@@ -277,6 +293,63 @@ pub fn verify(envelope_bytes: &[u8], keys: &[VerifyingKey]) -> Result<Verified, 
     ))
 }
 
+/// Checks that no JSON object in `json` holds a key twice (at any depth), streaming: no tree
+/// is built.
+pub fn no_duplicate_keys(json: &[u8]) -> Result<(), String> {
+    use serde::de::{DeserializeSeed, MapAccess, SeqAccess, Visitor};
+    struct Unique;
+    impl<'de> DeserializeSeed<'de> for Unique {
+        type Value = ();
+        fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+            d.deserialize_any(self)
+        }
+    }
+    impl<'de> Visitor<'de> for Unique {
+        type Value = ();
+        fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+            f.write_str("JSON")
+        }
+        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+            let mut keys = std::collections::HashSet::new();
+            while let Some(key) = map.next_key::<String>()? {
+                if !keys.insert(key.clone()) {
+                    return Err(serde::de::Error::custom(format!(
+                        "the key {key:?} appears twice in one object"
+                    )));
+                }
+                map.next_value_seed(Unique)?;
+            }
+            Ok(())
+        }
+        fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
+            while seq.next_element_seed(Unique)?.is_some() {}
+            Ok(())
+        }
+        fn visit_bool<E>(self, _: bool) -> Result<(), E> {
+            Ok(())
+        }
+        fn visit_i64<E>(self, _: i64) -> Result<(), E> {
+            Ok(())
+        }
+        fn visit_u64<E>(self, _: u64) -> Result<(), E> {
+            Ok(())
+        }
+        fn visit_f64<E>(self, _: f64) -> Result<(), E> {
+            Ok(())
+        }
+        fn visit_str<E>(self, _: &str) -> Result<(), E> {
+            Ok(())
+        }
+        fn visit_unit<E>(self) -> Result<(), E> {
+            Ok(())
+        }
+    }
+    let mut de = serde_json::Deserializer::from_slice(json);
+    Unique.deserialize(&mut de).map_err(|e| e.to_string())?;
+    de.end().map_err(|e| e.to_string())?;
+    Ok(())
+}
+
 /// An in-toto Statement v1.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Statement {
@@ -320,8 +393,12 @@ impl Statement {
         }
     }
 
-    /// Parses a statement from verified payload bytes.
+    /// Parses a statement from verified payload bytes. A key that appears twice in one object
+    /// anywhere in the payload is refused: readers disagree on which value counts (serde's
+    /// last-wins maps, other tools' first-wins), as they would for a safetensors header.
     pub fn parse(payload: &[u8]) -> Result<Statement, String> {
+        no_duplicate_keys(payload)
+            .map_err(|e| format!("payload is not an in-toto Statement: {e}"))?;
         let s: Statement = serde_json::from_slice(payload)
             .map_err(|e| format!("payload is not an in-toto Statement: {e}"))?;
         if s.statement_type != STATEMENT_TYPE {
@@ -382,5 +459,44 @@ mod tests {
         url.signatures[0].sig = base64::engine::general_purpose::URL_SAFE_NO_PAD
             .encode(decode_base64(&env.signatures[0].sig).unwrap());
         assert!(verify(&serde_json::to_vec(&url).unwrap(), &[key.verifying_key()]).is_ok());
+    }
+
+    #[test]
+    fn duplicate_keys_anywhere_are_refused() {
+        let ok = br#"{"_type":"https://in-toto.io/Statement/v1","subject":[],"predicateType":"p","predicate":{"a":[{"b":1},{"b":2}]}}"#;
+        assert!(Statement::parse(ok).is_ok());
+        for bad in [
+            &br#"{"_type":"https://in-toto.io/Statement/v1","_type":"x","subject":[],"predicateType":"p","predicate":{}}"#[..],
+            br#"{"_type":"https://in-toto.io/Statement/v1","subject":[],"predicateType":"p","predicate":{"rows":[{"status":"FAIL","status":"PASS"}]}}"#,
+            br#"{"_type":"https://in-toto.io/Statement/v1","subject":[{"name":"x","digest":{"sha256":"a","sha256":"b"}}],"predicateType":"p","predicate":{}}"#,
+        ] {
+            let e = Statement::parse(bad).unwrap_err();
+            assert!(e.contains("appears twice"), "{e}");
+        }
+    }
+
+    #[test]
+    fn keygen_writes_pkcs8_v1_and_never_overwrites() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("k");
+        let id = keygen(&path).unwrap();
+        let pem = std::fs::read_to_string(&path).unwrap();
+        let der = ed25519_dalek::pkcs8::spki::der::pem::decode_vec(pem.as_bytes())
+            .unwrap()
+            .1;
+        // SEQUENCE { INTEGER 0 (v1), AlgorithmIdentifier, OCTET STRING } and nothing after.
+        assert_eq!(&der[..5], &[0x30, 0x2e, 0x02, 0x01, 0x00]);
+        assert_eq!(der.len(), 48);
+        let key = load_signing_key(&path).unwrap();
+        assert_eq!(keyid(&key.verifying_key()), id);
+        let again = keygen(&path).unwrap_err().to_string();
+        assert!(again.contains("already exists"), "{again}");
+        // The v2 form (with the public key) is still read.
+        let v2 = key
+            .to_pkcs8_pem(ed25519_dalek::pkcs8::spki::der::pem::LineEnding::LF)
+            .unwrap();
+        let p2 = dir.path().join("v2");
+        std::fs::write(&p2, v2.as_bytes()).unwrap();
+        assert_eq!(load_signing_key(&p2).unwrap().to_bytes(), key.to_bytes());
     }
 }

@@ -4,7 +4,8 @@
 //! ```text
 //! <store>/policy.json                 trusted keys with roles; pins
 //! <store>/activity.log                one JSON line per action, each holding the sha256 of
-//!                                     the line before it
+//!                                     the line before it (and of policy.json as it stood)
+//! <store>/activity.head               the log's line count and the sha256 of its last line
 //! <store>/incoming/<sha256>/<name>    a pulled artifact (file or model directory)
 //! <store>/incoming/<sha256>/attestation.dsse.json
 //! <store>/incoming/<sha256>/acceptances/<sha256 of envelope>.dsse.json
@@ -16,7 +17,7 @@
 //! leaves nothing half-written in `incoming/` or `promoted/`.
 
 use crate::airlock::error::{unusable, StoreError};
-use crate::airlock::log::{ActivityLog, LogEntry, LOG_FILE};
+use crate::airlock::log::{ActivityLog, LogEntry};
 use crate::airlock::pins::{Pins, PluginPin};
 use crate::airlock::policy::{Policy, TrustedKey, POLICY_SCHEMA, ROLES};
 use crate::airlock::signing;
@@ -25,6 +26,7 @@ use crate::base::fault;
 use crate::base::hashpipe::HashPipe;
 use crate::base::output;
 use crate::base::progress::Progress;
+use crate::base::scratch;
 use crate::read::modeldir;
 use crate::read::source::sha256_of_path;
 use std::io::{Read, Write};
@@ -38,6 +40,9 @@ pub const ATTESTATION: &str = "attestation.dsse.json";
 pub const DERIVATION: &str = "derivation.dsse.json";
 /// Directory of a staged artifact's acceptances.
 pub const ACCEPTANCES: &str = "acceptances";
+/// Directory of a converted artifact's derivation records, one per input
+/// (`<input sha256>.dsse.json`): two inputs can convert to the same bytes.
+pub const DERIVATIONS: &str = "derivations";
 
 /// A store.
 #[derive(Debug, Clone)]
@@ -139,7 +144,7 @@ impl Store {
             .map_err(|e| StoreError::Unusable(e.to_string()))?;
         let pem = std::fs::read_to_string(public_key).map_err(|e| unusable(public_key, e))?;
         let id = signing::keyid(&key);
-        let _lock = self.log().lock()?;
+        let mut lock = self.log().lock()?;
         let mut policy = self.policy()?;
         let mut roles: Vec<String> = roles.to_vec();
         roles.sort();
@@ -153,11 +158,10 @@ impl Store {
             }),
         }
         self.save_policy(&policy)?;
-        drop(_lock);
         let mut e = LogEntry::new("trust", "ok");
         e.key = Some(id.clone());
         e.detail = Some(format!("roles {}", roles.join(",")));
-        self.append(e)?;
+        self.log().append_locked(&mut lock, e)?;
         Ok(id)
     }
 
@@ -167,7 +171,7 @@ impl Store {
             semver::VersionReq::parse(&p.version)
                 .map_err(|e| StoreError::Unusable(format!("--version {:?}: {e}", p.version)))?;
         }
-        let _lock = self.log().lock()?;
+        let mut lock = self.log().lock()?;
         let mut policy = self.policy()?;
         let detail = match &pin {
             Some(p) => format!(
@@ -188,10 +192,9 @@ impl Store {
             }
         }
         self.save_policy(&policy)?;
-        drop(_lock);
         let mut e = LogEntry::new("pin", "ok");
         e.detail = Some(detail);
-        self.append(e)
+        self.log().append_locked(&mut lock, e)
     }
 
     /// Pins a rule set to a semver requirement (`Some`) or removes its pin; logged.
@@ -200,7 +203,7 @@ impl Store {
             semver::VersionReq::parse(r)
                 .map_err(|e| StoreError::Unusable(format!("{r:?}: {e}")))?;
         }
-        let _lock = self.log().lock()?;
+        let mut lock = self.log().lock()?;
         let mut policy = self.policy()?;
         match requirement {
             Some(r) => {
@@ -211,18 +214,17 @@ impl Store {
             }
         }
         self.save_policy(&policy)?;
-        drop(_lock);
         let mut e = LogEntry::new("pin", "ok");
         e.detail = Some(match requirement {
             Some(r) => format!("rules {name} {r}"),
             None => format!("rules {name} unpinned"),
         });
-        self.append(e)
+        self.log().append_locked(&mut lock, e)
     }
 
     /// The activity log.
     pub fn log(&self) -> ActivityLog {
-        ActivityLog::at(&self.root.join(LOG_FILE))
+        ActivityLog::of_store(&self.root)
     }
 
     /// Appends an entry to the activity log (see [`ActivityLog::append`]).
@@ -234,33 +236,19 @@ impl Store {
         self.scratch(".tmp", prefix)
     }
 
-    /// A scratch directory under `.tmp/` or `work/`, named `<kind>-<pid>-…` so that a later
+    /// A scratch directory under `.tmp/` or `work/`, named `<kind><pid>-…` so that a later
     /// run can tell the leftovers of a process that died from those of one still running.
     pub fn scratch(&self, area: &str, kind: &str) -> Result<tempfile::TempDir, StoreError> {
         let base = self.root.join(area);
         std::fs::create_dir_all(&base).map_err(|e| unusable(&base, e))?;
-        tempfile::Builder::new()
-            .prefix(&format!("{kind}{}-", std::process::id()))
-            .tempdir_in(&base)
-            .map_err(|e| unusable(&base, e))
+        scratch::scratch_dir(&base, kind).map_err(|e| unusable(&base, e))
     }
 
     /// Removes scratch directories whose process is gone (it was killed, or the machine
     /// stopped): they were never trusted, and nothing refers to them.
     fn clean_stale(&self) {
         for area in [".tmp", "work"] {
-            let Ok(entries) = std::fs::read_dir(self.root.join(area)) else {
-                continue;
-            };
-            for entry in entries.filter_map(Result::ok) {
-                let name = entry.file_name().to_string_lossy().into_owned();
-                let pid = name.split('-').nth(1).and_then(|p| p.parse::<u32>().ok());
-                if let Some(pid) = pid {
-                    if pid != std::process::id() && !Path::new(&format!("/proc/{pid}")).exists() {
-                        let _ = std::fs::remove_dir_all(entry.path());
-                    }
-                }
-            }
+            scratch::remove_stale(&self.root.join(area), "");
         }
     }
 
@@ -277,6 +265,11 @@ impl Store {
             Err(err) => {
                 e.name = source.file_name().map(|n| n.to_string_lossy().into_owned());
                 e.detail = Some(err.to_string());
+                // The refused input's own sha256, when it is a regular file (a link is not
+                // followed; a directory has no digest until it is listed whole).
+                if std::fs::symlink_metadata(source).is_ok_and(|m| m.is_file()) {
+                    e.subject = sha256_of_path(source).ok();
+                }
             }
         }
         self.append(e)?;
@@ -292,7 +285,8 @@ impl Store {
             .ok_or_else(|| {
                 StoreError::Unusable(format!("{}: the name is not UTF-8", source.display()))
             })?;
-        if name.starts_with('.') || name == ATTESTATION || name == ACCEPTANCES || name == DERIVATION
+        if name.starts_with('.')
+            || [ATTESTATION, ACCEPTANCES, DERIVATION, DERIVATIONS].contains(&name.as_str())
         {
             return Err(StoreError::Refused(format!(
                 "{name:?} is not a name an artifact may have in the store"
@@ -361,7 +355,11 @@ impl Store {
             .filter_map(Result::ok)
             .filter_map(|e| e.file_name().into_string().ok())
             .filter(|n| {
-                n != ATTESTATION && n != ACCEPTANCES && n != DERIVATION && !n.starts_with('.')
+                n != ATTESTATION
+                    && n != ACCEPTANCES
+                    && n != DERIVATION
+                    && n != DERIVATIONS
+                    && !n.starts_with('.')
             })
             .collect();
         names.sort();

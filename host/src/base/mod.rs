@@ -10,3 +10,4 @@ pub mod hashpipe;
 pub mod output;
 pub mod progress;
 pub mod rules;
+pub mod scratch;

@@ -4,6 +4,7 @@
 
 use serde::Serialize;
 use std::io::Write;
+use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 
 /// Serializes `value` as pretty JSON with a trailing newline.
@@ -30,11 +31,16 @@ fn write_via_temporary(path: &Path, bytes: &[u8], replace: bool) -> std::io::Res
         Some(p) if !p.as_os_str().is_empty() => p,
         _ => Path::new("."),
     };
+    // Named after this process, so that a later run can remove it if this one is killed.
     let mut tmp = tempfile::Builder::new()
-        .prefix(".socair-")
+        .prefix(&format!(".socair-{}-", std::process::id()))
         .suffix(".tmp")
         .tempfile_in(dir)?;
     tmp.write_all(bytes)?;
+    // Documents (reports, manifests, signed envelopes, the policy) are for others to read:
+    // 0644, not the 0600 a temporary file is created with. Private keys are written apart.
+    tmp.as_file()
+        .set_permissions(std::fs::Permissions::from_mode(0o644))?;
     tmp.as_file().sync_all()?;
     if replace {
         tmp.persist(path).map_err(|e| e.error)?;

@@ -4,10 +4,11 @@
 use crate::airlock::attest::{self, is_negative, verdicts};
 use crate::airlock::derive;
 use crate::airlock::gate;
+use crate::airlock::log::{extends, Head};
 use crate::airlock::pins::PluginPin;
-use crate::airlock::policy::ROLES;
-use crate::airlock::signing::{self, Statement};
+use crate::airlock::signing;
 use crate::airlock::store::Store;
+use crate::airlock::verify::{self, Checks, Keys, VerifyError};
 use crate::airlock::{clock, store};
 use crate::base::output::write_atomically;
 use crate::cli::exit::{fatal, finish, refused, Fatal, EXIT_NEGATIVE, EXIT_OK};
@@ -45,11 +46,12 @@ pub fn attest(
     });
     write_atomically(&out, &bytes).map_err(|e| Fatal(format!("{}: {e}", out.display())))?;
     eprintln!(
-        "socair: signed the scan of {:?} (sha256 {}) with key {}: {}",
+        "socair: signed the scan of {:?} (sha256 {}) with key {}: {}; verdict signed: {}",
         report.artifact.name,
         report.artifact.sha256,
         signing::keyid(&key.verifying_key()),
-        out.display()
+        out.display(),
+        verdicts(&report)
     );
     Ok(if is_negative(&report) {
         EXIT_NEGATIVE
@@ -58,75 +60,73 @@ pub fn attest(
     })
 }
 
-/// `socair verify <envelope> [--store S | --pub P]`: prints the verified statement.
+/// `socair verify <envelope> [ARTIFACT] [--store S | --pub P]`: prints the payload as signed,
+/// the signed rows, and every condition that fails.
 pub fn verify(
     envelope: &Path,
     store: Option<PathBuf>,
     public: Option<PathBuf>,
-    files: Option<(PathBuf, PathBuf)>,
+    checks: Checks<'_>,
     plugins: &PluginSet,
 ) -> Result<u8, Fatal> {
     let bytes =
         std::fs::read(envelope).map_err(|e| Fatal(format!("{}: {e}", envelope.display())))?;
+    let policy;
     let keys = match (public, store) {
-        (Some(p), _) => vec![signing::load_public_key(&p).map_err(fatal)?],
+        (Some(p), _) => Keys::One(signing::load_public_key(&p).map_err(fatal)?),
         (None, store) => {
             let store = Store::open(&store::default_path(store)).map_err(fatal)?;
-            let policy = store.policy().map_err(fatal)?;
-            let mut keys = Vec::new();
-            for role in ROLES {
-                keys.extend(policy.keys_with_role(role).map_err(fatal)?);
-            }
-            keys
+            policy = store.policy().map_err(fatal)?;
+            Keys::Store(&policy)
         }
     };
-    match signing::verify(&bytes, &keys) {
-        Ok(v) => {
-            let statement = match Statement::parse(&v.payload) {
-                Ok(s) => s,
-                Err(e) => {
-                    eprintln!("socair: refused: {}: {e}", envelope.display());
-                    return Ok(EXIT_NEGATIVE);
-                }
-            };
-            // The payload exactly as signed: never re-serialized.
-            let mut stdout = std::io::stdout().lock();
-            stdout.write_all(&v.payload).map_err(fatal)?;
-            stdout.write_all(b"\n").map_err(fatal)?;
-            if let Some((input, output)) = &files {
-                if statement.predicate_type != signing::DERIVATION_PREDICATE {
-                    return Err(Fatal(
-                        "--input/--output apply to a derivation record".into(),
-                    ));
-                }
-                let problems = derive::recheck_derivation(&statement, input, output, plugins)
-                    .map_err(Fatal)?;
-                for p in &problems {
-                    eprintln!("socair: mismatch: {p}");
-                }
-                if !problems.is_empty() {
-                    return Ok(EXIT_NEGATIVE);
-                }
-                eprintln!("socair: every tensor of the record re-hashes equal from the input and the output");
-            }
+    let v = match verify::verify(envelope, &bytes, keys, checks, plugins) {
+        Ok(v) => v,
+        Err(VerifyError::Unusable(why)) => return Err(Fatal(why)),
+        Err(VerifyError::Unsigned(why)) => {
+            eprintln!("socair: refused: {why}");
+            return Ok(EXIT_NEGATIVE);
+        }
+    };
+    // The payload exactly as signed: never re-serialized.
+    let mut stdout = std::io::stdout().lock();
+    stdout.write_all(&v.payload).map_err(fatal)?;
+    stdout.write_all(b"\n").map_err(fatal)?;
+    if let Some(statement) = &v.statement {
+        eprintln!(
+            "socair: {} is signed by key {}: {} about {} (sha256 {})",
+            envelope.display(),
+            v.keyid,
+            statement.predicate_type,
+            statement
+                .subject
+                .first()
+                .map_or("nothing", |s| s.name.as_str()),
+            statement.subject_sha256().unwrap_or("?")
+        );
+    }
+    for r in &v.rows {
+        eprintln!(
+            "socair: signed row: {} {}: {}",
+            r.status, r.check, r.summary
+        );
+    }
+    for h in &v.held {
+        eprintln!("socair: holds: {h}");
+    }
+    match v.problems.split_first() {
+        None => {
             eprintln!(
-                "socair: {} verifies: signed by key {}; {} about {} (sha256 {})",
-                envelope.display(),
-                v.keyid,
-                statement.predicate_type,
-                statement
-                    .subject
-                    .first()
-                    .map_or("nothing", |s| s.name.as_str()),
-                statement.subject_sha256().unwrap_or("?")
+                "socair: {} verifies: every condition holds",
+                envelope.display()
             );
             Ok(EXIT_OK)
         }
-        Err(signing::SigningError::Envelope(e)) => {
-            Err(Fatal(format!("{}: {e}", envelope.display())))
-        }
-        Err(e) => {
-            eprintln!("socair: refused: {}: {e}", envelope.display());
+        Some((first, rest)) => {
+            eprintln!("socair: refused: {first}");
+            for p in rest {
+                eprintln!("socair: also: {p}");
+            }
             Ok(EXIT_NEGATIVE)
         }
     }
@@ -286,28 +286,59 @@ pub fn promote(store: &Path, sha: &str) -> Result<u8, Fatal> {
     Ok(code)
 }
 
-/// `socair airlock log`: prints the log and verifies its chain.
-pub fn log(store: &Path) -> Result<u8, Fatal> {
+/// `socair airlock log [--head | --since HEAD]`: prints the log and checks it (its chain, line
+/// endings, head record and logged policy changes); `--head` prints only its head, to anchor
+/// elsewhere; `--since` checks that it extends an anchored head.
+pub fn log(store: &Path, head: bool, since: Option<&str>) -> Result<u8, Fatal> {
     let store = Store::open(store).map_err(fatal)?;
-    match store.log().read().map_err(fatal)? {
-        Ok(log) => {
-            for l in &log.lines {
-                println!("{l}");
-            }
-            if log.torn > 0 {
-                eprintln!(
-                    "socair: warning: the log ends in {} bytes of an incomplete line (an append a crash interrupted); it is not an entry, and the next append removes it",
-                    log.torn
-                );
-            }
-            eprintln!("socair: {} log entries; the chain holds", log.lines.len());
-            Ok(EXIT_OK)
-        }
-        Err((line, why)) => {
-            eprintln!("socair: the activity log's chain breaks at line {line}: {why}");
-            Ok(EXIT_NEGATIVE)
+    let anchor = since.map(Head::parse).transpose().map_err(Fatal)?;
+    let check = store.log().read().map_err(fatal)?;
+    if head {
+        println!("{}", check.head().text());
+    } else if anchor.is_none() {
+        for l in &check.lines {
+            println!("{l}");
         }
     }
+    if check.torn > 0 {
+        eprintln!(
+            "socair: warning: the log ends in {} bytes of an incomplete line (an append a crash interrupted); it is not an entry, and the next append removes it",
+            check.torn
+        );
+    }
+    for n in &check.notes {
+        eprintln!("socair: note: {n}");
+    }
+    let mut code = EXIT_OK;
+    if let Some((line, why)) = &check.broken {
+        eprintln!("socair: the activity log's chain breaks at line {line}: {why}");
+        code = EXIT_NEGATIVE;
+    }
+    for p in &check.problems {
+        eprintln!("socair: the activity log was edited: {p}");
+        code = EXIT_NEGATIVE;
+    }
+    if let Some(anchor) = &anchor {
+        match extends(&check, anchor) {
+            Ok(()) if code == EXIT_OK => eprintln!(
+                "socair: the log extends the anchored head {} by {} lines",
+                anchor.text(),
+                check.lines.len() - anchor.lines
+            ),
+            Ok(()) => {}
+            Err(why) => {
+                eprintln!("socair: the log does not extend the anchored head: {why}");
+                code = EXIT_NEGATIVE;
+            }
+        }
+    } else if code == EXIT_OK {
+        eprintln!(
+            "socair: {} log entries; the chain holds; head {}",
+            check.lines.len(),
+            check.head().text()
+        );
+    }
+    Ok(code)
 }
 
 /// `socair airlock convert <checkpoint> --attestation A --key K`.

@@ -118,26 +118,48 @@ pub enum Command {
         #[arg(long, value_name = "FILE")]
         out: Option<PathBuf>,
     },
-    /// Verify a Socair envelope (attestation, acceptance, derivation) against a public key or
-    /// a store's trusted keys; print its payload exactly as signed.
+    /// Can I trust this file? Verify a Socair envelope (scan attestation, acceptance,
+    /// derivation record) and what it says about ARTIFACT.
     ///
-    /// Exits 0 when a signature verifies, 1 when none does, 2 when the input cannot be read.
+    /// The signature must verify under the public key (--pub) or a key of the store's trust
+    /// policy (--store, else $SOCAIR_STORE, else ./socair-store). With a store, the signer must
+    /// hold the role that fits what it signed (scan, accept, derive). With ARTIFACT (a file or
+    /// a model directory), it must hash to the statement's subject. For a derivation record,
+    /// --input must hash to the record's input, and with the output (ARTIFACT or --output)
+    /// every tensor is re-hashed from both. A scan attestation must hold no FAIL or LEAD row.
+    /// Prints the payload exactly as signed, the signed rows, and every condition that fails.
     ///
-    /// Example: socair verify model.safetensors.attestation.dsse.json --pub operator.key.pub
+    /// Exits 0 only when every condition holds, 1 naming the first that fails, 2 when a file
+    /// cannot be read or is not an envelope. --signature-only checks the signature alone.
+    ///
+    /// Example: socair verify model.safetensors.attestation.dsse.json model.safetensors --store /srv/airlock
+    ///
+    /// Example: socair verify derivation.dsse.json model.safetensors --input pytorch_model.bin --pub converter.key.pub
     Verify {
         /// The envelope.
         envelope: PathBuf,
-        /// A store whose trust policy holds the keys.
+        /// The file or model directory the envelope is about (re-hashed against its subject).
+        artifact: Option<PathBuf>,
+        /// A store whose trust policy holds the keys and their roles.
         #[arg(long, value_name = "DIR", conflicts_with = "public_key")]
         store: Option<PathBuf>,
         /// A public key (SPKI PEM).
         #[arg(long = "pub", value_name = "P")]
         public_key: Option<PathBuf>,
-        /// For a derivation record: the input checkpoint, to re-hash every tensor from it.
-        #[arg(long, value_name = "FILE", requires = "output")]
+        /// Check the signature only (exit 0 when it verifies, whatever the envelope says).
+        #[arg(long, conflicts_with_all = ["artifact", "input", "output"])]
+        signature_only: bool,
+        /// For a derivation record: the input checkpoint, which must hash to the record's input
+        /// (and with the output, every tensor is re-hashed from it).
+        #[arg(long, value_name = "FILE")]
         input: Option<PathBuf>,
-        /// For a derivation record: the output file, to re-hash every tensor from it.
-        #[arg(long, value_name = "FILE", requires = "input")]
+        /// For a derivation record: the output file (the same as giving it as ARTIFACT).
+        #[arg(
+            long,
+            value_name = "FILE",
+            requires = "input",
+            conflicts_with = "artifact"
+        )]
         output: Option<PathBuf>,
     },
     /// Convert a model between formats without the store (the same rules as airlock convert).
@@ -382,10 +404,23 @@ pub enum AirlockCommand {
         #[command(flatten)]
         store: StoreArg,
     },
-    /// Print the activity log and verify its chain (exit 1 naming the first broken line).
+    /// Print the activity log and check it: its chain, its line endings, its head record, and
+    /// that every change of policy.json was logged (exit 1 naming each edit).
+    ///
+    /// An unkeyed chain can be rewritten whole by whoever can write the store: --head prints
+    /// the chain head (`<lines>:<sha256>`) to keep elsewhere, and --since HEAD later proves the
+    /// log still extends it.
     ///
     /// Example: socair airlock log --store /srv/airlock
+    ///
+    /// Example: socair airlock log --since "$(cat anchored-head.txt)"
     Log {
+        /// Print only the chain head, `<lines>:<sha256 of the last line>`.
+        #[arg(long, conflicts_with = "since")]
+        head: bool,
+        /// Check that the log extends this anchored head (as `--head` printed it).
+        #[arg(long, value_name = "HEAD")]
+        since: Option<String>,
         #[command(flatten)]
         store: StoreArg,
     },

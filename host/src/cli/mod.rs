@@ -257,13 +257,21 @@ fn dispatch(cli: Cli) -> Result<u8, Fatal> {
         }
         Command::Verify {
             envelope,
+            artifact,
             store,
             public_key,
+            signature_only,
             input,
             output,
         } => {
             let set = load_plugins(&cli.plugin_dirs);
-            airlock::verify(&envelope, store, public_key, input.zip(output), &set)
+            let checks = crate::airlock::verify::Checks {
+                signature_only,
+                artifact: output.as_deref().or(artifact.as_deref()),
+                input: input.as_deref(),
+                output: output.as_deref(),
+            };
+            airlock::verify(&envelope, store, public_key, checks, &set)
         }
         Command::Airlock(cmd) => match cmd {
             AirlockCommand::Init { store } => airlock::init(&store.path()),
@@ -303,7 +311,9 @@ fn dispatch(cli: Cli) -> Result<u8, Fatal> {
                 store,
             } => airlock::accept(&store.path(), &sha256, &rows, &reason, &key, expires),
             AirlockCommand::Promote { sha256, store } => airlock::promote(&store.path(), &sha256),
-            AirlockCommand::Log { store } => airlock::log(&store.path()),
+            AirlockCommand::Log { head, since, store } => {
+                airlock::log(&store.path(), head, since.as_deref())
+            }
             AirlockCommand::Convert {
                 checkpoint,
                 attestation,

@@ -27,7 +27,7 @@ pub mod second_path;
 pub mod verify;
 pub mod write;
 
-use crate::base::fault;
+use crate::base::{fault, scratch};
 use crate::read::artifact::{Artifact, ReaderChoice};
 use crate::read::plugins::PluginSet;
 use crate::read::source::InputFile;
@@ -150,10 +150,12 @@ pub fn convert_path(
         .parent()
         .filter(|p| !p.as_os_str().is_empty())
         .unwrap_or(Path::new("."));
-    let tmp = tempfile::Builder::new()
-        .prefix(".socair-convert-")
-        .tempdir_in(dir)
+    // Scratch left in this directory by a conversion that was killed is removed first; this
+    // one's is named after this process, so a later run can do the same for it.
+    scratch::remove_stale(dir, ".socair-");
+    let tmp = scratch::scratch_dir(dir, ".socair-convert-")
         .map_err(|e| format!("{}: {e}", dir.display()))?;
+    fault::point("convert.scratch");
     let tmp_out = tmp.path().join("output");
     let inputs: Vec<&InputFile> = match conversion
         .sources
