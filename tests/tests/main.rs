@@ -16,6 +16,7 @@ mod packaging;
 mod pins;
 mod plugins;
 mod readers;
+mod reviews;
 mod structure;
 mod template;
 mod tensors;

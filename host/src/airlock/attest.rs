@@ -1,12 +1,14 @@
 //! Signed scans: a report signed as an in-toto Statement in a DSSE envelope, on its own
-//! (`socair attest`) or for an artifact staged in the store (`socair airlock scan`).
+//! (`socair attest`) or for an artifact staged in the store (`socair airlock scan`, which reads
+//! with the pinned plugins and applies the store's reviews of pickle globals).
 
 use crate::airlock::error::StoreError;
 use crate::airlock::log::LogEntry;
+use crate::airlock::review::reviewed_classes;
 use crate::airlock::signing::{self, Statement};
 use crate::airlock::store::{Store, ATTESTATION};
 use crate::base::output;
-use crate::read::artifact::{ArtifactError, ReaderChoice};
+use crate::read::artifact::ArtifactError;
 use crate::read::plugins::PluginSet;
 use crate::report::document::Report;
 use crate::report::scan::{scan, ScanOptions};
@@ -18,14 +20,10 @@ use std::path::Path;
 pub fn attest(
     path: &Path,
     plugins: &PluginSet,
-    readers: &ReaderChoice,
+    options: &ScanOptions,
     key: &SigningKey,
 ) -> Result<(Vec<u8>, Report), ArtifactError> {
-    let options = ScanOptions {
-        readers: readers.clone(),
-        ..ScanOptions::default()
-    };
-    let report = scan(path, plugins, &options)?;
+    let report = scan(path, plugins, options)?;
     let statement = Statement::new(
         &report.artifact.name,
         &report.artifact.sha256,
@@ -79,7 +77,14 @@ pub fn scan_staged(
             .check_loaded(plugins)
             .map_err(StoreError::Refused)?;
         let (dir, name) = store.staged(sha)?;
-        let (bytes, report) = attest(&dir.join(&name), plugins, &policy.pins.reader_choice(), key)
+        // The pins decide who reads; the store's reviews are the globals a person cleared.
+        let reviewed = reviewed_classes(store, &policy)?;
+        let options = ScanOptions {
+            readers: policy.pins.reader_choice(),
+            reviewed: (!reviewed.is_empty()).then_some(reviewed),
+            ..ScanOptions::default()
+        };
+        let (bytes, report) = attest(&dir.join(&name), plugins, &options, key)
             .map_err(|e| StoreError::Unusable(e.to_string()))?;
         if report.artifact.sha256 != sha {
             return Err(StoreError::Refused(format!(

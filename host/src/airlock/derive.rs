@@ -5,6 +5,7 @@
 use crate::airlock::error::StoreError;
 use crate::airlock::gate::verify_scan_attestation;
 use crate::airlock::log::LogEntry;
+use crate::airlock::review::check_covered;
 use crate::airlock::signing::{self, Statement};
 use crate::airlock::store::{copy_hashing_with, Store, DERIVATION, DERIVATIONS};
 use crate::base::digest::hex;
@@ -182,6 +183,7 @@ fn convert_checked(
     let att = std::fs::read(attestation)
         .map_err(|e| StoreError::Unusable(format!("{}: {e}", attestation.display())))?;
     let (statement, report) = verify_scan_attestation(&policy, &att)?;
+    check_covered(store, &policy, &report)?;
     let sha = statement.subject_sha256().unwrap_or_default().to_owned();
     *subject = Some(sha.clone());
     if report.artifact.format == "model directory" {

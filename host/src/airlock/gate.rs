@@ -7,6 +7,7 @@ use crate::airlock::clock;
 use crate::airlock::error::{unusable, StoreError};
 use crate::airlock::log::LogEntry;
 use crate::airlock::policy::Policy;
+use crate::airlock::review::check_covered;
 use crate::airlock::signing::{self, Statement};
 use crate::airlock::store::{sync_dir, Store, ACCEPTANCES, ATTESTATION};
 use crate::base::digest::hex;
@@ -105,6 +106,7 @@ pub fn assess_attestation(store: &Store, sha: &str) -> Result<Assessed, StoreErr
         ))
     })?;
     let (statement, report) = verify_scan_attestation(&policy, &att)?;
+    check_covered(store, &policy, &report)?;
     if statement.subject_sha256() != Some(sha) {
         return Err(refused(format!(
             "the attestation is about {:?}, not {sha}",

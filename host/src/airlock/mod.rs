@@ -15,6 +15,7 @@ pub mod gate;
 pub mod log;
 pub mod pins;
 pub mod policy;
+pub mod review;
 pub mod signing;
 pub mod store;
 pub mod verify;

@@ -24,6 +24,8 @@ pub const STATEMENT_TYPE: &str = "https://in-toto.io/Statement/v1";
 pub const SCAN_PREDICATE: &str = "https://socair.ai/scan/v1";
 /// Predicate type of an acceptance.
 pub const ACCEPTANCE_PREDICATE: &str = "https://socair.ai/acceptance/v1";
+/// The predicate type of a review of a pickle global (`socair airlock review add`).
+pub const REVIEW_PREDICATE: &str = "https://socair.ai/review/v1";
 /// Predicate type of a derivation record.
 pub const DERIVATION_PREDICATE: &str = "https://socair.ai/derivation/v1";
 

@@ -6,14 +6,15 @@ use crate::airlock::derive;
 use crate::airlock::gate;
 use crate::airlock::log::{extends, Head};
 use crate::airlock::pins::PluginPin;
+use crate::airlock::review;
 use crate::airlock::signing;
 use crate::airlock::store::Store;
 use crate::airlock::verify::{self, Checks, Keys, VerifyError};
 use crate::airlock::{clock, store};
 use crate::base::output::write_atomically;
 use crate::cli::exit::{fatal, finish, refused, Fatal, EXIT_NEGATIVE, EXIT_OK};
-use crate::read::artifact::ReaderChoice;
 use crate::read::plugins::PluginSet;
+use crate::report::scan::ScanOptions;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
@@ -35,10 +36,10 @@ pub fn attest(
     key: &Path,
     out: Option<PathBuf>,
     plugins: &PluginSet,
-    readers: &ReaderChoice,
+    options: &ScanOptions,
 ) -> Result<u8, Fatal> {
     let key = signing::load_signing_key(key).map_err(fatal)?;
-    let (bytes, report) = attest::attest(path, plugins, readers, &key).map_err(fatal)?;
+    let (bytes, report) = attest::attest(path, plugins, options, &key).map_err(fatal)?;
     let out = out.unwrap_or_else(|| {
         let mut s = path.as_os_str().to_owned();
         s.push(".attestation.dsse.json");
@@ -257,19 +258,87 @@ pub fn accept(
     if reason.trim().is_empty() {
         return Err(Fatal("--reason must say why the gap is accepted".into()));
     }
-    let expires = match expires {
+    let expires = expiry(expires)?;
+    match gate::accept(&store, sha, checks, reason, &key, expires) {
+        Ok(id) => {
+            eprintln!("socair: acceptance {id} stored for {}", checks.join(", "));
+            Ok(EXIT_OK)
+        }
+        Err(e) => refused(e),
+    }
+}
+
+/// Parses `--expires`: a future time, as RFC 3339 UTC.
+fn expiry(expires: Option<String>) -> Result<Option<String>, Fatal> {
+    match expires {
         Some(t) => {
             let secs = clock::parse(&t).map_err(Fatal)?;
             if secs <= clock::now() {
                 return Err(Fatal(format!("--expires {t} is already past")));
             }
-            Some(clock::format(secs))
+            Ok(Some(clock::format(secs)))
         }
-        None => None,
-    };
-    match gate::accept(&store, sha, checks, reason, &key, expires) {
+        None => Ok(None),
+    }
+}
+
+/// `socair airlock review add CLASS --reason R --key K [--expires T]`.
+pub fn review_add(
+    store: &Path,
+    class: &str,
+    reason: &str,
+    key: &Path,
+    expires: Option<String>,
+    plugins: &PluginSet,
+) -> Result<u8, Fatal> {
+    let store = Store::open(store).map_err(fatal)?;
+    let key = signing::load_signing_key(key).map_err(fatal)?;
+    if reason.trim().is_empty() {
+        return Err(Fatal("--reason must say why loading it is safe".into()));
+    }
+    let expires = expiry(expires)?;
+    match review::add(&store, class, reason, &key, expires, plugins) {
         Ok(id) => {
-            eprintln!("socair: acceptance {id} stored for {}", checks.join(", "));
+            println!("{id}");
+            eprintln!(
+                "socair: review {id} stored: {class} is reviewed; later `airlock scan`s accept it"
+            );
+            Ok(EXIT_OK)
+        }
+        Err(e) => refused(e),
+    }
+}
+
+/// `socair airlock review ls`.
+pub fn review_ls(store: &Path) -> Result<u8, Fatal> {
+    let store = Store::open(store).map_err(fatal)?;
+    let policy = store.policy().map_err(fatal)?;
+    let reviews = review::valid(&store, &policy).map_err(fatal)?;
+    for r in &reviews {
+        let p = &r.predicate;
+        println!(
+            "{}  {}  signed by {} on {}{}: {}",
+            &r.id[..16],
+            p.class,
+            &p.signer[..16.min(p.signer.len())],
+            p.time,
+            p.expires
+                .as_deref()
+                .map_or(String::new(), |t| format!(", until {t}")),
+            p.reason
+        );
+    }
+    eprintln!("socair: {} valid review(s)", reviews.len());
+    Ok(EXIT_OK)
+}
+
+/// `socair airlock review remove ID --key K`.
+pub fn review_remove(store: &Path, id: &str, key: &Path) -> Result<u8, Fatal> {
+    let store = Store::open(store).map_err(fatal)?;
+    let key = signing::load_signing_key(key).map_err(fatal)?;
+    match review::remove(&store, id, &key) {
+        Ok(r) => {
+            eprintln!("socair: withdrew review {} of {}", r.id, r.predicate.class);
             Ok(EXIT_OK)
         }
         Err(e) => refused(e),

@@ -117,6 +117,11 @@ pub enum Command {
         /// Where to write the envelope.
         #[arg(long, value_name = "FILE")]
         out: Option<PathBuf>,
+        /// A file of globals (`module.name`, one per line) a person has reviewed, as for
+        /// `socair scan`; the attestation names them. (A store's gate accepts only globals its
+        /// own reviews cover: `socair airlock review add`.)
+        #[arg(long, value_name = "FILE")]
+        reviewed_classes: Option<PathBuf>,
     },
     /// Can I trust this file? Verify a Socair envelope (scan attestation, acceptance,
     /// derivation record) and what it says about ARTIFACT.
@@ -266,6 +271,53 @@ pub enum PinCommand {
     },
 }
 
+/// `socair airlock review …`.
+#[derive(Debug, Subcommand)]
+pub enum ReviewCommand {
+    /// Sign and store a review of a pickle global (key role: accept): `airlock scan` then
+    /// accepts that global instead of making it a LEAD, and the attestation names it.
+    ///
+    /// CLASS is `module.name` as the pickle names it. A global that runs code or does I/O when
+    /// loaded (os.system, builtins.eval, …) can never be reviewed: the pickle readers judge it
+    /// first, and refuse.
+    ///
+    /// Example: socair airlock review add argparse.Namespace --reason "a plain namespace of training arguments" --key reviewer.key
+    Add {
+        /// The global, `module.name`.
+        class: String,
+        /// Why loading it is safe.
+        #[arg(long)]
+        reason: String,
+        /// The private key (its public key must have role `accept`).
+        #[arg(long, value_name = "K")]
+        key: PathBuf,
+        /// When the review lapses (YYYY-MM-DD or YYYY-MM-DDTHH:MM:SSZ).
+        #[arg(long, value_name = "TIME")]
+        expires: Option<String>,
+        #[command(flatten)]
+        store: StoreArg,
+    },
+    /// List the store's valid reviews: id, class, signer, reason.
+    ///
+    /// Example: socair airlock review ls
+    Ls {
+        #[command(flatten)]
+        store: StoreArg,
+    },
+    /// Withdraw a review (key role: accept); logged.
+    ///
+    /// Example: socair airlock review remove 3f2a --key reviewer.key
+    Remove {
+        /// The review's id, or the start of it.
+        id: String,
+        /// The private key (its public key must have role `accept`).
+        #[arg(long, value_name = "K")]
+        key: PathBuf,
+        #[command(flatten)]
+        store: StoreArg,
+    },
+}
+
 /// The store option shared by the airlock commands.
 #[derive(Debug, clap::Args)]
 pub struct StoreArg {
@@ -316,6 +368,17 @@ pub enum AirlockCommand {
     /// Example: socair airlock pin rules socair-convert "=1"
     #[command(subcommand)]
     Pin(PinCommand),
+    /// Reviews of pickle globals a person cleared: add, list, remove.
+    ///
+    /// Real checkpoints carry globals outside the weights-only grammar that are harmless
+    /// (argparse.Namespace, numpy.core.multiarray._reconstruct, omegaconf configs): each is a
+    /// LEAD until a person reviews it. A review is signed by an `accept` key, logged, and
+    /// applied by every later `airlock scan`; promote refuses an attestation that treated a
+    /// global as reviewed without a review in the store.
+    ///
+    /// Example: socair airlock review add argparse.Namespace --reason "training arguments" --key reviewer.key
+    #[command(subcommand)]
+    Review(ReviewCommand),
     /// Copy a model file or directory into incoming/<sha256>/<name>, hashing while copying.
     ///
     /// Prints the sha256 (a directory's socair.modeldir/v1 digest). Symbolic links, FIFOs and

@@ -11,7 +11,10 @@ pub mod listing;
 pub mod output;
 pub mod progress;
 
-pub use args::{parse_args, version_line, AirlockCommand, Cli, Command, PinCommand, TensorsAction};
+pub use args::{
+    parse_args, version_line, AirlockCommand, Cli, Command, PinCommand, ReviewCommand,
+    TensorsAction,
+};
 pub use exit::{Fatal, EXIT_ERROR, EXIT_NEGATIVE, EXIT_OK};
 
 use crate::base::output::to_json_bytes;
@@ -82,15 +85,7 @@ fn dispatch(cli: Cli) -> Result<u8, Fatal> {
             reviewed_classes,
             out,
         } => {
-            let reviewed = match reviewed_classes {
-                Some(f) => Some(read_reviewed(&f).map_err(|e| {
-                    Fatal(format!(
-                        "{}: cannot read reviewed classes: {e}",
-                        f.display()
-                    ))
-                })?),
-                None => None,
-            };
+            let reviewed = reviewed_list(reviewed_classes)?;
             let reference = match std::env::var_os(REFERENCE_ENV) {
                 Some(p) if !p.is_empty() => {
                     Some(read_reference(std::path::Path::new(&p)).map_err(Fatal)?)
@@ -250,10 +245,20 @@ fn dispatch(cli: Cli) -> Result<u8, Fatal> {
                 }
             }
         }
-        Command::Attest { path, key, out } => {
+        Command::Attest {
+            path,
+            key,
+            out,
+            reviewed_classes,
+        } => {
+            let options = ScanOptions {
+                reviewed: reviewed_list(reviewed_classes)?,
+                readers,
+                ..ScanOptions::default()
+            };
             let set = load_plugins(&cli.plugin_dirs);
             warn_refused(&set);
-            airlock::attest(&path, &key, out, &set, &readers)
+            airlock::attest(&path, &key, out, &set, &options)
         }
         Command::Verify {
             envelope,
@@ -296,6 +301,22 @@ fn dispatch(cli: Cli) -> Result<u8, Fatal> {
                 remove,
                 store,
             }) => airlock::pin_rules(&store.path(), &name, requirement.as_deref(), remove),
+            AirlockCommand::Review(ReviewCommand::Add {
+                class,
+                reason,
+                key,
+                expires,
+                store,
+            }) => {
+                let set = load_plugins(&cli.plugin_dirs);
+                airlock::review_add(&store.path(), &class, &reason, &key, expires, &set)
+            }
+            AirlockCommand::Review(ReviewCommand::Ls { store }) => {
+                airlock::review_ls(&store.path())
+            }
+            AirlockCommand::Review(ReviewCommand::Remove { id, key, store }) => {
+                airlock::review_remove(&store.path(), &id, &key)
+            }
             AirlockCommand::Pull { path, store } => airlock::pull(&store.path(), &path),
             AirlockCommand::Scan { sha256, key, store } => {
                 let set = load_plugins(&cli.plugin_dirs);
@@ -338,6 +359,19 @@ fn dispatch(cli: Cli) -> Result<u8, Fatal> {
             }
         },
     }
+}
+
+/// Reads `--reviewed-classes`.
+fn reviewed_list(file: Option<PathBuf>) -> Result<Option<Vec<String>>, Fatal> {
+    file.map(|f| {
+        read_reviewed(&f).map_err(|e| {
+            Fatal(format!(
+                "{}: cannot read reviewed classes: {e}",
+                f.display()
+            ))
+        })
+    })
+    .transpose()
 }
 
 /// Commands that only use plugins still say that a plugin file was refused.

@@ -158,6 +158,37 @@ fn map_file(file: &File) -> Option<memmap2::Mmap> {
     Some(map)
 }
 
+/// Bytes in memory served to plugins as a file (a probe the host builds itself).
+#[derive(Debug, Clone)]
+pub struct MemoryBytes(pub Vec<u8>);
+
+impl ByteSource for MemoryBytes {
+    fn file_len(&self) -> u64 {
+        self.0.len() as u64
+    }
+
+    fn read_at(
+        &self,
+        offset: u64,
+        mut buf: socair_plugin_api::abi_stable::std_types::RSliceMut<'_, u8>,
+    ) -> RResult<(), PluginError> {
+        let out = buf.as_mut_slice();
+        let slice = usize::try_from(offset)
+            .ok()
+            .and_then(|start| self.0.get(start..start.checked_add(out.len())?));
+        match slice {
+            Some(bytes) => {
+                out.copy_from_slice(bytes);
+                RResult::ROk(())
+            }
+            None => RResult::RErr(PluginError::new(
+                PluginErrorKind::Io,
+                format!("{} bytes at {offset} lie past the end", out.len()),
+            )),
+        }
+    }
+}
+
 /// Serves an [`InputFile`] to plugins through the plugin API's `ByteSource`.
 impl ByteSource for InputFile {
     fn file_len(&self) -> u64 {
