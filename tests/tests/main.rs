@@ -10,6 +10,7 @@ mod convert;
 mod diff;
 mod faults;
 mod gguf;
+mod human;
 mod legacy;
 mod onnx;
 mod packaging;

@@ -49,15 +49,18 @@ pub fn assess(store: &Store, sha: &str) -> Result<(), StoreError> {
 }
 
 /// Runs the gate and moves the artifact to `promoted/<sha256>/`.
-pub fn promote(store: &Store, sha: &str) -> Result<(), StoreError> {
-    // Promoted by an earlier run that stopped before logging it: say so, and log it now.
+///
+/// Returns whether this call promoted it: `false` when it was promoted already (by an earlier
+/// run, perhaps one that stopped before logging it, which is logged now).
+pub fn promote(store: &Store, sha: &str) -> Result<bool, StoreError> {
     let already = store.root.join("promoted").join(sha).is_dir()
         && !store.root.join("incoming").join(sha).exists();
     if already {
         let mut e = LogEntry::new("promote", "ok");
         e.subject = Some(sha.to_owned());
         e.detail = Some("already promoted".into());
-        return store.append(e);
+        store.append(e)?;
+        return Ok(false);
     }
     let result = assess(store, sha).and_then(|()| {
         let from = store.root.join("incoming").join(sha);
@@ -80,7 +83,7 @@ pub fn promote(store: &Store, sha: &str) -> Result<(), StoreError> {
         e.detail = Some(err.to_string());
     }
     store.append(e)?;
-    result
+    result.map(|()| true)
 }
 
 /// What the gate read from an attestation.

@@ -12,6 +12,7 @@ pub mod clock;
 pub mod derive;
 pub mod error;
 pub mod gate;
+pub mod listing;
 pub mod log;
 pub mod pins;
 pub mod policy;

@@ -332,6 +332,48 @@ impl Store {
         Ok((sha, name))
     }
 
+    /// The full sha256 of the staged or promoted artifact that `text` names: the sha256
+    /// itself, or a unique start of it (at least 4 hex digits).
+    pub fn resolve(&self, text: &str) -> Result<String, StoreError> {
+        let hex = !text.is_empty() && text.bytes().all(|b| b.is_ascii_hexdigit());
+        if hex && text.len() == 64 {
+            return Ok(text.to_ascii_lowercase());
+        }
+        if !hex || text.len() < 4 || text.len() > 64 {
+            return Err(StoreError::Unusable(format!(
+                "{text:?} is not a sha256, nor the start of one (4 to 64 hex digits)"
+            )));
+        }
+        let prefix = text.to_ascii_lowercase();
+        let mut found = std::collections::BTreeSet::new();
+        for area in ["incoming", "promoted"] {
+            if let Ok(entries) = std::fs::read_dir(self.root.join(area)) {
+                found.extend(
+                    entries
+                        .filter_map(Result::ok)
+                        .filter_map(|e| e.file_name().into_string().ok())
+                        .filter(|n| n.len() == 64 && n.starts_with(&prefix)),
+                );
+            }
+        }
+        let found: Vec<String> = found.into_iter().collect();
+        match found.as_slice() {
+            [one] => Ok(one.clone()),
+            [] => Err(StoreError::Unusable(format!(
+                "nothing staged or promoted in {} has a sha256 starting {prefix}",
+                self.root.display()
+            ))),
+            many => Err(StoreError::Unusable(format!(
+                "{prefix} is the start of {} sha256s ({}): give more of it",
+                many.len(),
+                many.iter()
+                    .map(|s| &s[..prefix.len() + 4])
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ))),
+        }
+    }
+
     /// A staged artifact: its directory and its name.
     pub fn staged(&self, sha: &str) -> Result<(PathBuf, String), StoreError> {
         if sha.len() != 64 || !sha.bytes().all(|b| b.is_ascii_hexdigit()) {

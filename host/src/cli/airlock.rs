@@ -4,6 +4,7 @@
 use crate::airlock::attest::{self, is_negative, verdicts};
 use crate::airlock::derive;
 use crate::airlock::gate;
+use crate::airlock::listing;
 use crate::airlock::log::{extends, Head};
 use crate::airlock::pins::PluginPin;
 use crate::airlock::review;
@@ -12,10 +13,11 @@ use crate::airlock::store::Store;
 use crate::airlock::verify::{self, Checks, Keys, VerifyError};
 use crate::airlock::{clock, store};
 use crate::base::output::write_atomically;
-use crate::cli::exit::{fatal, finish, refused, Fatal, EXIT_NEGATIVE, EXIT_OK};
+use crate::cli::exit::{fatal, refused, Fatal, EXIT_NEGATIVE, EXIT_OK};
+use crate::cli::human;
+use crate::cli::output::{emit, for_a_person};
 use crate::read::plugins::PluginSet;
 use crate::report::scan::ScanOptions;
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
 /// `socair keygen --out K`.
@@ -37,6 +39,7 @@ pub fn attest(
     out: Option<PathBuf>,
     plugins: &PluginSet,
     options: &ScanOptions,
+    json: bool,
 ) -> Result<u8, Fatal> {
     let key = signing::load_signing_key(key).map_err(fatal)?;
     let (bytes, report) = attest::attest(path, plugins, options, &key).map_err(fatal)?;
@@ -46,14 +49,21 @@ pub fn attest(
         PathBuf::from(s)
     });
     write_atomically(&out, &bytes).map_err(|e| Fatal(format!("{}: {e}", out.display())))?;
-    eprintln!(
-        "socair: signed the scan of {:?} (sha256 {}) with key {}: {}; verdict signed: {}",
-        report.artifact.name,
-        report.artifact.sha256,
-        signing::keyid(&key.verifying_key()),
-        out.display(),
-        verdicts(&report)
-    );
+    let keyid = signing::keyid(&key.verifying_key());
+    if for_a_person(json, None) {
+        emit(
+            None,
+            human::attest_report(&report, &out.display().to_string(), &keyid).as_bytes(),
+        )?;
+    } else {
+        eprintln!(
+            "socair: signed the scan of {:?} (sha256 {}) with key {keyid}: {}; verdict signed: {}",
+            report.artifact.name,
+            report.artifact.sha256,
+            out.display(),
+            verdicts(&report)
+        );
+    }
     Ok(if is_negative(&report) {
         EXIT_NEGATIVE
     } else {
@@ -69,6 +79,7 @@ pub fn verify(
     public: Option<PathBuf>,
     checks: Checks<'_>,
     plugins: &PluginSet,
+    json: bool,
 ) -> Result<u8, Fatal> {
     let bytes =
         std::fs::read(envelope).map_err(|e| Fatal(format!("{}: {e}", envelope.display())))?;
@@ -89,10 +100,21 @@ pub fn verify(
             return Ok(EXIT_NEGATIVE);
         }
     };
+    if for_a_person(json, None) {
+        emit(
+            None,
+            human::verify_report(&v, &envelope.display().to_string()).as_bytes(),
+        )?;
+        return Ok(if v.problems.is_empty() {
+            EXIT_OK
+        } else {
+            EXIT_NEGATIVE
+        });
+    }
     // The payload exactly as signed: never re-serialized.
-    let mut stdout = std::io::stdout().lock();
-    stdout.write_all(&v.payload).map_err(fatal)?;
-    stdout.write_all(b"\n").map_err(fatal)?;
+    let mut payload = v.payload.clone();
+    payload.push(b'\n');
+    emit(None, &payload)?;
     if let Some(statement) = &v.statement {
         eprintln!(
             "socair: {} is signed by key {}: {} about {} (sha256 {})",
@@ -230,8 +252,9 @@ pub fn pull(store: &Path, source: &Path) -> Result<u8, Fatal> {
 /// `socair airlock scan <sha256> --key K`.
 pub fn scan_staged(store: &Path, sha: &str, key: &Path, plugins: &PluginSet) -> Result<u8, Fatal> {
     let store = Store::open(store).map_err(fatal)?;
+    let sha = store.resolve(sha).map_err(fatal)?;
     let key = signing::load_signing_key(key).map_err(fatal)?;
-    match attest::scan_staged(&store, sha, &key, plugins) {
+    match attest::scan_staged(&store, &sha, &key, plugins) {
         Ok(report) => {
             eprintln!("socair: signed attestation stored: {}", verdicts(&report));
             Ok(if is_negative(&report) {
@@ -254,12 +277,13 @@ pub fn accept(
     expires: Option<String>,
 ) -> Result<u8, Fatal> {
     let store = Store::open(store).map_err(fatal)?;
+    let sha = store.resolve(sha).map_err(fatal)?;
     let key = signing::load_signing_key(key).map_err(fatal)?;
     if reason.trim().is_empty() {
         return Err(Fatal("--reason must say why the gap is accepted".into()));
     }
     let expires = expiry(expires)?;
-    match gate::accept(&store, sha, checks, reason, &key, expires) {
+    match gate::accept(&store, &sha, checks, reason, &key, expires) {
         Ok(id) => {
             eprintln!("socair: acceptance {id} stored for {}", checks.join(", "));
             Ok(EXIT_OK)
@@ -348,20 +372,86 @@ pub fn review_remove(store: &Path, id: &str, key: &Path) -> Result<u8, Fatal> {
 /// `socair airlock promote <sha256>`.
 pub fn promote(store: &Path, sha: &str) -> Result<u8, Fatal> {
     let store = Store::open(store).map_err(fatal)?;
-    let code = finish(gate::promote(&store, sha))?;
-    if code == EXIT_OK {
-        eprintln!("socair: promoted {sha} to promoted/{sha}/");
+    let sha = store.resolve(sha).map_err(fatal)?;
+    match gate::promote(&store, &sha) {
+        Ok(true) => {
+            eprintln!("socair: promoted {sha} to promoted/{sha}/");
+            Ok(EXIT_OK)
+        }
+        Ok(false) => {
+            eprintln!("socair: {sha} is already promoted (promoted/{sha}/)");
+            Ok(EXIT_OK)
+        }
+        Err(e) => refused(e),
     }
-    Ok(code)
+}
+
+/// `socair airlock ls`: staged and promoted artifacts with their verdicts.
+pub fn ls(store: &Path, json: bool) -> Result<u8, Fatal> {
+    let store = Store::open(store).map_err(fatal)?;
+    let listed = listing::list(&store).map_err(fatal)?;
+    if json || !std::io::IsTerminal::is_terminal(&std::io::stdout()) {
+        emit(None, &crate::base::output::to_json_bytes(&listed))?;
+    } else {
+        let mut text = String::new();
+        for l in &listed {
+            text.push_str(&format!(
+                "{:<8}  {}  {}\n          {}{}{}\n",
+                l.state,
+                &l.sha256[..16],
+                l.name,
+                l.verdict,
+                if l.acceptances > 0 {
+                    format!("; {} acceptance(s)", l.acceptances)
+                } else {
+                    String::new()
+                },
+                if l.derived {
+                    "; made by a conversion"
+                } else {
+                    ""
+                }
+            ));
+        }
+        if listed.is_empty() {
+            text.push_str("the store holds nothing yet: `socair airlock pull FILE` stages one\n");
+        }
+        emit(None, text.as_bytes())?;
+    }
+    Ok(EXIT_OK)
+}
+
+/// `socair airlock export <sha256> <dest>`.
+pub fn export(store: &Path, sha: &str, dest: &Path) -> Result<u8, Fatal> {
+    let store = Store::open(store).map_err(fatal)?;
+    let sha = store.resolve(sha).map_err(fatal)?;
+    match listing::export(&store, &sha, dest) {
+        Ok(to) => {
+            eprintln!(
+                "socair: exported {sha} to {}; it hashes to its sha256",
+                to.display()
+            );
+            Ok(EXIT_OK)
+        }
+        Err(e) => refused(e),
+    }
 }
 
 /// `socair airlock log [--head | --since HEAD]`: prints the log and checks it (its chain, line
 /// endings, head record and logged policy changes); `--head` prints only its head, to anchor
 /// elsewhere; `--since` checks that it extends an anchored head.
-pub fn log(store: &Path, head: bool, since: Option<&str>) -> Result<u8, Fatal> {
+pub fn log(store: &Path, head: bool, since: Option<&str>, json: bool) -> Result<u8, Fatal> {
     let store = Store::open(store).map_err(fatal)?;
     let anchor = since.map(Head::parse).transpose().map_err(Fatal)?;
     let check = store.log().read().map_err(fatal)?;
+    if !head && anchor.is_none() && for_a_person(json, None) {
+        emit(None, human::log_report(&check).as_bytes())?;
+        return Ok(if check.holds() {
+            EXIT_OK
+        } else {
+            EXIT_NEGATIVE
+        });
+    }
     if head {
         println!("{}", check.head().text());
     } else if anchor.is_none() {

@@ -1,6 +1,9 @@
 //! The command line's arguments (clap): every command, its options and its help text.
 
+use crate::airlock::policy::ROLES;
 use crate::airlock::store::default_path;
+use crate::convert::{FROM_FORMATS, TO_FORMATS};
+use clap::builder::PossibleValuesParser;
 use clap::{Parser, Subcommand};
 use std::path::PathBuf;
 
@@ -25,6 +28,10 @@ pub fn parse_args() -> Result<Cli, clap::Error> {
 /// Reads model files without executing anything in them, fingerprints every tensor, and
 /// reports what it found. Format readers are plugins, found at run time.
 ///
+/// On a terminal, commands print a short report in plain words (the verdict first, then the
+/// next step); to a pipe or a file, or with --json, the JSON documents. The options above the
+/// command (--plugin-dir, --reader) come before it: `socair --plugin-dir DIR scan FILE`.
+///
 /// Exit codes: 0 success or a clean result; 1 a negative verdict (something unread, refused,
 /// or different); 2 a usage error or an input that cannot be read.
 #[derive(Debug, Parser)]
@@ -33,13 +40,13 @@ pub struct Cli {
     /// Look for plugins in DIR first (repeatable). Then come SOCAIR_PLUGIN_PATH
     /// (`:`-separated), `<socair's dir>/plugins/`, socair's own directory, and
     /// `<socair's dir>/../lib/socair/plugins/` (where scripts/install.sh puts them).
-    #[arg(long = "plugin-dir", value_name = "DIR", global = true)]
+    #[arg(long = "plugin-dir", value_name = "DIR")]
     pub plugin_dirs: Vec<PathBuf>,
 
     /// When several plugins claim one file, read it with plugin NAME (socair never chooses
     /// between them by itself). In a store with plugin pins the pinned plugin reads its
     /// formats, whatever this says.
-    #[arg(long = "reader", value_name = "NAME", global = true)]
+    #[arg(long = "reader", value_name = "NAME")]
     pub reader: Option<String>,
 
     /// The command to run.
@@ -72,14 +79,14 @@ pub enum Command {
     /// Each plugin reports the rows of its checks (Format and structure; Pickle opcode scan
     /// for torch checkpoints): PASS, FAIL (evidence of danger, or a file readers would read
     /// differently), LEAD (outside what is proven safe: a person should look) or NOT_TESTED
-    /// (with the reason). Writes the report to standard output (or --out) and a summary to
-    /// standard error. Exits 0 when no row is FAIL or LEAD, 1 when one is, 2 when the path
-    /// cannot be read.
+    /// (with the reason). On a terminal it prints the verdict in plain words and the next step;
+    /// otherwise (or with --json, or --out) the report, with a summary on standard error. Exits
+    /// 0 when no row is FAIL or LEAD, 1 when one is, 2 when the path cannot be read.
     ///
-    /// With SOCAIR_TENSOR_REFERENCE=<manifest> (one `socair tensors` wrote for a reviewed model)
-    /// the report gains a Tensor reference row: PASS when every tensor matches the reference
-    /// under its own name, LEAD when anything differs (never FAIL), NOT_TESTED across file
-    /// formats or for a header-only scan. An unreadable reference stops the scan (exit 2).
+    /// With --reference MANIFEST (one `socair tensors` wrote for a reviewed model) the report
+    /// gains a Tensor reference row: PASS when every tensor matches the reference under its own
+    /// name, LEAD when anything differs (never FAIL), NOT_TESTED across file formats or for a
+    /// header-only scan. An unreadable reference stops the scan (exit 2).
     ///
     /// Example: socair scan pytorch_model.bin --out report.json
     Scan {
@@ -92,9 +99,16 @@ pub enum Command {
         /// that uses them is not a LEAD for that. Dangerous globals are never accepted.
         #[arg(long, value_name = "FILE")]
         reviewed_classes: Option<PathBuf>,
+        /// A reviewed model's manifest (`socair tensors --out`): adds the Tensor reference row.
+        /// (SOCAIR_TENSOR_REFERENCE=MANIFEST does the same.)
+        #[arg(long, value_name = "MANIFEST")]
+        reference: Option<PathBuf>,
         /// Write the report here (atomically) instead of to standard output.
         #[arg(long, value_name = "FILE")]
         out: Option<PathBuf>,
+        /// Print the JSON document even on a terminal (it is what goes to a pipe or a file).
+        #[arg(long)]
+        json: bool,
     },
     /// Write an Ed25519 key pair: K (PKCS#8 PEM, mode 0600) and K.pub (SPKI PEM); print the keyid.
     ///
@@ -122,6 +136,9 @@ pub enum Command {
         /// own reviews cover: `socair airlock review add`.)
         #[arg(long, value_name = "FILE")]
         reviewed_classes: Option<PathBuf>,
+        /// Print nothing on standard output, even on a terminal (the envelope is in the file).
+        #[arg(long)]
+        json: bool,
     },
     /// Can I trust this file? Verify a Socair envelope (scan attestation, acceptance,
     /// derivation record) and what it says about ARTIFACT.
@@ -166,6 +183,9 @@ pub enum Command {
             conflicts_with = "artifact"
         )]
         output: Option<PathBuf>,
+        /// Print the payload exactly as signed even on a terminal (what goes to a pipe).
+        #[arg(long)]
+        json: bool,
     },
     /// Convert a model between formats without the store (the same rules as airlock convert).
     ///
@@ -189,11 +209,11 @@ pub enum Command {
         src: PathBuf,
         /// The file to write.
         dst: PathBuf,
-        /// The source format: torch-zip, torch-legacy, safetensors, gguf, model-dir.
-        #[arg(long)]
+        /// The source format: torch-zip, torch-legacy, safetensors, gguf, onnx, model-dir.
+        #[arg(long, value_parser = PossibleValuesParser::new(FROM_FORMATS))]
         from: String,
         /// The destination format: safetensors, gguf.
-        #[arg(long)]
+        #[arg(long, value_parser = PossibleValuesParser::new(TO_FORMATS))]
         to: String,
         /// The conversion rules: socair-convert/1 or socair-convert/2 (default: the newest the
         /// deployment allows).
@@ -227,6 +247,9 @@ pub enum Command {
         /// Write the manifest here (atomically) instead of to standard output.
         #[arg(long, value_name = "FILE")]
         out: Option<PathBuf>,
+        /// Print the JSON document even on a terminal (it is what goes to a pipe or a file).
+        #[arg(long)]
+        json: bool,
         /// Compare two models.
         #[command(subcommand)]
         action: Option<TensorsAction>,
@@ -350,7 +373,7 @@ pub enum AirlockCommand {
         /// The public key (SPKI PEM, as `socair keygen` writes K.pub).
         public_key: PathBuf,
         /// Roles, comma-separated: scan, accept, derive.
-        #[arg(long, value_delimiter = ',', required = true)]
+        #[arg(long, value_delimiter = ',', required = true, value_parser = PossibleValuesParser::new(ROLES))]
         role: Vec<String>,
         #[command(flatten)]
         store: StoreArg,
@@ -395,7 +418,7 @@ pub enum AirlockCommand {
     ///
     /// Example: socair airlock scan 3f2a… --key scanner.key
     Scan {
-        /// The staged artifact's sha256.
+        /// The staged artifact's sha256 (or a unique start of it).
         sha256: String,
         /// The private key (its public key must have role `scan`).
         #[arg(long, value_name = "K")]
@@ -407,7 +430,7 @@ pub enum AirlockCommand {
     ///
     /// Example: socair airlock accept 3f2a… --row "Format and structure" --reason "pickle reviewed" --key reviewer.key --expires 2027-06-30
     Accept {
-        /// The staged artifact's sha256.
+        /// The staged artifact's sha256 (or a unique start of it).
         sha256: String,
         /// The check whose gap is accepted (repeatable).
         #[arg(long = "row", value_name = "CHECK", required = true)]
@@ -424,6 +447,31 @@ pub enum AirlockCommand {
         #[command(flatten)]
         store: StoreArg,
     },
+    /// List what the store holds: staged and promoted artifacts, each with its sha256, name
+    /// and the verdict its attestation signed.
+    ///
+    /// Example: socair airlock ls --store ~/airlock
+    Ls {
+        /// Print JSON even on a terminal.
+        #[arg(long)]
+        json: bool,
+        #[command(flatten)]
+        store: StoreArg,
+    },
+    /// Copy a promoted artifact out of the store, re-checking its hash as it is copied.
+    ///
+    /// DEST is a new path, or an existing directory to copy it into. Nothing is left at DEST
+    /// when the copy does not hash to the sha256 (the store was changed after promotion).
+    ///
+    /// Example: socair airlock export 3f2a ./models/
+    Export {
+        /// The promoted artifact's sha256 (or a unique start of it).
+        sha256: String,
+        /// Where to copy it.
+        dest: PathBuf,
+        #[command(flatten)]
+        store: StoreArg,
+    },
     /// Run the gate and move a staged artifact to promoted/<sha256>/.
     ///
     /// The attestation must verify under a `scan` key, be about these bytes, hold no FAIL or
@@ -432,7 +480,7 @@ pub enum AirlockCommand {
     ///
     /// Example: socair airlock promote 3f2a…
     Promote {
-        /// The staged artifact's sha256.
+        /// The staged artifact's sha256 (or a unique start of it).
         sha256: String,
         #[command(flatten)]
         store: StoreArg,
@@ -484,6 +532,9 @@ pub enum AirlockCommand {
         /// Check that the log extends this anchored head (as `--head` printed it).
         #[arg(long, value_name = "HEAD")]
         since: Option<String>,
+        /// Print the log's JSON lines even on a terminal (what goes to a pipe).
+        #[arg(long)]
+        json: bool,
         #[command(flatten)]
         store: StoreArg,
     },

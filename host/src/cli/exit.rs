@@ -21,15 +21,6 @@ pub fn fatal(e: impl std::fmt::Display) -> Fatal {
     Fatal(e.to_string())
 }
 
-/// Maps the outcome of a store operation to an exit code: a refusal is printed and exits 1; a
-/// store or input that cannot be used exits 2.
-pub fn finish(result: Result<(), StoreError>) -> Result<u8, Fatal> {
-    match result {
-        Ok(()) => Ok(EXIT_OK),
-        Err(e) => refused(e),
-    }
-}
-
 /// A store operation that did not succeed: a refusal is printed and exits 1; a store or input
 /// that cannot be used exits 2.
 pub fn refused(e: StoreError) -> Result<u8, Fatal> {

@@ -7,6 +7,7 @@
 pub mod airlock;
 pub mod args;
 pub mod exit;
+pub mod human;
 pub mod listing;
 pub mod output;
 pub mod progress;
@@ -17,6 +18,7 @@ pub use args::{
 };
 pub use exit::{Fatal, EXIT_ERROR, EXIT_NEGATIVE, EXIT_OK};
 
+use crate::airlock::attest::verdicts;
 use crate::base::output::to_json_bytes;
 use crate::convert::convert_path;
 use crate::convert::rules::Rules;
@@ -26,9 +28,12 @@ use crate::read::plugins::{self, PluginSet};
 use crate::report::reference::{read_reference, REFERENCE_ENV};
 use crate::report::scan::{read_reviewed, scan, ScanOptions};
 use listing::PluginListing;
-use output::emit;
+use output::{emit, for_a_person};
 use std::path::PathBuf;
 use std::process::ExitCode;
+
+/// Findings printed to standard error after a document; the document holds them all.
+const STDERR_FINDINGS: usize = 50;
 
 /// Runs the parsed command line; returns the exit code.
 pub fn run(cli: Cli) -> ExitCode {
@@ -83,14 +88,20 @@ fn dispatch(cli: Cli) -> Result<u8, Fatal> {
             path,
             header_only,
             reviewed_classes,
+            reference,
             out,
+            json,
         } => {
             let reviewed = reviewed_list(reviewed_classes)?;
-            let reference = match std::env::var_os(REFERENCE_ENV) {
-                Some(p) if !p.is_empty() => {
-                    Some(read_reference(std::path::Path::new(&p)).map_err(Fatal)?)
-                }
-                _ => None,
+            // --reference, else the older SOCAIR_TENSOR_REFERENCE.
+            let reference = reference.or_else(|| {
+                std::env::var_os(REFERENCE_ENV)
+                    .filter(|p| !p.is_empty())
+                    .map(PathBuf::from)
+            });
+            let reference = match reference {
+                Some(p) => Some(read_reference(&p).map_err(Fatal)?),
+                None => None,
             };
             let set = load_plugins(&cli.plugin_dirs);
             warn_refused(&set);
@@ -105,24 +116,36 @@ fn dispatch(cli: Cli) -> Result<u8, Fatal> {
                 },
             )
             .map_err(|e| Fatal(e.to_string()))?;
-            emit(out.as_deref(), &to_json_bytes(&report))?;
-            let verdicts: Vec<String> = report
-                .rows
-                .iter()
-                .map(|r| format!("{} {}", r.status, r.check))
-                .collect();
-            eprintln!(
-                "socair: scanned {} {:?} (sha256 {}): {}",
-                report.artifact.format,
-                report.artifact.name,
-                &report.artifact.sha256[..16.min(report.artifact.sha256.len())],
-                verdicts.join(", ")
-            );
-            for r in &report.rows {
-                for f in &r.findings {
+            if for_a_person(json, out.as_deref()) {
+                emit(None, human::scan_report(&report).as_bytes())?;
+            } else {
+                emit(out.as_deref(), &to_json_bytes(&report))?;
+                eprintln!(
+                    "socair: scanned {} {:?} (sha256 {}): {}",
+                    report.artifact.format,
+                    report.artifact.name,
+                    &report.artifact.sha256[..16.min(report.artifact.sha256.len())],
+                    verdicts(&report)
+                );
+                let findings: Vec<String> = report
+                    .rows
+                    .iter()
+                    .flat_map(|r| {
+                        r.findings.iter().map(move |f| {
+                            format!(
+                                "socair: {} {}: {}: {}",
+                                r.status, r.check, f.place, f.reason
+                            )
+                        })
+                    })
+                    .collect();
+                for f in findings.iter().take(STDERR_FINDINGS) {
+                    eprintln!("{f}");
+                }
+                if findings.len() > STDERR_FINDINGS {
                     eprintln!(
-                        "socair: {} {}: {}: {}",
-                        r.status, r.check, f.place, f.reason
+                        "socair: and {} more findings (in the report)",
+                        findings.len() - STDERR_FINDINGS
                     );
                 }
             }
@@ -180,29 +203,42 @@ fn dispatch(cli: Cli) -> Result<u8, Fatal> {
         Command::Tensors {
             path: Some(path),
             out,
+            json,
             action: None,
         } => {
             let set = load_plugins(&cli.plugin_dirs);
             warn_refused(&set);
             let manifest =
                 manifest::fingerprint(&path, &set, &readers).map_err(|e| Fatal(e.to_string()))?;
-            emit(out.as_deref(), &to_json_bytes(&manifest))?;
-            let files: std::collections::BTreeSet<&str> =
-                manifest.tensors.iter().map(|t| t.file.as_str()).collect();
-            eprintln!(
-                "socair: {} tensors fingerprinted in {} file{} of {} {:?} (sha256 {}); {} unread",
-                manifest.tensors.len(),
-                files.len(),
-                if files.len() == 1 { "" } else { "s" },
-                manifest.artifact.format,
-                manifest.artifact.name,
-                &manifest.artifact.sha256[..16.min(manifest.artifact.sha256.len())],
-                manifest.unread.len()
-            );
-            for u in &manifest.unread {
-                match &u.tensor {
-                    Some(t) => eprintln!("socair: unread: {} tensor {t:?}: {}", u.file, u.reason),
-                    None => eprintln!("socair: unread: {}: {}", u.file, u.reason),
+            if for_a_person(json, out.as_deref()) {
+                emit(None, human::tensors_report(&manifest).as_bytes())?;
+            } else {
+                emit(out.as_deref(), &to_json_bytes(&manifest))?;
+                let files: std::collections::BTreeSet<&str> =
+                    manifest.tensors.iter().map(|t| t.file.as_str()).collect();
+                eprintln!(
+                    "socair: {} tensors fingerprinted in {} file{} of {} {:?} (sha256 {}); {} unread",
+                    manifest.tensors.len(),
+                    files.len(),
+                    if files.len() == 1 { "" } else { "s" },
+                    manifest.artifact.format,
+                    manifest.artifact.name,
+                    &manifest.artifact.sha256[..16.min(manifest.artifact.sha256.len())],
+                    manifest.unread.len()
+                );
+                for u in manifest.unread.iter().take(STDERR_FINDINGS) {
+                    match &u.tensor {
+                        Some(t) => {
+                            eprintln!("socair: unread: {} tensor {t:?}: {}", u.file, u.reason)
+                        }
+                        None => eprintln!("socair: unread: {}: {}", u.file, u.reason),
+                    }
+                }
+                if manifest.unread.len() > STDERR_FINDINGS {
+                    eprintln!(
+                        "socair: and {} more unread (in the manifest)",
+                        manifest.unread.len() - STDERR_FINDINGS
+                    );
                 }
             }
             Ok(if manifest.unread.is_empty() {
@@ -250,6 +286,7 @@ fn dispatch(cli: Cli) -> Result<u8, Fatal> {
             key,
             out,
             reviewed_classes,
+            json,
         } => {
             let options = ScanOptions {
                 reviewed: reviewed_list(reviewed_classes)?,
@@ -258,7 +295,7 @@ fn dispatch(cli: Cli) -> Result<u8, Fatal> {
             };
             let set = load_plugins(&cli.plugin_dirs);
             warn_refused(&set);
-            airlock::attest(&path, &key, out, &set, &options)
+            airlock::attest(&path, &key, out, &set, &options, json)
         }
         Command::Verify {
             envelope,
@@ -268,6 +305,7 @@ fn dispatch(cli: Cli) -> Result<u8, Fatal> {
             signature_only,
             input,
             output,
+            json,
         } => {
             let set = load_plugins(&cli.plugin_dirs);
             let checks = crate::airlock::verify::Checks {
@@ -276,7 +314,7 @@ fn dispatch(cli: Cli) -> Result<u8, Fatal> {
                 input: input.as_deref(),
                 output: output.as_deref(),
             };
-            airlock::verify(&envelope, store, public_key, checks, &set)
+            airlock::verify(&envelope, store, public_key, checks, &set, json)
         }
         Command::Airlock(cmd) => match cmd {
             AirlockCommand::Init { store } => airlock::init(&store.path()),
@@ -332,9 +370,18 @@ fn dispatch(cli: Cli) -> Result<u8, Fatal> {
                 store,
             } => airlock::accept(&store.path(), &sha256, &rows, &reason, &key, expires),
             AirlockCommand::Promote { sha256, store } => airlock::promote(&store.path(), &sha256),
-            AirlockCommand::Log { head, since, store } => {
-                airlock::log(&store.path(), head, since.as_deref())
-            }
+            AirlockCommand::Ls { json, store } => airlock::ls(&store.path(), json),
+            AirlockCommand::Export {
+                sha256,
+                dest,
+                store,
+            } => airlock::export(&store.path(), &sha256, &dest),
+            AirlockCommand::Log {
+                head,
+                since,
+                json,
+                store,
+            } => airlock::log(&store.path(), head, since.as_deref(), json),
             AirlockCommand::Convert {
                 checkpoint,
                 attestation,

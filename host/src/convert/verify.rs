@@ -3,6 +3,7 @@
 //! from the input by a second path, byte for byte.
 
 use crate::base::digest::hex;
+use crate::base::progress::Progress;
 use crate::convert::plan::{Conversion, Refusal};
 use crate::convert::second_path::{is_zip, SecondPath};
 use crate::read::layout;
@@ -91,10 +92,15 @@ pub fn verify(
     // tensor read from the input by a second path; they must be equal byte for byte, and the
     // output's bytes are hashed once. (A gathered tensor's second path computes each element's
     // place itself, so there the two are compared by hash.)
+    let progress = Progress::bytes(
+        conv.tensors.iter().map(|t| t.len).sum(),
+        "verifying the output",
+    );
     conv.tensors
         .par_iter()
         .zip(found.par_iter())
         .map(|(t, ranges)| {
+            let _counted = Counted(&progress, t.len);
             let input = inputs[t.input].path();
             let in_input = |e: std::io::Error| format!("{}: {e}", input.display());
             match (&t.origin, &second_paths[t.input], &t.gather) {
@@ -143,6 +149,15 @@ pub fn verify(
             }
         })
         .collect()
+}
+
+/// Counts a tensor's bytes as verified when its check ends, whichever way it ends.
+struct Counted<'p>(&'p Progress, u64);
+
+impl Drop for Counted<'_> {
+    fn drop(&mut self) {
+        self.0.add(self.1);
+    }
 }
 
 /// Reads a tensor's bytes from the output (`ranges` of `out`) and, in step, as many bytes from

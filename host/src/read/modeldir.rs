@@ -11,7 +11,8 @@
 //! is in the directory.
 
 use crate::base::digest::hex;
-use crate::read::source::sha256_of_path;
+use crate::base::progress::Progress;
+use crate::read::source::{hash_file_counted, InputFile};
 use rayon::prelude::*;
 use serde::Serialize;
 use sha2::{Digest, Sha256};
@@ -156,13 +157,16 @@ pub fn digest_of(entries: &[(String, u64, String)]) -> String {
 
 /// Hashes every file (in parallel) and returns the directory's digest.
 pub fn digest(files: &[DirFile]) -> Result<String, ModelDirError> {
+    let progress = Progress::bytes(files.iter().map(|f| f.size).sum(), "hashing");
     let entries = files
         .par_iter()
         .map(|f| {
-            let sha = sha256_of_path(&f.path).map_err(|source| ModelDirError::Io {
+            let io = |source| ModelDirError::Io {
                 path: f.path.clone(),
                 source,
-            })?;
+            };
+            let file = InputFile::open(&f.path).map_err(io)?;
+            let sha = hash_file_counted(&file, &progress).map_err(io)?;
             Ok((f.rel.clone(), f.size, sha))
         })
         .collect::<Result<Vec<_>, ModelDirError>>()?;

@@ -3,6 +3,7 @@
 //! This module holds the crate's only `unsafe`: creating the map.
 
 use crate::base::digest::hex;
+use crate::base::progress::Progress;
 use sha2::{Digest, Sha256};
 use socair_plugin_api::{abi_stable::std_types::RResult, ByteSource, PluginError, PluginErrorKind};
 use std::fs::File;
@@ -206,10 +207,18 @@ impl ByteSource for InputFile {
     }
 }
 
-/// Hex SHA-256 of a whole file, streamed.
+/// Hex SHA-256 of a whole file, streamed (with a progress bar when it is large).
 pub fn hash_file(file: &InputFile) -> io::Result<String> {
+    hash_file_counted(file, &Progress::bytes(file.len(), "hashing"))
+}
+
+/// Hex SHA-256 of a whole file, streamed, counting its bytes into `progress`.
+pub fn hash_file_counted(file: &InputFile, progress: &Progress) -> io::Result<String> {
     let mut h = Sha256::new();
-    file.for_each_chunk(0, file.len(), |chunk| h.update(chunk))?;
+    file.for_each_chunk(0, file.len(), |chunk| {
+        h.update(chunk);
+        progress.add(chunk.len() as u64);
+    })?;
     Ok(hex(&h.finalize()))
 }
 
