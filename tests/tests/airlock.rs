@@ -495,3 +495,78 @@ fn base64_encode(b: &[u8]) -> String {
     }
     out
 }
+
+#[test]
+fn the_airlock_as_people_use_it() {
+    let s = crate::common::Store::new();
+    let scanner = s.key("scanner.key", "scan");
+    let file = fixture("safetensors/all-dtypes.safetensors");
+    let sha = s.run(&["airlock", "pull", file.to_str().unwrap()]);
+    let sha = sha.stdout.trim().to_owned();
+
+    // A unique start of the sha256 is enough; a too-short or unknown one is refused.
+    assert_eq!(
+        s.run(&["airlock", "scan", &sha[..8], "--key", &scanner])
+            .code,
+        0
+    );
+    let r = s.run(&["airlock", "promote", &sha[..3]]);
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    let r = s.run(&["airlock", "promote", "0000000000"]);
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(
+        r.stderr.contains("nothing staged or promoted"),
+        "{}",
+        r.stderr
+    );
+
+    // ls: what is staged, with its verdict.
+    let ls = json(&s.run(&["airlock", "ls"]).stdout);
+    assert_eq!(ls[0]["sha256"], sha.as_str());
+    assert_eq!(ls[0]["state"], "staged");
+    assert_eq!(ls[0]["name"], "all-dtypes.safetensors");
+    assert_eq!(ls[0]["verdict"], "PASS Format and structure");
+
+    // promote, then promote again: said, not an error.
+    let r = s.run(&["airlock", "promote", &sha[..10]]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let r = s.run(&["airlock", "promote", &sha[..10]]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(r.stderr.contains("is already promoted"), "{}", r.stderr);
+    assert_eq!(
+        json(&s.run(&["airlock", "ls"]).stdout)[0]["state"],
+        "promoted"
+    );
+
+    // export: into a directory, re-checked; never over an existing file.
+    let out = s.dir.path().join("exported");
+    std::fs::create_dir(&out).unwrap();
+    let r = s.run(&["airlock", "export", &sha[..10], out.to_str().unwrap()]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let copy = out.join("all-dtypes.safetensors");
+    assert_eq!(std::fs::read(&copy).unwrap(), std::fs::read(&file).unwrap());
+    let r = s.run(&["airlock", "export", &sha, out.to_str().unwrap()]);
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(r.stderr.contains("already exists"), "{}", r.stderr);
+    // A promoted file changed behind the store's back is not exported.
+    let promoted = s
+        .path()
+        .join("promoted")
+        .join(&sha)
+        .join("all-dtypes.safetensors");
+    let mut bytes = std::fs::read(&promoted).unwrap();
+    let last = bytes.len() - 1;
+    bytes[last] ^= 1;
+    std::fs::write(&promoted, bytes).unwrap();
+    let elsewhere = s.dir.path().join("elsewhere.safetensors");
+    let r = s.run(&["airlock", "export", &sha, elsewhere.to_str().unwrap()]);
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    assert!(r.stderr.contains("nothing was exported"), "{}", r.stderr);
+    assert!(!elsewhere.exists());
+    let leftovers: Vec<_> = std::fs::read_dir(s.dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with(".socair-"))
+        .collect();
+    assert!(leftovers.is_empty(), "{leftovers:?}");
+}
