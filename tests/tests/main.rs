@@ -18,6 +18,7 @@ mod pins;
 mod plugins;
 mod readers;
 mod reviews;
+mod scale;
 mod structure;
 mod template;
 mod tensors;
