@@ -104,6 +104,19 @@ impl S3 {
         body: &[u8],
         query: &[(&str, &str)],
     ) -> (u16, Vec<u8>) {
+        self.request_with(method, key, body, query, "")
+    }
+
+    /// [`S3::request`] with extra header lines (`Name: value\r\n`), sent unsigned (moto does
+    /// not check signatures).
+    fn request_with(
+        &self,
+        method: &str,
+        key: &str,
+        body: &[u8],
+        query: &[(&str, &str)],
+        extra: &str,
+    ) -> (u16, Vec<u8>) {
         let host = self.endpoint.trim_start_matches("http://");
         let path = if key.is_empty() {
             format!("/{}", self.bucket)
@@ -141,7 +154,7 @@ impl S3 {
         };
         let mut stream = TcpStream::connect(host).unwrap();
         let head = format!(
-            "{method} {target} HTTP/1.1\r\nHost: {host}\r\nx-amz-date: {stamp}\r\nx-amz-content-sha256: {payload}\r\nAuthorization: AWS4-HMAC-SHA256 Credential={ACCESS_KEY}/{scope}, SignedHeaders=host;x-amz-content-sha256;x-amz-date, Signature={sig}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+            "{method} {target} HTTP/1.1\r\nHost: {host}\r\nx-amz-date: {stamp}\r\nx-amz-content-sha256: {payload}\r\nAuthorization: AWS4-HMAC-SHA256 Credential={ACCESS_KEY}/{scope}, SignedHeaders=host;x-amz-content-sha256;x-amz-date, Signature={sig}\r\n{extra}Content-Length: {}\r\nConnection: close\r\n\r\n",
             body.len()
         );
         stream.write_all(head.as_bytes()).unwrap();
@@ -327,6 +340,22 @@ fn remote_scans_read_what_local_scans_read() {
         compared += 1;
     }
     eprintln!("remote and local reports identical for {compared} fixtures");
+    // The same through a plain web server (HTTPS in use; HTTP on loopback here): an object
+    // anyone may read, fetched with unsigned range requests.
+    let f = fixture("torch/legit/state-dict.pt");
+    let (status, _) = s3.request_with(
+        "PUT",
+        "public/state-dict.pt",
+        &std::fs::read(&f).unwrap(),
+        &[],
+        "x-amz-acl: public-read\r\n",
+    );
+    assert_eq!(status, 200);
+    let web = format!("{}/{}/public/state-dict.pt", s3.endpoint, s3.bucket);
+    let remote = run(s3.socair().arg("scan").arg(&web).arg("--json"));
+    let local = run(socair().arg("scan").arg(&f).arg("--json"));
+    assert_eq!(remote.code, 0, "{}", remote.stderr);
+    assert_eq!(remote.stdout, local.stdout);
     // A missing object is an unreadable input (exit 2) that names it.
     let r = run(s3.socair().arg("scan").arg(s3.url("no/such.pt")));
     assert_eq!(r.code, 2, "{}", r.stderr);
