@@ -3,20 +3,23 @@
 //! (hashing) streamed in ranges with the next one in flight while the current one is hashed.
 //!
 //! Only what is asked for is fetched. A read that the cache does not hold fetches its bytes
-//! and some read-ahead: [`MIN_FETCH`] after a jump, doubling while reads follow each other up
-//! to [`MAX_FETCH`], so that a reader walking a record byte run by byte run costs a few
-//! requests, and a reader that jumps (a zip's local headers) costs little more than it reads.
+//! and some read-ahead: [`MIN_FETCH`] (a page) after a jump, doubling while reads follow each
+//! other up to [`MAX_FETCH`], so that a reader walking a record run by run costs a few
+//! requests, and a reader that jumps (a zip's local headers, one per record) costs little more
+//! than it reads: a request per jump, which is what a checkpoint of many records pays.
 
 use crate::base::cloud::{self, CloudError, Location};
 use std::io;
 use std::sync::Mutex;
 
 /// The least fetched for a read the cache misses.
-pub const MIN_FETCH: u64 = 16 << 10;
+pub const MIN_FETCH: u64 = 4 << 10;
 /// The most read-ahead grows to while reads are sequential.
 pub const MAX_FETCH: u64 = 8 << 20;
 /// The most the cache holds; the ranges used longest ago are dropped first.
 pub const CACHE_BYTES: u64 = 32 << 20;
+/// Objects this small are fetched whole at the first read.
+pub const WHOLE_OBJECT: u64 = 64 << 10;
 /// The range each request of a streamed read asks for.
 pub const STREAM_RANGE: u64 = 8 << 20;
 
@@ -38,20 +41,22 @@ struct Cache {
 }
 
 impl Cache {
-    /// Copies `buf.len()` bytes at `offset` out of one cached segment, if one holds them.
-    fn serve(&mut self, offset: u64, buf: &mut [u8]) -> bool {
+    /// Copies bytes at `offset` into `buf` from the cached segment holding `offset`, as many
+    /// as it holds (up to `buf.len()`); 0 when no segment holds `offset`.
+    fn serve(&mut self, offset: u64, buf: &mut [u8]) -> usize {
         self.clock += 1;
         let clock = self.clock;
-        let end = offset + buf.len() as u64;
         for s in &mut self.segments {
-            if s.start <= offset && end <= s.start + s.bytes.len() as u64 {
+            let seg_end = s.start + s.bytes.len() as u64;
+            if s.start <= offset && offset < seg_end {
                 let from = (offset - s.start) as usize;
-                buf.copy_from_slice(&s.bytes[from..from + buf.len()]);
+                let n = buf.len().min(s.bytes.len() - from);
+                buf[..n].copy_from_slice(&s.bytes[from..from + n]);
                 s.used = clock;
-                return true;
+                return n;
             }
         }
-        false
+        0
     }
 
     fn insert(&mut self, start: u64, bytes: bytes::Bytes) {
@@ -126,35 +131,55 @@ impl RemoteObject {
         self.len == 0
     }
 
-    /// Fills `buf` with the bytes at `offset` (already checked to lie inside the object).
+    /// Fills `buf` with the bytes at `offset` (already checked to lie inside the object): what
+    /// the cache holds from it, then one fetch for the rest and its read-ahead.
     pub fn read_exact_at(&self, offset: u64, buf: &mut [u8]) -> io::Result<()> {
-        if buf.is_empty() {
-            return Ok(());
-        }
         let want = buf.len() as u64;
-        let (start, len) = {
-            let mut cache = self.cache.lock().unwrap_or_else(|e| e.into_inner());
-            if cache.serve(offset, buf) {
-                cache.next = offset + want;
-                return Ok(());
-            }
-            let sequential = offset == cache.next;
-            cache.ahead = if sequential {
-                (cache.ahead * 2).clamp(MIN_FETCH, MAX_FETCH)
-            } else {
-                MIN_FETCH
+        let mut done = 0usize;
+        while done < buf.len() {
+            let at = offset + done as u64;
+            let (start, len) = {
+                let mut cache = self.cache.lock().unwrap_or_else(|e| e.into_inner());
+                let n = cache.serve(at, &mut buf[done..]);
+                if n > 0 {
+                    done += n;
+                    continue;
+                }
+                // Sequential: this read starts where the previous one ended, or continues
+                // past the cached part of itself.
+                let sequential = at == cache.next || done > 0;
+                cache.ahead = if sequential {
+                    (cache.ahead * 2).clamp(MIN_FETCH, MAX_FETCH)
+                } else {
+                    MIN_FETCH
+                };
+                let rest = (buf.len() - done) as u64;
+                if self.len <= WHOLE_OBJECT {
+                    // A small object is fetched whole: one request instead of several.
+                    (0, self.len)
+                } else {
+                    // A read larger than the cache would hold is fetched as asked, not kept.
+                    (at, rest.max(cache.ahead).min(self.len - at))
+                }
             };
-            cache.next = offset + want;
-            // A read larger than the cache would hold is fetched as asked and not kept.
-            let len = want.max(cache.ahead).min(self.len - offset);
-            (offset, len)
-        };
-        let bytes = cloud::get_range(&self.at, start..start + len).map_err(io_error)?;
-        buf.copy_from_slice(&bytes[..buf.len()]);
-        if len <= CACHE_BYTES / 2 {
-            let mut cache = self.cache.lock().unwrap_or_else(|e| e.into_inner());
-            cache.insert(start, bytes);
+            let bytes = cloud::get_range(&self.at, start..start + len).map_err(io_error)?;
+            let skip = (at - start) as usize;
+            let n = (buf.len() - done).min(bytes.len().saturating_sub(skip));
+            if n == 0 {
+                return Err(io::Error::new(
+                    io::ErrorKind::UnexpectedEof,
+                    format!("{}: no bytes at {at}", self.at.url()),
+                ));
+            }
+            buf[done..done + n].copy_from_slice(&bytes[skip..skip + n]);
+            done += n;
+            if len <= CACHE_BYTES / 2 {
+                let mut cache = self.cache.lock().unwrap_or_else(|e| e.into_inner());
+                cache.insert(start, bytes);
+            }
         }
+        let mut cache = self.cache.lock().unwrap_or_else(|e| e.into_inner());
+        cache.next = offset + want;
         Ok(())
     }
 
@@ -189,5 +214,35 @@ impl RemoteObject {
             at = next;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_cache_serves_reads_inside_one_segment_and_drops_the_least_used() {
+        let mut c = Cache::default();
+        let seg = |start: u8, len: usize| bytes::Bytes::from(vec![start; len]);
+        c.insert(0, seg(1, 100));
+        c.insert(1000, seg(2, 100));
+        let mut buf = [0u8; 10];
+        assert_eq!(c.serve(95, &mut buf[..5]), 5);
+        assert_eq!(&buf[..5], &[1; 5]);
+        // A read past a segment's end is served up to it; one outside every segment not at all.
+        assert_eq!(c.serve(95, &mut buf), 5);
+        assert_eq!(c.serve(1095, &mut buf), 5);
+        assert_eq!(c.serve(500, &mut buf), 0);
+        assert_eq!(c.serve(1000, &mut buf), 10);
+        assert_eq!(buf, [2; 10]);
+        // Filling past CACHE_BYTES drops the segment used longest ago (the one at 0, last
+        // used before the one at 1000).
+        let big = (CACHE_BYTES / 2) as usize;
+        c.insert(10_000, seg(3, big));
+        c.insert(20_000_000, seg(4, big));
+        assert!(c.held <= CACHE_BYTES);
+        assert_eq!(c.serve(0, &mut buf[..1]), 0);
+        assert_eq!(c.serve(20_000_000, &mut buf[..1]), 1);
     }
 }

@@ -25,6 +25,9 @@ use std::path::{Path, PathBuf};
 /// stay in cache while a chunk is widened.
 pub const CHUNK: usize = 1 << 20;
 
+/// The longest read served from a file's map; longer ones are read with `pread`.
+const MAPPED_READ_MAX: usize = 64 << 10;
+
 /// An open input file.
 pub struct InputFile {
     path: PathBuf,
@@ -147,11 +150,14 @@ impl InputFile {
                 )
             })?;
         match &self.backing {
-            Backing::Local { map: Some(map), .. } => {
+            // Small reads (headers, a zip directory) come from the map; long ones (a reader
+            // checking a whole record's CRC-32) are read, so that their pages do not stay
+            // resident in this process (see the module's comment).
+            Backing::Local { map: Some(map), .. } if buf.len() < MAPPED_READ_MAX => {
                 buf.copy_from_slice(&map[offset as usize..end as usize]);
                 Ok(())
             }
-            Backing::Local { file, map: None } => file.read_exact_at(buf, offset),
+            Backing::Local { file, .. } => file.read_exact_at(buf, offset),
             Backing::Remote(object) => object.read_exact_at(offset, buf),
         }
     }
