@@ -12,6 +12,7 @@ pub mod fuzzing;
 pub mod globals;
 pub mod legacy;
 pub mod pickle;
+pub mod tarfile;
 pub mod zip;
 
 use abi_stable::{
