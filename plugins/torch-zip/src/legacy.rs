@@ -21,6 +21,7 @@
 
 use crate::checkpoint::{model_tensors, Analysis, AnalyzeOptions};
 use crate::pickle::{self, Object, Severity, StorageClass, Value};
+use crate::tarfile::{self, TarVerdict};
 use crate::zip::ReadAt;
 use std::collections::{HashMap, HashSet};
 
@@ -73,49 +74,29 @@ pub fn analyze(src: &(impl ReadAt + ?Sized), options: &AnalyzeOptions) -> Analys
     if let Some(polyglot) = zip_behind(src) {
         a.add(Severity::Fail, polyglot.0, polyglot.1);
     }
-    // torch.load tries the oldest format, a tar archive, first (`legacy_load` with
-    // tarfile.open): a file whose first block is also a sound tar header is read as a tar.
-    if tar_header_at_start(src) {
-        a.add(
-            Severity::Fail,
-            "byte 0",
-            "the first 512 bytes are also a sound tar header: torch.load tries its tar format first and would read the tar's members, which are not these pickles",
-        );
+    // torch.load tries the oldest format, a tar archive, first (`_legacy_load` calls
+    // `legacy_load`, i.e. `tarfile.open(fileobj=f, mode="r:", format=PAX_FORMAT)`, when the file
+    // is a real file at offset 0) and reads the pickles only when that raises a TarError.
+    if let Some(reason) = tar_finding(&tarfile::tarfile_verdict(src)) {
+        a.add(Severity::Fail, "byte 0", reason.clone());
+        a.unread.push((None, reason));
     }
     a
 }
 
-/// Whether the first 512 bytes pass tarfile's header check: the checksum field (octal, or
-/// base-256) equals the sum of the block's bytes with that field read as spaces, unsigned or
-/// signed (Python's `tarfile.calc_chksums`).
-fn tar_header_at_start(src: &(impl ReadAt + ?Sized)) -> bool {
-    let mut block = [0u8; 512];
-    if src.size() < 512 || src.read_exact_at(0, &mut block).is_err() {
-        return false;
+/// Why a file that CPython's tarfile does not simply refuse is not read as these pickles.
+fn tar_finding(verdict: &TarVerdict) -> Option<String> {
+    match verdict {
+        TarVerdict::NotTar => None,
+        TarVerdict::Tar { profiles } => Some(format!(
+            "CPython's tarfile opens the first bytes as a tar archive (CPython {}): torch.load tries its tar format first, so it never reads these pickles (with weights_only=True it refuses the file, otherwise it unpickles the tar's members)",
+            profiles.join("; ")
+        )),
+        TarVerdict::Raises { exception, profiles } => Some(format!(
+            "CPython's tarfile.open raises {exception} on the first bytes (CPython {}), which is not a TarError: torch.load fails before it reads any pickle, while other readers read the pickles",
+            profiles.join("; ")
+        )),
     }
-    let field = &block[148..156];
-    let recorded: Option<i64> = if field[0] == 0o200 || field[0] == 0o377 {
-        // base-256: the rest as a big-endian number (never a real header's checksum).
-        Some(field[1..].iter().fold(0i64, |a, &b| {
-            a.saturating_mul(256).saturating_add(i64::from(b))
-        }))
-    } else {
-        let text: Vec<u8> = field.iter().take_while(|&&b| b != 0).copied().collect();
-        let text = String::from_utf8_lossy(&text);
-        let text = text.trim();
-        if text.is_empty() {
-            Some(0)
-        } else {
-            i64::from_str_radix(text, 8).ok()
-        }
-    };
-    let Some(recorded) = recorded else {
-        return false;
-    };
-    let outside = block[..148].iter().chain(&block[156..]);
-    let unsigned: i64 = 256 + outside.clone().map(|&b| i64::from(b)).sum::<i64>();
-    let signed: i64 = 256 + outside.map(|&b| i64::from(b as i8)).sum::<i64>();
-    recorded == unsigned || recorded == signed
 }
 
 /// What the zip layer says about a zip archive found behind the pickles, if there is one.
@@ -515,20 +496,37 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_pickle_that_is_also_a_tar_header_is_seen() {
-        // A protocol-2 pickle start, padded to a block, with a tar checksum made to hold.
-        let mut block = vec![0u8; 1024];
-        block[..4].copy_from_slice(b"\x80\x02\x8a\x0a");
-        block[148..156].copy_from_slice(b"        ");
-        let sum: u32 = block[..512].iter().map(|&b| u32::from(b)).sum();
-        let field = format!("{sum:06o}\0 ");
-        block[148..156].copy_from_slice(field.as_bytes());
-        assert!(tar_header_at_start(&block[..]));
-        // Any other checksum is not a tar header.
-        block[149] ^= 1;
-        assert!(!tar_header_at_start(&block[..]));
-        // Nor is a torch-written legacy file.
+    fn a_pickle_that_is_also_a_tar_header_is_refused() {
         let real = include_bytes!("../../../fixtures/torch/legacy/state-dict.pt");
-        assert!(!tar_header_at_start(&real[..]));
+        assert!(analyze(&real[..], &AnalyzeOptions::default())
+            .worst()
+            .is_none());
+        // The same file with its first block's tar fields made readable (the magic-number and
+        // protocol pickles kept, the rest of the block zero) and its checksum made to hold is
+        // read as a tar by torch.
+        let seal = |bytes: &mut Vec<u8>| {
+            bytes[148..156].copy_from_slice(b"        ");
+            let sum: u32 = bytes[..512].iter().map(|&b| u32::from(b)).sum();
+            bytes[148..156].copy_from_slice(format!("{sum:06o}\0 ").as_bytes());
+        };
+        let mut sealed = real.to_vec();
+        sealed[22..512].fill(0);
+        seal(&mut sealed);
+        let a = analyze(&sealed[..], &AnalyzeOptions::default());
+        let tar = a
+            .findings
+            .iter()
+            .find(|f| f.reason.contains("tarfile opens"))
+            .expect("a tar finding");
+        assert_eq!(tar.severity, Severity::Fail);
+        // A checksum that holds over a header whose numeric fields Python cannot read (the
+        // real file's bytes there) is a ReadError: torch reads the pickles, and the tar check
+        // says nothing.
+        let mut unreadable = real.to_vec();
+        seal(&mut unreadable);
+        assert_eq!(
+            tarfile::tarfile_verdict(&unreadable[..]),
+            TarVerdict::NotTar
+        );
     }
 }
