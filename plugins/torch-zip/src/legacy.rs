@@ -19,7 +19,7 @@
 //! analogue: keys listed once and equal to the keys the pickle names, each count equal to the
 //! persistent id's, every storage inside the file, no byte after the last one.
 
-use crate::checkpoint::{model_tensors, Analysis, AnalyzeOptions};
+use crate::checkpoint::{judge_locations, model_tensors, Analysis, AnalyzeOptions};
 use crate::pickle::{self, Object, Severity, StorageClass, Value};
 use crate::tarfile::{self, TarVerdict};
 use crate::zip::ReadAt;
@@ -69,6 +69,7 @@ pub fn looks_like_pickle(head: &[u8]) -> bool {
 /// Reads a legacy checkpoint completely, without running its pickles.
 pub fn analyze(src: &(impl ReadAt + ?Sized), options: &AnalyzeOptions) -> Analysis {
     let mut a = analyze_stream(src, options);
+    a.finish();
     // A zip end record near the end: torch.load reads the pickles at the front (it looks only
     // at the first four bytes), zip readers the archive at the back.
     if let Some(polyglot) = zip_behind(src) {
@@ -370,11 +371,12 @@ fn analyze_window(
     }
     for s in &main.storages {
         if !seen.contains(s.key.as_str()) {
-            a.add(
-                Severity::Fail,
-                keys_place.clone(),
-                format!("the main pickle names storage {:?} but the key list does not: torch would leave its bytes uninitialized", s.key),
-            );
+            a.add_kind("a storage missing from the key list", Severity::Fail, || {
+                (
+                    keys_place.clone(),
+                    format!("the main pickle names storage {:?} but the key list does not: torch would leave its bytes uninitialized", s.key),
+                )
+            });
         }
     }
     if cursor < size {
@@ -391,6 +393,7 @@ fn analyze_window(
         StorageClass::Typed(d) => d.size,
         StorageClass::Untyped => 1,
     };
+    judge_locations(&mut a, &main.storages);
     model_tensors(&mut a, &main, |storage| match &storage.view_of {
         None => data_of
             .get(&storage.key)

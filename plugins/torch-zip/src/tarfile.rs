@@ -765,6 +765,12 @@ fn long_from_ascii(s: &[u8], base: u32, limit: Option<usize>) -> Option<(PyInt, 
     Some((if negative { -value } else { value }, digits))
 }
 
+/// `int(bytes)` in base 10 under CPython's default digit limit (what torch's
+/// `int(zip_file.get_record(".storage_alignment"))` does), saturated past ±2^120.
+pub fn python_int_of_bytes(s: &[u8]) -> Option<i128> {
+    long_from_ascii(s, 10, Some(4300)).map(|(n, _)| n)
+}
+
 /// `int(bytes)` in base 10.
 fn py_int_bytes(s: &[u8], profile: Profile) -> Option<PyInt> {
     long_from_ascii(s, 10, profile.int_max_str_digits).map(|(n, _)| n)

@@ -15,7 +15,7 @@
 //! Parsing is over [`ReadAt`], implemented for `[u8]` (tests, fuzzing) and by the plugin for
 //! the host's byte source. Every length is checked against the file before it is read.
 
-use std::collections::HashSet;
+use std::collections::HashMap;
 
 pub use socair_plugin_api::ReadAt;
 
@@ -81,15 +81,18 @@ pub struct Archive {
     pub prefix: String,
     /// Records in file order.
     pub records: Vec<Record>,
-    /// Index into `records` by name relative to the prefix (names are unique): a checkpoint of
-    /// 100,000 storages looks each one up.
-    by_rel: std::collections::HashMap<String, usize>,
+    /// Index into `records` by name relative to the prefix, ASCII-lowercased (names are unique
+    /// that way): a checkpoint of 100,000 storages looks each one up.
+    by_rel: HashMap<String, usize>,
 }
 
 impl Archive {
-    /// The record named `prefix/rel`.
+    /// The record torch's reader finds for `prefix/rel`: `PyTorchStreamReader::getRecordID`
+    /// calls `mz_zip_reader_locate_file(archive, prefix/rel, NULL, 0)`, and with those flags
+    /// miniz binary-searches its central directory sorted by `MZ_TOLOWER` (ASCII `A`-`Z` only),
+    /// so the name matches ignoring ASCII case. The caller compares the record's own name.
     pub fn get(&self, rel: &str) -> Option<&Record> {
-        self.by_rel.get(rel).map(|&i| &self.records[i])
+        self.by_rel.get(&fold(rel)).map(|&i| &self.records[i])
     }
 
     /// A record's name without the prefix.
@@ -361,12 +364,28 @@ fn decode_name(raw: &[u8], flags: u16, place: &str) -> Result<String, ZipError> 
     String::from_utf8(raw.to_vec()).map_err(|_| invalid(place, "name is not UTF-8"))
 }
 
+/// A name as miniz compares it: `MZ_TOLOWER` lowers ASCII `A`-`Z` and leaves every other byte.
+pub fn fold(name: &str) -> String {
+    name.to_ascii_lowercase()
+}
+
+/// The longest name torch's `getAllRecords` reads whole: it copies names into a
+/// `MZ_ZIP_MAX_ARCHIVE_FILENAME_SIZE` (512) buffer, NUL included, and cuts longer ones, so it
+/// would check a cut name against the prefix and report it (as `constants.pkl`, say).
+pub const MAX_NAME_LEN: usize = 511;
+
 /// A record name must be a plain relative path: no absolute path, backslash, `.`/`..`
 /// segment, empty segment, or control character.
 fn check_name(name: &str, place: &str) -> Result<(), ZipError> {
     let bad = |why: &str| Err(invalid(place, format!("name {name:?} {why}")));
     if name.is_empty() {
         return bad("is empty");
+    }
+    if name.len() > MAX_NAME_LEN {
+        return Err(invalid(place, format!(
+            "name of {} bytes: torch's getAllRecords reads only the first {MAX_NAME_LEN} (a 512-byte buffer), so it sees another name than other readers",
+            name.len()
+        )));
     }
     if name.starts_with('/') {
         return bad("is absolute");
@@ -524,16 +543,24 @@ pub fn read_archive(src: &(impl ReadAt + ?Sized)) -> Result<Archive, ZipError> {
     }
 
     let mut records = Vec::with_capacity(central.len());
-    let mut names = HashSet::new();
+    // torch looks records up through miniz, which compares names ignoring ASCII case (below).
+    let mut names: HashMap<String, &str> = HashMap::with_capacity(central.len());
     let mut expected_at = 0u64;
     let mut prefix: Option<String> = None;
     for entry in &central {
         let place = format!("record {:?}", entry.name);
         check_name(&entry.name, &place)?;
-        if !names.insert(entry.name.as_str()) {
+        if let Some(other) = names.insert(fold(&entry.name), entry.name.as_str()) {
             return Err(invalid(
                 &place,
-                "name appears twice (readers pick different copies)",
+                if other == entry.name {
+                    "name appears twice (readers pick different copies)".to_owned()
+                } else {
+                    format!(
+                        "{other:?} and {:?} are one name to torch's reader (miniz's mz_zip_reader_locate_file compares names ignoring ASCII case, and which of the two its sorted lookup returns depends on its heap sort)",
+                        entry.name
+                    )
+                },
             ));
         }
         let this_prefix = match entry.name.split_once('/') {
@@ -596,7 +623,7 @@ pub fn read_archive(src: &(impl ReadAt + ?Sized)) -> Result<Archive, ZipError> {
     let by_rel = records
         .iter()
         .enumerate()
-        .map(|(i, r)| (r.name[prefix.len() + 1..].to_owned(), i))
+        .map(|(i, r)| (fold(&r.name[prefix.len() + 1..]), i))
         .collect();
     Ok(Archive {
         prefix,
