@@ -17,3 +17,4 @@ mod plugins;
 mod template;
 mod tensors;
 mod torch;
+mod torch_containers;

@@ -902,6 +902,25 @@ mod tests {
     const RECORDS: &[(&str, &[u8])] = &[("a/data.pkl", b"\x80\x02}."), ("a/data/0", b"hello")];
 
     #[test]
+    fn names_one_to_miniz_are_refused_and_found_as_miniz_finds_them() {
+        let both = archive(
+            &[("a/data.pkl", b"\x80\x02}."), ("a/DATA.pkl", b"x")],
+            |_, _| None,
+        );
+        let err = read_archive(&both[..]).unwrap_err().to_string();
+        assert!(err.contains("ignoring ASCII case"), "{err}");
+        let upper = archive(&[("a/DATA.PKL", b"\x80\x02}.")], |_, _| None);
+        let a = read_archive(&upper[..]).unwrap();
+        let r = a.get("data.pkl").expect("found as torch finds it");
+        assert_eq!(a.relative(r), "DATA.PKL");
+        let long = format!("a/{}", "n".repeat(MAX_NAME_LEN));
+        let err = read_archive(&archive(&[(long.as_str(), b"")], |_, _| None)[..])
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("511"), "{err}");
+    }
+
+    #[test]
     fn torch_layout_without_zip64_extras() {
         let bytes = archive(RECORDS, |_, _| None);
         let a = read_archive(&bytes[..]).unwrap();
