@@ -368,14 +368,27 @@ fn analyze_zip(src: &(impl ReadAt + ?Sized), options: &AnalyzeOptions) -> Analys
     let mut first = [0u8; 4];
     let is_zip =
         src.size() >= 4 && src.read_exact_at(0, &mut first).is_ok() && &first == b"PK\x03\x04";
-    if is_zip && !zip_is_torch_like(src) {
+    let not_torch = |a: &mut Analysis| {
         let reason = "a zip archive without any record torch's reader looks for (<prefix>/version, data.pkl, constants.pkl, data/<key>, …): torch.load refuses it, so it is not a torch checkpoint whatever its name, and nothing in it was checked";
         a.add(Severity::Lead, "zip archive", reason);
         a.unread.push((None, reason.into()));
-        return a;
-    }
+    };
     let archive = match zip::read_archive(src) {
-        Ok(archive) => archive,
+        Ok(archive) => {
+            if !archive
+                .records
+                .iter()
+                .any(|r| torch_record_name(r.name.as_bytes()))
+            {
+                not_torch(&mut a);
+                return a;
+            }
+            archive
+        }
+        Err(_) if is_zip && !zip_is_torch_like(src) => {
+            not_torch(&mut a);
+            return a;
+        }
         Err(e) => {
             // torch.jit.save compresses its code records, so the zip layer refuses a
             // TorchScript archive before its records are looked at: say what it is anyway.
@@ -497,12 +510,18 @@ fn analyze_zip(src: &(impl ReadAt + ?Sized), options: &AnalyzeOptions) -> Analys
     }
 
     // Every storage must match a record of exactly its size; every record must be expected.
-    let mut referenced = HashSet::new();
-    let mut record_of = HashMap::new();
+    let mut referenced = vec![false; archive.records.len()];
+    // Storage key → index of its record.
+    let mut record_of: HashMap<&str, usize> = HashMap::with_capacity(outcome.storages.len());
+    let mut storage_records = Vec::with_capacity(outcome.storages.len());
     for s in &outcome.storages {
         let rel = format!("data/{}", s.key);
-        referenced.insert(rel.clone());
-        match lookup(&mut a, &archive, &rel) {
+        let found = lookup_index(&mut a, &archive, &rel);
+        if let Some(i) = found {
+            referenced[i] = true;
+            storage_records.push(i);
+        }
+        match found.map(|i| (i, &archive.records[i])) {
             None => a.add_kind("a storage without its record", Severity::Fail, || {
                 (
                     format!("storage {:?}", s.key),
@@ -512,7 +531,7 @@ fn analyze_zip(src: &(impl ReadAt + ?Sized), options: &AnalyzeOptions) -> Analys
                     ),
                 )
             }),
-            Some(r) => {
+            Some((i, r)) => {
                 let expected = s.byte_len();
                 if expected != Some(r.len) {
                     a.add_kind("a storage whose record has another size", Severity::Fail, || (
@@ -530,15 +549,18 @@ fn analyze_zip(src: &(impl ReadAt + ?Sized), options: &AnalyzeOptions) -> Analys
                         ),
                     ));
                 } else {
-                    record_of.insert(s.key.clone(), (r.data_offset, r.name.clone()));
+                    record_of.insert(&s.key, i);
                 }
             }
         }
     }
-    for r in &archive.records {
+    for (r, &referenced) in archive.records.iter().zip(&referenced) {
+        if referenced {
+            continue;
+        }
         let rel = zip::fold(archive.relative(r));
         let rel = rel.as_str();
-        if rel == "data.pkl" || KNOWN_RECORDS.contains(&rel) || referenced.contains(rel) {
+        if rel == "data.pkl" || KNOWN_RECORDS.contains(&rel) {
             continue;
         }
         if a.torchscript
@@ -567,12 +589,19 @@ fn analyze_zip(src: &(impl ReadAt + ?Sized), options: &AnalyzeOptions) -> Analys
         .and_then(|r| read_record(src, r).ok());
     // `_load`: `can_calculate_storage_offsets = version >= b"1"` (a bytes comparison).
     if format_version.is_some_and(|v| v.as_slice() >= b"1".as_slice()) {
-        calculated_offsets(&mut a, &archive, &outcome.storages, alignment);
+        calculated_offsets(
+            &mut a,
+            &archive,
+            &outcome.storages,
+            &storage_records,
+            alignment,
+        );
     }
     model_tensors(&mut a, &outcome, |storage| {
-        record_of
-            .get(&storage.key)
-            .map(|(offset, record)| (*offset, record.clone(), 0))
+        record_of.get(storage.key.as_str()).map(|&i| {
+            let r = &archive.records[i];
+            (r.data_offset, r.name.clone(), 0)
+        })
     });
     if a.byteorder_record == Some(Endian::Big) {
         unswapped_big_endian(&mut a);
@@ -584,7 +613,13 @@ fn analyze_zip(src: &(impl ReadAt + ?Sized), options: &AnalyzeOptions) -> Analys
 /// looks records up ignoring ASCII case (miniz's sorted lookup), other readers do not, and
 /// torch.save writes these names in lower case.
 fn lookup<'r>(a: &mut Analysis, archive: &'r zip::Archive, rel: &str) -> Option<&'r zip::Record> {
-    let r = archive.get(rel)?;
+    lookup_index(a, archive, rel).map(|i| &archive.records[i])
+}
+
+/// [`lookup`], as an index into the archive's records.
+fn lookup_index(a: &mut Analysis, archive: &zip::Archive, rel: &str) -> Option<usize> {
+    let i = archive.find(rel)?;
+    let r = &archive.records[i];
     if archive.relative(r) != rel {
         a.add_kind("a record found only by ignoring case", Severity::Fail, || {
             (
@@ -596,7 +631,7 @@ fn lookup<'r>(a: &mut Analysis, archive: &'r zip::Archive, rel: &str) -> Option<
             )
         });
     }
-    Some(r)
+    Some(i)
 }
 
 /// The oldest and newest archive format versions torch 2.x reads
@@ -778,16 +813,18 @@ fn calculated_offsets(
     a: &mut Analysis,
     archive: &zip::Archive,
     storages: &[std::rc::Rc<pickle::StorageRef>],
+    records: &[usize],
     alignment: i128,
 ) {
+    // Every storage has its record (a missing one already FAILs).
+    if records.len() != storages.len() {
+        return;
+    }
     let alignment = alignment as u64;
     const U32MAX: u64 = 0xffff_ffff;
     let mut current: Option<u64> = None;
-    for s in storages {
-        let rel = format!("data/{}", s.key);
-        let Some(r) = archive.get(&rel) else {
-            return;
-        };
+    for (s, &i) in storages.iter().zip(records) {
+        let r = &archive.records[i];
         let numel = r.len;
         let (offset, local) = match current {
             None => {
@@ -802,7 +839,7 @@ fn calculated_offsets(
                 (r.data_offset, r.header_offset)
             }
             Some(cursor) => {
-                let full = archive.prefix.len() as u64 + 1 + rel.len() as u64;
+                let full = r.name.len() as u64;
                 let mut start = cursor + 30 + full + 4;
                 if numel >= U32MAX || cursor >= U32MAX {
                     start += 4;
@@ -1002,7 +1039,22 @@ pub fn read_state_dict(outcome: &pickle::Outcome, result: &Value) -> StateDict {
     let mut walker = Walker {
         outcome,
         on_path: HashSet::new(),
-        budget: 4 * (outcome.objects.len() + outcome.tensors.len()) + 1024,
+        // Every container once and every tensor and container item four times over: a large
+        // state dict is walked whole, a pickle that shares containers to multiply the walk is
+        // not.
+        budget: 4
+            * (outcome.objects.len()
+                + outcome
+                    .objects
+                    .iter()
+                    .map(|o| match o {
+                        Object::Dict(d) => d.items.len(),
+                        Object::List(items) => items.len(),
+                    })
+                    .sum::<usize>()
+                + outcome.tensors.len())
+            + 1024,
+        exhausted: false,
         sd: StateDict::default(),
     };
     let mut root = result;
@@ -1088,6 +1140,8 @@ struct Walker<'a> {
     outcome: &'a pickle::Outcome,
     on_path: HashSet<usize>,
     budget: usize,
+    /// Whether the budget ran out (said once).
+    exhausted: bool,
     sd: StateDict,
 }
 
@@ -1102,10 +1156,13 @@ impl Walker<'_> {
             }
         };
         if self.budget == 0 {
-            self.sd.unread.push((
-                path,
-                "the checkpoint's containers are too shared to walk".into(),
-            ));
+            if !self.exhausted {
+                self.exhausted = true;
+                self.sd.unread.push((
+                    path,
+                    "the checkpoint's containers are too shared to walk: the walk stopped here, and what is below and after it is not read".into(),
+                ));
+            }
             return;
         }
         self.budget -= 1;

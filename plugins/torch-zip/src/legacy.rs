@@ -23,7 +23,7 @@ use crate::checkpoint::{judge_locations, model_tensors, Analysis, AnalyzeOptions
 use crate::pickle::{self, Object, Severity, StorageClass, Value};
 use crate::tarfile::{self, TarVerdict};
 use crate::zip::ReadAt;
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 
 /// The magic number, as the 10 little-endian bytes of pickle's LONG1.
 pub const MAGIC: [u8; 10] = [0x6c, 0xfc, 0x9c, 0x46, 0xf9, 0x20, 0x6a, 0xa8, 0x50, 0x19];
@@ -33,7 +33,9 @@ pub const PROTOCOL_VERSION: i64 = 1001;
 
 /// The first bytes of the pickles are read in a window that doubles until they fit (state
 /// dicts take about 100 bytes of pickle per tensor), up to [`crate::checkpoint::MAX_PICKLE_LEN`].
-const FIRST_WINDOW: u64 = 16 << 20;
+/// 64 MiB first: the pickles of almost every file fit and are run once (a window is never more
+/// than the file, so this stays within the memory bound of 64 MiB + 8x the input).
+const FIRST_WINDOW: u64 = 64 << 20;
 
 /// Whether `head` starts like a legacy checkpoint: a pickle (protocol 2 to 5, possibly framed)
 /// whose first value is the magic number.
@@ -294,18 +296,20 @@ fn analyze_window(
             return give_up(a, &why);
         }
     };
-    // 6. The storages, in the listed order.
-    let mut seen = HashSet::new();
-    let roots: HashMap<&str, &pickle::StorageRef> = main
+    drop(keys);
+    // 6. The storages, in the listed order. Each root storage by key, with where its bytes
+    // start once the list reached it.
+    let mut roots: HashMap<&str, (&pickle::StorageRef, Option<u64>)> = main
         .storages
         .iter()
-        .map(|s| (s.key.as_str(), &**s))
+        .map(|s| (s.key.as_str(), (&**s, None)))
         .collect();
-    let mut data_of: HashMap<String, u64> = HashMap::new();
     let mut cursor = at as u64;
     let size = src.size();
     for key in &listed {
-        if !seen.insert(key.as_str()) {
+        let key: &str = key;
+        let entry = roots.get_mut(key);
+        if matches!(entry, Some((_, Some(_)))) {
             a.add(
                 Severity::Fail,
                 keys_place.clone(),
@@ -313,7 +317,7 @@ fn analyze_window(
             );
             return give_up(a, "a storage key is listed twice");
         }
-        let Some(storage) = roots.get(key.as_str()) else {
+        let Some((storage, start_of)) = entry else {
             a.add(
                 Severity::Fail,
                 keys_place.clone(),
@@ -321,14 +325,15 @@ fn analyze_window(
             );
             return give_up(a, "the key list names a storage the pickle does not");
         };
+        let storage: &pickle::StorageRef = storage;
         let mut count = [0u8; 8];
-        let place = format!("storage {key:?} (file byte {cursor})");
+        let place = || format!("storage {key:?} (file byte {cursor})");
         if cursor.checked_add(8).is_none_or(|e| e > size)
             || src.read_exact_at(cursor, &mut count).is_err()
         {
             a.add(
                 Severity::Fail,
-                place,
+                place(),
                 format!(
                     "this storage's 8-byte element count runs past the end of the {size}-byte file"
                 ),
@@ -339,7 +344,7 @@ fn analyze_window(
         if count != storage.numel {
             a.add(
                 Severity::Fail,
-                place,
+                place(),
                 format!(
                     "the storage holds {count} elements but the pickle declares {} (the CVE-2026-24747 pattern: torch < 2.10 trusted the declared size)",
                     storage.numel
@@ -359,18 +364,18 @@ fn analyze_window(
         else {
             a.add(
                 Severity::Fail,
-                place,
+                place(),
                 format!(
                     "{count} elements of {width} bytes run past the end of the {size}-byte file"
                 ),
             );
             return give_up(a, "a storage runs past the end of the file");
         };
-        data_of.insert(key.clone(), start);
+        *start_of = Some(start);
         cursor = end;
     }
     for s in &main.storages {
-        if !seen.contains(s.key.as_str()) {
+        if matches!(roots.get(s.key.as_str()), Some((_, None))) {
             a.add_kind("a storage missing from the key list", Severity::Fail, || {
                 (
                     keys_place.clone(),
@@ -394,15 +399,12 @@ fn analyze_window(
         StorageClass::Untyped => 1,
     };
     judge_locations(&mut a, &main.storages);
+    let data_of = |key: &str| roots.get(key).and_then(|(_, start)| *start);
     model_tensors(&mut a, &main, |storage| match &storage.view_of {
-        None => data_of
-            .get(&storage.key)
-            .map(|&start| (start, format!("storages[{}]", storage.key), 0)),
+        None => data_of(&storage.key).map(|start| (start, format!("storages[{}]", storage.key), 0)),
         Some((root, offset)) => {
             let base = offset.checked_mul(elem(storage))?;
-            data_of
-                .get(root)
-                .map(|&start| (start + base, format!("storages[{root}]"), base))
+            data_of(root).map(|start| (start + base, format!("storages[{root}]"), base))
         }
     });
     Some(a)
@@ -471,7 +473,7 @@ fn read_sys_info(outcome: &pickle::Outcome) -> Result<SysInfo, String> {
     })
 }
 
-fn read_key_list(outcome: &pickle::Outcome) -> Result<Vec<String>, String> {
+fn read_key_list(outcome: &pickle::Outcome) -> Result<Vec<std::rc::Rc<str>>, String> {
     let items = match outcome.result.as_ref() {
         Some(Value::Obj(id)) => match outcome.objects.get(*id) {
             Some(Object::List(items)) => items,
@@ -487,7 +489,7 @@ fn read_key_list(outcome: &pickle::Outcome) -> Result<Vec<String>, String> {
         .iter()
         .map(|v| match v {
             Value::Str(s) if !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit()) => {
-                Ok(s.to_string())
+                Ok(s.clone())
             }
             _ => Err("the storage-key list holds something other than decimal keys".into()),
         })
