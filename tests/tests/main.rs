@@ -22,4 +22,5 @@ mod structure;
 mod template;
 mod tensors;
 mod torch;
+mod torch_containers;
 mod trust;

@@ -12,6 +12,7 @@ pub mod fuzzing;
 pub mod globals;
 pub mod legacy;
 pub mod pickle;
+pub mod tarfile;
 pub mod zip;
 
 use abi_stable::{
@@ -99,10 +100,11 @@ impl FormatReader for TorchZipReader {
         RString::from(FORMAT)
     }
 
-    fn detect(&self, head: RSlice<'_, u8>, _file_len: u64) -> bool {
-        // Any zip (and torch's old preview format) is claimed, so that `open` can say why a
-        // zip that is not a sound torch checkpoint is refused.
-        guard(|| Ok(head.starts_with(b"PK\x03\x04") || head.starts_with(b"PYTORCH1")))
+    fn detect(&self, head: RSlice<'_, u8>, file_len: u64) -> bool {
+        // A zip with a record torch's reader looks for (however malformed the rest, so that
+        // `open` says why it is refused), and torch's old preview format; any other zip is left
+        // to other readers.
+        guard(|| Ok(checkpoint::looks_like_torch_zip(head.as_slice(), file_len)))
             .into_result()
             .unwrap_or(false)
     }
