@@ -2,7 +2,7 @@
 //! record, against what torch recorded about the fixtures (fixtures/torch/expected.json;
 //! fixtures/torch/check_conversions.py checks the outputs against torch.load itself).
 
-use crate::common::{self, fixture, json, run, socair, Store};
+use crate::common::{fixture, json, run, socair, Store};
 use sha2::{Digest, Sha256};
 use std::collections::BTreeMap;
 use std::io::Read;

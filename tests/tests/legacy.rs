@@ -3,7 +3,7 @@
 //! fixtures/torch/make_legacy_fixtures.py; check_conversions.py compares the converted outputs
 //! with torch.load tensor by tensor).
 
-use crate::common::{self, fixture, json, run, socair, Store};
+use crate::common::{fixture, json, run, socair, Store};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 use std::collections::BTreeMap;

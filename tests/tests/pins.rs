@@ -2,7 +2,7 @@
 //! when a plugin is upgraded, rebuilt or missing, or a rule set is outside its pin
 //! (docs/pins.md).
 
-use crate::common::{self, fixture, json, Store};
+use crate::common::{fixture, json, Store};
 use serde_json::Value;
 
 fn policy(s: &Store) -> Value {
