@@ -149,7 +149,8 @@ pub fn choose(group: &[&str], config: &ModelConfig) -> Result<Kept, String> {
     match config {
         ModelConfig::Unusable(why) => {
             return Err(format!(
-                "config.json {why}; socair-convert/3 reads its tie_word_embeddings to choose the name the tied tensors {group:?} keep"
+                "config.json {why}; socair-convert/3 reads its tie_word_embeddings to choose the name the tied tensors {} keep",
+                listed(group)
             ))
         }
         ModelConfig::Read {
@@ -157,7 +158,8 @@ pub fn choose(group: &[&str], config: &ModelConfig) -> Result<Kept, String> {
             ..
         } => {
             return Err(format!(
-                "config.json says tie_word_embeddings: false, yet {group:?} are one tensor in the checkpoint (transformers ties {pairs} only when it is true): transformers would build them as separate parameters and load a name missing from the file freshly initialized, and socair writes no tensor twice. Correct config.json if the model ties them, or convert the checkpoint file alone"
+                "config.json says tie_word_embeddings: false, yet {} are one tensor in the checkpoint (transformers ties {pairs} only when it is true): transformers would build them as separate parameters and load a name missing from the file freshly initialized, and socair writes no tensor twice. Correct config.json if the model ties them, or convert the checkpoint file alone",
+                listed(group)
             ))
         }
         _ => {}
@@ -193,6 +195,21 @@ pub fn choose(group: &[&str], config: &ModelConfig) -> Result<Kept, String> {
             "transformers-tied-weights: transformers {TRANSFORMERS_VERSION} ties {pairs} (_tied_weights_keys of {declared_by}), saves the source and ties the rest to it on load"
         ),
     })
+}
+
+/// A group's names for a message: the first few, and how many more (a hostile checkpoint can
+/// alias one storage under any number of names).
+fn listed(group: &[&str]) -> String {
+    const SHOWN: usize = 4;
+    let shown: Vec<String> = group
+        .iter()
+        .take(SHOWN)
+        .map(|n| format!("{:?}", cut(n, 200)))
+        .collect();
+    match group.len().saturating_sub(SHOWN) {
+        0 => format!("[{}]", shown.join(", ")),
+        more => format!("[{}, and {more} more]", shown.join(", ")),
+    }
 }
 
 /// The first `n` characters of `s`, marked when cut.
@@ -338,6 +355,15 @@ mod tests {
         );
         let e = choose(&group, &ModelConfig::parse(b"[1]")).unwrap_err();
         assert!(e.contains("not a JSON object"), "{e}");
+        // However many names a group has, a message lists a few.
+        let many: Vec<String> = (0..10_000).map(|i| format!("x{i}.weight")).collect();
+        let mut group: Vec<&str> = many.iter().map(String::as_str).collect();
+        group.extend(["lm_head.weight", "transformer.wte.weight"]);
+        group.sort_unstable();
+        let e = choose(&group, &read(Some(false), None)).unwrap_err();
+        assert!(e.len() < 1000 && e.contains("and 9998 more"), "{e}");
+        let k = choose(&group, &ModelConfig::Absent).unwrap();
+        assert_eq!(group[k.index], "transformer.wte.weight");
     }
 
     #[test]
