@@ -7,6 +7,7 @@ mod common;
 mod airlock;
 mod bounds;
 mod convert;
+mod convert_v3;
 mod diff;
 mod faults;
 mod gguf;

@@ -37,6 +37,11 @@ pub struct DerivationPredicate {
     pub tensors: Vec<DerivedTensor>,
     /// `alias → kept name`.
     pub aliases: std::collections::BTreeMap<String, String>,
+    /// `kept name → the rule that kept it`, for each alias group (`socair-convert/3`, which
+    /// keeps the name transformers keeps; docs/convert-v3.md). Absent under `/1` and `/2`,
+    /// which keep the first name in byte order.
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub alias_rules: std::collections::BTreeMap<String, String>,
     /// What the input held that the output does not carry.
     pub not_carried: Vec<String>,
 }
@@ -306,6 +311,7 @@ fn convert_checked(
         },
         tensors,
         aliases: done.conversion.aliases.iter().cloned().collect(),
+        alias_rules: done.conversion.alias_rules.iter().cloned().collect(),
         not_carried: done.conversion.not_carried.clone(),
     };
     let statement = Statement::new(

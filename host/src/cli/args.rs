@@ -192,9 +192,13 @@ pub enum Command {
     /// --from and --to name the formats; socair never guesses them from file names, and refuses
     /// a source that does not read as --from. torch checkpoints convert under the rules
     /// --rules names: socair-convert/1 (torch-zip, contiguous tensors only, exact aliases
-    /// written once, byte-stable output) or socair-convert/2 (the default: /1 plus torch-legacy
-    /// inputs and non-contiguous tensors gathered into row-major order; the same bytes as /1
-    /// wherever /1 converts). safetensors, gguf and model-dir convert to safetensors or gguf when
+    /// written once under the first name in byte order, byte-stable output), socair-convert/2
+    /// (/1 plus torch-legacy inputs and non-contiguous tensors gathered into row-major order;
+    /// the same bytes as /1 wherever /1 converts) or socair-convert/3 (the default: /2, except
+    /// that tied weights keep the name transformers keeps, such as the input embedding of a tied
+    /// lm_head.weight, and a model directory whose config.json says tie_word_embeddings: false
+    /// is refused when its checkpoint ties them; the same bytes as /2 wherever no alias group
+    /// changes its kept name). safetensors, gguf and model-dir convert to safetensors or gguf when
     /// every tensor can be carried exactly (no quantized types into safetensors, no U8/BOOL/…
     /// into GGUF). The output is
     /// written to a temporary name, verified, fsynced and renamed; an existing destination is
@@ -215,8 +219,8 @@ pub enum Command {
         /// The destination format: safetensors, gguf.
         #[arg(long, value_parser = PossibleValuesParser::new(TO_FORMATS))]
         to: String,
-        /// The conversion rules: socair-convert/1 or socair-convert/2 (default: the newest the
-        /// deployment allows).
+        /// The conversion rules: socair-convert/1, /2 or /3 (default: the newest the deployment
+        /// allows).
         #[arg(long, value_name = "RULES")]
         rules: Option<String>,
     },
@@ -485,12 +489,13 @@ pub enum AirlockCommand {
         #[command(flatten)]
         store: StoreArg,
     },
-    /// Convert an attested torch checkpoint to safetensors (socair-convert/1 or /2) with a signed
-    /// derivation record (key role: derive).
+    /// Convert an attested torch checkpoint to safetensors (socair-convert/1, /2 or /3) with a
+    /// signed derivation record (key role: derive).
     ///
     /// The rules are --rules, or the newest version the store's policy pins allow
     /// (`pins.rules["socair-convert"]`, a semver requirement such as "=1"); --rules outside the
-    /// pin is refused. The derivation record names the version used.
+    /// pin is refused. The derivation record names the version used, and under /3 the rule that
+    /// chose the kept name of each alias group (alias_rules).
     ///
     /// The attestation must verify under a `scan` key, hold no FAIL or LEAD row and a PASSing
     /// Pickle opcode scan row; the checkpoint is copied into work/ hashing while copying and
@@ -508,8 +513,8 @@ pub enum AirlockCommand {
         /// The private key (its public key must have role `derive`).
         #[arg(long, value_name = "K")]
         key: PathBuf,
-        /// The conversion rules: socair-convert/1 or socair-convert/2 (default: the newest the
-        /// deployment allows).
+        /// The conversion rules: socair-convert/1, /2 or /3 (default: the newest the deployment
+        /// allows).
         #[arg(long, value_name = "RULES")]
         rules: Option<String>,
         #[command(flatten)]
