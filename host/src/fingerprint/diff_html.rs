@@ -251,7 +251,7 @@ h1{font-size:20px;margin:0 0 4px}h2{font-size:16px;margin:22px 0 6px}
 #tip{position:fixed;pointer-events:none;background:#222;color:#fff;padding:5px 8px;border-radius:4px;font-size:12px;display:none;max-width:560px;z-index:2}
 table{border-collapse:collapse;font-size:12.5px}td,th{border-bottom:1px solid #e4e4e4;padding:3px 8px;text-align:left;vertical-align:top}th{background:#f5f5f5}
 .more{color:#666}.scale{display:inline-block;width:160px;height:12px;vertical-align:-2px;background:linear-gradient(90deg,#fddbc7,#d6604d,#67001f);border:1px solid #0003;margin:0 6px}
-.note{color:#555;font-size:13px}
+.note{color:#555;font-size:13px}pre{white-space:pre-wrap;font-size:12px}
 "#;
 
 const SCRIPT: &str = r#"
@@ -269,7 +269,7 @@ var cw=Math.max(3,Math.min(30,Math.floor(1100/Math.max(cols,1))));
 var ch=Math.max(2,Math.min(20,Math.floor(2600/Math.max(rows,1))));
 var left=110,top=cw>=9?150:10;
 var cv=document.getElementById('map');
-var W=left+cols*cw+2,H=top+rows*ch+2;
+var W=left+cols*cw+(cw>=9?130:2),H=top+rows*ch+2;
 cv.width=W;cv.height=H;cv.style.width=W+'px';cv.style.height=H+'px';
 var g=cv.getContext('2d');g.fillStyle='#fff';g.fillRect(0,0,W,H);
 function redScale(rel){

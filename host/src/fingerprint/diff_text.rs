@@ -93,6 +93,8 @@ pub fn how(p: &Pair) -> String {
     };
     if p.renamed {
         let _ = write!(s, ", named {} in the reference", side_name(&p.reference));
+    } else if let Some(of) = &p.reference.alias_of {
+        let _ = write!(s, " (in the reference, an alias of {of})");
     }
     s
 }
