@@ -653,23 +653,26 @@ fn by_values_pass(
                     )),
                 );
             }
-            let found = alignments(ea, er, ab, rb)
+            // As they are first; transposed only when that does not show the same weights
+            // (a square matrix lines up both ways). The first line-up that shows the same
+            // weights wins, else the element-wise one.
+            let mut first: Option<Measured> = None;
+            for (al, _) in alignments(ea, er, ab, rb)
                 .into_iter()
                 .filter(|(al, _)| matches!(al, Alignment::Same | Alignment::Transposed))
-                .map(|(al, _)| numbers_of(ea, er, ab, rb, al).map(|n| (n, al)))
-                .collect::<Vec<_>>();
-            // The first line-up that shows the same weights, else the element-wise one.
-            let best = found
-                .iter()
-                .find(|x| matches!(x, Ok((n, al)) if same_weights(n, *al).is_some()))
-                .or_else(|| found.first())
-                .cloned()
-                .unwrap_or_else(|| {
-                    Err(format!(
-                        "shapes {:?} and {:?} do not line up",
-                        ea.t.shape, er.t.shape
-                    ))
-                });
+            {
+                let measured = numbers_of(ea, er, ab, rb, al).map(|n| (n, al));
+                if matches!(&measured, Ok((n, al)) if same_weights(n, *al).is_some()) {
+                    return (k, measured);
+                }
+                first.get_or_insert(measured);
+            }
+            let best = first.unwrap_or_else(|| {
+                Err(format!(
+                    "shapes {:?} and {:?} do not line up",
+                    ea.t.shape, er.t.shape
+                ))
+            });
             (k, best)
         })
         .collect();

@@ -262,7 +262,7 @@ var LABELS=JSON.parse(document.getElementById('map-labels').textContent);
 var cells=D.cells,n=cells.length/5,roles=D.roles,layers=D.layers;
 var usedRole=new Map(),rolesOrder=[];
 for(var k=0;k<n;k++){var r=cells[5*k+1];if(!usedRole.has(r)){usedRole.set(r,0);rolesOrder.push(r);}}
-rolesOrder.sort(function(a,b){var x=roles[a].indexOf('#')<0,y=roles[b].indexOf('#')<0;if(x!==y)return x?-1:1;return 0;});
+rolesOrder.sort(function(a,b){var x=roles[a].indexOf('#')<0,y=roles[b].indexOf('#')<0;if(x!==y)return x?-1:1;return roles[a].localeCompare(roles[b],'en',{numeric:true});});
 rolesOrder.forEach(function(r,i){usedRole.set(r,i);});
 var cols=rolesOrder.length,rows=layers.length;
 var cw=Math.max(3,Math.min(30,Math.floor(1100/Math.max(cols,1))));
@@ -280,11 +280,18 @@ function redScale(rel){
  return 'rgb('+Math.round(p[0]+(q[0]-p[0])*s)+','+Math.round(p[1]+(q[1]-p[1])*s)+','+Math.round(p[2]+(q[2]-p[2])*s)+')';
 }
 var grid=new Int32Array(rows*cols).fill(-1);
-for(var k=0;k<n;k++){
- var L=cells[5*k],c=usedRole.get(cells[5*k+1]),code=cells[5*k+2],rel=cells[5*k+3];
- grid[L*cols+c]=k;
- g.fillStyle=code===6?redScale(rel):COLORS[code];
- g.fillRect(left+c*cw,top+L*ch,Math.max(1,cw-(cw>4?1:0)),Math.max(1,ch-(ch>4?1:0)));
+// Same weights first, then everything else on top, at least 3 pixels tall so that one
+// differing tensor among 100k still shows.
+for(var pass=0;pass<2;pass++){
+ for(var k=0;k<n;k++){
+  var L=cells[5*k],c=usedRole.get(cells[5*k+1]),code=cells[5*k+2],rel=cells[5*k+3];
+  if((code<5)!==(pass===0))continue;
+  grid[L*cols+c]=k;
+  g.fillStyle=code===6?redScale(rel):COLORS[code];
+  var h=Math.max(1,ch-(ch>4?1:0)),y=top+L*ch;
+  if(pass===1&&h<3){y-=Math.floor((3-h)/2);h=3;}
+  g.fillRect(left+c*cw,y,Math.max(1,cw-(cw>4?1:0)),h);
+ }
 }
 g.fillStyle='#333';g.font='11px system-ui,sans-serif';g.textBaseline='middle';
 var every=Math.max(1,Math.ceil(12/ch));

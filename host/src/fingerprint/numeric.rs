@@ -411,8 +411,9 @@ pub fn applies(alignment: Alignment, artifact: &[u64], reference: &[u64]) -> boo
         Alignment::Unpermute { n_head, .. } => {
             artifact == reference
                 && artifact.len() == 2
-                && n_head > 0
-                && artifact[0].is_multiple_of(2 * n_head)
+                && n_head
+                    .checked_mul(2)
+                    .is_some_and(|p| p > 0 && artifact[0].is_multiple_of(p))
         }
     }
 }
@@ -788,7 +789,7 @@ mod tests {
             .stdout(std::process::Stdio::piped())
             .spawn()
         else {
-            eprintln!("python3 not found: skipped");
+            // No python3: nothing to compare with (the host does not print, even in tests).
             return;
         };
         let mut input = String::new();
