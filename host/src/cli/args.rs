@@ -552,11 +552,14 @@ pub enum TensorsAction {
     ///
     /// Either side is a model (file or directory, any format a plugin reads) or a manifest
     /// `socair tensors` wrote. Tensors pair by name first (identical, same values, differs,
-    /// not comparable), then by content for names the other side lacks (renamed; a GGUF's
-    /// llama Q/K projections also after undoing llama.cpp's row permutation), and the rest is
-    /// only in one side. Writes the comparison as JSON and a summary to standard error. Exits
-    /// 0 only when every tensor on both sides matches under its own name, 1 otherwise, 2 when a
-    /// side cannot be read.
+    /// not comparable, lower precision; aliases a safetensors file records count as names),
+    /// then by content for names the other side lacks (renamed; llama Q/K projections also
+    /// after undoing llama.cpp's row permutation, either side the GGUF), then, when both sides
+    /// are models, by values (rounded copies, transposed 2-D tensors, quantized tensors
+    /// against floats of the same role); the rest is only in one side. Tensors that differ get
+    /// numbers (elements changed, max |Δ|, relative L2, cosine). Writes the comparison as JSON
+    /// and a summary naming tensors to standard error. Exits 0 only when every tensor on both
+    /// sides matches under its own name, 1 otherwise, 2 when a side cannot be read.
     ///
     /// Example: socair tensors diff model.gguf reviewed.tensors.json --out diff.json
     Diff {
@@ -567,5 +570,12 @@ pub enum TensorsAction {
         /// Write the comparison here (atomically) instead of to standard output.
         #[arg(long, value_name = "FILE")]
         out: Option<PathBuf>,
+        /// Also write the comparison as one self-contained HTML page (a per-layer map of
+        /// outcomes and relative change, then the tensors that differ or are missing).
+        #[arg(long, value_name = "FILE")]
+        html: Option<PathBuf>,
+        /// Name at most this many tensors per list in the summary on standard error.
+        #[arg(long, value_name = "N", default_value_t = 10)]
+        limit: usize,
     },
 }

@@ -36,6 +36,11 @@ pub struct TensorManifest {
     pub tensors: Vec<TensorEntry>,
     /// What could not be fingerprinted, sorted by file then tensor.
     pub unread: Vec<UnreadEntry>,
+    /// Names a safetensors file's `__metadata__` records as another name for one of its
+    /// tensors (`socair convert` writes tied weights once and names the others so), sorted
+    /// by file then name. Absent when there are none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub aliases: Vec<crate::fingerprint::alias::AliasEntry>,
 }
 
 /// The model a manifest describes.
@@ -131,11 +136,14 @@ pub fn fingerprint_detailed(
         || -> Result<_, TensorsError> {
             let opened = artifact.open_all(&ReadOptions::default())?;
             let unpermuted = crate::fingerprint::unpermute::hash_unpermuted(&opened);
-            Ok((hash_all(&artifact, &opened), unpermuted))
+            let aliases = crate::fingerprint::alias::aliases_of(&opened);
+            Ok((hash_all(&artifact, &opened), unpermuted, aliases))
         },
     );
-    let (hashed, unpermuted) = read?;
-    Ok((manifest_of(&artifact, hashed, digest?), unpermuted))
+    let (hashed, unpermuted, aliases) = read?;
+    let mut m = manifest_of(&artifact, hashed, digest?);
+    m.aliases = aliases;
+    Ok((m, unpermuted))
 }
 
 /// The manifest of an artifact whose files are already open (as `scan` has them for the
@@ -145,7 +153,9 @@ pub fn manifest_of_opened(
     opened: &[(&FileJob<'_>, OpenedFile)],
     digest: String,
 ) -> TensorManifest {
-    manifest_of(artifact, hash_all(artifact, opened), digest)
+    let mut m = manifest_of(artifact, hash_all(artifact, opened), digest);
+    m.aliases = crate::fingerprint::alias::aliases_of(opened);
+    m
 }
 
 fn manifest_of(
@@ -314,5 +324,6 @@ fn assemble(
         value_encoding: VALUE_ENCODING.into(),
         tensors,
         unread,
+        aliases: Vec::new(),
     }
 }
