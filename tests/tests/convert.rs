@@ -10,7 +10,7 @@ use std::path::Path;
 
 /// `socair convert --from torch-zip --to safetensors` under socair-convert/1: these tests hold
 /// /1 to what it promised before /2 existed (tests/tests/legacy.rs covers /2).
-fn convert(src: &Path, dst: &Path) -> common::Run {
+fn convert(src: &Path, dst: &Path) -> crate::common::Run {
     run(socair().arg("convert").arg(src).arg(dst).args([
         "--from",
         "torch-zip",
@@ -288,7 +288,7 @@ fn airlock_convert_refuses_each_gate_condition() {
             "socair-convert/1",
         ])
     };
-    let refused = |r: common::Run, why: &str| {
+    let refused = |r: crate::common::Run, why: &str| {
         assert_eq!(r.code, 1, "{why}: {}", r.stderr);
         assert!(r.stderr.contains(why), "{why:?} not in {}", r.stderr);
     };

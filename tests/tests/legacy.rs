@@ -22,7 +22,7 @@ fn cases(prefix: &str) -> Vec<(String, Value)> {
         .collect()
 }
 
-fn convert(src: &Path, dst: &Path, from: &str, rules: Option<&str>) -> common::Run {
+fn convert(src: &Path, dst: &Path, from: &str, rules: Option<&str>) -> crate::common::Run {
     let mut c = socair();
     c.arg("convert")
         .arg(src)

@@ -17,7 +17,7 @@ fn set_policy(s: &Store, p: &Value) {
     .unwrap();
 }
 
-fn refused(r: &common::Run, why: &str) {
+fn refused(r: &crate::common::Run, why: &str) {
     assert_eq!(r.code, 1, "{why}: {}", r.stderr);
     assert!(r.stderr.contains(why), "{why:?} not in {}", r.stderr);
 }
@@ -34,7 +34,8 @@ fn pinned_plugins_decide_what_scans_converts_and_promotes() {
     let r = s.run(&["airlock", "pin", "plugin", "torch-zip"]);
     assert_eq!(r.code, 0, "{}", r.stderr);
     let pinned = policy(&s)["pins"]["plugins"]["torch-zip"].clone();
-    let plugins = json(&common::run(common::socair().args(["plugins", "--json"])).stdout);
+    let plugins =
+        json(&crate::common::run(crate::common::socair().args(["plugins", "--json"])).stdout);
     let loaded = plugins["plugins"]
         .as_array()
         .unwrap()
