@@ -4,50 +4,9 @@
 //!     cargo run --release -p socair-plugin-torch-zip --example pickle_scan -- FILE
 //!     cargo run --release -p socair-plugin-torch-zip --example pickle_scan -- --flood SHAPE BYTES
 
+use socair_plugin_torch_zip::fuzzing::flood;
 use socair_plugin_torch_zip::pickle::{self, Options, Severity};
 use std::time::Instant;
-
-fn flood(shape: &str, size: usize) -> Vec<u8> {
-    let mut p = b"\x80\x02".to_vec();
-    let fill = |p: &mut Vec<u8>, unit: &[u8]| {
-        while p.len() + unit.len() < size {
-            p.extend_from_slice(unit);
-        }
-    };
-    match shape {
-        "empty-list" => fill(&mut p, b"]"),
-        "none-tuple" => {
-            p.push(b'(');
-            fill(&mut p, b"N");
-            p.push(b't');
-        }
-        "proto" => fill(&mut p, b"\x80\x02"),
-        "unknown-globals" => fill(&mut p, b"cfoo\nbar\n"),
-        "unknown-calls" => {
-            p.extend_from_slice(b"cfoo\nbar\nq\x00");
-            fill(&mut p, b"h\x00)R");
-        }
-        "marks" => fill(&mut p, b"("),
-        "memoize" => {
-            p[1] = 4;
-            p.push(b'N');
-            fill(&mut p, b"\x94");
-        }
-        "long4" => {
-            p.push(0x8b);
-            let n = size - 8;
-            p.extend_from_slice(&(n as u32).to_le_bytes());
-            p.resize(p.len() + n, 0x41);
-        }
-        "tuples" => {
-            p.push(b'N');
-            fill(&mut p, b"\x85");
-        }
-        other => panic!("unknown shape {other}"),
-    }
-    p.extend_from_slice(b"N.");
-    p
-}
 
 fn peak_rss_kib() -> u64 {
     std::fs::read_to_string("/proc/self/status")

@@ -315,6 +315,7 @@ pub fn analyze(src: &(impl ReadAt + ?Sized), options: &AnalyzeOptions) -> Analys
         &pickle::Options {
             reviewed: options.reviewed.clone(),
             legacy: false,
+            input_len: src.size(),
         },
     );
     a.protocol = outcome.protocol;

@@ -192,6 +192,7 @@ fn analyze_window(
     let plain = pickle::Options {
         reviewed: options.reviewed.clone(),
         legacy: true,
+        input_len: src.size(),
     };
     let mut at = 0usize;
     // Runs the pickle at `at` under `name`, adding its findings; `None` when the window ends

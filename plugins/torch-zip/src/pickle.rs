@@ -74,7 +74,10 @@ pub struct DictObject {
     pub ordered: bool,
     /// Items in insertion order.
     pub items: Vec<(Value, Value)>,
-    index: HashMap<KeyRepr, usize>,
+    /// Positions by key, built once a dict outgrows a linear search (most dicts in a
+    /// checkpoint are tensors' empty hooks). Boxed so that the many small dicts stay small.
+    #[allow(clippy::box_collection)]
+    index: Option<Box<HashMap<KeyRepr, usize>>>,
     /// Attributes set by BUILD.
     pub attrs: Option<Value>,
 }
@@ -85,21 +88,47 @@ enum KeyRepr {
     Int(i64),
 }
 
+fn key_repr(key: &Value) -> Option<KeyRepr> {
+    match key {
+        Value::Str(s) => Some(KeyRepr::Str(s.clone())),
+        Value::Int(i) => Some(KeyRepr::Int(*i)),
+        _ => None,
+    }
+}
+
+/// Dicts up to this many items are searched linearly.
+const LINEAR_DICT: usize = 8;
+
 impl DictObject {
     fn insert(&mut self, key: Value, value: Value) {
-        let repr = match &key {
-            Value::Str(s) => Some(KeyRepr::Str(s.clone())),
-            Value::Int(i) => Some(KeyRepr::Int(*i)),
-            _ => None,
-        };
-        match repr.as_ref().and_then(|r| self.index.get(r)) {
-            Some(&i) => self.items[i].1 = value,
-            None => {
-                if let Some(r) = repr {
-                    self.index.insert(r, self.items.len());
-                }
-                self.items.push((key, value));
+        let repr = key_repr(&key);
+        let found = repr.as_ref().and_then(|r| match &self.index {
+            Some(index) => index.get(r).copied(),
+            None => self
+                .items
+                .iter()
+                .position(|(k, _)| key_repr(k).as_ref() == Some(r)),
+        });
+        if let Some(i) = found {
+            self.items[i].1 = value;
+            return;
+        }
+        self.items.push((key, value));
+        let at = self.items.len() - 1;
+        match (&mut self.index, repr) {
+            (Some(index), Some(r)) => {
+                index.insert(r, at);
             }
+            (None, _) if self.items.len() > LINEAR_DICT => {
+                let index = self
+                    .items
+                    .iter()
+                    .enumerate()
+                    .filter_map(|(i, (k, _))| key_repr(k).map(|r| (r, i)))
+                    .collect();
+                self.index = Some(Box::new(index));
+            }
+            _ => {}
         }
     }
 }
@@ -281,14 +310,18 @@ pub struct Options {
     /// Persistent ids in the legacy format's form, `('storage', class, root key, location,
     /// numel, view_metadata)`, instead of the zip format's five fields.
     pub legacy: bool,
+    /// Size of the input the pickle comes from (a checkpoint holding it), which the memory
+    /// the typed model may take grows with; 0 for the pickle's own size.
+    pub input_len: u64,
 }
 
 /// Most framing replays (pickles re-read with some frames read whole) per pickle; past it, a
 /// finding says the rest were not followed.
 pub const MAX_FRAMING_REPLAYS: usize = 8;
 
-/// The largest pickle the machine runs: offsets are kept in 31 bits.
-pub const MAX_DATA: usize = (1 << 31) - 16;
+/// The largest pickle the machine runs (torch's readers hand it at most 1 GiB): offsets are
+/// kept in 30 bits.
+pub const MAX_DATA: usize = (1 << 30) - 16;
 
 /// Runs the pickle in `data`, then every pickle appended after its STOP (each as its own
 /// pickle, with offsets in `data`). The outcome's typed model is the first pickle's.
@@ -359,10 +392,17 @@ fn first_pickle(data: &[u8], options: &Options, findings: &mut Findings) -> (Out
         end = Some(stop_end).filter(|_| run.alt_end.is_none());
     }
     ends.extend(run.alt_end);
-    let ambiguous = run.ambiguous.clone();
+    let (ambiguous, more) = (run.ambiguous.clone(), run.ambiguous_more);
     let mut out = run.outcome;
     out.end = end;
-    ends.extend(replays(data, 0, options, findings, &ambiguous, false));
+    ends.extend(replays(
+        data,
+        0,
+        options,
+        findings,
+        (&ambiguous, more),
+        false,
+    ));
     (out, ends)
 }
 
@@ -374,36 +414,57 @@ fn replays(
     start: usize,
     options: &Options,
     findings: &mut Findings,
-    ambiguous: &[usize],
+    (ambiguous, more): (&[usize], usize),
     appended: bool,
 ) -> Ends {
     let mut ends = Vec::new();
-    let mut pending: Vec<Vec<usize>> = ambiguous.iter().rev().map(|&f| vec![f]).collect();
+    // Readings to follow, each the list of frames read whole; only as many as can be run.
+    let mut pending: Vec<Vec<usize>> = Vec::new();
+    let mut not_followed = more;
+    let offer = |pending: &mut Vec<Vec<usize>>,
+                 not_followed: &mut usize,
+                 prefix: &[usize],
+                 frames: &[usize],
+                 done: usize| {
+        let last = prefix.last().copied();
+        for &f in frames.iter().filter(|&&f| last.is_none_or(|l| f > l)) {
+            if done + pending.len() < MAX_FRAMING_REPLAYS {
+                let mut next = prefix.to_vec();
+                next.push(f);
+                pending.push(next);
+            } else {
+                *not_followed += 1;
+            }
+        }
+    };
+    offer(&mut pending, &mut not_followed, &[], ambiguous, 0);
+    pending.reverse();
     let mut done = 0;
     while let Some(exact) = pending.pop() {
-        if done == MAX_FRAMING_REPLAYS {
-            findings.add(Kind::Framing, Severity::Fail, start as u64, "FRAME", None, || {
-                format!(
-                    "{} more ways to read this pickle's frames were not followed (at most {MAX_FRAMING_REPLAYS} are): globals only those readings reach are not named",
-                    pending.len() + 1
-                )
-            });
-            break;
-        }
         done += 1;
-        let last = exact.last().copied().unwrap_or(0);
         let run = Run::new(data, start, options, findings, &exact, appended).go();
         if let Ended::Stop(end) = run.ended {
             ends.push(end);
         }
         ends.extend(run.alt_end);
-        for &f in run.ambiguous.iter().rev() {
-            if f > last {
-                let mut next = exact.clone();
-                next.push(f);
-                pending.push(next);
-            }
-        }
+        not_followed += run.ambiguous_more;
+        let before = pending.len();
+        offer(
+            &mut pending,
+            &mut not_followed,
+            &exact,
+            &run.ambiguous,
+            done,
+        );
+        pending[before..].reverse();
+    }
+    if not_followed > 0 {
+        findings.add(Kind::Bounds, Severity::Fail, start as u64, "FRAME", None, || {
+            format!(
+                "{} more ways to read this pickle's frames were not followed (at most {MAX_FRAMING_REPLAYS} are): globals only those readings reach are not named",
+                group(not_followed as u64)
+            )
+        });
     }
     ends
 }
@@ -426,12 +487,19 @@ fn appended(data: &[u8], options: &Options, ends: &[usize], findings: &mut Findi
     }
     while let Some(start) = starts.pop_first() {
         let run = Run::new(data, start, options, findings, &[], true).go();
-        let ambiguous = run.ambiguous.clone();
+        let (ambiguous, more) = (run.ambiguous.clone(), run.ambiguous_more);
         if let Ended::Stop(end) = run.ended {
             starts.insert(end);
         }
         starts.extend(run.alt_end);
-        starts.extend(replays(data, start, options, findings, &ambiguous, true));
+        starts.extend(replays(
+            data,
+            start,
+            options,
+            findings,
+            (&ambiguous, more),
+            true,
+        ));
         starts.retain(|&e| e < data.len());
     }
 }

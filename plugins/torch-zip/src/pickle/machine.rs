@@ -27,8 +27,10 @@ pub struct RunResult {
     pub ended: Ended,
     /// Where a reader that reads frames whole ends this pickle, when STOP lies inside a frame.
     pub alt_end: Option<usize>,
-    /// Frames whose being read whole changes what follows (replayed by the caller).
+    /// Frames whose being read whole changes what follows (replayed by the caller), and how
+    /// many more there were than listed.
     pub ambiguous: Vec<usize>,
+    pub ambiguous_more: usize,
     /// The typed outcome (findings excepted: they go to the shared [`Findings`]).
     pub outcome: Outcome,
 }
@@ -46,9 +48,41 @@ pub const UNNAMEABLE: Id = 2;
 /// `STR_AT + offset`: the `str` the string opcode at that offset pushed (read contiguously,
 /// re-decoded from there when it is needed).
 pub const STR_AT: Id = 3;
+/// Offsets below this are kept in [`STR_AT`] ids.
+const MAX_STR_AT: usize = (GLOBAL - STR_AT) as usize;
+/// `GLOBAL | index`: a global object, judged, in [`Abstract::globals`].
+pub const GLOBAL: Id = 1 << 30;
 /// `OWNED | index`: a `str` kept in [`Abstract::owned`] (from the typed model, or read
 /// across a frame's end).
 pub const OWNED: Id = 1 << 31;
+/// Most distinct globals kept as abstract values; past it a global is [`UNKNOWN`] and calls
+/// of it are calls of something only running the pickle would reveal.
+pub const MAX_ABSTRACT_GLOBALS: usize = 4096;
+
+/// A global object as an abstract value: how it shows in a finding, what it is.
+#[derive(Debug, Clone)]
+pub struct AbsGlobal {
+    /// `module.name` as pickled (quoted for findings).
+    pub shown: Rc<str>,
+    pub class: Class,
+    pub reviewed: bool,
+}
+
+/// Most classified globals cached per run.
+pub const MAX_JUDGED: usize = 4096;
+
+/// A classified global.
+#[derive(Debug)]
+pub struct Judged {
+    renaming: bool,
+    module: Box<str>,
+    name: Box<str>,
+    /// `module.name` as pickled.
+    raw: Box<str>,
+    /// `module.name` as Python imports it.
+    effective: Box<str>,
+    lookup: crate::globals::Lookup,
+}
 
 /// Most sparse memo indices kept abstractly; past it the memo is no longer exact and every
 /// fetch is [`UNKNOWN`].
@@ -117,6 +151,15 @@ impl<T: Clone> Stack<T> {
         }
         Ok(self.items.split_off(self.items.len() - n))
     }
+    /// Drops the top `n` values, as [`Stack::pop_n`] checks them.
+    pub fn drop_n(&mut self, n: usize) -> Result<(), Raise> {
+        if self.items.len() < n || self.items.len() - n < self.fence() {
+            return Err(underflow());
+        }
+        self.items.truncate(self.items.len() - n);
+        Ok(())
+    }
+
     /// Everything from `at` up (after [`Stack::marker`] returned `at`).
     pub fn split_off(&mut self, at: usize) -> Vec<T> {
         self.items.split_off(at.min(self.items.len()))
@@ -211,9 +254,27 @@ pub struct Abstract {
     /// Strings kept whole: those of the typed model, and those read across a frame's end.
     pub owned: Vec<Rc<str>>,
     owned_index: HashMap<Rc<str>, Id>,
+    /// Global objects on the stack or in the memo.
+    pub globals: Vec<AbsGlobal>,
+    global_index: HashMap<(Rc<str>, bool), Id>,
 }
 
 impl Abstract {
+    /// The id of a global object.
+    pub fn global(&mut self, g: AbsGlobal) -> Id {
+        let key = (g.shown.clone(), matches!(g.class, Class::Dangerous(_)));
+        if let Some(&id) = self.global_index.get(&key) {
+            return id;
+        }
+        if self.globals.len() >= MAX_ABSTRACT_GLOBALS {
+            return UNKNOWN;
+        }
+        let id = GLOBAL | self.globals.len() as Id;
+        self.globals.push(g);
+        self.global_index.insert(key, id);
+        id
+    }
+
     /// The id of `s` kept whole.
     pub fn own(&mut self, s: Rc<str>) -> Id {
         if s.len() > MAX_NAME_BYTES {
@@ -261,12 +322,15 @@ pub struct Run<'a, 'f> {
     /// Storages and tensors the typed model had built when the pickle left the grammar.
     kept: (Vec<Rc<StorageRef>>, Vec<Rc<TensorModel>>),
     pub(super) reviewed_used: Vec<String>,
+    judged: HashMap<u64, Rc<Judged>>,
 }
 
-/// Typed memory allowed for a pickle of `n` bytes: with the input itself and the abstract
-/// state after it (at most four bytes per opcode), a pickle stays under 64 MiB + 8× its size.
+/// Typed memory allowed for a pickle read from an input of `n` bytes (the pickle itself, or
+/// the checkpoint holding it): with the input, the storages kept when the model stops, and
+/// the abstract state after it (at most four bytes an opcode), a run stays under
+/// 64 MiB + 8× the input.
 pub fn typed_budget(n: usize) -> usize {
-    (32 << 20) + 4 * n
+    (32 << 20) + 3 * n
 }
 
 impl<'a, 'f> Run<'a, 'f> {
@@ -297,10 +361,15 @@ impl<'a, 'f> Run<'a, 'f> {
             typed: typed.then(|| Box::new(Typed::default())),
             abs: (!typed).then(|| Box::new(Abstract::default())),
             leave_after: None,
-            budget: typed_budget(data.len().saturating_sub(start)),
+            budget: typed_budget(
+                data.len()
+                    .saturating_sub(start)
+                    .max(usize::try_from(options.input_len).unwrap_or(usize::MAX)),
+            ),
             result: None,
             kept: (Vec::new(), Vec::new()),
             reviewed_used: Vec::new(),
+            judged: HashMap::new(),
         }
     }
 
@@ -321,7 +390,11 @@ impl<'a, 'f> Run<'a, 'f> {
         key: Option<&str>,
         reason: impl FnOnce() -> String,
     ) {
-        if self.detecting || (self.reader.is_replay() && !self.reader.diverged()) {
+        // A replay reports what only its reading reaches: not before it diverges, and not the
+        // framing, which the contiguous reading reports at every place it disagrees.
+        if self.detecting
+            || (self.reader.is_replay() && (!self.reader.diverged() || kind == Kind::Framing))
+        {
             return;
         }
         self.findings
@@ -347,7 +420,11 @@ impl<'a, 'f> Run<'a, 'f> {
             }
             if let Some(why) = self.leave_after.take() {
                 self.leave(move || why);
-            } else if self.typed.as_ref().is_some_and(|t| t.cost > self.budget) {
+            } else if self
+                .typed
+                .as_ref()
+                .is_some_and(|t| t.footprint() > self.budget)
+            {
                 let budget = self.budget;
                 self.leave(move || {
                     format!(
@@ -356,7 +433,8 @@ impl<'a, 'f> Run<'a, 'f> {
                 });
             }
         };
-        let ambiguous = self.reader.ambiguous().to_vec();
+        let (ambiguous, ambiguous_more) = self.reader.ambiguous();
+        let (ambiguous, ambiguous_more) = (ambiguous.to_vec(), ambiguous_more);
         let mut outcome = Outcome {
             protocol: self.first_proto,
             reviewed_used: std::mem::take(&mut self.reviewed_used),
@@ -379,6 +457,7 @@ impl<'a, 'f> Run<'a, 'f> {
             ended,
             alt_end,
             ambiguous,
+            ambiguous_more,
             outcome,
         }
     }
@@ -407,33 +486,9 @@ impl<'a, 'f> Run<'a, 'f> {
             return;
         }
         for event in self.reader.take_events() {
-            let reason = match event {
-                FrameEvent::Straddle { frame_end, c_skips: true } => format!(
-                    "an opcode straddles the end of the frame that ends at byte {frame_end}: pure Python raises, and the C unpickler reading the frame whole from a file (torch.load's io.BytesIO) skips to the frame's end and reads the opcode's arguments there (frame lengths that disagree with opcodes hide code from scanners, GHSA-6ggj-6f2q-f7mx)"
-                ),
-                FrameEvent::Straddle { frame_end, c_skips: false } => format!(
-                    "an opcode's payload runs past the end of the frame that ends at byte {frame_end}: pure Python raises, the C unpickler reads on"
-                ),
-                FrameEvent::Nested { outer_end, overflows } => format!(
-                    "FRAME inside a frame that ends at byte {outer_end}: pure Python raises; the C unpickler {}",
-                    if overflows {
-                        "reading the outer frame whole skips the rest of it and starts the new frame at its end"
-                    } else {
-                        "ignores it"
-                    }
-                ),
-                FrameEvent::PastData { len } => format!(
-                    "a FRAME of {len} bytes runs past the end of the pickle: the C unpickler raises here, pure Python first runs what it holds"
-                ),
-                FrameEvent::StopInFrame { frame_end } => format!(
-                    "STOP inside a frame that runs on to byte {frame_end}: a reader that reads the frame whole (pure Python, the C unpickler over a file) ends this pickle there, so what follows STOP is not where the next pickle of a stream starts"
-                ),
-                FrameEvent::TooManyFrames => format!(
-                    "more than {} frames open at once: the ones past that are not replayed read whole",
-                    super::reader::MAX_OPEN_FRAMES
-                ),
-            };
-            self.note(Kind::Framing, Severity::Fail, None, move || reason);
+            self.note(Kind::Framing, Severity::Fail, None, move || {
+                frame_finding(&event)
+            });
         }
     }
 
@@ -509,7 +564,12 @@ impl<'a, 'f> Run<'a, 'f> {
         let mut abs = Abstract::default();
         let id_of = |v: &Value, abs: &mut Abstract| match v {
             Value::Str(s) => abs.own(s.clone()),
-            Value::Global(_) | Value::Opaque(_) => UNKNOWN,
+            Value::Global(g) => abs.global(AbsGlobal {
+                shown: Rc::from(format!("{}.{}", quote(&g.module), quote(&g.name))),
+                class: g.class.clone(),
+                reviewed: g.reviewed,
+            }),
+            Value::Opaque(_) => UNKNOWN,
             _ => NOT_STR,
         };
         let items: Vec<Id> = typed
@@ -522,14 +582,18 @@ impl<'a, 'f> Run<'a, 'f> {
         abs.stack.marks = typed.stack.marks;
         let mut memo: Vec<(u64, Id)> = typed
             .memo
-            .iter()
-            .map(|(&i, v)| (i, id_of(v, &mut abs)))
+            .entries()
+            .map(|(i, v)| (i, id_of(v, &mut abs)))
             .collect();
+        drop(typed.memo);
         memo.sort_unstable_by_key(|&(i, _)| i);
         for (i, v) in memo {
             abs.memo.put(i, v);
         }
-        self.kept = (typed.storages, typed.tensors);
+        // The storages stay for the checkpoint's record checks; tensors are of no use once the
+        // state dict is not modeled.
+        self.kept = (typed.storages, Vec::new());
+        drop(typed.tensors);
         self.abs = Some(Box::new(abs));
     }
 
@@ -572,13 +636,12 @@ impl<'a, 'f> Run<'a, 'f> {
     }
 
     /// The module and name of GLOBAL (UTF-8) or INST (ASCII).
-    pub(super) fn global_lines(&mut self, ascii: bool) -> Result<(String, String), Raise> {
-        let decode = |b: &[u8]| -> Result<String, Raise> {
+    pub(super) fn global_lines(&mut self, ascii: bool) -> Result<(&'a str, &'a str), Raise> {
+        let decode = |b: &'a [u8]| -> Result<&'a str, Raise> {
             if ascii && !b.is_ascii() {
                 return Err(Raise::Invalid("a global's name is not ASCII".into()));
             }
             std::str::from_utf8(b)
-                .map(str::to_owned)
                 .map_err(|_| Raise::Invalid("a global's name is not UTF-8".into()))
         };
         let module = decode(self.line_arg(2)?)?;
@@ -591,34 +654,38 @@ impl<'a, 'f> Run<'a, 'f> {
     /// Judges the global Python looks up as `module`.`name` under the current protocol, and
     /// reports it. Returns its class and whether the operator reviewed it.
     pub(super) fn global(&mut self, module: &str, name: &str) -> (Class, bool) {
-        let lookup = classify_pickled(module, name, self.proto);
-        let raw = format!("{module}.{name}");
-        let proto = self.proto;
-        let shown = |lookup: &crate::globals::Lookup| {
-            let renamed = match &lookup.renamed {
+        let entry = self.judged(module, name);
+        let mut reviewed = false;
+        let shown = |e: &Judged| {
+            let renamed = match &e.lookup.renamed {
                 Some((m, n)) => format!(
-                    " (which Python 3 imports as {}.{}: fix_imports renames it under protocol {proto})",
+                    " (which Python 3 imports as {}.{}: fix_imports renames it below protocol 3)",
                     quote(m),
                     quote(n),
                 ),
                 None => String::new(),
             };
-            format!("{}{renamed}", quote(&raw))
+            format!("{}{renamed}", quote(&e.raw))
         };
-        let effective = match &lookup.renamed {
-            Some((m, n)) => format!("{m}.{n}"),
-            None => raw.clone(),
-        };
-        let mut reviewed = false;
-        match &lookup.class {
+        match &entry.lookup.class {
             Class::Dangerous(why) => {
-                let text = format!("global {}: {why}", shown(&lookup));
-                self.note(Kind::DangerousGlobal, Severity::Fail, Some(&raw), || text);
+                self.note(
+                    Kind::DangerousGlobal,
+                    Severity::Fail,
+                    Some(&entry.raw),
+                    || format!("global {}: {why}", shown(&entry)),
+                );
             }
-            Class::Unknown if self.options.reviewed.contains(&effective) => {
+            Class::Unknown
+                if self
+                    .options
+                    .reviewed
+                    .iter()
+                    .any(|r| **r == *entry.effective) =>
+            {
                 reviewed = true;
-                if !self.reviewed_used.contains(&effective) {
-                    self.reviewed_used.push(effective);
+                if !self.reviewed_used.iter().any(|r| **r == *entry.effective) {
+                    self.reviewed_used.push(entry.effective.to_string());
                 }
             }
             Class::Unknown => {
@@ -627,15 +694,48 @@ impl<'a, 'f> Run<'a, 'f> {
                 } else {
                     ""
                 };
-                let text = format!(
-                    "global {} is outside socair-wo/1{hint}; pass it in --reviewed-classes once reviewed",
-                    shown(&lookup)
-                );
-                self.note(Kind::UnknownGlobal, Severity::Lead, Some(&raw), || text);
+                self.note(Kind::UnknownGlobal, Severity::Lead, Some(&entry.raw), || {
+                    format!(
+                        "global {} is outside socair-wo/1{hint}; pass it in --reviewed-classes once reviewed",
+                        shown(&entry)
+                    )
+                });
             }
             Class::Known(_) => {}
         }
-        (lookup.class, reviewed)
+        (entry.lookup.class.clone(), reviewed)
+    }
+
+    /// The classification of a global, from a small cache: floods name the same globals over
+    /// and over.
+    fn judged(&mut self, module: &str, name: &str) -> Rc<Judged> {
+        use std::hash::{Hash, Hasher};
+        let renaming = self.proto < 3;
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        (renaming, module, name).hash(&mut h);
+        let key = h.finish();
+        if let Some(e) = self.judged.get(&key) {
+            if e.renaming == renaming && *e.module == *module && *e.name == *name {
+                return e.clone();
+            }
+        }
+        let lookup = classify_pickled(module, name, self.proto);
+        let effective = match &lookup.renamed {
+            Some((m, n)) => format!("{m}.{n}"),
+            None => format!("{module}.{name}"),
+        };
+        let e = Rc::new(Judged {
+            renaming,
+            module: module.into(),
+            name: name.into(),
+            raw: format!("{module}.{name}").into(),
+            effective: effective.into(),
+            lookup,
+        });
+        if self.judged.len() < MAX_JUDGED {
+            self.judged.insert(key, e.clone());
+        }
+        e
     }
 
     /// A global whose name the machine cannot determine.
@@ -667,22 +767,27 @@ impl<'a, 'f> Run<'a, 'f> {
         match text {
             Text::WithSurrogates => UNNAMEABLE,
             Text::Str(s) if s.len() > MAX_NAME_BYTES => UNNAMEABLE,
-            Text::Str(_) if !self.reader.skipped_in_op() => STR_AT + self.op_at as Id,
+            Text::Str(_) if !self.reader.skipped_in_op() && self.op_at < MAX_STR_AT => {
+                STR_AT + self.op_at as Id
+            }
             Text::Str(s) => self.abs().own(Rc::from(s)),
         }
     }
 
     /// The string an id names, if any.
-    fn id_text(&self, id: Id) -> Option<String> {
+    fn id_text(&self, id: Id) -> Option<std::borrow::Cow<'a, str>> {
+        if id & OWNED == 0 && id & GLOBAL != 0 {
+            return None;
+        }
         if id & OWNED != 0 {
             let abs = self.abs.as_ref()?;
-            return abs.owned.get((id & !OWNED) as usize).map(|s| s.to_string());
+            return abs
+                .owned
+                .get((id & !OWNED) as usize)
+                .map(|s| std::borrow::Cow::Owned(s.to_string()));
         }
         let at = usize::try_from(id.checked_sub(STR_AT)?).ok()?;
-        match string_at(self.data, at)? {
-            Text::Str(s) => Some(s),
-            Text::WithSurrogates => None,
-        }
+        string_at(self.data, at)
     }
 
     // ---- the abstract machine ---------------------------------------------------------
@@ -786,7 +891,7 @@ impl<'a, 'f> Run<'a, 'f> {
                 self.abs().stack.top()?;
             }
             0x85..=0x87 => {
-                self.abs().stack.pop_n(usize::from(op - 0x84))?;
+                self.abs().stack.drop_n(usize::from(op - 0x84))?;
                 self.abs().stack.push(NOT_STR);
             }
             b't' | b'l' | 0x91 => {
@@ -832,12 +937,12 @@ impl<'a, 'f> Run<'a, 'f> {
                 }
                 stack.pop()?;
             }
-            b'R' | 0x81 => {
-                self.abs().stack.pop_n(2).map_err(|_| underflow())?;
-                self.abs().stack.push(UNKNOWN);
-            }
-            0x92 => {
-                self.abs().stack.pop_n(3).map_err(|_| underflow())?;
+            b'R' | 0x81 | 0x92 => {
+                let n = if op == 0x92 { 3 } else { 2 };
+                let stack = &self.abs().stack;
+                let callable = stack.items.len().checked_sub(n).map(|i| stack.items[i]);
+                self.abs().stack.drop_n(n)?;
+                self.abstract_call(callable.unwrap_or(UNKNOWN));
                 self.abs().stack.push(UNKNOWN);
             }
             b'o' => {
@@ -845,20 +950,23 @@ impl<'a, 'f> Run<'a, 'f> {
                 if self.abs().stack.len() < at + 1 {
                     return Err(underflow());
                 }
+                let callable = self.abs().stack.items[at];
                 self.abs().stack.truncate(at);
+                self.abstract_call(callable);
                 self.abs().stack.push(UNKNOWN);
             }
             b'i' => {
                 let at = self.abs().stack.marker()?;
                 let (module, name) = self.global_lines(true)?;
-                self.global(&module, &name);
+                let id = self.global_id(module, name);
                 self.abs().stack.truncate(at);
+                self.abstract_call(id);
                 self.abs().stack.push(UNKNOWN);
             }
             b'c' => {
                 let (module, name) = self.global_lines(false)?;
-                self.global(&module, &name);
-                self.abs().stack.push(UNKNOWN);
+                let id = self.global_id(module, name);
+                self.abs().stack.push(id);
             }
             0x93 => {
                 let name = self.abs().stack.pop()?;
@@ -871,11 +979,15 @@ impl<'a, 'f> Run<'a, 'f> {
                 }
                 match (self.id_text(module), self.id_text(name)) {
                     (Some(m), Some(n)) => {
-                        self.global(&m, &n);
+                        let id = self.global_id(&m, &n);
+                        self.abs().stack.push(id);
+                        return Ok(None);
                     }
                     _ => {
-                        let why = if module == UNKNOWN || name == UNKNOWN {
-                            "an operand is the result of a call or some other value only running the pickle would reveal"
+                        let opaque =
+                            |id: Id| id == UNKNOWN || (id & OWNED == 0 && id & GLOBAL != 0);
+                        let why = if opaque(module) || opaque(name) {
+                            "an operand is the result of a call, a global object or some other value only running the pickle would reveal"
                         } else {
                             "an operand is a str longer than any importable name or holding lone surrogates"
                         };
@@ -961,12 +1073,83 @@ impl<'a, 'f> Run<'a, 'f> {
         Ok(None)
     }
 
+    /// Judges a global and gives the abstract value of its object.
+    fn global_id(&mut self, module: &str, name: &str) -> Id {
+        let (class, reviewed) = self.global(module, name);
+        let shown = Rc::from(format!("{}.{}", quote(module), quote(name)));
+        self.abs().global(AbsGlobal {
+            shown,
+            class,
+            reviewed,
+        })
+    }
+
+    /// Reports a call (REDUCE, NEWOBJ, NEWOBJ_EX, OBJ, INST) of `callable`, as the typed model
+    /// reports calls outside the grammar.
+    fn abstract_call(&mut self, callable: Id) {
+        if callable & OWNED == 0 && callable & GLOBAL != 0 {
+            let Some(g) = self
+                .abs
+                .as_ref()
+                .and_then(|a| a.globals.get((callable & !GLOBAL) as usize))
+                .cloned()
+            else {
+                return;
+            };
+            match g.class {
+                Class::Dangerous(why) => self.note(Kind::Call, Severity::Fail, None, || {
+                    format!("calls {}: {why}", g.shown)
+                }),
+                Class::Unknown if !g.reviewed => {
+                    self.note(Kind::Call, Severity::Lead, None, || {
+                        format!("calls {}, a global outside socair-wo/1", g.shown)
+                    })
+                }
+                _ => {}
+            }
+        } else if callable == UNKNOWN {
+            self.note(Kind::Call, Severity::Lead, None, || {
+                "calls a value only running the pickle would reveal (the result of an earlier call, a persistent id or a global's attribute)".into()
+            });
+        }
+    }
+
     fn memo_put(&mut self, idx: u64, v: Id) {
         if !self.abs().memo.put(idx, v) {
             self.note(Kind::Bounds, Severity::Lead, None, || {
                 format!("more than {MAX_SPARSE_MEMO} scattered memo indices: the memo is no longer tracked exactly, and names fetched from it cannot be determined")
             });
         }
+    }
+}
+
+/// What a framing event means, for its finding.
+fn frame_finding(event: &FrameEvent) -> String {
+    match *event {
+        FrameEvent::Straddle { frame_end, c_skips: true } => format!(
+            "an opcode straddles the end of the frame that ends at byte {frame_end}: pure Python raises, and the C unpickler reading the frame whole from a file (torch.load's io.BytesIO) skips to the frame's end and reads the opcode's arguments there (frame lengths that disagree with opcodes hide code from scanners, GHSA-6ggj-6f2q-f7mx)"
+        ),
+        FrameEvent::Straddle { frame_end, c_skips: false } => format!(
+            "an opcode's payload runs past the end of the frame that ends at byte {frame_end}: pure Python raises, the C unpickler reads on"
+        ),
+        FrameEvent::Nested { outer_end, overflows } => format!(
+            "FRAME inside a frame that ends at byte {outer_end}: pure Python raises; the C unpickler {}",
+            if overflows {
+                "reading the outer frame whole skips the rest of it and starts the new frame at its end"
+            } else {
+                "ignores it"
+            }
+        ),
+        FrameEvent::PastData { len } => format!(
+            "a FRAME of {len} bytes runs past the end of the pickle: the C unpickler raises here, pure Python first runs what it holds"
+        ),
+        FrameEvent::StopInFrame { frame_end } => format!(
+            "STOP inside a frame that runs on to byte {frame_end}: a reader that reads the frame whole (pure Python, the C unpickler over a file) ends this pickle there, so what follows STOP is not where the next pickle of a stream starts"
+        ),
+        FrameEvent::TooManyFrames => format!(
+            "more than {} frames open at once: the ones past that are not replayed read whole",
+            super::reader::MAX_OPEN_FRAMES
+        ),
     }
 }
 
@@ -994,8 +1177,10 @@ fn binstring_text(bytes: &[u8]) -> Text {
     }
 }
 
-/// Re-decodes the string the opcode at `at` pushed, read contiguously.
-fn string_at(data: &[u8], at: usize) -> Option<Text> {
+/// Re-decodes the string the opcode at `at` pushed, read contiguously; `None` when it is not
+/// a string that can name anything.
+fn string_at(data: &[u8], at: usize) -> Option<std::borrow::Cow<'_, str>> {
+    use std::borrow::Cow;
     let op = *data.get(at)?;
     let rest = data.get(at + 1..)?;
     let counted = |width: usize| -> Option<&[u8]> {
@@ -1009,14 +1194,23 @@ fn string_at(data: &[u8], at: usize) -> Option<Text> {
         let nl = rest.iter().position(|&b| b == b'\n')?;
         Some(&rest[..nl])
     };
+    let owned = |t: Option<Text>| match t? {
+        Text::Str(s) => Some(Cow::Owned(s)),
+        Text::WithSurrogates => None,
+    };
     match op {
-        b'X' => text::utf8_surrogatepass(counted(4)?),
-        0x8c => text::utf8_surrogatepass(counted(1)?),
-        0x8d => text::utf8_surrogatepass(counted(8)?),
-        b'T' => Some(binstring_text(counted(4)?)),
-        b'U' => Some(binstring_text(counted(1)?)),
-        b'S' => decode_string_line(line()?).ok(),
-        b'V' => text::raw_unicode_escape_decode(line()?),
+        b'X' | 0x8c | 0x8d => {
+            let width = match op {
+                b'X' => 4,
+                0x8c => 1,
+                _ => 8,
+            };
+            std::str::from_utf8(counted(width)?).ok().map(Cow::Borrowed)
+        }
+        b'T' => owned(Some(binstring_text(counted(4)?))),
+        b'U' => owned(Some(binstring_text(counted(1)?))),
+        b'S' => owned(decode_string_line(line()?).ok()),
+        b'V' => owned(text::raw_unicode_escape_decode(line()?)),
         _ => None,
     }
 }

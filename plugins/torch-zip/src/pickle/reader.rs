@@ -36,6 +36,10 @@ use std::ops::Range;
 /// Most frames tracked as open at once in the contiguous reading; more is itself a finding.
 pub const MAX_OPEN_FRAMES: usize = 32;
 
+/// Most ambiguous frames a reading lists for replays (the rest are only counted): no more can
+/// be replayed anyway.
+pub const MAX_AMBIGUOUS: usize = 64;
+
 /// Why reading stopped: CPython raises here.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Raise {
@@ -77,8 +81,10 @@ pub struct Reader<'a> {
     raise_on_short_frame: bool,
     /// Window frames still open: (end, index).
     open: Vec<(usize, usize)>,
-    /// Window frames (by index) that, read whole, would have changed what follows.
+    /// Window frames (by index) that, read whole, would have changed what follows (the first
+    /// [`MAX_AMBIGUOUS`]), and how many more there were.
     ambiguous: Vec<usize>,
+    ambiguous_more: usize,
     /// Whether this reading has gone where the contiguous one does not.
     diverged: bool,
     /// Whether the current opcode's arguments did not come from right after it.
@@ -99,6 +105,7 @@ impl<'a> Reader<'a> {
             raise_on_short_frame: !exact_frames.is_empty(),
             open: Vec::new(),
             ambiguous: Vec::new(),
+            ambiguous_more: 0,
             diverged: false,
             skipped_in_op: false,
             events: Vec::new(),
@@ -131,9 +138,17 @@ impl<'a> Reader<'a> {
         self.diverged
     }
 
-    /// Window frames that, read whole, change what follows.
-    pub fn ambiguous(&self) -> &[usize] {
-        &self.ambiguous
+    /// Window frames that, read whole, change what follows, and how many more than listed.
+    pub fn ambiguous(&self) -> (&[usize], usize) {
+        (&self.ambiguous, self.ambiguous_more)
+    }
+
+    fn mark_ambiguous(&mut self, index: usize) {
+        if self.ambiguous.len() < MAX_AMBIGUOUS {
+            self.ambiguous.push(index);
+        } else {
+            self.ambiguous_more += 1;
+        }
     }
 
     /// Takes the framing events of the current opcode.
@@ -174,7 +189,7 @@ impl<'a> Reader<'a> {
                     c_skips,
                 });
                 if c_skips {
-                    self.ambiguous.push(index);
+                    self.mark_ambiguous(index);
                 }
                 self.open.swap_remove(i);
             } else if range.end >= end {
@@ -290,7 +305,7 @@ impl<'a> Reader<'a> {
                     });
                     if overflows {
                         // Read whole, the outer frame would end the reading here.
-                        self.ambiguous.push(outer);
+                        self.mark_ambiguous(outer);
                         self.open.swap_remove(i);
                         continue;
                     }
@@ -365,7 +380,7 @@ mod tests {
         r.frame(3).unwrap();
         r.read(2).unwrap();
         assert_eq!(r.read(4).unwrap(), b"cdef");
-        assert_eq!(r.ambiguous(), &[0]);
+        assert_eq!(r.ambiguous(), (&[0][..], 0));
         // A payload read (ReadInto) reads on contiguously either way.
         let mut r = Reader::new(data, 0, &exact);
         r.frame(3).unwrap();

@@ -77,7 +77,7 @@ fn globals_are_judged_exactly_and_memo_sources_resolve() {
     assert_eq!(worst(p), Some(Severity::Lead));
     let reviewed = Options {
         reviewed: vec!["argparse.Namespace".into()],
-        legacy: false,
+        ..Options::default()
     };
     let out = run(p, &reviewed);
     assert!(out.findings.is_empty(), "{:?}", out.findings);

@@ -16,19 +16,78 @@ use std::collections::HashMap;
 use std::mem::size_of;
 use std::rc::Rc;
 
+/// The memo of typed values: indices in the order pickle writes them (0, 1, 2, …) densely,
+/// any others in a map.
+#[derive(Debug, Default)]
+pub struct Memo {
+    dense: Vec<Value>,
+    sparse: HashMap<u64, Value>,
+}
+
+impl Memo {
+    /// The C unpickler's `memo_len`: distinct indices stored.
+    pub fn len(&self) -> u64 {
+        (self.dense.len() + self.sparse.len()) as u64
+    }
+    pub fn get(&self, idx: u64) -> Option<&Value> {
+        usize::try_from(idx)
+            .ok()
+            .and_then(|i| self.dense.get(i))
+            .or_else(|| self.sparse.get(&idx))
+    }
+    /// Stores `v`; returns the bytes it newly takes.
+    pub fn put(&mut self, idx: u64, v: Value) -> usize {
+        if let Some(slot) = usize::try_from(idx)
+            .ok()
+            .and_then(|i| self.dense.get_mut(i))
+        {
+            *slot = v;
+            return 0;
+        }
+        if let Some(slot) = self.sparse.get_mut(&idx) {
+            *slot = v;
+            return 0;
+        }
+        if idx == self.dense.len() as u64 {
+            self.dense.push(v);
+            return VALUE;
+        }
+        self.sparse.insert(idx, v);
+        VALUE + 2 * ENTRY
+    }
+    /// Every entry, by index.
+    pub fn entries(&self) -> impl Iterator<Item = (u64, &Value)> {
+        self.dense
+            .iter()
+            .enumerate()
+            .map(|(i, v)| (i as u64, v))
+            .chain(self.sparse.iter().map(|(&i, v)| (i, v)))
+    }
+}
+
 /// The typed model's state.
 #[derive(Debug, Default)]
 pub struct Typed {
     pub stack: Stack<Value>,
-    pub memo: HashMap<u64, Value>,
+    pub memo: Memo,
     pub objects: Vec<Object>,
     pub storages: Vec<Rc<StorageRef>>,
     pub tensors: Vec<Rc<TensorModel>>,
     storage_keys: HashMap<String, Rc<StorageRef>>,
     view_keys: HashMap<String, Rc<StorageRef>>,
     untyped_dtypes: HashMap<String, &'static Dtype>,
-    /// Bytes of memory the model has taken (monotonic, an over-estimate).
+    /// Bytes the model's allocations have taken, monotonic (an over-estimate); the stack is
+    /// counted apart, by its length ([`Typed::footprint`]).
     pub cost: usize,
+}
+
+impl Typed {
+    /// What the model takes now, in bytes.
+    pub fn footprint(&self) -> usize {
+        self.cost
+            .saturating_add(self.stack.items.len() * VALUE)
+            .saturating_add(self.stack.marks.len() * 4)
+    }
 }
 
 /// Whether the typed model runs `op`; any other opcode leaves the grammar.
@@ -105,12 +164,11 @@ impl Run<'_, '_> {
     }
 
     fn push(&mut self, v: Value) {
-        self.charge(VALUE);
         self.t().stack.push(v);
     }
 
     fn new_object(&mut self, o: Object) -> Value {
-        self.charge(size_of::<Object>() + 16);
+        self.charge(size_of::<Object>());
         let t = self.t();
         t.objects.push(o);
         Value::Obj(t.objects.len() - 1)
@@ -137,7 +195,7 @@ impl Run<'_, '_> {
             .ok_or_else(|| Raise::Invalid("a string argument is not UTF-8".into()))?
         {
             Text::Str(s) => {
-                self.charge(16 + s.len());
+                self.charge(32 + s.len());
                 self.push(Value::Str(Rc::from(s)));
             }
             Text::WithSurrogates => {
@@ -152,10 +210,7 @@ impl Run<'_, '_> {
     /// One opcode of the grammar, over typed values.
     pub(super) fn typed_op(&mut self, op: u8) -> Result<Option<(usize, Option<usize>)>, Raise> {
         match op {
-            b'(' => {
-                self.charge(4);
-                self.t().stack.mark();
-            }
+            b'(' => self.t().stack.mark(),
             b'.' => {
                 let alt = self.reader.stop();
                 let v = self.t().stack.pop()?;
@@ -193,15 +248,15 @@ impl Run<'_, '_> {
                     self.size_arg(4)? as u64
                 };
                 let v = self.t().stack.top()?.clone();
-                self.charge(VALUE + ENTRY);
-                self.t().memo.insert(i, v);
+                let cost = self.t().memo.put(i, v);
+                self.charge(cost);
             }
             0x94 => {
                 let v = self.t().stack.top()?.clone();
-                self.charge(VALUE + ENTRY);
                 let t = self.t();
-                let i = t.memo.len() as u64;
-                t.memo.insert(i, v);
+                let i = t.memo.len();
+                let cost = t.memo.put(i, v);
+                self.charge(cost);
             }
             b'h' | b'j' => {
                 let i = if op == b'h' {
@@ -210,7 +265,7 @@ impl Run<'_, '_> {
                     self.size_arg(4)? as u64
                 };
                 let v =
-                    self.t().memo.get(&i).cloned().ok_or_else(|| {
+                    self.t().memo.get(i).cloned().ok_or_else(|| {
                         Raise::Invalid(format!("memo entry {i} was never stored"))
                     })?;
                 self.push(v);
@@ -260,13 +315,13 @@ impl Run<'_, '_> {
                 };
                 let n = self.size_arg(width)?;
                 let bytes = self.reader.read_into(n)?;
-                self.charge(16 + bytes.len());
+                self.charge(32 + bytes.len());
                 self.push(Value::Bytes(Rc::from(bytes)));
             }
             b'c' => {
                 let (module, name) = self.global_lines(false)?;
                 self.charge(128 + module.len() + name.len());
-                let g = self.global_value(&module, &name);
+                let g = self.global_value(module, name);
                 self.push(g);
             }
             0x93 => {
@@ -526,7 +581,7 @@ impl Run<'_, '_> {
                 &format!("has key {key:?}; torch.save keys are decimal numbers"),
             );
         }
-        self.charge(size_of::<StorageRef>() + 2 * key.len() + location.len() + 2 * ENTRY);
+        self.charge(size_of::<StorageRef>() + 112 + 2 * key.len() + location.len() + 2 * ENTRY);
         let storage = Rc::new(StorageRef {
             class,
             key: key.to_string(),
@@ -627,7 +682,11 @@ impl Run<'_, '_> {
         let known = match &g.class {
             Class::Known(k) => *k,
             Class::Dangerous(why) => {
-                let text = format!("calls {}.{}: {why}", g.module, g.name);
+                let text = format!(
+                    "calls {}.{}: {why}",
+                    super::findings::quote(&g.module),
+                    super::findings::quote(&g.name)
+                );
                 self.note(Kind::Call, Severity::Fail, None, || text);
                 return Value::Opaque(Rc::from(format!("{}.{}", g.module, g.name).as_str()));
             }
@@ -965,7 +1024,7 @@ impl Run<'_, '_> {
                 self.t().untyped_dtypes.insert(storage.key.clone(), dtype);
             }
         }
-        self.charge(size_of::<TensorModel>() + 16 * shape.len() + 32);
+        self.charge(size_of::<TensorModel>() + 96 + 16 * shape.len());
         let tensor = TensorModel {
             storage: storage.clone(),
             dtype,
@@ -1037,7 +1096,7 @@ impl Run<'_, '_> {
         let mut t = (**data).clone();
         t.parameter = true;
         t.requires_grad = *requires_grad;
-        self.charge(size_of::<TensorModel>() + 16 * t.shape.len() + 32);
+        self.charge(size_of::<TensorModel>() + 96 + 16 * t.shape.len());
         let t = Rc::new(t);
         self.t().tensors.push(t.clone());
         Value::Tensor(t)
