@@ -104,6 +104,10 @@ impl<T> Default for Stack<T> {
     }
 }
 
+pub(super) fn truncated_global() -> Raise {
+    truncated_name()
+}
+
 pub fn underflow() -> Raise {
     Raise::Invalid("unpickling stack underflow".into())
 }
@@ -635,8 +639,12 @@ impl<'a, 'f> Run<'a, 'f> {
         Ok(&line[..line.len() - 1])
     }
 
-    /// The module and name of GLOBAL (UTF-8) or INST (ASCII).
-    pub(super) fn global_lines(&mut self, ascii: bool) -> Result<(&'a str, &'a str), Raise> {
+    /// The module and name of GLOBAL (UTF-8) or INST (ASCII), and whether the data ended
+    /// inside them. Where the C unpickler raises (an empty line, no newline before the end)
+    /// pure Python's `self.readline()[:-1]` still gives names and looks them up (an empty
+    /// name; the rest of the data less its last byte), so those names are judged too, and
+    /// the caller raises after judging them when the data ended.
+    pub(super) fn global_lines(&mut self, ascii: bool) -> Result<(&'a str, &'a str, bool), Raise> {
         let decode = |b: &'a [u8]| -> Result<&'a str, Raise> {
             if ascii && !b.is_ascii() {
                 return Err(Raise::Invalid("a global's name is not ASCII".into()));
@@ -644,9 +652,24 @@ impl<'a, 'f> Run<'a, 'f> {
             std::str::from_utf8(b)
                 .map_err(|_| Raise::Invalid("a global's name is not UTF-8".into()))
         };
-        let module = decode(self.line_arg(2)?)?;
-        let name = decode(self.line_arg(2)?)?;
-        Ok((module, name))
+        let mut ended = false;
+        let mut line = |r: &mut Reader<'a>| -> Result<&'a [u8], Raise> {
+            if ended {
+                return Ok(&[]);
+            }
+            match r.readline() {
+                Ok(l) => Ok(&l[..l.len() - 1]),
+                Err(Raise::Truncated(_)) => {
+                    ended = true;
+                    let rest = r.rest();
+                    Ok(&rest[..rest.len().saturating_sub(1)])
+                }
+                Err(e) => Err(e),
+            }
+        };
+        let module = decode(line(&mut self.reader)?)?;
+        let name = decode(line(&mut self.reader)?)?;
+        Ok((module, name, ended))
     }
 
     // ---- globals ------------------------------------------------------------------------
@@ -956,16 +979,23 @@ impl<'a, 'f> Run<'a, 'f> {
                 self.abs().stack.push(UNKNOWN);
             }
             b'i' => {
-                let at = self.abs().stack.marker()?;
-                let (module, name) = self.global_lines(true)?;
+                // The C unpickler pops the mark first; pure Python looks the class up first.
+                let (module, name, ended) = self.global_lines(true)?;
                 let id = self.global_id(module, name);
+                if ended {
+                    return Err(truncated_name());
+                }
+                let at = self.abs().stack.marker()?;
                 self.abs().stack.truncate(at);
                 self.abstract_call(id);
                 self.abs().stack.push(UNKNOWN);
             }
             b'c' => {
-                let (module, name) = self.global_lines(false)?;
+                let (module, name, ended) = self.global_lines(false)?;
                 let id = self.global_id(module, name);
+                if ended {
+                    return Err(truncated_name());
+                }
                 self.abs().stack.push(id);
             }
             0x93 => {
@@ -1121,6 +1151,10 @@ impl<'a, 'f> Run<'a, 'f> {
             });
         }
     }
+}
+
+fn truncated_name() -> Raise {
+    Raise::Truncated("a global's name has no newline before the pickle ends".into())
 }
 
 /// What a framing event means, for its finding.

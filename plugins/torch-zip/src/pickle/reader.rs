@@ -270,6 +270,16 @@ impl<'a> Reader<'a> {
         self.contiguous(nl + 1, true)
     }
 
+    /// The bytes left, all of them: what pure Python's `readline` gives at the end of a file
+    /// that has no newline left.
+    pub fn rest(&mut self) -> &'a [u8] {
+        let data = self.data;
+        let start = self.pos.min(data.len());
+        self.pos = data.len();
+        self.exact_end = None;
+        &data[start..]
+    }
+
     /// `load_frame` after its 8-byte length: makes the next `len` bytes the current frame.
     pub fn frame(&mut self, len: u64) -> Result<(), Raise> {
         let index = self.frames_executed;

@@ -319,9 +319,12 @@ impl Run<'_, '_> {
                 self.push(Value::Bytes(Rc::from(bytes)));
             }
             b'c' => {
-                let (module, name) = self.global_lines(false)?;
+                let (module, name, ended) = self.global_lines(false)?;
                 self.charge(128 + module.len() + name.len());
                 let g = self.global_value(module, name);
+                if ended {
+                    return Err(super::machine::truncated_global());
+                }
                 self.push(g);
             }
             0x93 => {
