@@ -9,6 +9,7 @@ mod convert;
 mod diff;
 mod faults;
 mod gguf;
+mod hostile_pickles;
 mod legacy;
 mod onnx;
 mod packaging;

@@ -3,6 +3,7 @@
 //!
 //!     cargo run --release -p socair-plugin-torch-zip --example pickle_scan -- FILE
 //!     cargo run --release -p socair-plugin-torch-zip --example pickle_scan -- --flood SHAPE BYTES
+//!     cargo run --release -p socair-plugin-torch-zip --example pickle_scan -- --emit SHAPE BYTES > FILE
 
 use socair_plugin_torch_zip::fuzzing::flood;
 use socair_plugin_torch_zip::pickle::{self, Options, Severity};
@@ -21,6 +22,14 @@ fn peak_rss_kib() -> u64 {
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
+    if let [flag, shape, size] = args.as_slice() {
+        if flag == "--emit" {
+            use std::io::Write;
+            let data = flood(shape, size.parse().expect("size"));
+            std::io::stdout().write_all(&data).expect("write");
+            return;
+        }
+    }
     let data = match args.as_slice() {
         [flag, shape, size] if flag == "--flood" => flood(shape, size.parse().expect("size")),
         [path] => std::fs::read(path).expect("read"),

@@ -21,10 +21,18 @@ pub fn check_zip(data: &[u8]) {
     }
 }
 
-/// The pickle machine on arbitrary bytes: returns, and the state-dict walk terminates; every
-/// tensor it models lies inside its storage.
+/// The pickle machine on arbitrary bytes: returns, with a bounded report (at most
+/// `MAX_PER_KIND` findings of each kind and a summary each) and an end inside the data; the
+/// state-dict walk terminates; every tensor it models lies inside its storage; deciding
+/// whether the bytes are a pickle returns.
 pub fn check_pickle(data: &[u8]) {
+    let _ = pickle::looks_like_pickle(&data[..data.len().min(4096)], data.len() as u64);
     let outcome = pickle::run(data, &pickle::Options::default());
+    assert!(
+        outcome.findings.len() <= 10 * (pickle::MAX_PER_KIND + 1),
+        "the report outgrows its bound"
+    );
+    assert!(outcome.end.is_none_or(|e| e <= data.len()));
     for t in &outcome.tensors {
         assert_eq!(
             pickle::check_bounds(t),

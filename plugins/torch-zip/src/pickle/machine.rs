@@ -543,6 +543,11 @@ impl<'a, 'f> Run<'a, 'f> {
             }
             _ => {}
         }
+        if opcode_name(op) == "unknown opcode" {
+            return Err(Raise::Invalid(format!(
+                "invalid load key {op:#04x}: not a pickle opcode"
+            )));
+        }
         if self.typed.is_some() {
             if super::typed::in_grammar(op) {
                 return self.typed_op(op);

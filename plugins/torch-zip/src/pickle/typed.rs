@@ -132,6 +132,18 @@ const VALUE: usize = size_of::<Value>();
 /// What a hash-map entry costs beyond its key and value.
 const ENTRY: usize = 24;
 
+/// A scalar as Python writes it, anything else described.
+fn scalar(v: &Value) -> String {
+    match v {
+        Value::None => "None".into(),
+        Value::Bool(true) => "True".into(),
+        Value::Bool(false) => "False".into(),
+        Value::Int(i) => i.to_string(),
+        Value::Float(f) => f.to_string(),
+        other => describe(other),
+    }
+}
+
 /// Python's truth value of a typed value, as `if metadata:` takes it; `None` when only
 /// running the pickle would tell.
 fn truthy(t: &Typed, v: &Value) -> Option<bool> {
@@ -863,7 +875,7 @@ impl Run<'_, '_> {
                     format!(
                         "{name} metadata gives {:?} the value {}: torch sets the bit whatever the value (torch.save writes only True)",
                         String::from_utf8_lossy(key),
-                        describe(v)
+                        scalar(v)
                     ),
                 );
             }
