@@ -485,12 +485,27 @@ fn appended(data: &[u8], options: &Options, ends: &[usize], findings: &mut Findi
             )
         });
     }
-    while let Some(start) = starts.pop_first() {
+    let mut next = starts.pop_first();
+    while let Some(start) = next {
         let run = Run::new(data, start, options, findings, &[], true).go();
-        let (ambiguous, more) = (run.ambiguous.clone(), run.ambiguous_more);
-        if let Ended::Stop(end) = run.ended {
-            starts.insert(end);
+        let end = match run.ended {
+            Ended::Stop(end) if end < data.len() => Some(end),
+            _ => None,
+        };
+        if run.alt_end.is_none() && run.ambiguous.is_empty() && run.ambiguous_more == 0 {
+            // The common case: one reading, one end.
+            next = match (end, starts.first()) {
+                (Some(e), Some(&s)) if s <= e => {
+                    starts.insert(e);
+                    starts.pop_first()
+                }
+                (Some(e), _) => Some(e),
+                (None, _) => starts.pop_first(),
+            };
+            continue;
         }
+        let (ambiguous, more) = (run.ambiguous.clone(), run.ambiguous_more);
+        starts.extend(end);
         starts.extend(run.alt_end);
         starts.extend(replays(
             data,
@@ -501,6 +516,7 @@ fn appended(data: &[u8], options: &Options, ends: &[usize], findings: &mut Findi
             true,
         ));
         starts.retain(|&e| e < data.len());
+        next = starts.pop_first();
     }
 }
 

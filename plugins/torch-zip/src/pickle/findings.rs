@@ -137,6 +137,11 @@ impl Findings {
         }
     }
 
+    /// Counts one more reference to a key already listed (without looking it up).
+    pub fn repeat(&mut self, kind: Kind) {
+        self.tallies[index(kind)].repeats += 1;
+    }
+
     /// The findings in pickle order, each kind's overflow summarised in one finding at the
     /// first offset it left out.
     pub fn finish(mut self) -> Vec<Finding> {

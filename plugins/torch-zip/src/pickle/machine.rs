@@ -74,6 +74,10 @@ pub const MAX_JUDGED: usize = 4096;
 /// A classified global.
 #[derive(Debug)]
 pub struct Judged {
+    /// Whether this run has reported it (repeats are only counted).
+    noted: std::cell::Cell<bool>,
+    /// Its abstract value in this run, once made.
+    abs_id: std::cell::Cell<Option<Id>>,
     renaming: bool,
     module: Box<str>,
     name: Box<str>,
@@ -396,9 +400,7 @@ impl<'a, 'f> Run<'a, 'f> {
     ) {
         // A replay reports what only its reading reaches: not before it diverges, and not the
         // framing, which the contiguous reading reports at every place it disagrees.
-        if self.detecting
-            || (self.reader.is_replay() && (!self.reader.diverged() || kind == Kind::Framing))
-        {
+        if !self.reporting(kind) {
             return;
         }
         self.findings
@@ -683,7 +685,34 @@ impl<'a, 'f> Run<'a, 'f> {
     /// reports it. Returns its class and whether the operator reviewed it.
     pub(super) fn global(&mut self, module: &str, name: &str) -> (Class, bool) {
         let entry = self.judged(module, name);
-        let mut reviewed = false;
+        self.report_global(&entry)
+    }
+
+    /// Reports a judged global (once; repeats are counted).
+    fn report_global(&mut self, entry: &Rc<Judged>) -> (Class, bool) {
+        let module = &*entry.module;
+        let reviewed = matches!(entry.lookup.class, Class::Unknown)
+            && self
+                .options
+                .reviewed
+                .iter()
+                .any(|r| **r == *entry.effective);
+        let kind = match entry.lookup.class {
+            Class::Dangerous(_) => Some(Kind::DangerousGlobal),
+            Class::Unknown if !reviewed => Some(Kind::UnknownGlobal),
+            _ => None,
+        };
+        if reviewed && !self.reviewed_used.iter().any(|r| **r == *entry.effective) {
+            self.reviewed_used.push(entry.effective.to_string());
+        }
+        let Some(kind) = kind else {
+            return (entry.lookup.class.clone(), reviewed);
+        };
+        if entry.noted.get() && self.reporting(kind) {
+            // Listed (or counted) already: a repeat.
+            self.findings.repeat(kind);
+            return (entry.lookup.class.clone(), reviewed);
+        }
         let shown = |e: &Judged| {
             let renamed = match &e.lookup.renamed {
                 Some((m, n)) => format!(
@@ -695,53 +724,51 @@ impl<'a, 'f> Run<'a, 'f> {
             };
             format!("{}{renamed}", quote(&e.raw))
         };
+        let hint = if module.starts_with("numpy") {
+            " (numpy objects are rebuilt by calling numpy)"
+        } else {
+            ""
+        };
         match &entry.lookup.class {
             Class::Dangerous(why) => {
-                self.note(
-                    Kind::DangerousGlobal,
-                    Severity::Fail,
-                    Some(&entry.raw),
-                    || format!("global {}: {why}", shown(&entry)),
-                );
+                self.note(kind, Severity::Fail, Some(&entry.raw), || {
+                    format!("global {}: {why}", shown(entry))
+                });
             }
-            Class::Unknown
-                if self
-                    .options
-                    .reviewed
-                    .iter()
-                    .any(|r| **r == *entry.effective) =>
-            {
-                reviewed = true;
-                if !self.reviewed_used.iter().any(|r| **r == *entry.effective) {
-                    self.reviewed_used.push(entry.effective.to_string());
-                }
-            }
-            Class::Unknown => {
-                let hint = if module.starts_with("numpy") {
-                    " (numpy objects are rebuilt by calling numpy)"
-                } else {
-                    ""
-                };
-                self.note(Kind::UnknownGlobal, Severity::Lead, Some(&entry.raw), || {
+            _ => {
+                self.note(kind, Severity::Lead, Some(&entry.raw), || {
                     format!(
                         "global {} is outside socair-wo/1{hint}; pass it in --reviewed-classes once reviewed",
-                        shown(&entry)
+                        shown(entry)
                     )
                 });
             }
-            Class::Known(_) => {}
+        }
+        if self.reporting(kind) {
+            entry.noted.set(true);
         }
         (entry.lookup.class.clone(), reviewed)
+    }
+
+    /// Whether findings of `kind` are recorded now (see [`Run::note`]).
+    fn reporting(&self, kind: Kind) -> bool {
+        !(self.detecting
+            || (self.reader.is_replay() && (!self.reader.diverged() || kind == Kind::Framing)))
     }
 
     /// The classification of a global, from a small cache: floods name the same globals over
     /// and over.
     fn judged(&mut self, module: &str, name: &str) -> Rc<Judged> {
-        use std::hash::{Hash, Hasher};
         let renaming = self.proto < 3;
-        let mut h = std::collections::hash_map::DefaultHasher::new();
-        (renaming, module, name).hash(&mut h);
-        let key = h.finish();
+        // FNV-1a over the pair: the cache is checked on every global a flood names.
+        let mut key: u64 = if renaming {
+            0xcbf2_9ce4_8422_2325
+        } else {
+            0x8422_2325_cbf2_9ce4
+        };
+        for b in module.bytes().chain([0]).chain(name.bytes()) {
+            key = (key ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
+        }
         if let Some(e) = self.judged.get(&key) {
             if e.renaming == renaming && *e.module == *module && *e.name == *name {
                 return e.clone();
@@ -753,6 +780,8 @@ impl<'a, 'f> Run<'a, 'f> {
             None => format!("{module}.{name}"),
         };
         let e = Rc::new(Judged {
+            noted: std::cell::Cell::new(false),
+            abs_id: std::cell::Cell::new(None),
             renaming,
             module: module.into(),
             name: name.into(),
@@ -1110,13 +1139,18 @@ impl<'a, 'f> Run<'a, 'f> {
 
     /// Judges a global and gives the abstract value of its object.
     fn global_id(&mut self, module: &str, name: &str) -> Id {
-        let (class, reviewed) = self.global(module, name);
-        let shown = Rc::from(format!("{}.{}", quote(module), quote(name)));
-        self.abs().global(AbsGlobal {
-            shown,
+        let entry = self.judged(module, name);
+        let (class, reviewed) = self.report_global(&entry);
+        if let Some(id) = entry.abs_id.get() {
+            return id;
+        }
+        let id = self.abs().global(AbsGlobal {
+            shown: Rc::from(format!("{}.{}", quote(module), quote(name))),
             class,
             reviewed,
-        })
+        });
+        entry.abs_id.set(Some(id));
+        id
     }
 
     /// Reports a call (REDUCE, NEWOBJ, NEWOBJ_EX, OBJ, INST) of `callable`, as the typed model

@@ -681,38 +681,39 @@ impl Run<'_, '_> {
         let g = match callable {
             Value::Global(g) => g,
             Value::Opaque(what) => {
-                let text = format!("calls the result of {what}: outside socair-wo/1");
-                self.note(Kind::Call, Severity::Lead, None, || text);
+                self.note(Kind::Call, Severity::Lead, None, || {
+                    format!("calls the result of {what}: outside socair-wo/1")
+                });
                 return Value::Opaque(what);
             }
             other => {
-                let text = format!(
-                    "calls {} (not a global): outside socair-wo/1",
-                    describe(&other)
-                );
-                self.note(Kind::Call, Severity::Lead, None, || text);
+                self.note(Kind::Call, Severity::Lead, None, || {
+                    format!(
+                        "calls {} (not a global): outside socair-wo/1",
+                        describe(&other)
+                    )
+                });
                 return Value::Opaque(Rc::from("result of calling a non-global"));
             }
         };
+        let quote = super::findings::quote;
         let known = match &g.class {
             Class::Known(k) => *k,
             Class::Dangerous(why) => {
-                let text = format!(
-                    "calls {}.{}: {why}",
-                    super::findings::quote(&g.module),
-                    super::findings::quote(&g.name)
-                );
-                self.note(Kind::Call, Severity::Fail, None, || text);
+                self.note(Kind::Call, Severity::Fail, None, || {
+                    format!("calls {}.{}: {why}", quote(&g.module), quote(&g.name))
+                });
                 return Value::Opaque(Rc::from(format!("{}.{}", g.module, g.name).as_str()));
             }
             Class::Unknown => {
                 if !g.reviewed {
-                    let text = format!(
-                        "calls {}.{}, a global outside socair-wo/1",
-                        super::findings::quote(&g.module),
-                        super::findings::quote(&g.name)
-                    );
-                    self.note(Kind::Call, Severity::Lead, None, || text);
+                    self.note(Kind::Call, Severity::Lead, None, || {
+                        format!(
+                            "calls {}.{}, a global outside socair-wo/1",
+                            quote(&g.module),
+                            quote(&g.name)
+                        )
+                    });
                 }
                 return Value::Opaque(Rc::from(format!("{}.{}", g.module, g.name).as_str()));
             }
