@@ -11,6 +11,7 @@ mod convert_v3;
 mod diff;
 mod faults;
 mod gguf;
+mod hostile_pickles;
 mod human;
 mod legacy;
 mod onnx;

@@ -342,6 +342,15 @@ fn not_a_zip(src: &(impl ReadAt + ?Sized)) -> Option<(Severity, String)> {
     })
 }
 
+/// The first bytes of a file, as the host's detection sees them.
+fn head_of(src: &(impl ReadAt + ?Sized)) -> Vec<u8> {
+    let mut head = vec![0u8; src.size().min(4096) as usize];
+    match src.read_exact_at(0, &mut head) {
+        Ok(()) => head,
+        Err(_) => Vec::new(),
+    }
+}
+
 fn read_record(src: &(impl ReadAt + ?Sized), r: &zip::Record) -> Result<Vec<u8>, String> {
     let mut buf = vec![0u8; usize::try_from(r.len).map_err(|_| "record too large")?];
     src.read_exact_at(r.data_offset, &mut buf)?;
@@ -361,6 +370,10 @@ fn analyze_zip(src: &(impl ReadAt + ?Sized), options: &AnalyzeOptions) -> Analys
         ..Analysis::default()
     };
     if let Some((severity, reason)) = not_a_zip(src) {
+        if crate::legacy::looks_like_pickle(&head_of(src), src.size()) {
+            // A pickle stream handed to the zip reader (by its name): run as what it is.
+            return crate::legacy::analyze(src, options);
+        }
         a.add(severity, "byte 0", reason.clone());
         a.unread.push((None, reason));
         return a;
@@ -496,6 +509,7 @@ fn analyze_zip(src: &(impl ReadAt + ?Sized), options: &AnalyzeOptions) -> Analys
         &pickle::Options {
             reviewed: options.reviewed.clone(),
             legacy: false,
+            input_len: src.size(),
         },
     );
     a.protocol = outcome.protocol;

@@ -62,10 +62,10 @@ fn magic_end(data: &[u8]) -> Option<usize> {
         .then_some(at + 13)
 }
 
-/// Whether the start of `head` is a pickle at all (PROTO 2 to 5): the legacy reader claims such
+/// Whether the start of a file is a pickle of any protocol: the legacy reader claims such
 /// files, so that a pickle named like a checkpoint is scanned and said to be what it is.
-pub fn looks_like_pickle(head: &[u8]) -> bool {
-    matches!(head, [0x80, 2..=5, ..])
+pub fn looks_like_pickle(head: &[u8], file_len: u64) -> bool {
+    pickle::looks_like_pickle(head, file_len)
 }
 
 /// Reads a legacy checkpoint completely, without running its pickles.
@@ -176,6 +176,7 @@ fn analyze_window(
     let plain = pickle::Options {
         reviewed: options.reviewed.clone(),
         legacy: true,
+        input_len: src.size(),
     };
     let mut at = 0usize;
     // Runs the pickle at `at` under `name`, adding its findings; `None` when the window ends
@@ -212,6 +213,9 @@ fn analyze_window(
 
     // 1. The magic number.
     let magic_ok = magic_end(data).is_some();
+    if !magic_ok {
+        return plain_pickles(a, data, truncated_window, &plain);
+    }
     let Some(first) = one(&mut a, &mut at, "magic-number pickle")? else {
         return give_up(a, "the magic-number pickle does not end");
     };
@@ -407,6 +411,44 @@ fn analyze_window(
             data_of(root).map(|start| (start + base, format!("storages[{root}]"), base))
         }
     });
+    Some(a)
+}
+
+/// A file of pickles that is not a legacy checkpoint: every pickle in it (the first, and each
+/// appended after it) goes through the machine, with findings at their file offsets. `None`
+/// when the first pickle runs past the window read so far.
+fn plain_pickles(
+    mut a: Analysis,
+    data: &[u8],
+    truncated_window: bool,
+    options: &pickle::Options,
+) -> Option<Analysis> {
+    let outcome = pickle::run(data, options);
+    if outcome.end.is_none() && truncated_window {
+        return None;
+    }
+    a.protocol = outcome.protocol;
+    for f in &outcome.findings {
+        a.add(
+            f.severity,
+            format!("pickle byte {} ({})", f.offset, f.opcode),
+            f.reason.clone(),
+        );
+    }
+    a.add(
+        Severity::Lead,
+        "byte 0",
+        "a pickle that does not start with torch's legacy magic number: not a torch checkpoint, whatever its name",
+    );
+    if truncated_window {
+        a.add(
+            Severity::Lead,
+            format!("file byte {}", data.len()),
+            "the file goes on past the bytes run as pickles: what follows is not scanned",
+        );
+    }
+    a.unread
+        .push((None, "not torch's legacy format (no magic number)".into()));
     Some(a)
 }
 

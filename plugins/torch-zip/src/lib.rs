@@ -130,10 +130,10 @@ impl FormatReader for TorchLegacyReader {
         RString::from(LEGACY_FORMAT)
     }
 
-    fn detect(&self, head: RSlice<'_, u8>, _file_len: u64) -> bool {
-        // Any pickle is claimed (protocol 2 to 5 at byte 0), so that a pickle named like a
-        // checkpoint is scanned and said to be what it is rather than passed over.
-        guard(|| Ok(legacy::looks_like_pickle(head.as_slice())))
+    fn detect(&self, head: RSlice<'_, u8>, file_len: u64) -> bool {
+        // Any pickle is claimed, of any protocol, so that a pickle named like a checkpoint is
+        // scanned and said to be what it is rather than passed over.
+        guard(|| Ok(legacy::looks_like_pickle(head.as_slice(), file_len)))
             .into_result()
             .unwrap_or(false)
     }
@@ -196,6 +196,27 @@ pub fn opened_file(a: &Analysis, header_only: bool) -> OpenedFile {
         // check_bounds in the machine guarantees these products fit and lie in the storage.
         let size = m.dtype.size;
         let contiguous = m.is_contiguous();
+        // A packed dtype (float4_e2m1fn_x2: two F4 values a byte) is written by safetensors
+        // with its last dimension multiplied by the values per element.
+        let shape = match m.shape.split_last() {
+            _ if m.dtype.packed == 1 => Some(m.shape.clone()),
+            Some((&last, outer)) if contiguous => last
+                .checked_mul(m.dtype.packed)
+                .map(|l| outer.iter().copied().chain([l]).collect::<Vec<u64>>()),
+            _ => None,
+        };
+        let Some(shape) = shape else {
+            unread.push(Unread {
+                tensor: ROption::RSome(t.name.as_str().into()),
+                reason: format!(
+                    "{} packs {} values an element and safetensors writes it with its last dimension multiplied by that: a 0-dimensional or non-contiguous one has no such shape",
+                    m.dtype.torch, m.dtype.packed
+                )
+                .into(),
+                outside_model: false,
+            });
+            continue;
+        };
         let len = if contiguous {
             m.numel().unwrap_or(0) * size
         } else {
@@ -212,7 +233,7 @@ pub fn opened_file(a: &Analysis, header_only: bool) -> OpenedFile {
             name: t.name.as_str().into(),
             dtype: m.dtype.safetensors.into(),
             element_type: ROption::RSome(m.dtype.safetensors.into()),
-            shape: m.shape.clone().into(),
+            shape: shape.into(),
             ranges: RVec::from(vec![ByteRange {
                 offset: t.record_offset + m.storage_offset * size,
                 len,
