@@ -154,7 +154,9 @@ pub fn plan(
                 format!("{prefix}tensor {name:?} is {} (block-quantized): it has no exact form in {to}", t.dtype)
             })?;
             let dtype = match to {
-                "safetensors" => element_layout(&element).map(|_| element.clone()),
+                "safetensors" => (element_layout(&element).is_some()
+                    || layout::packed_bits(&element).is_some())
+                .then(|| element.clone()),
                 "gguf" => GGUF_DTYPES
                     .contains(&element.as_str())
                     .then(|| element.clone()),

@@ -488,6 +488,11 @@ fn pick_reader<'p>(
             claimants = picked;
         }
     }
+    // Within one plugin the order of its readers decides (its first claiming reader reads
+    // the file: a zip checkpoint's first bytes also parse as a protocol-0 pickle opcode); it is
+    // between plugins that socair refuses to choose.
+    let mut seen = BTreeSet::new();
+    claimants.retain(|(p, _)| seen.insert(p.manifest.name.clone()));
     match claimants.as_slice() {
         [one] => {
             return Pick::Chosen(Chosen {

@@ -33,6 +33,17 @@ pub fn element_layout(dtype: &str) -> Option<(u64, usize)> {
     })
 }
 
+/// Bits per element of the sub-byte types (safetensors' `F4`, `F6_E2M3`, `F6_E3M2`), whose
+/// elements are packed: such a tensor's bytes hold its shape's elements times these bits. They
+/// have no byte size per element, so a strided view of one is never gathered.
+pub fn packed_bits(dtype: &str) -> Option<u64> {
+    match dtype {
+        "F4" => Some(4),
+        "F6_E2M3" | "F6_E3M2" => Some(6),
+        _ => None,
+    }
+}
+
 /// Bytes per element of a socair element type (the safetensors dtype names).
 pub fn element_size(element_type: &str) -> Option<u64> {
     element_layout(element_type).map(|(size, _)| size)
