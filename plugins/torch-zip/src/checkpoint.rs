@@ -313,7 +313,7 @@ fn zip_is_torch_like(src: &(impl ReadAt + ?Sized)) -> bool {
 /// with bytes in front (a polyglot: torch reads the front, zip readers the back) and the zip
 /// layer refuses it with the details; a raw pickle stream (torch's legacy format, or a plain
 /// pickle) is outside what this reader models; anything else is not a checkpoint at all.
-fn not_a_zip(src: &(impl ReadAt + ?Sized)) -> Option<(Severity, String)> {
+pub fn not_a_zip(src: &(impl ReadAt + ?Sized)) -> Option<(Severity, String)> {
     let size = src.size();
     let mut head = [0u8; 8];
     let n = size.min(8) as usize;
@@ -343,7 +343,7 @@ fn not_a_zip(src: &(impl ReadAt + ?Sized)) -> Option<(Severity, String)> {
 }
 
 /// The first bytes of a file, as the host's detection sees them.
-fn head_of(src: &(impl ReadAt + ?Sized)) -> Vec<u8> {
+pub fn head_of(src: &(impl ReadAt + ?Sized)) -> Vec<u8> {
     let mut head = vec![0u8; src.size().min(4096) as usize];
     match src.read_exact_at(0, &mut head) {
         Ok(()) => head,
@@ -370,10 +370,6 @@ fn analyze_zip(src: &(impl ReadAt + ?Sized), options: &AnalyzeOptions) -> Analys
         ..Analysis::default()
     };
     if let Some((severity, reason)) = not_a_zip(src) {
-        if crate::legacy::looks_like_pickle(&head_of(src), src.size()) {
-            // A pickle stream handed to the zip reader (by its name): run as what it is.
-            return crate::legacy::analyze(src, options);
-        }
         a.add(severity, "byte 0", reason.clone());
         a.unread.push((None, reason));
         return a;

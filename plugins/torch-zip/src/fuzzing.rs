@@ -1,7 +1,7 @@
 //! The properties the fuzz targets check, shared with the test that replays every saved
 //! corpus entry and crash (`tests/fuzz_regressions.rs`).
 
-use crate::checkpoint::{analyze, AnalyzeOptions};
+use crate::checkpoint::AnalyzeOptions;
 use crate::pickle;
 use crate::zip;
 
@@ -47,7 +47,7 @@ pub fn check_pickle(data: &[u8]) {
 
 /// A whole checkpoint on arbitrary bytes: returns, and what it locates lies inside the file.
 pub fn check_checkpoint(data: &[u8]) {
-    let analysis = analyze(data, &AnalyzeOptions::default());
+    let analysis = crate::legacy::analyze_as_zip(data, &AnalyzeOptions::default());
     for t in &analysis.tensors {
         let start = t.record_offset + t.model.storage_offset * t.model.dtype.size;
         let len = t.model.numel().expect("bounded") * t.model.dtype.size;

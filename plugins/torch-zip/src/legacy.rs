@@ -19,7 +19,9 @@
 //! analogue: keys listed once and equal to the keys the pickle names, each count equal to the
 //! persistent id's, every storage inside the file, no byte after the last one.
 
-use crate::checkpoint::{judge_locations, model_tensors, Analysis, AnalyzeOptions};
+use crate::checkpoint::{
+    self, head_of, judge_locations, model_tensors, not_a_zip, Analysis, AnalyzeOptions,
+};
 use crate::pickle::{self, Object, Severity, StorageClass, Value};
 use crate::tarfile::{self, TarVerdict};
 use crate::zip::ReadAt;
@@ -66,6 +68,15 @@ fn magic_end(data: &[u8]) -> Option<usize> {
 /// files, so that a pickle named like a checkpoint is scanned and said to be what it is.
 pub fn looks_like_pickle(head: &[u8], file_len: u64) -> bool {
     pickle::looks_like_pickle(head, file_len)
+}
+
+/// The zip reader's entry: a zip checkpoint, or a pickle stream handed to the zip reader (by
+/// its name, `pytorch_model.bin`), which is run as what it is.
+pub fn analyze_as_zip(src: &(impl ReadAt + ?Sized), options: &AnalyzeOptions) -> Analysis {
+    if not_a_zip(src).is_some() && looks_like_pickle(&head_of(src), src.size()) {
+        return analyze(src, options);
+    }
+    checkpoint::analyze(src, options)
 }
 
 /// Reads a legacy checkpoint completely, without running its pickles.

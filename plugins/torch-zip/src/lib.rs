@@ -22,7 +22,7 @@ use abi_stable::{
     sabi_trait::TD_Opaque,
     std_types::{ROption, RResult, RSlice, RString, RVec},
 };
-use checkpoint::{analyze, Analysis, AnalyzeOptions, Endian};
+use checkpoint::{Analysis, AnalyzeOptions, Endian};
 use pickle::Severity;
 use socair_plugin_api::{
     guard, ByteOrder, ByteRange, ByteSourceRef, Finding, FingerprintEncoderBox, FormatReader,
@@ -115,7 +115,7 @@ impl FormatReader for TorchZipReader {
         options: ReadOptions,
     ) -> RResult<OpenedFile, PluginError> {
         guard(|| {
-            let analysis = analyze(&source, &analyze_options(&options));
+            let analysis = legacy::analyze_as_zip(&source, &analyze_options(&options));
             Ok(opened_file(&analysis, options.header_only))
         })
     }

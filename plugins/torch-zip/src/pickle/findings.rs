@@ -2,7 +2,7 @@
 //! the rest are counted exactly, so that a flood of one-byte opcodes cannot grow the report
 //! past a constant while the report still says how many there were.
 
-use super::{Finding, Severity};
+use super::values::{Finding, Severity};
 use std::collections::HashSet;
 
 /// Findings kept of each kind; the rest are counted.

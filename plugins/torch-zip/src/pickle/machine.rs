@@ -6,10 +6,13 @@
 use super::findings::{quote, Findings, Kind};
 use super::reader::{FrameEvent, Raise, Reader};
 use super::text::{self, Text};
-use super::typed::Typed;
-use super::{opcode_name, GlobalRef, Options, Outcome, Severity, StorageRef, TensorModel, Value};
+use super::values::{
+    opcode_name, GlobalRef, Object, Options, Outcome, Severity, StorageRef, TensorModel, Value,
+};
+use crate::globals::Dtype;
 use crate::globals::{classify_pickled, Class, MAX_NAME_BYTES};
 use std::collections::HashMap;
+use std::mem::size_of;
 use std::rc::Rc;
 
 /// How a run ended.
@@ -301,6 +304,122 @@ impl Abstract {
     }
 }
 
+pub(super) const VALUE: usize = size_of::<Value>();
+/// What a hash-map entry costs beyond its key and value.
+pub(super) const ENTRY: usize = 24;
+
+/// The memo of typed values: indices in the order pickle writes them (0, 1, 2, …) densely,
+/// any others in a map.
+#[derive(Debug, Default)]
+pub struct Memo {
+    pub(super) dense: Vec<Value>,
+    pub(super) sparse: HashMap<u64, Value>,
+}
+
+impl Memo {
+    /// The C unpickler's `memo_len`: distinct indices stored.
+    pub fn len(&self) -> u64 {
+        (self.dense.len() + self.sparse.len()) as u64
+    }
+    pub fn get(&self, idx: u64) -> Option<&Value> {
+        usize::try_from(idx)
+            .ok()
+            .and_then(|i| self.dense.get(i))
+            .or_else(|| self.sparse.get(&idx))
+    }
+    /// Stores `v`; returns the bytes it newly takes.
+    pub fn put(&mut self, idx: u64, v: Value) -> usize {
+        if let Some(slot) = usize::try_from(idx)
+            .ok()
+            .and_then(|i| self.dense.get_mut(i))
+        {
+            *slot = v;
+            return 0;
+        }
+        if let Some(slot) = self.sparse.get_mut(&idx) {
+            *slot = v;
+            return 0;
+        }
+        if idx == self.dense.len() as u64 {
+            self.dense.push(v);
+            return VALUE;
+        }
+        self.sparse.insert(idx, v);
+        VALUE + 2 * ENTRY
+    }
+    /// Every entry, by index.
+    pub fn entries(&self) -> impl Iterator<Item = (u64, &Value)> {
+        self.dense
+            .iter()
+            .enumerate()
+            .map(|(i, v)| (i as u64, v))
+            .chain(self.sparse.iter().map(|(&i, v)| (i, v)))
+    }
+}
+
+/// The typed model's state.
+#[derive(Debug, Default)]
+pub struct Typed {
+    pub stack: Stack<Value>,
+    pub memo: Memo,
+    pub objects: Vec<Object>,
+    pub storages: Vec<Rc<StorageRef>>,
+    pub tensors: Vec<Rc<TensorModel>>,
+    pub(super) storage_keys: HashMap<String, Rc<StorageRef>>,
+    pub(super) view_keys: HashMap<String, Rc<StorageRef>>,
+    pub(super) untyped_dtypes: HashMap<String, &'static Dtype>,
+    /// Bytes the model's allocations have taken, monotonic (an over-estimate); the stack is
+    /// counted apart, by its length ([`Typed::footprint`]).
+    pub cost: usize,
+}
+
+impl Typed {
+    /// What the model takes now, in bytes.
+    pub fn footprint(&self) -> usize {
+        self.cost
+            .saturating_add(self.stack.items.len() * VALUE)
+            .saturating_add(self.stack.marks.len() * 4)
+    }
+}
+
+/// Whether the typed model runs `op`; any other opcode leaves the grammar.
+pub fn in_grammar(op: u8) -> bool {
+    matches!(
+        op,
+        b'(' | b'.' | b'}' | b']' | b')' | b't' | 0x85
+            ..=0x87
+                | b'q'
+                | b'r'
+                | 0x94
+                | b'h'
+                | b'j'
+                | b'J'
+                | b'K'
+                | b'M'
+                | 0x8a
+                | b'G'
+                | b'N'
+                | 0x88
+                | 0x89
+                | b'X'
+                | 0x8c
+                | 0x8d
+                | b'B'
+                | b'C'
+                | 0x8e
+                | b'c'
+                | 0x93
+                | b'Q'
+                | b's'
+                | b'u'
+                | b'a'
+                | b'e'
+                | b'R'
+                | 0x81
+                | b'b'
+    )
+}
+
 /// One run of one pickle.
 pub struct Run<'a, 'f> {
     pub(super) data: &'a [u8],
@@ -551,7 +670,7 @@ impl<'a, 'f> Run<'a, 'f> {
             )));
         }
         if self.typed.is_some() {
-            if super::typed::in_grammar(op) {
+            if in_grammar(op) {
                 return self.typed_op(op);
             }
             self.leave(|| {

@@ -1,4 +1,5 @@
 use super::*;
+use std::rc::Rc;
 
 fn findings(data: &[u8]) -> Vec<(Severity, String)> {
     run(data, &Options::default())
