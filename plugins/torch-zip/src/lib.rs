@@ -9,11 +9,13 @@
 pub mod checkpoint;
 #[doc(hidden)]
 pub mod fuzzing;
-pub mod globals;
 pub mod legacy;
-pub mod pickle;
 pub mod tarfile;
 pub mod zip;
+
+/// The pickle machine and its globals live in the `socair-pickle` crate, shared with the
+/// other plugins that meet pickles.
+pub use socair_pickle::{globals, pickle};
 
 use abi_stable::{
     export_root_module,
