@@ -41,6 +41,7 @@ fn tensor(dtype: &str, len: u64) -> TensorDescriptor {
         origin: ROption::RNone,
         strides: ROption::RNone,
         file: ROption::RNone,
+        inline: ROption::RNone,
     }
 }
 

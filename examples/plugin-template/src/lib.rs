@@ -181,6 +181,7 @@ pub fn opened_file(outcome: Outcome) -> OpenedFile {
                 .into(),
             strides: t.strides.map(RVec::from).into(),
             file: ROption::RNone,
+            inline: ROption::RNone,
         })
         .collect();
     OpenedFile {

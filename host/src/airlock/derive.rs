@@ -256,7 +256,7 @@ fn convert_checked(
         from,
         "safetensors",
         plugins,
-        &policy.pins.reader_choice(),
+        &policy.pins.reader_choice(plugins),
         rules,
     )
     .map_err(StoreError::Unusable)?
@@ -290,7 +290,13 @@ fn convert_checked(
     let predicate = DerivationPredicate {
         rules: [
             ("socair-convert".to_owned(), rules.version().to_string()),
-            ("socair-wo".to_owned(), "1".to_owned()),
+            (
+                "socair-wo".to_owned(),
+                done.read_rules
+                    .get("socair-wo")
+                    .cloned()
+                    .unwrap_or_else(|| "1".to_owned()),
+            ),
         ]
         .into(),
         input: DerivationInput {

@@ -59,7 +59,7 @@ fn load_plugins(flag_dirs: &[PathBuf]) -> PluginSet {
 fn dispatch(cli: Cli) -> Result<u8, Fatal> {
     let readers = ReaderChoice {
         named: cli.reader.clone(),
-        pinned: Default::default(),
+        ..ReaderChoice::default()
     };
     match cli.command {
         Command::Completions { shell } => {

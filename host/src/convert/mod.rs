@@ -33,7 +33,7 @@ pub mod write;
 
 use crate::base::{fault, scratch};
 use crate::read::artifact::{Artifact, ReaderChoice};
-use crate::read::plugins::PluginSet;
+use crate::read::plugins::{effective_rules, PluginSet};
 use crate::read::source::InputFile;
 use plan::{plan, Conversion, Refusal};
 use rules::Rules;
@@ -85,6 +85,8 @@ pub struct Done {
     pub tensor_sha256: Vec<String>,
     /// The rules it ran under.
     pub rules: Rules,
+    /// The rule sets the input's readers ran (`socair-wo` and its version, for a pickle).
+    pub read_rules: std::collections::BTreeMap<String, String>,
 }
 
 /// Converts `src` (read as `from`) into a new file `dst` in format `to`: written to a
@@ -196,10 +198,16 @@ pub fn convert_path(
     if let Ok(d) = std::fs::File::open(dir) {
         let _ = d.sync_all();
     }
+    let read_rules = artifact
+        .jobs
+        .iter()
+        .flat_map(|job| effective_rules(job.reader.0, &artifact.rules))
+        .collect();
     Ok(Ok(Done {
         conversion,
         sha256,
         tensor_sha256,
         rules,
+        read_rules,
     }))
 }

@@ -166,6 +166,11 @@ pub fn plan(
                 format!("{prefix}tensor {name:?} is {element}, which {to} cannot hold")
             })?;
             let (_, swap_unit) = element_layout(&element).unwrap_or((1, 1));
+            if t.inline.is_some() {
+                return Err(format!(
+                    "{prefix}tensor {name:?} has no bytes in the file as they are (its reader decoded them from varints): socair converts only bytes it can read twice from the input itself"
+                ));
+            }
             if t.strides.is_some() && t.file.is_some() {
                 return Err(format!(
                     "{prefix}tensor {name:?} is strided and lies in another file: no format writes that, and socair does not read it"

@@ -999,7 +999,7 @@ pub enum Loaded<'p> {
         /// Its GGUF Q/K values hashes, unpermuted.
         unpermuted: Unpermuted,
         /// The model.
-        artifact: Artifact<'p>,
+        artifact: Box<Artifact<'p>>,
         /// Each opened file, by its index in `artifact.jobs`.
         opened: Vec<(usize, OpenedFile)>,
     },
@@ -1054,7 +1054,7 @@ impl<'p> Loaded<'p> {
         Ok(Loaded::Model {
             manifest,
             unpermuted,
-            artifact,
+            artifact: Box::new(artifact),
             opened,
         })
     }

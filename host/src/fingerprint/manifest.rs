@@ -259,7 +259,14 @@ fn check_descriptor(t: &TensorDescriptor, file_len: u64) -> Result<(), String> {
         // Checked there: strides match the shape and every element lies in the range.
         return Ok(());
     }
-    let mut total = 0u64;
+    if t.inline.is_some() && (!t.ranges.is_empty() || t.file.is_some()) {
+        return Err("it has both decoded bytes and byte ranges in a file".into());
+    }
+    let mut total = t
+        .inline
+        .as_ref()
+        .into_option()
+        .map_or(0u64, |b| b.len() as u64);
     for r in t.ranges.iter() {
         let end = r.offset.checked_add(r.len).ok_or("a range overflows")?;
         if end > file_len {

@@ -293,6 +293,11 @@ impl<'a> FlatTensor<'a> {
         if t.strides.is_some() {
             return Err("a strided view: numbers are computed for contiguous tensors".into());
         }
+        if t.inline.is_some() {
+            return Err(
+                "its bytes were decoded by its reader: numbers are computed from file bytes".into(),
+            );
+        }
         let mut ranges = Vec::with_capacity(t.ranges.len());
         let mut total = 0u64;
         for r in t.ranges.iter() {
@@ -658,6 +663,9 @@ pub fn q8_0_moments(file: &InputFile, t: &TensorDescriptor) -> Result<Moments, S
         .iter()
         .try_fold(1u64, |a, &d| a.checked_mul(d))
         .ok_or("its shape overflows")?;
+    if t.inline.is_some() {
+        return Err("its bytes were decoded by its reader".into());
+    }
     let total: u64 = t.ranges.iter().map(|r| r.len).sum();
     if !elements.is_multiple_of(32) || elements / 32 * BLOCK as u64 != total {
         return Err("its bytes do not hold whole Q8_0 blocks for its shape".into());

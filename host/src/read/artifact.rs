@@ -7,7 +7,11 @@ use crate::read::plugins::{LoadedPlugin, PluginSet};
 use crate::read::source::hash_file;
 use crate::read::source::InputFile;
 use socair_plugin_api::{
-    abi_stable::{sabi_trait::TD_Opaque, sabi_types::RRef, std_types::ROption},
+    abi_stable::{
+        sabi_trait::TD_Opaque,
+        sabi_types::RRef,
+        std_types::{ROption, RString, Tuple2},
+    },
     ByteSource_TO, FormatReaderBox, OpenedFile, ReadOptions, RowStatus, TensorDescriptor, Unread,
 };
 use std::collections::BTreeSet;
@@ -88,6 +92,8 @@ pub struct Unclaimed {
 
 /// A resolved artifact.
 pub struct Artifact<'p> {
+    /// Rule-set versions its files are read under (see [`ReaderChoice::rules`]).
+    pub rules: std::collections::BTreeMap<String, String>,
     /// File or directory name.
     pub name: String,
     /// The path given.
@@ -149,6 +155,7 @@ impl<'p> Artifact<'p> {
             }]
         };
         let mut artifact = Artifact {
+            rules: choice.rules.clone(),
             name,
             path: path.to_owned(),
             is_dir,
@@ -251,8 +258,14 @@ impl<'p> Artifact<'p> {
             .map(|job| {
                 let (plugin, reader) = job.reader;
                 let source = ByteSource_TO::from_ptr(RRef::new(&job.input), TD_Opaque);
+                let mut options = options.clone();
+                options.rules = self
+                    .rules
+                    .iter()
+                    .map(|(k, v)| Tuple2(RString::from(k.as_str()), RString::from(v.as_str())))
+                    .collect();
                 reader
-                    .open(source, options.clone())
+                    .open(source, options)
                     .into_result()
                     .map(|mut opened| {
                         self.set_aside_unsupported(job, &mut opened);
@@ -400,6 +413,9 @@ pub struct ReaderChoice {
     pub named: Option<String>,
     /// The plugins a store pins (none outside a store, or in a store without plugin pins).
     pub pinned: BTreeSet<String>,
+    /// Rule-set versions to run, name → version, where a deployment pins one that plugins
+    /// implement in several versions (`socair-wo`); otherwise each plugin runs its newest.
+    pub rules: std::collections::BTreeMap<String, String>,
 }
 
 /// What [`pick_reader`] decided for a file.

@@ -173,6 +173,7 @@ pub fn opened_file(parsed: Result<reader::Gguf, reader::GgufError>) -> OpenedFil
                 origin: ROption::RNone,
                 strides: ROption::RNone,
                 file: ROption::RNone,
+                inline: ROption::RNone,
             }),
             _ => {
                 findings.push("tensors of an unknown type", || {

@@ -288,6 +288,7 @@ pub fn opened_file(parsed: Result<model::Model, model::OnnxError>) -> OpenedFile
             origin: ROption::RNone,
             strides: ROption::RNone,
             file: t.file.as_deref().map(RString::from).into(),
+            inline: ROption::RNone,
         })
         .collect();
     OpenedFile {

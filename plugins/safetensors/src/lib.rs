@@ -192,6 +192,7 @@ pub fn opened_file(parsed: Result<header::Header, header::SafetensorsError>) -> 
                     origin: ROption::RNone,
                     strides: ROption::RNone,
                     file: ROption::RNone,
+                    inline: ROption::RNone,
                 });
             }
             if past_budget > bounded::UNREAD_PER_KIND as u64 {

@@ -251,6 +251,7 @@ pub fn opened_file(a: &Analysis, header_only: bool) -> OpenedFile {
                 ROption::RSome(m.stride.clone().into())
             },
             file: ROption::RNone,
+            inline: ROption::RNone,
         });
     }
     OpenedFile {
