@@ -354,8 +354,8 @@ fn a_converted_checkpoint_accounts_for_tied_weights_through_its_alias() {
         .arg(&manifest));
     assert_eq!(m.code, 0, "{}", m.stderr);
     let mj = json(&std::fs::read_to_string(&manifest).unwrap());
-    assert_eq!(mj["aliases"][0]["name"], "transformer.wte.weight");
-    assert_eq!(mj["aliases"][0]["of"], "lm_head.weight");
+    assert_eq!(mj["aliases"][0]["name"], "lm_head.weight");
+    assert_eq!(mj["aliases"][0]["of"], "transformer.wte.weight");
     let d = run(socair()
         .args(["tensors", "diff"])
         .arg(&manifest)
