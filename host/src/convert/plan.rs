@@ -149,6 +149,11 @@ pub fn plan(
             not_carried.push(format!("{prefix}metadata {k:?} = {v:?}"));
         }
         for t in opened.tensors.iter() {
+            // Outside the format's model (an optimizer's state): fingerprinted, never carried;
+            // the plugin names it in `not_carried`.
+            if t.outside_model {
+                continue;
+            }
             let name = t.name.to_string();
             let element = t.element_type.as_ref().map(|e| e.to_string()).into_option().ok_or_else(|| {
                 format!("{prefix}tensor {name:?} is {} (block-quantized): it has no exact form in {to}", t.dtype)
@@ -304,6 +309,12 @@ pub fn plan(
         .filter(|(_, d)| !d)
         .map(|(t, _)| t)
         .collect();
+    if kept.is_empty() {
+        return Err(
+            "no tensor to carry: the input holds no tensor a conversion writes (nothing of its model, or nothing at all), and an empty file is never written"
+                .into(),
+        );
+    }
     let mut names = std::collections::HashSet::new();
     for t in &kept {
         if !names.insert(t.name.as_str()) {

@@ -191,7 +191,7 @@ pub fn opened_file(a: &Analysis, header_only: bool) -> OpenedFile {
             unread.push(Unread {
                 tensor: ROption::RSome(t.name.as_str().into()),
                 reason: "torch's conj/neg bit is set: its bytes are not its values".into(),
-                outside_model: false,
+                outside_model: t.outside_model,
             });
             continue;
         }
@@ -215,7 +215,7 @@ pub fn opened_file(a: &Analysis, header_only: bool) -> OpenedFile {
                     m.dtype.torch, m.dtype.packed
                 )
                 .into(),
-                outside_model: false,
+                outside_model: t.outside_model,
             });
             continue;
         };
@@ -252,6 +252,7 @@ pub fn opened_file(a: &Analysis, header_only: bool) -> OpenedFile {
             },
             file: ROption::RNone,
             inline: ROption::RNone,
+            outside_model: t.outside_model,
         });
     }
     OpenedFile {
