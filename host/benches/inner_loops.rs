@@ -41,6 +41,8 @@ fn tensor(dtype: &str, len: u64) -> TensorDescriptor {
         origin: ROption::RNone,
         strides: ROption::RNone,
         file: ROption::RNone,
+        inline: ROption::RNone,
+        outside_model: false,
     }
 }
 

@@ -157,6 +157,18 @@ pub struct TensorDescriptor {
     /// directory, which it must not leave. `ranges` are offsets in that file. None (the usual
     /// case) for the opened file itself.
     pub file: ROption<RString>,
+    /// The tensor's bytes decoded by the reader, when they do not lie in any file as they are
+    /// (an ONNX tensor whose values are varint-coded in `int32_data`): its elements'
+    /// little-endian bytes in row-major order. `ranges` is then empty and `file` none. The host
+    /// fingerprints these bytes but converts only bytes it can read from the file itself. A
+    /// reader keeps their total bounded by the input's size (at most 8x, as a one-byte varint
+    /// decodes to eight bytes).
+    pub inline: ROption<RVec<u8>>,
+    /// The tensor is sound but lies outside the format's model of the file (an optimizer's
+    /// state beside a training checkpoint's state dict): it is fingerprinted like any other,
+    /// and a converter names it as not carried instead of writing it. False for every tensor
+    /// of a format whose file is all model (safetensors, GGUF, ONNX, NumPy).
+    pub outside_model: bool,
 }
 
 /// A tensor's place in the format's own terms.
@@ -250,6 +262,10 @@ pub struct ReadOptions {
     /// Globals (`module.name`) an operator has reviewed and accepts in pickles
     /// (`--reviewed-classes`); a reader that finds one used says so in its rows.
     pub reviewed_globals: RVec<RString>,
+    /// Rule-set versions the host asks for, `(name, version)`, among those the plugin's
+    /// manifest lists (a deployment pinned `socair-wo` to `=1`, say). A rule set not listed here
+    /// runs at the newest version the plugin implements.
+    pub rules: RVec<Tuple2<RString, RString>>,
 }
 
 /// What went wrong inside a plugin call (not a finding about the file: those are rows).

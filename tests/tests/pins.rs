@@ -201,5 +201,5 @@ fn pinned_rule_sets_must_be_implemented_at_an_accepted_version() {
     assert_eq!(r.code, 0);
     let r = convert();
     assert_eq!(r.code, 0, "{}", r.stderr);
-    assert!(r.stderr.contains("under socair-convert/2"), "{}", r.stderr);
+    assert!(r.stderr.contains("under socair-convert/3"), "{}", r.stderr);
 }

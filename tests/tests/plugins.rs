@@ -132,11 +132,11 @@ fn plugin_dir() -> &'static PathBuf {
         let _ = std::fs::remove_dir_all(&src);
         let target = root.join("target");
 
-        // 1. Built against plugin-api 0.3.0: abi_stable refuses the version.
+        // 1. Built against plugin-api 0.4.0: abi_stable refuses the version.
         let ws = src.join("stale");
         copy_api(&ws.join("api"), |file, text| {
             if file == "Cargo.toml" {
-                text.replace("version = \"0.2.0\"", "version = \"0.3.0\"")
+                text.replace("version = \"0.3.0\"", "version = \"0.4.0\"")
             } else {
                 text
             }
@@ -224,8 +224,8 @@ fn incompatible_and_invalid_plugins_are_refused_with_reasons() {
 
     let stale = refusal_for(&listing, "stale");
     assert!(stale.contains("incompatible plugin-api"), "{stale}");
-    assert!(stale.contains("plugin-api 0.3.0"), "{stale}");
-    assert!(stale.contains("0.2.x"), "{stale}");
+    assert!(stale.contains("plugin-api 0.4.0"), "{stale}");
+    assert!(stale.contains("0.3.x"), "{stale}");
     let relaid = refusal_for(&listing, "relaid");
     assert!(relaid.contains("incompatible plugin-api"), "{relaid}");
     assert!(relaid.contains("layout"), "{relaid}");

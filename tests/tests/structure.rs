@@ -200,7 +200,8 @@ impl CrateSource {
             let item = &path[k];
             for (name, target) in self.reexports(&path[..k]) {
                 if &name == item {
-                    let mut full = target.clone();
+                    // An item of another crate, re-exported here: not a file of this one.
+                    let mut full = target?;
                     full.extend_from_slice(&path[k + 1..]);
                     return self.resolve(&full, depth + 1).or(Some(file));
                 }
@@ -209,8 +210,9 @@ impl CrateSource {
         Some(file)
     }
 
-    /// `pub use` re-exports of a module: exported name → absolute path.
-    fn reexports(&self, module: &[String]) -> Vec<(String, Vec<String>)> {
+    /// `pub use` re-exports of a module: exported name → absolute path, `None` for a name
+    /// re-exported from another crate (not a file of this one).
+    fn reexports(&self, module: &[String]) -> Vec<(String, Option<Vec<String>>)> {
         let Some(file) = self.files.get(module) else {
             return Vec::new();
         };
@@ -219,10 +221,8 @@ impl CrateSource {
         for stmt in use_statements(code).into_iter().filter(|s| s.public) {
             for path in expand_use(&stmt.tree) {
                 let (segments, alias) = path;
-                if let Some(abs) = self.absolute(module, &segments) {
-                    let name = alias.unwrap_or_else(|| segments.last().cloned().unwrap());
-                    out.push((name, abs));
-                }
+                let name = alias.unwrap_or_else(|| segments.last().cloned().unwrap());
+                out.push((name, self.absolute(module, &segments)));
             }
         }
         out
@@ -709,12 +709,15 @@ fn a_planted_circle_is_found_and_a_reexport_is_not_one() {
             "b.rs",
             "pub struct B;\npub fn f() -> u8 { crate::m::c::C::default().0 }\n",
         ),
-        ("m/mod.rs", "pub mod c;\npub mod d;\npub use d::D;\n"),
+        ("m/mod.rs", "pub mod c;\npub mod d;\npub use d::D;\npub use std::rc;\n"),
         (
             "m/c.rs",
             "#[derive(Default)] pub struct C(pub u8);\nfn g() { let _ = super::super::a::A; }\n// crate::b::B in a comment is not an import\n",
         ),
-        ("m/d.rs", "pub struct D;\nfn h() -> crate::m::D { D }\n"),
+        (
+            "m/d.rs",
+            "pub struct D;\nfn h() -> crate::m::D { D }\nfn r() -> crate::m::rc::Rc<u8> { todo!() }\n",
+        ),
     ]);
     let found = problems(dir.path(), None);
     assert_eq!(found.len(), 1, "{found:?}");

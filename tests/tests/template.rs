@@ -102,7 +102,7 @@ fn the_host_lists_the_template_with_its_version_and_plugin_api() {
         .unwrap_or_else(|| panic!("npy not loaded: {listing:#}"));
     assert_eq!(npy["version"], "0.1.0");
     assert_eq!(npy["plugin_api"], listing["plugin_api"]);
-    assert_eq!(npy["plugin_api"], "0.2.0");
+    assert_eq!(npy["plugin_api"], "0.3.0");
     assert_eq!(npy["reads"], serde_json::json!(["npy", "npz"]));
     assert_eq!(npy["writes"], serde_json::json!([]));
     assert_eq!(
@@ -120,7 +120,7 @@ fn the_host_lists_the_template_with_its_version_and_plugin_api() {
     let r = run(with_template().arg("plugins"));
     assert_eq!(r.code, 0);
     assert!(
-        r.stdout.contains("  npy 0.1.0 (plugin-api 0.2.0)\n"),
+        r.stdout.contains("  npy 0.1.0 (plugin-api 0.3.0)\n"),
         "{}",
         r.stdout
     );

@@ -181,6 +181,8 @@ pub fn opened_file(outcome: Outcome) -> OpenedFile {
                 .into(),
             strides: t.strides.map(RVec::from).into(),
             file: ROption::RNone,
+            inline: ROption::RNone,
+            outside_model: false,
         })
         .collect();
     OpenedFile {

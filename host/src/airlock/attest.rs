@@ -91,7 +91,7 @@ pub fn scan_staged(
         // The pins decide who reads; the store's reviews are the globals a person cleared.
         let reviewed = reviewed_classes(store, &policy)?;
         let options = ScanOptions {
-            readers: policy.pins.reader_choice(),
+            readers: policy.pins.reader_choice(plugins),
             reviewed: (!reviewed.is_empty()).then_some(reviewed),
             ..ScanOptions::default()
         };

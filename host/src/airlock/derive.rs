@@ -37,6 +37,11 @@ pub struct DerivationPredicate {
     pub tensors: Vec<DerivedTensor>,
     /// `alias → kept name`.
     pub aliases: std::collections::BTreeMap<String, String>,
+    /// `kept name → the rule that kept it`, for each alias group (`socair-convert/3`, which
+    /// keeps the name transformers keeps; docs/convert-v3.md). Absent under `/1` and `/2`,
+    /// which keep the first name in byte order.
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub alias_rules: std::collections::BTreeMap<String, String>,
     /// What the input held that the output does not carry.
     pub not_carried: Vec<String>,
 }
@@ -255,7 +260,7 @@ fn convert_checked(
         from,
         "safetensors",
         plugins,
-        &policy.pins.reader_choice(),
+        &policy.pins.reader_choice(plugins),
         rules,
     )
     .map_err(StoreError::Unusable)?
@@ -289,7 +294,13 @@ fn convert_checked(
     let predicate = DerivationPredicate {
         rules: [
             ("socair-convert".to_owned(), rules.version().to_string()),
-            ("socair-wo".to_owned(), "1".to_owned()),
+            (
+                "socair-wo".to_owned(),
+                done.read_rules
+                    .get("socair-wo")
+                    .cloned()
+                    .unwrap_or_else(|| "1".to_owned()),
+            ),
         ]
         .into(),
         input: DerivationInput {
@@ -310,6 +321,7 @@ fn convert_checked(
         },
         tensors,
         aliases: done.conversion.aliases.iter().cloned().collect(),
+        alias_rules: done.conversion.alias_rules.iter().cloned().collect(),
         not_carried: done.conversion.not_carried.clone(),
     };
     let statement = Statement::new(

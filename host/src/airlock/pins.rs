@@ -30,12 +30,29 @@ pub struct PluginPin {
 }
 
 impl Pins {
-    /// How readers are chosen under these pins: a format a pinned plugin reads is read by that
-    /// plugin only.
-    pub fn reader_choice(&self) -> ReaderChoice {
+    /// How files are read under these pins: a format a pinned plugin reads is read by that
+    /// plugin only, and a pinned rule set that loaded plugins implement in several versions
+    /// (`socair-wo`) runs at the newest version the pin accepts.
+    pub fn reader_choice(&self, plugins: &PluginSet) -> ReaderChoice {
+        let mut rules = std::collections::BTreeMap::new();
+        for name in self.rules.keys() {
+            let mut versions: Vec<&str> = plugins
+                .loaded
+                .iter()
+                .flat_map(|p| p.manifest.rule_sets.iter())
+                .filter_map(|id| id.split_once('/'))
+                .filter(|(n, v)| n == name && self.check_rule(n, v).is_ok())
+                .map(|(_, v)| v)
+                .collect();
+            versions.sort_by_key(|v| lenient_version(v).ok());
+            if let Some(newest) = versions.last() {
+                rules.insert(name.clone(), (*newest).to_owned());
+            }
+        }
         ReaderChoice {
             named: None,
             pinned: self.plugins.keys().cloned().collect(),
+            rules,
         }
     }
 

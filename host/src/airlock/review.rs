@@ -100,6 +100,7 @@ fn check_not_dangerous(class: &str, plugins: &PluginSet) -> Result<(), StoreErro
         }
         let source = ByteSource_TO::from_ptr(RRef::new(&bytes), TD_Opaque);
         let options = ReadOptions {
+            rules: Default::default(),
             header_only: false,
             reviewed_globals: vec![RString::from(class)].into(),
         };

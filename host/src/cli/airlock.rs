@@ -261,6 +261,9 @@ pub fn scan_staged(store: &Path, sha: &str, key: &Path, plugins: &PluginSet) -> 
     let key = signing::load_signing_key(key).map_err(fatal)?;
     match attest::scan_staged(&store, &sha, &key, plugins) {
         Ok(report) => {
+            if for_a_person(false, None) {
+                emit(None, human::scan_report(&report).as_bytes())?;
+            }
             eprintln!("socair: signed attestation stored: {}", verdicts(&report));
             Ok(if is_negative(&report) {
                 EXIT_NEGATIVE

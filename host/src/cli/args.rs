@@ -192,9 +192,13 @@ pub enum Command {
     /// --from and --to name the formats; socair never guesses them from file names, and refuses
     /// a source that does not read as --from. torch checkpoints convert under the rules
     /// --rules names: socair-convert/1 (torch-zip, contiguous tensors only, exact aliases
-    /// written once, byte-stable output) or socair-convert/2 (the default: /1 plus torch-legacy
-    /// inputs and non-contiguous tensors gathered into row-major order; the same bytes as /1
-    /// wherever /1 converts). safetensors, gguf and model-dir convert to safetensors or gguf when
+    /// written once under the first name in byte order, byte-stable output), socair-convert/2
+    /// (/1 plus torch-legacy inputs and non-contiguous tensors gathered into row-major order;
+    /// the same bytes as /1 wherever /1 converts) or socair-convert/3 (the default: /2, except
+    /// that tied weights keep the name transformers keeps, such as the input embedding of a tied
+    /// lm_head.weight, and a model directory whose config.json says tie_word_embeddings: false
+    /// is refused when its checkpoint ties them; the same bytes as /2 wherever no alias group
+    /// changes its kept name). safetensors, gguf and model-dir convert to safetensors or gguf when
     /// every tensor can be carried exactly (no quantized types into safetensors, no U8/BOOL/…
     /// into GGUF). The output is
     /// written to a temporary name, verified, fsynced and renamed; an existing destination is
@@ -215,8 +219,8 @@ pub enum Command {
         /// The destination format: safetensors, gguf.
         #[arg(long, value_parser = PossibleValuesParser::new(TO_FORMATS))]
         to: String,
-        /// The conversion rules: socair-convert/1 or socair-convert/2 (default: the newest the
-        /// deployment allows).
+        /// The conversion rules: socair-convert/1, /2 or /3 (default: the newest the deployment
+        /// allows).
         #[arg(long, value_name = "RULES")]
         rules: Option<String>,
     },
@@ -485,12 +489,13 @@ pub enum AirlockCommand {
         #[command(flatten)]
         store: StoreArg,
     },
-    /// Convert an attested torch checkpoint to safetensors (socair-convert/1 or /2) with a signed
-    /// derivation record (key role: derive).
+    /// Convert an attested torch checkpoint to safetensors (socair-convert/1, /2 or /3) with a
+    /// signed derivation record (key role: derive).
     ///
     /// The rules are --rules, or the newest version the store's policy pins allow
     /// (`pins.rules["socair-convert"]`, a semver requirement such as "=1"); --rules outside the
-    /// pin is refused. The derivation record names the version used.
+    /// pin is refused. The derivation record names the version used, and under /3 the rule that
+    /// chose the kept name of each alias group (alias_rules).
     ///
     /// The attestation must verify under a `scan` key, hold no FAIL or LEAD row and a PASSing
     /// Pickle opcode scan row; the checkpoint is copied into work/ hashing while copying and
@@ -508,8 +513,8 @@ pub enum AirlockCommand {
         /// The private key (its public key must have role `derive`).
         #[arg(long, value_name = "K")]
         key: PathBuf,
-        /// The conversion rules: socair-convert/1 or socair-convert/2 (default: the newest the
-        /// deployment allows).
+        /// The conversion rules: socair-convert/1, /2 or /3 (default: the newest the deployment
+        /// allows).
         #[arg(long, value_name = "RULES")]
         rules: Option<String>,
         #[command(flatten)]
@@ -547,11 +552,14 @@ pub enum TensorsAction {
     ///
     /// Either side is a model (file or directory, any format a plugin reads) or a manifest
     /// `socair tensors` wrote. Tensors pair by name first (identical, same values, differs,
-    /// not comparable), then by content for names the other side lacks (renamed; a GGUF's
-    /// llama Q/K projections also after undoing llama.cpp's row permutation), and the rest is
-    /// only in one side. Writes the comparison as JSON and a summary to standard error. Exits
-    /// 0 only when every tensor on both sides matches under its own name, 1 otherwise, 2 when a
-    /// side cannot be read.
+    /// not comparable, lower precision; aliases a safetensors file records count as names),
+    /// then by content for names the other side lacks (renamed; llama Q/K projections also
+    /// after undoing llama.cpp's row permutation, either side the GGUF), then, when both sides
+    /// are models, by values (rounded copies, transposed 2-D tensors, quantized tensors
+    /// against floats of the same role); the rest is only in one side. Tensors that differ get
+    /// numbers (elements changed, max |Δ|, relative L2, cosine). Writes the comparison as JSON
+    /// and a summary naming tensors to standard error. Exits 0 only when every tensor on both
+    /// sides matches under its own name, 1 otherwise, 2 when a side cannot be read.
     ///
     /// Example: socair tensors diff model.gguf reviewed.tensors.json --out diff.json
     Diff {
@@ -562,5 +570,12 @@ pub enum TensorsAction {
         /// Write the comparison here (atomically) instead of to standard output.
         #[arg(long, value_name = "FILE")]
         out: Option<PathBuf>,
+        /// Also write the comparison as one self-contained HTML page (a per-layer map of
+        /// outcomes and relative change, then the tensors that differ or are missing).
+        #[arg(long, value_name = "FILE")]
+        html: Option<PathBuf>,
+        /// Name at most this many tensors per list in the summary on standard error.
+        #[arg(long, value_name = "N", default_value_t = 10)]
+        limit: usize,
     },
 }

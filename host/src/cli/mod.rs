@@ -22,7 +22,7 @@ use crate::airlock::attest::verdicts;
 use crate::base::output::to_json_bytes;
 use crate::convert::convert_path;
 use crate::convert::rules::Rules;
-use crate::fingerprint::{diff, manifest};
+use crate::fingerprint::{diff, diff_html, diff_text, manifest};
 use crate::read::artifact::ReaderChoice;
 use crate::read::plugins::{self, PluginSet};
 use crate::report::reference::{read_reference, REFERENCE_ENV};
@@ -59,7 +59,7 @@ fn load_plugins(flag_dirs: &[PathBuf]) -> PluginSet {
 fn dispatch(cli: Cli) -> Result<u8, Fatal> {
     let readers = ReaderChoice {
         named: cli.reader.clone(),
-        pinned: Default::default(),
+        ..ReaderChoice::default()
     };
     match cli.command {
         Command::Completions { shell } => {
@@ -165,39 +165,24 @@ fn dispatch(cli: Cli) -> Result<u8, Fatal> {
                     artifact,
                     reference,
                     out,
+                    html,
+                    limit,
                 }),
             ..
         } => {
             let set = load_plugins(&cli.plugin_dirs);
             warn_refused(&set);
-            let (a, r) = rayon::join(
-                || diff::load_side(&artifact, &set, &readers),
-                || diff::load_side(&reference, &set, &readers),
-            );
-            let (a, unpermuted) = a.map_err(Fatal)?;
-            let (r, _) = r.map_err(Fatal)?;
-            let comparison = diff::diff(&a, &r, &unpermuted);
+            let comparison =
+                diff::compare_paths(&artifact, &reference, &set, &readers).map_err(Fatal)?;
             emit(out.as_deref(), &to_json_bytes(&comparison))?;
-            let s = &comparison.summary;
-            eprintln!(
-                "socair: {:?} against {:?}: {} identical, {} same values, {} renamed ({} after unpermute), {} differ, {} not comparable, {} only in the artifact, {} only in the reference, {} unread: {}",
-                comparison.artifact.name,
-                comparison.reference.name,
-                s.identical,
-                s.same_values,
-                s.renamed,
-                s.same_values_after_unpermute,
-                s.differs,
-                s.not_comparable,
-                s.only_in_artifact,
-                s.only_in_reference,
-                s.unread,
-                if comparison.matches {
-                    "every tensor matches under its own name"
-                } else {
-                    "they do not match"
-                }
-            );
+            let summary = diff_text::summary(&comparison, limit);
+            if let Some(page) = html {
+                let rendered = diff_html::render(&comparison, &summary);
+                emit(Some(&page), rendered.as_bytes())?;
+            }
+            for line in summary.lines() {
+                eprintln!("socair: {line}");
+            }
             Ok(if comparison.matches {
                 EXIT_OK
             } else {

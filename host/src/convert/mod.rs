@@ -6,8 +6,9 @@
 //! be carried exactly is refused, with the reason: a tensor that is not contiguous, carries
 //! torch's conj/neg bit, overlaps another without being the same tensor, or has a dtype the
 //! destination lacks. Exact aliases (the same bytes, dtype and shape, such as tied embeddings)
-//! are written once, under the first name in byte order, with `name: kept name` in the
-//! safetensors metadata; disjoint views of one storage are each written. The safetensors
+//! are written once, with `name: kept name` in the safetensors metadata: under the first name
+//! in byte order (`/1`, `/2`), or the name transformers keeps (`/3`, [`tied`]); disjoint views
+//! of one storage are each written. The safetensors
 //! metadata holds `"format": "pt"` first when the input is a torch checkpoint, then the
 //! aliases in byte order. Big-endian inputs are swapped to little-endian.
 //!
@@ -16,7 +17,8 @@
 //! to its bytes read from the input by a second path (for torch checkpoints, the `zip` crate
 //! reading the storage record, independently of the plugin that located it).
 //!
-//! Lives here: the rule sets ([`rules`]), the planner ([`plan`]), the writer ([`write`]),
+//! Lives here: the rule sets ([`rules`]), the planner ([`plan`]), `/3`'s choice of kept names
+//! ([`tied`], with transformers' pairs in [`tied_table`]), the writer ([`write`]),
 //! verification ([`verify`]) and the zip reader of the second path ([`second_path`]), each its
 //! own file; this file runs them in order. May use `base`, `read` and `fingerprint`; never
 //! `report`, `airlock` or `cli`.
@@ -24,16 +26,19 @@
 pub mod plan;
 pub mod rules;
 pub mod second_path;
+pub mod tied;
+pub mod tied_table;
 pub mod verify;
 pub mod write;
 
 use crate::base::{fault, scratch};
 use crate::read::artifact::{Artifact, ReaderChoice};
-use crate::read::plugins::PluginSet;
+use crate::read::plugins::{effective_rules, PluginSet};
 use crate::read::source::InputFile;
 use plan::{plan, Conversion, Refusal};
 use rules::Rules;
 use std::path::Path;
+use tied::ModelConfig;
 
 /// For the fault tests (`SOCAIR_FAULT=convert.flip-output`): flips the last byte of the tensor
 /// placed last in the written output, as a disk or a bug would, before verification reads it.
@@ -80,6 +85,8 @@ pub struct Done {
     pub tensor_sha256: Vec<String>,
     /// The rules it ran under.
     pub rules: Rules,
+    /// The rule sets the input's readers ran (`socair-wo` and its version, for a pickle).
+    pub read_rules: std::collections::BTreeMap<String, String>,
 }
 
 /// Converts `src` (read as `from`) into a new file `dst` in format `to`: written to a
@@ -142,7 +149,12 @@ pub fn convert_path(
     let opened = artifact
         .open_all(&Default::default())
         .map_err(|e| e.to_string())?;
-    let conversion = match plan(&opened, to, plugins, artifact.is_dir, rules) {
+    // A model directory's config.json says whether transformers ties its weights (/3).
+    let config = match artifact.files.iter().find(|f| f.rel == "config.json") {
+        Some(f) if artifact.is_dir && rules >= Rules::V3 => ModelConfig::read(&f.path),
+        _ => ModelConfig::Absent,
+    };
+    let conversion = match plan(&opened, to, plugins, artifact.is_dir, rules, &config) {
         Ok(c) => c,
         Err(refusal) => return Ok(Err(refusal)),
     };
@@ -186,10 +198,16 @@ pub fn convert_path(
     if let Ok(d) = std::fs::File::open(dir) {
         let _ = d.sync_all();
     }
+    let read_rules = artifact
+        .jobs
+        .iter()
+        .flat_map(|job| effective_rules(job.reader.0, &artifact.rules))
+        .collect();
     Ok(Ok(Done {
         conversion,
         sha256,
         tensor_sha256,
         rules,
+        read_rules,
     }))
 }

@@ -3,6 +3,7 @@
 //! the input cannot be carried exactly.
 
 use crate::convert::rules::{Rules, RULES_V1, RULES_V2};
+use crate::convert::tied::{self, ModelConfig};
 use crate::read::artifact::{data_path, FileJob};
 use crate::read::layout::{self, element_layout};
 use crate::read::plugins::PluginSet;
@@ -53,6 +54,10 @@ pub struct Conversion {
     pub total_len: u64,
     /// `(alias, kept name)`, by alias in byte order.
     pub aliases: Vec<(String, String)>,
+    /// Under `socair-convert/3`, `(kept name, the rule that kept it)` for each alias group, by
+    /// kept name in byte order; empty under `/1` and `/2`, which keep the first name in byte
+    /// order.
+    pub alias_rules: Vec<(String, String)>,
     /// What was not carried.
     pub not_carried: Vec<String>,
     /// Whether any input was big-endian (swapped).
@@ -69,13 +74,15 @@ pub type Refusal = String;
 
 /// Plans the conversion of the opened `inputs` into format `to`. A torch checkpoint's Pickle
 /// opcode scan row must PASS (the grammar's model is complete only then); `multi_file_names`
-/// prefixes messages with each file's path (model directories).
+/// prefixes messages with each file's path (model directories); `config` is what a model
+/// directory's `config.json` says, which `socair-convert/3` reads for tied weights.
 pub fn plan(
     inputs: &[(&FileJob<'_>, OpenedFile)],
     to: &str,
     plugins: &PluginSet,
     multi_file_names: bool,
     rules: Rules,
+    config: &ModelConfig,
 ) -> Result<Conversion, Refusal> {
     let (_, writer) = plugins
         .writer(to)
@@ -142,12 +149,19 @@ pub fn plan(
             not_carried.push(format!("{prefix}metadata {k:?} = {v:?}"));
         }
         for t in opened.tensors.iter() {
+            // Outside the format's model (an optimizer's state): fingerprinted, never carried;
+            // the plugin names it in `not_carried`.
+            if t.outside_model {
+                continue;
+            }
             let name = t.name.to_string();
             let element = t.element_type.as_ref().map(|e| e.to_string()).into_option().ok_or_else(|| {
                 format!("{prefix}tensor {name:?} is {} (block-quantized): it has no exact form in {to}", t.dtype)
             })?;
             let dtype = match to {
-                "safetensors" => element_layout(&element).map(|_| element.clone()),
+                "safetensors" => (element_layout(&element).is_some()
+                    || layout::packed_bits(&element).is_some())
+                .then(|| element.clone()),
                 "gguf" => GGUF_DTYPES
                     .contains(&element.as_str())
                     .then(|| element.clone()),
@@ -157,6 +171,11 @@ pub fn plan(
                 format!("{prefix}tensor {name:?} is {element}, which {to} cannot hold")
             })?;
             let (_, swap_unit) = element_layout(&element).unwrap_or((1, 1));
+            if t.inline.is_some() {
+                return Err(format!(
+                    "{prefix}tensor {name:?} has no bytes in the file as they are (its reader decoded them from varints): socair converts only bytes it can read twice from the input itself"
+                ));
+            }
             if t.strides.is_some() && t.file.is_some() {
                 return Err(format!(
                     "{prefix}tensor {name:?} is strided and lies in another file: no format writes that, and socair does not read it"
@@ -223,22 +242,9 @@ pub fn plan(
     // Sharing: exact aliases are written once; overlapping non-aliases are refused.
     let mut order: Vec<usize> = (0..tensors.len()).filter(|&i| tensors[i].len > 0).collect();
     order.sort_by_key(|&i| (tensors[i].input, tensors[i].offset, tensors[i].extent));
-    let mut dropped = vec![false; tensors.len()];
-    let mut aliases = Vec::new();
+    let mut groups: Vec<Vec<usize>> = Vec::new();
     let mut group: Vec<usize> = Vec::new();
     let mut group_end = 0u64;
-    let flush =
-        |group: &mut Vec<usize>, dropped: &mut Vec<bool>, aliases: &mut Vec<(String, String)>| {
-            if group.len() > 1 {
-                group.sort_by(|&a, &b| tensors[a].name.as_bytes().cmp(tensors[b].name.as_bytes()));
-                let kept = tensors[group[0]].name.clone();
-                for &i in &group[1..] {
-                    dropped[i] = true;
-                    aliases.push((tensors[i].name.clone(), kept.clone()));
-                }
-            }
-            group.clear();
-        };
     for &i in &order {
         let t = &tensors[i];
         if let Some(&head) = group.first() {
@@ -260,12 +266,36 @@ pub fn plan(
                 group.push(i);
                 continue;
             }
-            flush(&mut group, &mut dropped, &mut aliases);
+            groups.push(std::mem::take(&mut group));
         }
         group.push(i);
         group_end = t.offset + t.extent;
     }
-    flush(&mut group, &mut dropped, &mut aliases);
+    groups.push(group);
+    // Each group of more than one name is written once, under the name the rules keep: the
+    // first in byte order under /1 and /2, transformers' choice under /3.
+    let mut dropped = vec![false; tensors.len()];
+    let mut aliases = Vec::new();
+    let mut alias_rules = Vec::new();
+    for mut group in groups.into_iter().filter(|g| g.len() > 1) {
+        group.sort_by(|&a, &b| tensors[a].name.as_bytes().cmp(tensors[b].name.as_bytes()));
+        let kept_at = if rules >= Rules::V3 {
+            let names: Vec<&str> = group.iter().map(|&i| tensors[i].name.as_str()).collect();
+            let kept = tied::choose(&names, config)?;
+            alias_rules.push((names[kept.index].to_owned(), kept.rule));
+            kept.index
+        } else {
+            0
+        };
+        let kept = tensors[group[kept_at]].name.clone();
+        for (at, &i) in group.iter().enumerate() {
+            if at != kept_at {
+                dropped[i] = true;
+                aliases.push((tensors[i].name.clone(), kept.clone()));
+            }
+        }
+    }
+    alias_rules.sort_by(|a, b| a.0.as_bytes().cmp(b.0.as_bytes()));
     aliases.sort_by(|a, b| a.0.as_bytes().cmp(b.0.as_bytes()));
     if !aliases.is_empty() {
         not_carried.push(
@@ -279,6 +309,12 @@ pub fn plan(
         .filter(|(_, d)| !d)
         .map(|(t, _)| t)
         .collect();
+    if kept.is_empty() {
+        return Err(
+            "no tensor to carry: the input holds no tensor a conversion writes (nothing of its model, or nothing at all), and an empty file is never written"
+                .into(),
+        );
+    }
     let mut names = std::collections::HashSet::new();
     for t in &kept {
         if !names.insert(t.name.as_str()) {
@@ -323,6 +359,7 @@ pub fn plan(
         total_len: layout.total_len,
         tensors: kept,
         aliases,
+        alias_rules,
         not_carried,
         swapped,
         metadata,

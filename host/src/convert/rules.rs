@@ -1,4 +1,4 @@
-//! The conversion rule sets: `socair-convert/1` and `/2`, registered side by side; each
+//! The conversion rule sets: `socair-convert/1`, `/2` and `/3`, registered side by side; each
 //! conversion runs under one and names it.
 
 use crate::base::rules::{check_requirement, RuleSet};
@@ -7,6 +7,8 @@ use crate::base::rules::{check_requirement, RuleSet};
 pub const RULES_V1: &str = "socair-convert/1";
 /// The second conversion rules' id.
 pub const RULES_V2: &str = "socair-convert/2";
+/// The third conversion rules' id.
+pub const RULES_V3: &str = "socair-convert/3";
 
 inventory::submit! {
     RuleSet {
@@ -26,26 +28,39 @@ inventory::submit! {
     }
 }
 
-/// A version of the conversion rules. Both are built in; each conversion runs under one and
+inventory::submit! {
+    RuleSet {
+        name: "socair-convert",
+        version: "3",
+        id: RULES_V3,
+        summary: "socair-convert/2, except that an exact-alias group keeps the name transformers keeps (the source of its tied weights, such as the input embedding of a tied lm_head); /2's bytes wherever no group changes its kept name",
+    }
+}
+
+/// A version of the conversion rules. All are built in; each conversion runs under one and
 /// names it. `/2` accepts everything `/1` does and writes the same bytes for it; it adds legacy
-/// (non-zip) torch inputs and gathers non-contiguous tensors into row-major order.
+/// (non-zip) torch inputs and gathers non-contiguous tensors into row-major order. `/3` is `/2`
+/// except for the name an exact-alias group keeps ([`crate::convert::tied`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Rules {
     /// `socair-convert/1`.
     V1,
     /// `socair-convert/2`.
     V2,
+    /// `socair-convert/3`.
+    V3,
 }
 
 impl Rules {
     /// Every version, oldest first.
-    pub const ALL: [Rules; 2] = [Rules::V1, Rules::V2];
+    pub const ALL: [Rules; 3] = [Rules::V1, Rules::V2, Rules::V3];
 
     /// How outputs name it.
     pub fn id(self) -> &'static str {
         match self {
             Rules::V1 => RULES_V1,
             Rules::V2 => RULES_V2,
+            Rules::V3 => RULES_V3,
         }
     }
 
@@ -54,6 +69,16 @@ impl Rules {
         match self {
             Rules::V1 => 1,
             Rules::V2 => 2,
+            Rules::V3 => 3,
+        }
+    }
+
+    /// Every version's id as a sentence lists them: `socair-convert/1, …/2 and …/3`.
+    pub fn listed() -> String {
+        let ids = Rules::ALL.map(Rules::id);
+        match ids.split_last() {
+            Some((last, rest)) if !rest.is_empty() => format!("{} and {last}", rest.join(", ")),
+            _ => ids.join(""),
         }
     }
 
@@ -66,7 +91,7 @@ impl Rules {
             .ok_or_else(|| {
                 format!(
                     "--rules {text:?}: this socair implements {}",
-                    Rules::ALL.map(Rules::id).join(" and ")
+                    Rules::listed()
                 )
             })
     }

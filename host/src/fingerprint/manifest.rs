@@ -36,6 +36,11 @@ pub struct TensorManifest {
     pub tensors: Vec<TensorEntry>,
     /// What could not be fingerprinted, sorted by file then tensor.
     pub unread: Vec<UnreadEntry>,
+    /// Names a safetensors file's `__metadata__` records as another name for one of its
+    /// tensors (`socair convert` writes tied weights once and names the others so), sorted
+    /// by file then name. Absent when there are none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub aliases: Vec<crate::fingerprint::alias::AliasEntry>,
 }
 
 /// The model a manifest describes.
@@ -131,11 +136,14 @@ pub fn fingerprint_detailed(
         || -> Result<_, TensorsError> {
             let opened = artifact.open_all(&ReadOptions::default())?;
             let unpermuted = crate::fingerprint::unpermute::hash_unpermuted(&opened);
-            Ok((hash_all(&artifact, &opened), unpermuted))
+            let aliases = crate::fingerprint::alias::aliases_of(&opened);
+            Ok((hash_all(&artifact, &opened), unpermuted, aliases))
         },
     );
-    let (hashed, unpermuted) = read?;
-    Ok((manifest_of(&artifact, hashed, digest?), unpermuted))
+    let (hashed, unpermuted, aliases) = read?;
+    let mut m = manifest_of(&artifact, hashed, digest?);
+    m.aliases = aliases;
+    Ok((m, unpermuted))
 }
 
 /// The manifest of an artifact whose files are already open (as `scan` has them for the
@@ -145,7 +153,9 @@ pub fn manifest_of_opened(
     opened: &[(&FileJob<'_>, OpenedFile)],
     digest: String,
 ) -> TensorManifest {
-    manifest_of(artifact, hash_all(artifact, opened), digest)
+    let mut m = manifest_of(artifact, hash_all(artifact, opened), digest);
+    m.aliases = crate::fingerprint::alias::aliases_of(opened);
+    m
 }
 
 fn manifest_of(
@@ -249,7 +259,14 @@ fn check_descriptor(t: &TensorDescriptor, file_len: u64) -> Result<(), String> {
         // Checked there: strides match the shape and every element lies in the range.
         return Ok(());
     }
-    let mut total = 0u64;
+    if t.inline.is_some() && (!t.ranges.is_empty() || t.file.is_some()) {
+        return Err("it has both decoded bytes and byte ranges in a file".into());
+    }
+    let mut total = t
+        .inline
+        .as_ref()
+        .into_option()
+        .map_or(0u64, |b| b.len() as u64);
     for r in t.ranges.iter() {
         let end = r.offset.checked_add(r.len).ok_or("a range overflows")?;
         if end > file_len {
@@ -314,5 +331,6 @@ fn assemble(
         value_encoding: VALUE_ENCODING.into(),
         tensors,
         unread,
+        aliases: Vec::new(),
     }
 }

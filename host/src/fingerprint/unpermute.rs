@@ -34,6 +34,40 @@ fn metadata_value(opened: &OpenedFile, key: &str) -> Option<serde_json::Value> {
         .and_then(|v| v.get("value").cloned())
 }
 
+/// The head counts `(Q heads, K heads)` of a GGUF file whose architecture llama.cpp's
+/// converter permutes, from its metadata.
+pub fn permutation_heads(file: &OpenedFile) -> Option<(u64, u64)> {
+    if file.format.as_str() != "gguf" {
+        return None;
+    }
+    let arch = metadata_value(file, "general.architecture")?
+        .as_str()?
+        .to_owned();
+    if !PERMUTED_ARCHITECTURES.contains(&arch.as_str()) {
+        return None;
+    }
+    let heads = metadata_value(file, &format!("{arch}.attention.head_count"))?.as_u64()?;
+    let kv_heads = metadata_value(file, &format!("{arch}.attention.head_count_kv"))
+        .and_then(|v| v.as_u64())
+        .unwrap_or(heads);
+    Some((heads, kv_heads))
+}
+
+/// The heads a permuted tensor's rows split into, by its llama.cpp name: `Q heads` for
+/// `blk.N.attn_q.*`, `K heads` for `blk.N.attn_k.*`, none for any other.
+pub fn heads_for(name: &str, (heads, kv_heads): (u64, u64)) -> Option<u64> {
+    if !name.starts_with("blk.") {
+        return None;
+    }
+    if name.contains(".attn_q.") {
+        Some(heads)
+    } else if name.contains(".attn_k.") {
+        Some(kv_heads)
+    } else {
+        None
+    }
+}
+
 /// For every GGUF file of a permuted architecture, the unpermuted values hash of each F32,
 /// F16 or BF16 `blk.N.attn_q.*` / `blk.N.attn_k.*` tensor.
 pub fn hash_unpermuted(opened: &[(&FileJob<'_>, OpenedFile)]) -> Unpermuted {

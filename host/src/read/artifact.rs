@@ -7,7 +7,11 @@ use crate::read::plugins::{LoadedPlugin, PluginSet};
 use crate::read::source::InputFile;
 use crate::read::source::{hash_file, is_remote};
 use socair_plugin_api::{
-    abi_stable::{sabi_trait::TD_Opaque, sabi_types::RRef, std_types::ROption},
+    abi_stable::{
+        sabi_trait::TD_Opaque,
+        sabi_types::RRef,
+        std_types::{ROption, RString, Tuple2},
+    },
     ByteSource_TO, FormatReaderBox, OpenedFile, ReadOptions, RowStatus, TensorDescriptor, Unread,
 };
 use std::collections::BTreeSet;
@@ -88,6 +92,8 @@ pub struct Unclaimed {
 
 /// A resolved artifact.
 pub struct Artifact<'p> {
+    /// Rule-set versions its files are read under (see [`ReaderChoice::rules`]).
+    pub rules: std::collections::BTreeMap<String, String>,
     /// File or directory name.
     pub name: String,
     /// The path given.
@@ -221,6 +227,7 @@ impl<'p> Artifact<'p> {
             source,
         };
         let mut artifact = Artifact {
+            rules: choice.rules.clone(),
             name,
             path: path.to_owned(),
             is_dir,
@@ -323,8 +330,14 @@ impl<'p> Artifact<'p> {
             .map(|job| {
                 let (plugin, reader) = job.reader;
                 let source = ByteSource_TO::from_ptr(RRef::new(&job.input), TD_Opaque);
+                let mut options = options.clone();
+                options.rules = self
+                    .rules
+                    .iter()
+                    .map(|(k, v)| Tuple2(RString::from(k.as_str()), RString::from(v.as_str())))
+                    .collect();
                 reader
-                    .open(source, options.clone())
+                    .open(source, options)
                     .into_result()
                     .map(|mut opened| {
                         self.set_aside_unsupported(job, &mut opened);
@@ -472,6 +485,9 @@ pub struct ReaderChoice {
     pub named: Option<String>,
     /// The plugins a store pins (none outside a store, or in a store without plugin pins).
     pub pinned: BTreeSet<String>,
+    /// Rule-set versions to run, name → version, where a deployment pins one that plugins
+    /// implement in several versions (`socair-wo`); otherwise each plugin runs its newest.
+    pub rules: std::collections::BTreeMap<String, String>,
 }
 
 /// What [`pick_reader`] decided for a file.
@@ -560,6 +576,11 @@ fn pick_reader<'p>(
             claimants = picked;
         }
     }
+    // Within one plugin the order of its readers decides (its first claiming reader reads
+    // the file: a zip checkpoint's first bytes also parse as a protocol-0 pickle opcode); it is
+    // between plugins that socair refuses to choose.
+    let mut seen = BTreeSet::new();
+    claimants.retain(|(p, _)| seen.insert(p.manifest.name.clone()));
     match claimants.as_slice() {
         [one] => {
             return Pick::Chosen(Chosen {

@@ -33,6 +33,17 @@ pub fn element_layout(dtype: &str) -> Option<(u64, usize)> {
     })
 }
 
+/// Bits per element of the sub-byte types (safetensors' `F4`, `F6_E2M3`, `F6_E3M2`), whose
+/// elements are packed: such a tensor's bytes hold its shape's elements times these bits. They
+/// have no byte size per element, so a strided view of one is never gathered.
+pub fn packed_bits(dtype: &str) -> Option<u64> {
+    match dtype {
+        "F4" => Some(4),
+        "F6_E2M3" | "F6_E3M2" => Some(6),
+        _ => None,
+    }
+}
+
 /// Bytes per element of a socair element type (the safetensors dtype names).
 pub fn element_size(element_type: &str) -> Option<u64> {
     element_layout(element_type).map(|(size, _)| size)
@@ -62,6 +73,11 @@ pub fn strided(t: &TensorDescriptor, file_len: u64) -> Result<Option<Strided>, S
     let Some(strides) = t.strides.as_ref().into_option() else {
         return Ok(None);
     };
+    if t.inline.is_some() {
+        return Err(
+            "it is both strided and decoded by its reader: no format describes that".into(),
+        );
+    }
     let element = t
         .element_type
         .as_ref()
@@ -135,6 +151,9 @@ pub fn strided(t: &TensorDescriptor, file_len: u64) -> Result<Option<Strided>, S
 
 /// The tensor's size in row-major order: the ranges' total, or elements × size when strided.
 pub fn row_major_len(t: &TensorDescriptor, file_len: u64) -> Result<u64, String> {
+    if let Some(bytes) = t.inline.as_ref().into_option() {
+        return Ok(bytes.len() as u64);
+    }
     match strided(t, file_len)? {
         Some(s) => s
             .numel
@@ -155,6 +174,14 @@ pub fn for_each_row_major_chunk(
     t: &TensorDescriptor,
     mut each: impl FnMut(&[u8]),
 ) -> io::Result<()> {
+    // Bytes the reader decoded (varints): already in row-major order, and in chunks of whole
+    // elements (CHUNK is a multiple of every element size).
+    if let Some(bytes) = t.inline.as_ref().into_option() {
+        for chunk in bytes.chunks(CHUNK) {
+            each(chunk);
+        }
+        return Ok(());
+    }
     match strided(t, file.len()).map_err(invalid)? {
         None => {
             for r in t.ranges.iter() {
@@ -332,6 +359,8 @@ mod tests {
             origin: ROption::RNone,
             strides: ROption::RSome(RVec::from(strides.to_vec())),
             file: ROption::RNone,
+            inline: ROption::RNone,
+            outside_model: false,
         }
     }
 

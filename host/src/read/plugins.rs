@@ -113,6 +113,31 @@ impl PluginSet {
     }
 }
 
+/// The rule sets `plugin` runs, name → version: the version `requested` names where the plugin
+/// implements it, else the newest the plugin implements.
+pub fn effective_rules(
+    plugin: &LoadedPlugin,
+    requested: &std::collections::BTreeMap<String, String>,
+) -> std::collections::BTreeMap<String, String> {
+    let mut out: std::collections::BTreeMap<String, String> = Default::default();
+    for id in &plugin.manifest.rule_sets {
+        let Some((name, version)) = id.split_once('/') else {
+            continue;
+        };
+        if requested.get(name).is_some_and(|want| want != version) {
+            continue;
+        }
+        let newer = out.get(name).is_none_or(|have| {
+            crate::base::rules::lenient_version(version).ok()
+                > crate::base::rules::lenient_version(have).ok()
+        });
+        if newer {
+            out.insert(name.to_owned(), version.to_owned());
+        }
+    }
+    out
+}
+
 /// What an operator should know about the plugins found: a format that two plugins read
 /// (socair then refuses to choose between them for a file both claim, unless `--reader` or a
 /// store's pins decide), and searched directories or plugin files that users other than their

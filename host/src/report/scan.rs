@@ -6,7 +6,7 @@
 //! one that looks like a pickle is a LEAD, since nothing has checked what it would run.
 
 use crate::read::artifact::{data_files, Artifact, ArtifactError, ReaderChoice};
-use crate::read::plugins::PluginSet;
+use crate::read::plugins::{effective_rules, PluginSet};
 use crate::report::companion::{classify, Companion};
 use crate::report::document::{
     status_name, PluginUse, Report, ReportArtifact, Row, RowFinding, Scope, Tool,
@@ -38,6 +38,7 @@ pub fn scan(
 ) -> Result<Report, ArtifactError> {
     let artifact = Artifact::resolve(path, plugins, &options.readers)?;
     let read_options = ReadOptions {
+        rules: Default::default(),
         header_only: options.header_only,
         reviewed_globals: options
             .reviewed
@@ -75,11 +76,7 @@ pub fn scan(
     let mut used: Vec<PluginUse> = Vec::new();
     for (job, opened) in &opened {
         let plugin = job.reader.0;
-        for r in &plugin.manifest.rule_sets {
-            if let Some((name, version)) = r.split_once('/') {
-                rules.insert(name.to_owned(), version.to_owned());
-            }
-        }
+        rules.extend(effective_rules(plugin, &artifact.rules));
         if !used.iter().any(|u| u.name == plugin.manifest.name) {
             used.push(PluginUse {
                 name: plugin.manifest.name.clone(),

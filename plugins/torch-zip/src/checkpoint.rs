@@ -60,6 +60,8 @@ pub struct LocatedTensor {
     pub record: String,
     /// Where its storage starts within the record: 0, except for a legacy storage view.
     pub record_base: u64,
+    /// It lies outside the state-dict model (fingerprinted, not converted).
+    pub outside_model: bool,
 }
 
 /// Everything read from a checkpoint.
@@ -99,7 +101,12 @@ pub struct Analysis {
     pub sys_info: Option<String>,
     /// Where the legacy main pickle starts in the file.
     pub main_pickle_offset: Option<u64>,
+    /// Findings added by kind: how many of each, for [`Analysis::finish`].
+    pub(crate) kinds: Vec<(&'static str, Severity, u64)>,
 }
+
+/// How many findings of one kind a report lists; the rest are counted in one more finding.
+pub const FINDINGS_PER_KIND: u64 = 32;
 
 impl Analysis {
     /// The worst finding.
@@ -124,6 +131,52 @@ impl Analysis {
             reason: reason.into(),
         });
     }
+
+    /// A finding of a kind that a file can repeat without bound (one per record, storage or
+    /// tensor): the first [`FINDINGS_PER_KIND`] are kept, the rest counted. The place and
+    /// reason are built only for the kept ones.
+    pub(crate) fn add_kind(
+        &mut self,
+        kind: &'static str,
+        severity: Severity,
+        finding: impl FnOnce() -> (String, String),
+    ) {
+        let n = match self
+            .kinds
+            .iter_mut()
+            .find(|(k, s, _)| *k == kind && *s == severity)
+        {
+            Some(entry) => {
+                entry.2 += 1;
+                entry.2
+            }
+            None => {
+                self.kinds.push((kind, severity, 1));
+                1
+            }
+        };
+        if n <= FINDINGS_PER_KIND {
+            let (place, reason) = finding();
+            self.add(severity, place, reason);
+        }
+    }
+
+    /// Closes the counts of [`Analysis::add_kind`]: one finding per kind that had more than
+    /// [`FINDINGS_PER_KIND`], with the exact number left out.
+    pub(crate) fn finish(&mut self) {
+        for (kind, severity, n) in std::mem::take(&mut self.kinds) {
+            if n > FINDINGS_PER_KIND {
+                self.add(
+                    severity,
+                    "(the rest of the file)",
+                    format!(
+                        "… and {} more of the same kind: {kind} (the first {FINDINGS_PER_KIND} are listed)",
+                        n - FINDINGS_PER_KIND
+                    ),
+                );
+            }
+        }
+    }
 }
 
 /// Options for [`analyze`].
@@ -145,11 +198,124 @@ fn is_torchscript_record(name: &str) -> bool {
     }
 }
 
+/// Whether a zip record name is one torch's reader looks for or writes: `<prefix>/` then
+/// `data.pkl`, `constants.pkl`, `bytecode.pkl`, `version`, `.data/version`, `byteorder`,
+/// `.format_version`, `.storage_alignment`, `.data/serialization_id`, a storage
+/// `data/<decimal key>` or `constants/<decimal key>`, or TorchScript code under
+/// `code/__torch__/`. Compared ignoring ASCII case, as torch's reader (miniz) finds them.
+pub fn torch_record_name(name: &[u8]) -> bool {
+    let Some(slash) = name.iter().position(|&b| b == b'/') else {
+        return false;
+    };
+    if slash == 0 {
+        return false;
+    }
+    let rel = name[slash + 1..].to_ascii_lowercase();
+    let decimal_under = |dir: &[u8]| {
+        rel.strip_prefix(dir)
+            .is_some_and(|k| !k.is_empty() && k.iter().all(u8::is_ascii_digit))
+    };
+    matches!(
+        rel.as_slice(),
+        b"data.pkl"
+            | b"constants.pkl"
+            | b"bytecode.pkl"
+            | b"version"
+            | b".data/version"
+            | b"byteorder"
+            | b".format_version"
+            | b".storage_alignment"
+            | b".data/serialization_id"
+    ) || decimal_under(b"data/")
+        || decimal_under(b"constants/")
+        || rel.starts_with(b"code/__torch__/")
+}
+
+/// The names of the zip local headers whose fixed part lies in `bytes` (`at` is where `bytes`
+/// starts in the file), wherever they are: torch's reader (miniz) goes by the central
+/// directory, so a local header anywhere may be one it reads. `None` for a header at file
+/// offset 0 whose name runs past `bytes` (its name cannot be seen).
+fn local_header_names(bytes: &[u8], at: u64) -> Option<Vec<&[u8]>> {
+    let mut names = Vec::new();
+    let mut i = 0;
+    while let Some(rel) = bytes[i..].windows(4).position(|w| w == b"PK\x03\x04") {
+        let p = i + rel;
+        i = p + 1;
+        let Some(len) = bytes.get(p + 26..p + 28) else {
+            if at + p as u64 == 0 {
+                return None;
+            }
+            continue;
+        };
+        let len = usize::from(u16::from_le_bytes([len[0], len[1]]));
+        match bytes.get(p + 30..p + 30 + len) {
+            Some(name) => names.push(name),
+            None if at + p as u64 == 0 => return None,
+            None => {}
+        }
+    }
+    Some(names)
+}
+
+/// Whether the first bytes of a file (and its length) show a zip that torch reads as a
+/// checkpoint or a TorchScript archive: `PYTORCH1` (torch's preview format, which it refuses
+/// with its own message), or a file that starts with a zip local header (`_is_zipfile`) in
+/// which some local header visible in `head` names a record torch's reader looks for
+/// ([`torch_record_name`]), or whose first name runs past `head`. When the whole file is in
+/// `head`, the central directory's names count too. Any other zip is not claimed: it falls to
+/// other readers, or to the host's report of a file no reader checked.
+pub fn looks_like_torch_zip(head: &[u8], file_len: u64) -> bool {
+    if head.starts_with(b"PYTORCH1") {
+        return true;
+    }
+    if !head.starts_with(b"PK\x03\x04") {
+        return false;
+    }
+    match local_header_names(head, 0) {
+        None => return true,
+        Some(names) if names.iter().any(|n| torch_record_name(n)) => return true,
+        Some(_) => {}
+    }
+    file_len <= head.len() as u64
+        && zip::central_names(head)
+            .is_some_and(|names| names.iter().any(|n| torch_record_name(n.as_bytes())))
+}
+
+/// [`looks_like_torch_zip`] over the whole file: the central directory's names when it can be
+/// read, and every local header in the file.
+fn zip_is_torch_like(src: &(impl ReadAt + ?Sized)) -> bool {
+    if zip::central_names(src)
+        .is_some_and(|names| names.iter().any(|n| torch_record_name(n.as_bytes())))
+    {
+        return true;
+    }
+    // Chunks overlap by a local header's fixed part and the longest name.
+    const CHUNK: u64 = 1 << 20;
+    const OVERLAP: u64 = 30 + 0xffff;
+    let size = src.size();
+    let mut at = 0u64;
+    let mut buf = Vec::new();
+    while at < size {
+        let len = (size - at).min(CHUNK + OVERLAP);
+        buf.resize(len as usize, 0);
+        if src.read_exact_at(at, &mut buf).is_err() {
+            return true;
+        }
+        match local_header_names(&buf, at) {
+            None => return true,
+            Some(names) if names.iter().any(|n| torch_record_name(n)) => return true,
+            Some(_) => {}
+        }
+        at += CHUNK;
+    }
+    false
+}
+
 /// A file that does not start like a zip: if a zip end record lies near its end, it is a zip
 /// with bytes in front (a polyglot: torch reads the front, zip readers the back) and the zip
 /// layer refuses it with the details; a raw pickle stream (torch's legacy format, or a plain
 /// pickle) is outside what this reader models; anything else is not a checkpoint at all.
-fn not_a_zip(src: &(impl ReadAt + ?Sized)) -> Option<(Severity, String)> {
+pub fn not_a_zip(src: &(impl ReadAt + ?Sized)) -> Option<(Severity, String)> {
     let size = src.size();
     let mut head = [0u8; 8];
     let n = size.min(8) as usize;
@@ -178,6 +344,15 @@ fn not_a_zip(src: &(impl ReadAt + ?Sized)) -> Option<(Severity, String)> {
     })
 }
 
+/// The first bytes of a file, as the host's detection sees them.
+pub fn head_of(src: &(impl ReadAt + ?Sized)) -> Vec<u8> {
+    let mut head = vec![0u8; src.size().min(4096) as usize];
+    match src.read_exact_at(0, &mut head) {
+        Ok(()) => head,
+        Err(_) => Vec::new(),
+    }
+}
+
 fn read_record(src: &(impl ReadAt + ?Sized), r: &zip::Record) -> Result<Vec<u8>, String> {
     let mut buf = vec![0u8; usize::try_from(r.len).map_err(|_| "record too large")?];
     src.read_exact_at(r.data_offset, &mut buf)?;
@@ -186,6 +361,12 @@ fn read_record(src: &(impl ReadAt + ?Sized), r: &zip::Record) -> Result<Vec<u8>,
 
 /// Reads a checkpoint completely (or its headers only), without running its pickle.
 pub fn analyze(src: &(impl ReadAt + ?Sized), options: &AnalyzeOptions) -> Analysis {
+    let mut a = analyze_zip(src, options);
+    a.finish();
+    a
+}
+
+fn analyze_zip(src: &(impl ReadAt + ?Sized), options: &AnalyzeOptions) -> Analysis {
     let mut a = Analysis {
         pickle_name: "data.pkl".into(),
         ..Analysis::default()
@@ -195,8 +376,30 @@ pub fn analyze(src: &(impl ReadAt + ?Sized), options: &AnalyzeOptions) -> Analys
         a.unread.push((None, reason));
         return a;
     }
+    let mut first = [0u8; 4];
+    let is_zip =
+        src.size() >= 4 && src.read_exact_at(0, &mut first).is_ok() && &first == b"PK\x03\x04";
+    let not_torch = |a: &mut Analysis| {
+        let reason = "a zip archive without any record torch's reader looks for (<prefix>/version, data.pkl, constants.pkl, data/<key>, …): torch.load refuses it, so it is not a torch checkpoint whatever its name, and nothing in it was checked";
+        a.add(Severity::Lead, "zip archive", reason);
+        a.unread.push((None, reason.into()));
+    };
     let archive = match zip::read_archive(src) {
-        Ok(archive) => archive,
+        Ok(archive) => {
+            if !archive
+                .records
+                .iter()
+                .any(|r| torch_record_name(r.name.as_bytes()))
+            {
+                not_torch(&mut a);
+                return a;
+            }
+            archive
+        }
+        Err(_) if is_zip && !zip_is_torch_like(src) => {
+            not_torch(&mut a);
+            return a;
+        }
         Err(e) => {
             // torch.jit.save compresses its code records, so the zip layer refuses a
             // TorchScript archive before its records are looked at: say what it is anyway.
@@ -237,7 +440,8 @@ pub fn analyze(src: &(impl ReadAt + ?Sized), options: &AnalyzeOptions) -> Analys
         }
     }
 
-    match archive.get("byteorder") {
+    check_version(&mut a, src, &archive);
+    match lookup(&mut a, &archive, "byteorder") {
         None => a.byteorder_record = None,
         Some(r) if r.len <= 16 => match read_record(src, r).as_deref() {
             Ok(b"little") => a.byteorder_record = Some(Endian::Little),
@@ -259,7 +463,8 @@ pub fn analyze(src: &(impl ReadAt + ?Sized), options: &AnalyzeOptions) -> Analys
         ),
     }
 
-    let Some(pkl) = archive.get("data.pkl") else {
+    let alignment = storage_alignment(&mut a, src, &archive);
+    let Some(pkl) = lookup(&mut a, &archive, "data.pkl") else {
         a.add(
             Severity::Fail,
             format!("zip archive {:?}", archive.prefix),
@@ -302,6 +507,7 @@ pub fn analyze(src: &(impl ReadAt + ?Sized), options: &AnalyzeOptions) -> Analys
         &pickle::Options {
             reviewed: options.reviewed.clone(),
             legacy: false,
+            input_len: src.size(),
         },
     );
     a.protocol = outcome.protocol;
@@ -316,25 +522,31 @@ pub fn analyze(src: &(impl ReadAt + ?Sized), options: &AnalyzeOptions) -> Analys
     }
 
     // Every storage must match a record of exactly its size; every record must be expected.
-    let mut referenced = HashSet::new();
-    let mut record_of = HashMap::new();
+    let mut referenced = vec![false; archive.records.len()];
+    // Storage key → index of its record.
+    let mut record_of: HashMap<&str, usize> = HashMap::with_capacity(outcome.storages.len());
+    let mut storage_records = Vec::with_capacity(outcome.storages.len());
     for s in &outcome.storages {
         let rel = format!("data/{}", s.key);
-        referenced.insert(rel.clone());
-        match archive.get(&rel) {
-            None => a.add(
-                Severity::Fail,
-                format!("storage {:?}", s.key),
-                format!(
-                    "the pickle names storage {:?} but there is no record {}/{rel}",
-                    s.key, archive.prefix
-                ),
-            ),
-            Some(r) => {
+        let found = lookup_index(&mut a, &archive, &rel);
+        if let Some(i) = found {
+            referenced[i] = true;
+            storage_records.push(i);
+        }
+        match found.map(|i| (i, &archive.records[i])) {
+            None => a.add_kind("a storage without its record", Severity::Fail, || {
+                (
+                    format!("storage {:?}", s.key),
+                    format!(
+                        "the pickle names storage {:?} but there is no record {}/{rel}",
+                        s.key, archive.prefix
+                    ),
+                )
+            }),
+            Some((i, r)) => {
                 let expected = s.byte_len();
                 if expected != Some(r.len) {
-                    a.add(
-                        Severity::Fail,
+                    a.add_kind("a storage whose record has another size", Severity::Fail, || (
                         format!("zip record {:?}", r.name),
                         format!(
                             "the pickle declares storage {:?} as {} bytes ({} × {}) but its record holds {} (CVE-2026-24747: torch < 2.10 trusted the declared size)",
@@ -347,16 +559,20 @@ pub fn analyze(src: &(impl ReadAt + ?Sized), options: &AnalyzeOptions) -> Analys
                             },
                             r.len
                         ),
-                    );
+                    ));
                 } else {
-                    record_of.insert(s.key.clone(), (r.data_offset, r.name.clone()));
+                    record_of.insert(&s.key, i);
                 }
             }
         }
     }
-    for r in &archive.records {
-        let rel = archive.relative(r);
-        if rel == "data.pkl" || KNOWN_RECORDS.contains(&rel) || referenced.contains(rel) {
+    for (r, &referenced) in archive.records.iter().zip(&referenced) {
+        if referenced {
+            continue;
+        }
+        let rel = zip::fold(archive.relative(r));
+        let rel = rel.as_str();
+        if rel == "data.pkl" || KNOWN_RECORDS.contains(&rel) {
             continue;
         }
         if a.torchscript
@@ -371,19 +587,384 @@ pub fn analyze(src: &(impl ReadAt + ?Sized), options: &AnalyzeOptions) -> Analys
         } else {
             "a record torch.save does not write"
         };
-        a.add(
-            Severity::Lead,
-            format!("zip record {:?}", r.name),
-            format!("{what}; something may be hidden there"),
-        );
+        a.add_kind("a record torch.load does not read", Severity::Lead, || {
+            (
+                format!("zip record {:?}", r.name),
+                format!("{what}; something may be hidden there"),
+            )
+        });
     }
 
+    judge_locations(&mut a, &outcome.storages);
+    let format_version = lookup(&mut a, &archive, ".format_version")
+        .filter(|r| r.len <= 64)
+        .and_then(|r| read_record(src, r).ok());
+    // `_load`: `can_calculate_storage_offsets = version >= b"1"` (a bytes comparison).
+    if format_version.is_some_and(|v| v.as_slice() >= b"1".as_slice()) {
+        calculated_offsets(
+            &mut a,
+            &archive,
+            &outcome.storages,
+            &storage_records,
+            alignment,
+        );
+    }
     model_tensors(&mut a, &outcome, |storage| {
-        record_of
-            .get(&storage.key)
-            .map(|(offset, record)| (*offset, record.clone(), 0))
+        record_of.get(storage.key.as_str()).map(|&i| {
+            let r = &archive.records[i];
+            (r.data_offset, r.name.clone(), 0)
+        })
     });
+    if a.byteorder_record == Some(Endian::Big) {
+        unswapped_big_endian(&mut a);
+    }
     a
+}
+
+/// `archive.get(rel)`, and a FAIL when the record torch finds differs from `rel` in case: torch
+/// looks records up ignoring ASCII case (miniz's sorted lookup), other readers do not, and
+/// torch.save writes these names in lower case.
+fn lookup<'r>(a: &mut Analysis, archive: &'r zip::Archive, rel: &str) -> Option<&'r zip::Record> {
+    lookup_index(a, archive, rel).map(|i| &archive.records[i])
+}
+
+/// [`lookup`], as an index into the archive's records.
+fn lookup_index(a: &mut Analysis, archive: &zip::Archive, rel: &str) -> Option<usize> {
+    let i = archive.find(rel)?;
+    let r = &archive.records[i];
+    if archive.relative(r) != rel {
+        a.add_kind("a record found only by ignoring case", Severity::Fail, || {
+            (
+                format!("zip record {:?}", r.name),
+                format!(
+                    "torch's reader finds this record when it asks for {}/{rel} (miniz compares names ignoring ASCII case), other readers do not, and torch.save writes the name in lower case",
+                    archive.prefix
+                ),
+            )
+        });
+    }
+    Some(i)
+}
+
+/// The oldest and newest archive format versions torch 2.x reads
+/// (`kMinSupportedFileFormatVersion`, `kMaxSupportedFileFormatVersion` in
+/// caffe2/serialize/versions.h).
+pub const SUPPORTED_VERSIONS: std::ops::RangeInclusive<u64> = 1..=0xA;
+
+/// `std::stoull` on the record as `PyTorchStreamReader::init` builds its string: up to the first
+/// NUL (`c_str`), leading C whitespace, a sign (a minus negates modulo 2^64), decimal digits,
+/// then anything. `None` where it throws (`invalid_argument`: no digits; `out_of_range`:
+/// past 2^64 - 1).
+pub fn stoull(bytes: &[u8]) -> Option<u64> {
+    let text = match bytes.iter().position(|&b| b == 0) {
+        Some(p) => &bytes[..p],
+        None => bytes,
+    };
+    let mut i = text
+        .iter()
+        .position(|b| !matches!(b, b' ' | b'\t' | b'\n' | 0x0b | 0x0c | b'\r'))
+        .unwrap_or(text.len());
+    let negative = match text.get(i) {
+        Some(b'-') => {
+            i += 1;
+            true
+        }
+        Some(b'+') => {
+            i += 1;
+            false
+        }
+        _ => false,
+    };
+    let digits = text[i..].iter().take_while(|b| b.is_ascii_digit()).count();
+    if digits == 0 {
+        return None;
+    }
+    let mut value: u64 = 0;
+    for &d in &text[i..i + digits] {
+        value = value.checked_mul(10)?.checked_add(u64::from(d - b'0'))?;
+    }
+    Some(if negative {
+        value.wrapping_neg()
+    } else {
+        value
+    })
+}
+
+/// The version record as `PyTorchStreamReader::init` reads it: `.data/version` when the archive
+/// has it, else `version`, which it must have; `std::stoull` of its bytes within
+/// [`SUPPORTED_VERSIONS`]. Anything torch refuses is a FAIL (torch.load cannot read the file,
+/// other readers can); what it accepts but torch never writes (`"3\n"` is what it writes), or
+/// both records at once, is a LEAD.
+fn check_version(a: &mut Analysis, src: &(impl ReadAt + ?Sized), archive: &zip::Archive) {
+    let data_version = lookup(a, archive, ".data/version");
+    let plain = lookup(a, archive, "version");
+    let record = match (data_version, plain) {
+        (Some(d), Some(v)) => {
+            a.add(
+                Severity::Lead,
+                format!("zip records {:?}, {:?}", d.name, v.name),
+                "both version records: torch reads .data/version and ignores version, and torch.save writes only one of them",
+            );
+            d
+        }
+        (Some(r), None) | (None, Some(r)) => r,
+        (None, None) => {
+            a.add(
+                Severity::Fail,
+                format!("zip archive {:?}", archive.prefix),
+                format!(
+                    "no {0}/version or {0}/.data/version record: torch.load refuses the archive (PyTorchStreamReader::init checks hasRecord(\"version\"))",
+                    archive.prefix
+                ),
+            );
+            return;
+        }
+    };
+    // stoull stops at the first byte that is not a digit: the first 64 bytes say everything a
+    // version torch accepts can say.
+    let mut head = vec![0u8; record.len.min(64) as usize];
+    if let Err(e) = src.read_exact_at(record.data_offset, &mut head) {
+        a.add(Severity::Fail, format!("zip record {:?}", record.name), e);
+        return;
+    }
+    let place = format!("zip record {:?}", record.name);
+    match stoull(&head) {
+        Some(v) if SUPPORTED_VERSIONS.contains(&v) => {
+            if record.len > 64 || head != format!("{v}\n").as_bytes() {
+                a.add(
+                    Severity::Lead,
+                    place,
+                    format!(
+                        "torch reads version {v} from {:?}, but torch's writer writes the number and a newline only",
+                        String::from_utf8_lossy(&head)
+                    ),
+                );
+            }
+        }
+        parsed => a.add(
+            Severity::Fail,
+            place,
+            format!(
+                "torch.load refuses the archive: the version record {:?} is {}, and torch reads versions {} to {}",
+                String::from_utf8_lossy(&head),
+                match parsed {
+                    Some(v) => format!("version {v}"),
+                    None => "no number std::stoull accepts".into(),
+                },
+                SUPPORTED_VERSIONS.start(),
+                SUPPORTED_VERSIONS.end()
+            ),
+        ),
+    }
+}
+
+/// `.storage_alignment` as `_load` reads it: `int(zip_file.get_record(".storage_alignment"))`,
+/// which raises `ValueError` (torch.load fails: FAIL) on anything Python's `int()` refuses. The
+/// value only matters to torch's calculated storage offsets ([`calculated_offsets`]). Returns
+/// it (64 when the record is absent, as `_load` assumes).
+fn storage_alignment(
+    a: &mut Analysis,
+    src: &(impl ReadAt + ?Sized),
+    archive: &zip::Archive,
+) -> i128 {
+    let Some(r) = lookup(a, archive, ".storage_alignment") else {
+        return 64;
+    };
+    let place = format!("zip record {:?}", r.name);
+    // Python's int() accepts at most 4300 digits, with whitespace and underscores around them.
+    if r.len > 16 << 10 {
+        a.add(
+            Severity::Fail,
+            place,
+            format!(
+                "a {}-byte .storage_alignment: Python's int() refuses it, so torch.load fails",
+                r.len
+            ),
+        );
+        return 64;
+    }
+    let bytes = match read_record(src, r) {
+        Ok(b) => b,
+        Err(e) => {
+            a.add(Severity::Fail, place, e);
+            return 64;
+        }
+    };
+    match crate::tarfile::python_int_of_bytes(&bytes) {
+        None => {
+            a.add(
+                Severity::Fail,
+                place,
+                format!(
+                    "torch.load raises ValueError: int({:?}) of .storage_alignment",
+                    String::from_utf8_lossy(&bytes)
+                ),
+            );
+            64
+        }
+        Some(n) if n <= 0 => {
+            a.add(
+                Severity::Lead,
+                place,
+                format!("storage alignment {n}: torch's calculated storage offsets divide by it (caffe2 detail::getOffset)"),
+            );
+            64
+        }
+        Some(n) => n,
+    }
+}
+
+/// torch.load(mmap=True) with `torch.utils.serialization.config.load.calculate_storage_offsets`
+/// (and FakeTensorMode loads) does not read storage offsets from the archive when
+/// `.format_version` is at least `b"1"` (the caller checks): `_load._get_offset` computes them from the first
+/// storage's, in the order the pickle loads storages, assuming torch's writer laid them out
+/// (`getRecordOffsetNoRead`: header, name, `FB` padding to `.storage_alignment`, data, data
+/// descriptor). Where the records lie elsewhere, that load reads other bytes than the record:
+/// a LEAD naming the storage.
+fn calculated_offsets(
+    a: &mut Analysis,
+    archive: &zip::Archive,
+    storages: &[std::rc::Rc<pickle::StorageRef>],
+    records: &[usize],
+    alignment: i128,
+) {
+    // Every storage has its record (a missing one already FAILs).
+    if records.len() != storages.len() {
+        return;
+    }
+    let alignment = alignment as u64;
+    const U32MAX: u64 = 0xffff_ffff;
+    let mut current: Option<u64> = None;
+    for (s, &i) in storages.iter().zip(records) {
+        let r = &archive.records[i];
+        let numel = r.len;
+        let (offset, local) = match current {
+            None => {
+                if s.key != "0" {
+                    a.add(
+                        Severity::Lead,
+                        format!("storage {:?}", s.key),
+                        "the first storage the pickle loads is not \"0\": torch's calculated storage offsets assert it is",
+                    );
+                    return;
+                }
+                (r.data_offset, r.header_offset)
+            }
+            Some(cursor) => {
+                let full = r.name.len() as u64;
+                let mut start = cursor + 30 + full + 4;
+                if numel >= U32MAX || cursor >= U32MAX {
+                    start += 4;
+                    if numel >= U32MAX {
+                        start += 16;
+                    }
+                    if cursor >= U32MAX {
+                        start += 8;
+                    }
+                }
+                let m = start % alignment;
+                (if m == 0 { start } else { start + alignment - m }, cursor)
+            }
+        };
+        if offset != r.data_offset {
+            a.add_kind("a storage torch's offset calculation misplaces", Severity::Lead, || {
+                (
+                    format!("zip record {:?}", r.name),
+                    format!(
+                        "torch.load(mmap=True) with calculate_storage_offsets computes this storage's data at byte {offset}, but its record's data starts at byte {}: that load would read other bytes",
+                        r.data_offset
+                    ),
+                )
+            });
+        }
+        let mut next = offset + numel;
+        if numel > 0 {
+            next += if local >= U32MAX || numel >= U32MAX {
+                24
+            } else {
+                16
+            };
+        }
+        current = Some(next);
+    }
+}
+
+/// Storage locations as `torch.load(map_location=None)` restores them
+/// (`default_restore_location` over the registered deserializers, torch/serialization.py):
+/// `cpu` as it is; `cuda`, `hpu`, `xpu`, `mtia` and the private backend (`privateuseone`),
+/// alone or with `:<index>`, moved to that device with the same bytes (loadable where the
+/// device exists); anything starting with `mps` moved to MPS; `meta` replaced by a storage
+/// without values (see [`model_tensors`]); anything else makes torch.load raise
+/// `RuntimeError` unless the caller passes a `map_location` (then the bytes load): a LEAD.
+pub fn judge_locations(a: &mut Analysis, storages: &[std::rc::Rc<pickle::StorageRef>]) {
+    for s in storages {
+        let loc = s.location.as_str();
+        let device = |backend: &str| {
+            loc.strip_prefix(backend).is_some_and(|rest| {
+                rest.is_empty()
+                    || rest.strip_prefix(':').is_some_and(|i| {
+                        i == "0"
+                            || (!i.is_empty()
+                                && !i.starts_with('0')
+                                && i.bytes().all(|b| b.is_ascii_digit()))
+                    })
+            })
+        };
+        let known = loc == "cpu"
+            || loc.starts_with("mps")
+            || ["cuda", "hpu", "xpu", "mtia", "privateuseone"]
+                .iter()
+                .any(|b| device(b));
+        if loc == "meta" {
+            a.add_kind("a storage torch restores on the meta device", Severity::Lead, || {
+                (
+                    format!("storage {:?}", s.key),
+                    "location 'meta': torch.load (map_location=None) gives its tensors no values (it reads the record and replaces the storage by an empty meta one), while with a map_location it loads the bytes; torch.save never writes a meta storage".into(),
+                )
+            });
+        } else if !known {
+            a.add_kind("a storage location torch cannot restore", Severity::Lead, || {
+                (
+                    format!("storage {:?}", s.key),
+                    format!("location {loc:?}: no deserializer torch registers restores it, so torch.load raises RuntimeError unless the caller passes a map_location"),
+                )
+            });
+        }
+    }
+}
+
+/// A big-endian checkpoint's tensors over untyped storages (`_rebuild_tensor_v3`): `_load`
+/// byte-swaps a storage by the dtype its persistent id gives, which for an `UntypedStorage` is
+/// `torch.uint8` (a no-op), so torch on a little-endian machine loads the big-endian bytes as
+/// little-endian values. Such a tensor of elements wider than a byte is neither fingerprinted nor
+/// converted (socair would write the values the writer meant, not the ones torch loads).
+fn unswapped_big_endian(a: &mut Analysis) {
+    let tensors = std::mem::take(&mut a.tensors);
+    let mut count = 0u64;
+    for t in tensors {
+        if matches!(t.model.storage.class, pickle::StorageClass::Untyped) && t.model.dtype.size > 1
+        {
+            count += 1;
+            a.unread.push((
+                Some(t.name.clone()),
+                format!(
+                    "a {} tensor over an untyped storage in a big-endian checkpoint: torch does not byte-swap untyped storages, so torch.load reads other values than the writer meant",
+                    t.model.dtype.torch
+                ),
+            ));
+        } else {
+            a.tensors.push(t);
+        }
+    }
+    if count > 0 {
+        a.add(
+            Severity::Lead,
+            "byteorder big",
+            format!(
+                "{count} tensor(s) over untyped storages (_rebuild_tensor_v3) with elements wider than a byte: torch.load byte-swaps a storage by its persistent id's dtype, uint8 for an UntypedStorage, so it loads these big-endian bytes unswapped on a little-endian machine; they are neither fingerprinted nor converted"
+            ),
+        );
+    }
 }
 
 /// After the pickle: unless something FAILs, walks the state-dict model and locates each of its
@@ -412,8 +993,36 @@ pub fn model_tensors(
     a.unread
         .extend(sd.unread.into_iter().map(|(n, r)| (Some(n), r)));
     a.outside = sd.outside;
-    a.not_carried = sd.not_carried;
-    for (name, model) in sd.named {
+    // Lines for the tensors outside the model come first in what a conversion lists as not
+    // carried, as they did when those tensors were only listed.
+    a.not_carried = sd
+        .outside_named
+        .iter()
+        .filter_map(|(_, _, line)| line.clone())
+        .chain(sd.not_carried)
+        .collect();
+    let all = sd
+        .named
+        .into_iter()
+        .map(|(n, m)| (n, m, false))
+        .chain(sd.outside_named.into_iter().map(|(n, m, _)| (n, m, true)));
+    for (name, model, outside_model) in all {
+        // A tensor outside the model that cannot be read is unread and not carried; one of
+        // the model is unread and refuses a conversion.
+        let mut unread = |name: String, why: String| {
+            if outside_model {
+                a.outside.push((name, why));
+            } else {
+                a.unread.push((Some(name), why));
+            }
+        };
+        if model.storage.location == "meta" {
+            unread(
+                name,
+                "its storage's location is 'meta': torch.load (map_location=None) loads it without values, so its record's bytes are not what torch loads".into(),
+            );
+            continue;
+        }
         match locate(&model.storage) {
             Some((record_offset, record, record_base)) => a.tensors.push(LocatedTensor {
                 name,
@@ -421,14 +1030,15 @@ pub fn model_tensors(
                 record_offset,
                 record,
                 record_base,
+                outside_model,
             }),
-            None => a.unread.push((
-                Some(name),
+            None => unread(
+                name,
                 format!(
                     "its storage {:?} does not match a record",
                     model.storage.key
                 ),
-            )),
+            ),
         }
     }
 }
@@ -440,18 +1050,25 @@ pub struct StateDict {
     pub named: Vec<NamedTensor>,
     /// Tensors that cannot be named (colliding names, too deep): refused by conversion.
     pub unread: Vec<(String, String)>,
-    /// Tensors outside the model (in lists or tuples, under non-string keys): named as not
-    /// carried by conversion.
+    /// Tensors outside the model that cannot be named (under a key that is neither a string
+    /// nor an integer): unread, and named as not carried by conversion.
     pub outside: Vec<(String, String)>,
+    /// Tensors outside the model, named by their whole path (integer keys and list or tuple
+    /// positions as decimal numbers): fingerprinted, not converted. With each, the line a
+    /// conversion lists it under in `not_carried`, when it is listed one by one.
+    pub outside_named: Vec<(String, Rc<TensorModel>, Option<String>)>,
     /// Everything else the checkpoint holds, as `path (what)`.
     pub not_carried: Vec<String>,
 }
 
-/// `ReadStateDict`: the tensors a checkpoint holds as a state dict. The root is the
-/// top-level mapping, or its `state_dict` entry when that is a mapping (as safetensors'
-/// convert.py reads training checkpoints); nested string-keyed mappings are flattened with
-/// `.`. Tensors in lists or tuples or under non-string keys are outside the model; tensors
-/// whose names collide are unread; every other value is named as not carried.
+/// `ReadStateDict`: the tensors a checkpoint holds as a state dict, and every other tensor it
+/// holds. The model's root is the top-level mapping, or its `state_dict` entry when that is a
+/// mapping (as safetensors' convert.py and PyTorch Lightning read training checkpoints);
+/// nested string-keyed mappings are flattened with `.`. Tensors in lists or tuples, under
+/// integer keys, or beside `state_dict` are outside the model: named by their whole path
+/// (positions and integer keys as decimal numbers) and fingerprinted, never converted. A file
+/// that holds one bare tensor names it [`BARE_TENSOR`]. Tensors whose names collide are
+/// unread; every other value is named as not carried.
 pub fn read_state_dict(outcome: &pickle::Outcome, result: &Value) -> StateDict {
     let dict_items = |v: &Value| match v {
         Value::Obj(id) => match &outcome.objects[*id] {
@@ -462,8 +1079,24 @@ pub fn read_state_dict(outcome: &pickle::Outcome, result: &Value) -> StateDict {
     };
     let mut walker = Walker {
         outcome,
+        beside: Vec::new(),
         on_path: HashSet::new(),
-        budget: 4 * (outcome.objects.len() + outcome.tensors.len()) + 1024,
+        // Every container once and every tensor and container item four times over: a large
+        // state dict is walked whole, a pickle that shares containers to multiply the walk is
+        // not.
+        budget: 4
+            * (outcome.objects.len()
+                + outcome
+                    .objects
+                    .iter()
+                    .map(|o| match o {
+                        Object::Dict(d) => d.items.len(),
+                        Object::List(items) => items.len(),
+                    })
+                    .sum::<usize>()
+                + outcome.tensors.len())
+            + 1024,
+        exhausted: false,
         sd: StateDict::default(),
     };
     let mut root = result;
@@ -475,10 +1108,13 @@ pub fn read_state_dict(outcome: &pickle::Outcome, result: &Value) -> StateDict {
             for (k, v) in items {
                 match k {
                     Value::Str(k) if &**k == "state_dict" => {}
-                    Value::Str(k) => walker
-                        .sd
-                        .not_carried
-                        .push(format!("{k} ({}, beside state_dict)", kind(outcome, v))),
+                    Value::Str(k) => {
+                        walker
+                            .sd
+                            .not_carried
+                            .push(format!("{k} ({}, beside state_dict)", kind(outcome, v)));
+                        walker.beside.push((k.to_string(), v.clone()));
+                    }
                     _ => walker.sd.not_carried.push(format!(
                         "a value under a non-string key ({})",
                         kind(outcome, v)
@@ -487,12 +1123,27 @@ pub fn read_state_dict(outcome: &pickle::Outcome, result: &Value) -> StateDict {
             }
         }
     }
-    walker.walk(root, String::new(), 0, None);
+    if matches!(root, Value::Tensor(_)) {
+        // torch.save of one tensor: a name, never "".
+        walker.walk(root, BARE_TENSOR.to_owned(), 0, None);
+    } else {
+        walker.walk(root, String::new(), 0, None);
+    }
+    // What lies beside the state dict: its tensors are fingerprinted under their whole path,
+    // and a conversion names the entry as a whole (above), not each tensor in it.
+    for (k, v) in std::mem::take(&mut walker.beside) {
+        walker.walk(&v, k, 1, Some(BESIDE));
+    }
     let mut sd = walker.sd;
 
     // Names that collide ("a.b" as a key and as a path) are ambiguous: none of them is read.
     let mut counts: HashMap<&str, usize> = HashMap::new();
-    for (n, _) in &sd.named {
+    for n in sd
+        .named
+        .iter()
+        .map(|(n, _)| n)
+        .chain(sd.outside_named.iter().map(|(n, _, _)| n))
+    {
         *counts.entry(n.as_str()).or_default() += 1;
     }
     let colliding: HashSet<String> = counts
@@ -501,7 +1152,7 @@ pub fn read_state_dict(outcome: &pickle::Outcome, result: &Value) -> StateDict {
         .map(|(n, _)| n.to_owned())
         .collect();
     let mut unread = std::mem::take(&mut sd.unread);
-    sd.named.retain(|(n, _)| {
+    let collides = |n: &String, unread: &mut Vec<(String, String)>| {
         if colliding.contains(n) {
             unread.push((
                 n.clone(),
@@ -511,7 +1162,10 @@ pub fn read_state_dict(outcome: &pickle::Outcome, result: &Value) -> StateDict {
         } else {
             true
         }
-    });
+    };
+    sd.named.retain(|(n, _)| collides(n, &mut unread));
+    sd.outside_named
+        .retain(|(n, _, _)| collides(n, &mut unread));
     sd.unread = unread;
     if sd.named.iter().any(|(_, t)| t.requires_grad || t.parameter) {
         sd.not_carried
@@ -547,8 +1201,12 @@ fn kind(outcome: &pickle::Outcome, v: &Value) -> String {
 /// by a budget proportional to the pickle's objects.
 struct Walker<'a> {
     outcome: &'a pickle::Outcome,
+    /// Entries beside `state_dict`, walked after the model.
+    beside: Vec<(String, Value)>,
     on_path: HashSet<usize>,
     budget: usize,
+    /// Whether the budget ran out (said once).
+    exhausted: bool,
     sd: StateDict,
 }
 
@@ -563,17 +1221,25 @@ impl Walker<'_> {
             }
         };
         if self.budget == 0 {
-            self.sd.unread.push((
-                path,
-                "the checkpoint's containers are too shared to walk".into(),
-            ));
+            if !self.exhausted {
+                self.exhausted = true;
+                self.sd.unread.push((
+                    path,
+                    "the checkpoint's containers are too shared to walk: the walk stopped here, and what is below and after it is not read".into(),
+                ));
+            }
             return;
         }
         self.budget -= 1;
         let outcome = self.outcome;
         match value {
             Value::Tensor(t) => match excluded {
-                Some(why) => self.sd.outside.push((path, why.into())),
+                // Beside the state dict: the entry is named as not carried as a whole.
+                Some(BESIDE) => self.sd.outside_named.push((path, t.clone(), None)),
+                Some(why) => {
+                    let line = format!("{path} ({why})");
+                    self.sd.outside_named.push((path, t.clone(), Some(line)));
+                }
                 None => self.sd.named.push((path, t.clone())),
             },
             Value::Tuple(..) | Value::Obj(_) if depth >= MAX_NAME_DEPTH => {
@@ -613,6 +1279,21 @@ impl Walker<'_> {
                         for (k, v) in &d.items {
                             match k {
                                 Value::Str(k) => self.walk(v, join(&path, k), depth + 1, excluded),
+                                // An optimizer's state is keyed by parameter index.
+                                Value::Int(i) => {
+                                    if excluded.is_none() {
+                                        self.sd.not_carried.push(format!(
+                                            "{} (under a non-string key)",
+                                            join(&path, "<key>")
+                                        ));
+                                    }
+                                    self.walk(
+                                        v,
+                                        join(&path, &i.to_string()),
+                                        depth + 1,
+                                        Some(excluded.unwrap_or(NON_STRING_KEY)),
+                                    )
+                                }
                                 _ => {
                                     if excluded.is_none() {
                                         self.sd.not_carried.push(format!(
@@ -649,4 +1330,55 @@ impl Walker<'_> {
 }
 
 const IN_SEQUENCE: &str = "inside a list or tuple: not part of the state-dict model";
+const BESIDE: &str = "beside the state dict: not part of the state-dict model";
+
+/// The name of the one tensor of a file that holds a bare tensor (`torch.save(t)`).
+pub const BARE_TENSOR: &str = "tensor";
 const NON_STRING_KEY: &str = "under a key that is not a string: not part of the state-dict model";
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn versions_parse_as_std_stoull_does() {
+        assert_eq!(stoull(b"3\n"), Some(3));
+        assert_eq!(stoull(b" \t+10abc"), Some(10));
+        assert_eq!(stoull(b"7\0junk"), Some(7));
+        assert_eq!(stoull(b"-1"), Some(u64::MAX));
+        assert_eq!(stoull(b"-0"), Some(0));
+        assert_eq!(stoull(b"0x10"), Some(0));
+        assert_eq!(stoull(b""), None);
+        assert_eq!(stoull(b"\x0b\x0c"), None);
+        assert_eq!(stoull(b"+"), None);
+        assert_eq!(stoull(b"18446744073709551616"), None);
+        assert_eq!(stoull(b"18446744073709551615"), Some(u64::MAX));
+    }
+
+    #[test]
+    fn torch_record_names_are_recognised_ignoring_case() {
+        for name in [
+            "a/data.pkl",
+            "A/DATA.PKL",
+            "x/version",
+            "x/.data/version",
+            "x/data/12",
+            "x/constants/0",
+            "x/code/__torch__/m.py",
+            "x/.storage_alignment",
+        ] {
+            assert!(torch_record_name(name.as_bytes()), "{name}");
+        }
+        for name in [
+            "data.pkl",
+            "/data.pkl",
+            "x/data/",
+            "x/data/a1",
+            "x/readme.txt",
+            "x/code/main.py",
+            "x/y/data.pkl",
+        ] {
+            assert!(!torch_record_name(name.as_bytes()), "{name}");
+        }
+    }
+}

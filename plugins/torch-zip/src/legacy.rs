@@ -19,10 +19,13 @@
 //! analogue: keys listed once and equal to the keys the pickle names, each count equal to the
 //! persistent id's, every storage inside the file, no byte after the last one.
 
-use crate::checkpoint::{model_tensors, Analysis, AnalyzeOptions};
+use crate::checkpoint::{
+    self, head_of, judge_locations, model_tensors, not_a_zip, Analysis, AnalyzeOptions,
+};
 use crate::pickle::{self, Object, Severity, StorageClass, Value};
+use crate::tarfile::{self, TarVerdict};
 use crate::zip::ReadAt;
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 
 /// The magic number, as the 10 little-endian bytes of pickle's LONG1.
 pub const MAGIC: [u8; 10] = [0x6c, 0xfc, 0x9c, 0x46, 0xf9, 0x20, 0x6a, 0xa8, 0x50, 0x19];
@@ -32,7 +35,9 @@ pub const PROTOCOL_VERSION: i64 = 1001;
 
 /// The first bytes of the pickles are read in a window that doubles until they fit (state
 /// dicts take about 100 bytes of pickle per tensor), up to [`crate::checkpoint::MAX_PICKLE_LEN`].
-const FIRST_WINDOW: u64 = 16 << 20;
+/// 64 MiB first: the pickles of almost every file fit and are run once (a window is never more
+/// than the file, so this stays within the memory bound of 64 MiB + 8x the input).
+const FIRST_WINDOW: u64 = 64 << 20;
 
 /// Whether `head` starts like a legacy checkpoint: a pickle (protocol 2 to 5, possibly framed)
 /// whose first value is the magic number.
@@ -59,63 +64,53 @@ fn magic_end(data: &[u8]) -> Option<usize> {
         .then_some(at + 13)
 }
 
-/// Whether the start of `head` is a pickle at all (PROTO 2 to 5): the legacy reader claims such
+/// Whether the start of a file is a pickle of any protocol: the legacy reader claims such
 /// files, so that a pickle named like a checkpoint is scanned and said to be what it is.
-pub fn looks_like_pickle(head: &[u8]) -> bool {
-    matches!(head, [0x80, 2..=5, ..])
+pub fn looks_like_pickle(head: &[u8], file_len: u64) -> bool {
+    pickle::looks_like_pickle(head, file_len)
+}
+
+/// The zip reader's entry: a zip checkpoint, or a pickle stream handed to the zip reader (by
+/// its name, `pytorch_model.bin`), which is run as what it is.
+pub fn analyze_as_zip(src: &(impl ReadAt + ?Sized), options: &AnalyzeOptions) -> Analysis {
+    if not_a_zip(src).is_some() && looks_like_pickle(&head_of(src), src.size()) {
+        return analyze(src, options);
+    }
+    checkpoint::analyze(src, options)
 }
 
 /// Reads a legacy checkpoint completely, without running its pickles.
 pub fn analyze(src: &(impl ReadAt + ?Sized), options: &AnalyzeOptions) -> Analysis {
     let mut a = analyze_stream(src, options);
+    a.finish();
     // A zip end record near the end: torch.load reads the pickles at the front (it looks only
     // at the first four bytes), zip readers the archive at the back.
     if let Some(polyglot) = zip_behind(src) {
         a.add(Severity::Fail, polyglot.0, polyglot.1);
     }
-    // torch.load tries the oldest format, a tar archive, first (`legacy_load` with
-    // tarfile.open): a file whose first block is also a sound tar header is read as a tar.
-    if tar_header_at_start(src) {
-        a.add(
-            Severity::Fail,
-            "byte 0",
-            "the first 512 bytes are also a sound tar header: torch.load tries its tar format first and would read the tar's members, which are not these pickles",
-        );
+    // torch.load tries the oldest format, a tar archive, first (`_legacy_load` calls
+    // `legacy_load`, i.e. `tarfile.open(fileobj=f, mode="r:", format=PAX_FORMAT)`, when the file
+    // is a real file at offset 0) and reads the pickles only when that raises a TarError.
+    if let Some(reason) = tar_finding(&tarfile::tarfile_verdict(src)) {
+        a.add(Severity::Fail, "byte 0", reason.clone());
+        a.unread.push((None, reason));
     }
     a
 }
 
-/// Whether the first 512 bytes pass tarfile's header check: the checksum field (octal, or
-/// base-256) equals the sum of the block's bytes with that field read as spaces, unsigned or
-/// signed (Python's `tarfile.calc_chksums`).
-fn tar_header_at_start(src: &(impl ReadAt + ?Sized)) -> bool {
-    let mut block = [0u8; 512];
-    if src.size() < 512 || src.read_exact_at(0, &mut block).is_err() {
-        return false;
+/// Why a file that CPython's tarfile does not simply refuse is not read as these pickles.
+fn tar_finding(verdict: &TarVerdict) -> Option<String> {
+    match verdict {
+        TarVerdict::NotTar => None,
+        TarVerdict::Tar { profiles } => Some(format!(
+            "CPython's tarfile opens the first bytes as a tar archive (CPython {}): torch.load tries its tar format first, so it never reads these pickles (with weights_only=True it refuses the file, otherwise it unpickles the tar's members)",
+            profiles.join("; ")
+        )),
+        TarVerdict::Raises { exception, profiles } => Some(format!(
+            "CPython's tarfile.open raises {exception} on the first bytes (CPython {}), which is not a TarError: torch.load fails before it reads any pickle, while other readers read the pickles",
+            profiles.join("; ")
+        )),
     }
-    let field = &block[148..156];
-    let recorded: Option<i64> = if field[0] == 0o200 || field[0] == 0o377 {
-        // base-256: the rest as a big-endian number (never a real header's checksum).
-        Some(field[1..].iter().fold(0i64, |a, &b| {
-            a.saturating_mul(256).saturating_add(i64::from(b))
-        }))
-    } else {
-        let text: Vec<u8> = field.iter().take_while(|&&b| b != 0).copied().collect();
-        let text = String::from_utf8_lossy(&text);
-        let text = text.trim();
-        if text.is_empty() {
-            Some(0)
-        } else {
-            i64::from_str_radix(text, 8).ok()
-        }
-    };
-    let Some(recorded) = recorded else {
-        return false;
-    };
-    let outside = block[..148].iter().chain(&block[156..]);
-    let unsigned: i64 = 256 + outside.clone().map(|&b| i64::from(b)).sum::<i64>();
-    let signed: i64 = 256 + outside.map(|&b| i64::from(b as i8)).sum::<i64>();
-    recorded == unsigned || recorded == signed
 }
 
 /// What the zip layer says about a zip archive found behind the pickles, if there is one.
@@ -192,6 +187,7 @@ fn analyze_window(
     let plain = pickle::Options {
         reviewed: options.reviewed.clone(),
         legacy: true,
+        input_len: src.size(),
     };
     let mut at = 0usize;
     // Runs the pickle at `at` under `name`, adding its findings; `None` when the window ends
@@ -228,6 +224,9 @@ fn analyze_window(
 
     // 1. The magic number.
     let magic_ok = magic_end(data).is_some();
+    if !magic_ok {
+        return plain_pickles(a, data, truncated_window, &plain);
+    }
     let Some(first) = one(&mut a, &mut at, "magic-number pickle")? else {
         return give_up(a, "the magic-number pickle does not end");
     };
@@ -312,18 +311,20 @@ fn analyze_window(
             return give_up(a, &why);
         }
     };
-    // 6. The storages, in the listed order.
-    let mut seen = HashSet::new();
-    let roots: HashMap<&str, &pickle::StorageRef> = main
+    drop(keys);
+    // 6. The storages, in the listed order. Each root storage by key, with where its bytes
+    // start once the list reached it.
+    let mut roots: HashMap<&str, (&pickle::StorageRef, Option<u64>)> = main
         .storages
         .iter()
-        .map(|s| (s.key.as_str(), &**s))
+        .map(|s| (s.key.as_str(), (&**s, None)))
         .collect();
-    let mut data_of: HashMap<String, u64> = HashMap::new();
     let mut cursor = at as u64;
     let size = src.size();
     for key in &listed {
-        if !seen.insert(key.as_str()) {
+        let key: &str = key;
+        let entry = roots.get_mut(key);
+        if matches!(entry, Some((_, Some(_)))) {
             a.add(
                 Severity::Fail,
                 keys_place.clone(),
@@ -331,7 +332,7 @@ fn analyze_window(
             );
             return give_up(a, "a storage key is listed twice");
         }
-        let Some(storage) = roots.get(key.as_str()) else {
+        let Some((storage, start_of)) = entry else {
             a.add(
                 Severity::Fail,
                 keys_place.clone(),
@@ -339,14 +340,15 @@ fn analyze_window(
             );
             return give_up(a, "the key list names a storage the pickle does not");
         };
+        let storage: &pickle::StorageRef = storage;
         let mut count = [0u8; 8];
-        let place = format!("storage {key:?} (file byte {cursor})");
+        let place = || format!("storage {key:?} (file byte {cursor})");
         if cursor.checked_add(8).is_none_or(|e| e > size)
             || src.read_exact_at(cursor, &mut count).is_err()
         {
             a.add(
                 Severity::Fail,
-                place,
+                place(),
                 format!(
                     "this storage's 8-byte element count runs past the end of the {size}-byte file"
                 ),
@@ -357,7 +359,7 @@ fn analyze_window(
         if count != storage.numel {
             a.add(
                 Severity::Fail,
-                place,
+                place(),
                 format!(
                     "the storage holds {count} elements but the pickle declares {} (the CVE-2026-24747 pattern: torch < 2.10 trusted the declared size)",
                     storage.numel
@@ -377,23 +379,24 @@ fn analyze_window(
         else {
             a.add(
                 Severity::Fail,
-                place,
+                place(),
                 format!(
                     "{count} elements of {width} bytes run past the end of the {size}-byte file"
                 ),
             );
             return give_up(a, "a storage runs past the end of the file");
         };
-        data_of.insert(key.clone(), start);
+        *start_of = Some(start);
         cursor = end;
     }
     for s in &main.storages {
-        if !seen.contains(s.key.as_str()) {
-            a.add(
-                Severity::Fail,
-                keys_place.clone(),
-                format!("the main pickle names storage {:?} but the key list does not: torch would leave its bytes uninitialized", s.key),
-            );
+        if matches!(roots.get(s.key.as_str()), Some((_, None))) {
+            a.add_kind("a storage missing from the key list", Severity::Fail, || {
+                (
+                    keys_place.clone(),
+                    format!("the main pickle names storage {:?} but the key list does not: torch would leave its bytes uninitialized", s.key),
+                )
+            });
         }
     }
     if cursor < size {
@@ -410,17 +413,53 @@ fn analyze_window(
         StorageClass::Typed(d) => d.size,
         StorageClass::Untyped => 1,
     };
+    judge_locations(&mut a, &main.storages);
+    let data_of = |key: &str| roots.get(key).and_then(|(_, start)| *start);
     model_tensors(&mut a, &main, |storage| match &storage.view_of {
-        None => data_of
-            .get(&storage.key)
-            .map(|&start| (start, format!("storages[{}]", storage.key), 0)),
+        None => data_of(&storage.key).map(|start| (start, format!("storages[{}]", storage.key), 0)),
         Some((root, offset)) => {
             let base = offset.checked_mul(elem(storage))?;
-            data_of
-                .get(root)
-                .map(|&start| (start + base, format!("storages[{root}]"), base))
+            data_of(root).map(|start| (start + base, format!("storages[{root}]"), base))
         }
     });
+    Some(a)
+}
+
+/// A file of pickles that is not a legacy checkpoint: every pickle in it (the first, and each
+/// appended after it) goes through the machine, with findings at their file offsets. `None`
+/// when the first pickle runs past the window read so far.
+fn plain_pickles(
+    mut a: Analysis,
+    data: &[u8],
+    truncated_window: bool,
+    options: &pickle::Options,
+) -> Option<Analysis> {
+    let outcome = pickle::run(data, options);
+    if outcome.end.is_none() && truncated_window {
+        return None;
+    }
+    a.protocol = outcome.protocol;
+    for f in &outcome.findings {
+        a.add(
+            f.severity,
+            format!("pickle byte {} ({})", f.offset, f.opcode),
+            f.reason.clone(),
+        );
+    }
+    a.add(
+        Severity::Lead,
+        "byte 0",
+        "a pickle that does not start with torch's legacy magic number: not a torch checkpoint, whatever its name",
+    );
+    if truncated_window {
+        a.add(
+            Severity::Lead,
+            format!("file byte {}", data.len()),
+            "the file goes on past the bytes run as pickles: what follows is not scanned",
+        );
+    }
+    a.unread
+        .push((None, "not torch's legacy format (no magic number)".into()));
     Some(a)
 }
 
@@ -487,7 +526,7 @@ fn read_sys_info(outcome: &pickle::Outcome) -> Result<SysInfo, String> {
     })
 }
 
-fn read_key_list(outcome: &pickle::Outcome) -> Result<Vec<String>, String> {
+fn read_key_list(outcome: &pickle::Outcome) -> Result<Vec<std::rc::Rc<str>>, String> {
     let items = match outcome.result.as_ref() {
         Some(Value::Obj(id)) => match outcome.objects.get(*id) {
             Some(Object::List(items)) => items,
@@ -503,7 +542,7 @@ fn read_key_list(outcome: &pickle::Outcome) -> Result<Vec<String>, String> {
         .iter()
         .map(|v| match v {
             Value::Str(s) if !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit()) => {
-                Ok(s.to_string())
+                Ok(s.clone())
             }
             _ => Err("the storage-key list holds something other than decimal keys".into()),
         })
@@ -515,20 +554,37 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_pickle_that_is_also_a_tar_header_is_seen() {
-        // A protocol-2 pickle start, padded to a block, with a tar checksum made to hold.
-        let mut block = vec![0u8; 1024];
-        block[..4].copy_from_slice(b"\x80\x02\x8a\x0a");
-        block[148..156].copy_from_slice(b"        ");
-        let sum: u32 = block[..512].iter().map(|&b| u32::from(b)).sum();
-        let field = format!("{sum:06o}\0 ");
-        block[148..156].copy_from_slice(field.as_bytes());
-        assert!(tar_header_at_start(&block[..]));
-        // Any other checksum is not a tar header.
-        block[149] ^= 1;
-        assert!(!tar_header_at_start(&block[..]));
-        // Nor is a torch-written legacy file.
+    fn a_pickle_that_is_also_a_tar_header_is_refused() {
         let real = include_bytes!("../../../fixtures/torch/legacy/state-dict.pt");
-        assert!(!tar_header_at_start(&real[..]));
+        assert!(analyze(&real[..], &AnalyzeOptions::default())
+            .worst()
+            .is_none());
+        // The same file with its first block's tar fields made readable (the magic-number and
+        // protocol pickles kept, the rest of the block zero) and its checksum made to hold is
+        // read as a tar by torch.
+        let seal = |bytes: &mut Vec<u8>| {
+            bytes[148..156].copy_from_slice(b"        ");
+            let sum: u32 = bytes[..512].iter().map(|&b| u32::from(b)).sum();
+            bytes[148..156].copy_from_slice(format!("{sum:06o}\0 ").as_bytes());
+        };
+        let mut sealed = real.to_vec();
+        sealed[22..512].fill(0);
+        seal(&mut sealed);
+        let a = analyze(&sealed[..], &AnalyzeOptions::default());
+        let tar = a
+            .findings
+            .iter()
+            .find(|f| f.reason.contains("tarfile opens"))
+            .expect("a tar finding");
+        assert_eq!(tar.severity, Severity::Fail);
+        // A checksum that holds over a header whose numeric fields Python cannot read (the
+        // real file's bytes there) is a ReadError: torch reads the pickles, and the tar check
+        // says nothing.
+        let mut unreadable = real.to_vec();
+        seal(&mut unreadable);
+        assert_eq!(
+            tarfile::tarfile_verdict(&unreadable[..]),
+            TarVerdict::NotTar
+        );
     }
 }

@@ -9,10 +9,13 @@
 pub mod checkpoint;
 #[doc(hidden)]
 pub mod fuzzing;
-pub mod globals;
 pub mod legacy;
-pub mod pickle;
+pub mod tarfile;
 pub mod zip;
+
+/// The pickle machine and its globals live in the `socair-pickle` crate, shared with the
+/// other plugins that meet pickles.
+pub use socair_pickle::{globals, pickle};
 
 use abi_stable::{
     export_root_module,
@@ -21,7 +24,7 @@ use abi_stable::{
     sabi_trait::TD_Opaque,
     std_types::{ROption, RResult, RSlice, RString, RVec},
 };
-use checkpoint::{analyze, Analysis, AnalyzeOptions, Endian};
+use checkpoint::{Analysis, AnalyzeOptions, Endian};
 use pickle::Severity;
 use socair_plugin_api::{
     guard, ByteOrder, ByteRange, ByteSourceRef, Finding, FingerprintEncoderBox, FormatReader,
@@ -99,10 +102,11 @@ impl FormatReader for TorchZipReader {
         RString::from(FORMAT)
     }
 
-    fn detect(&self, head: RSlice<'_, u8>, _file_len: u64) -> bool {
-        // Any zip (and torch's old preview format) is claimed, so that `open` can say why a
-        // zip that is not a sound torch checkpoint is refused.
-        guard(|| Ok(head.starts_with(b"PK\x03\x04") || head.starts_with(b"PYTORCH1")))
+    fn detect(&self, head: RSlice<'_, u8>, file_len: u64) -> bool {
+        // A zip with a record torch's reader looks for (however malformed the rest, so that
+        // `open` says why it is refused), and torch's old preview format; any other zip is left
+        // to other readers.
+        guard(|| Ok(checkpoint::looks_like_torch_zip(head.as_slice(), file_len)))
             .into_result()
             .unwrap_or(false)
     }
@@ -113,7 +117,7 @@ impl FormatReader for TorchZipReader {
         options: ReadOptions,
     ) -> RResult<OpenedFile, PluginError> {
         guard(|| {
-            let analysis = analyze(&source, &analyze_options(&options));
+            let analysis = legacy::analyze_as_zip(&source, &analyze_options(&options));
             Ok(opened_file(&analysis, options.header_only))
         })
     }
@@ -128,10 +132,10 @@ impl FormatReader for TorchLegacyReader {
         RString::from(LEGACY_FORMAT)
     }
 
-    fn detect(&self, head: RSlice<'_, u8>, _file_len: u64) -> bool {
-        // Any pickle is claimed (protocol 2 to 5 at byte 0), so that a pickle named like a
-        // checkpoint is scanned and said to be what it is rather than passed over.
-        guard(|| Ok(legacy::looks_like_pickle(head.as_slice())))
+    fn detect(&self, head: RSlice<'_, u8>, file_len: u64) -> bool {
+        // Any pickle is claimed, of any protocol, so that a pickle named like a checkpoint is
+        // scanned and said to be what it is rather than passed over.
+        guard(|| Ok(legacy::looks_like_pickle(head.as_slice(), file_len)))
             .into_result()
             .unwrap_or(false)
     }
@@ -187,13 +191,34 @@ pub fn opened_file(a: &Analysis, header_only: bool) -> OpenedFile {
             unread.push(Unread {
                 tensor: ROption::RSome(t.name.as_str().into()),
                 reason: "torch's conj/neg bit is set: its bytes are not its values".into(),
-                outside_model: false,
+                outside_model: t.outside_model,
             });
             continue;
         }
         // check_bounds in the machine guarantees these products fit and lie in the storage.
         let size = m.dtype.size;
         let contiguous = m.is_contiguous();
+        // A packed dtype (float4_e2m1fn_x2: two F4 values a byte) is written by safetensors
+        // with its last dimension multiplied by the values per element.
+        let shape = match m.shape.split_last() {
+            _ if m.dtype.packed == 1 => Some(m.shape.clone()),
+            Some((&last, outer)) if contiguous => last
+                .checked_mul(m.dtype.packed)
+                .map(|l| outer.iter().copied().chain([l]).collect::<Vec<u64>>()),
+            _ => None,
+        };
+        let Some(shape) = shape else {
+            unread.push(Unread {
+                tensor: ROption::RSome(t.name.as_str().into()),
+                reason: format!(
+                    "{} packs {} values an element and safetensors writes it with its last dimension multiplied by that: a 0-dimensional or non-contiguous one has no such shape",
+                    m.dtype.torch, m.dtype.packed
+                )
+                .into(),
+                outside_model: t.outside_model,
+            });
+            continue;
+        };
         let len = if contiguous {
             m.numel().unwrap_or(0) * size
         } else {
@@ -210,7 +235,7 @@ pub fn opened_file(a: &Analysis, header_only: bool) -> OpenedFile {
             name: t.name.as_str().into(),
             dtype: m.dtype.safetensors.into(),
             element_type: ROption::RSome(m.dtype.safetensors.into()),
-            shape: m.shape.clone().into(),
+            shape: shape.into(),
             ranges: RVec::from(vec![ByteRange {
                 offset: t.record_offset + m.storage_offset * size,
                 len,
@@ -226,6 +251,8 @@ pub fn opened_file(a: &Analysis, header_only: bool) -> OpenedFile {
                 ROption::RSome(m.stride.clone().into())
             },
             file: ROption::RNone,
+            inline: ROption::RNone,
+            outside_model: t.outside_model,
         });
     }
     OpenedFile {

@@ -15,7 +15,7 @@
 //! Parsing is over [`ReadAt`], implemented for `[u8]` (tests, fuzzing) and by the plugin for
 //! the host's byte source. Every length is checked against the file before it is read.
 
-use std::collections::HashSet;
+use std::collections::HashMap;
 
 pub use socair_plugin_api::ReadAt;
 
@@ -52,6 +52,30 @@ impl ZipError {
     }
 }
 
+/// Where in the archive a refusal is, formatted only when one is made (an archive of a million
+/// records checks a million places).
+#[derive(Debug, Clone, Copy)]
+enum Place<'a> {
+    /// A central directory entry before its name is known.
+    CentralAt { index: u64, offset: u64 },
+    /// A central directory entry by name.
+    Central(&'a str),
+    /// A record by name.
+    Record(&'a str),
+}
+
+impl From<&Place<'_>> for String {
+    fn from(place: &Place<'_>) -> String {
+        match place {
+            Place::CentralAt { index, offset } => {
+                format!("central directory entry {index} at byte {offset}")
+            }
+            Place::Central(name) => format!("central directory entry {name:?}"),
+            Place::Record(name) => format!("record {name:?}"),
+        }
+    }
+}
+
 fn invalid(place: impl Into<String>, reason: impl Into<String>) -> ZipError {
     ZipError::Invalid {
         place: place.into(),
@@ -81,15 +105,28 @@ pub struct Archive {
     pub prefix: String,
     /// Records in file order.
     pub records: Vec<Record>,
-    /// Index into `records` by name relative to the prefix (names are unique): a checkpoint of
-    /// 100,000 storages looks each one up.
-    by_rel: std::collections::HashMap<String, usize>,
+    /// Index into `records` by name relative to the prefix, ASCII-lowercased (names are unique
+    /// that way): a checkpoint of 100,000 storages looks each one up.
+    by_rel: HashMap<String, usize>,
 }
 
 impl Archive {
-    /// The record named `prefix/rel`.
+    /// The record torch's reader finds for `prefix/rel`: `PyTorchStreamReader::getRecordID`
+    /// calls `mz_zip_reader_locate_file(archive, prefix/rel, NULL, 0)`, and with those flags
+    /// miniz binary-searches its central directory sorted by `MZ_TOLOWER` (ASCII `A`-`Z` only),
+    /// so the name matches ignoring ASCII case. The caller compares the record's own name.
     pub fn get(&self, rel: &str) -> Option<&Record> {
-        self.by_rel.get(rel).map(|&i| &self.records[i])
+        self.find(rel).map(|i| &self.records[i])
+    }
+
+    /// [`Archive::get`], as an index into `records`.
+    pub fn find(&self, rel: &str) -> Option<usize> {
+        let i = if rel.bytes().any(|b| b.is_ascii_uppercase()) {
+            self.by_rel.get(&fold(rel))
+        } else {
+            self.by_rel.get(rel)
+        };
+        i.copied()
     }
 
     /// A record's name without the prefix.
@@ -306,7 +343,7 @@ struct CentralEntry {
 }
 
 /// Splits extra-field blocks, which must tile `extra` exactly.
-fn extra_blocks<'a>(extra: &'a [u8], place: &str) -> Result<Vec<(u16, &'a [u8])>, ZipError> {
+fn extra_blocks<'a>(extra: &'a [u8], place: &Place<'_>) -> Result<Vec<(u16, &'a [u8])>, ZipError> {
     let mut blocks = Vec::new();
     let mut at = 0usize;
     while at < extra.len() {
@@ -329,7 +366,7 @@ fn extra_blocks<'a>(extra: &'a [u8], place: &str) -> Result<Vec<(u16, &'a [u8])>
 
 /// Applies a zip64 extra block to the 32-bit fields that hold the placeholder, in the order
 /// APPNOTE 4.5.3 gives (uncompressed, compressed, offset); the block must hold exactly those.
-fn apply_zip64(body: &[u8], fields: &mut [&mut u64], place: &str) -> Result<(), ZipError> {
+fn apply_zip64(body: &[u8], fields: &mut [&mut u64], place: &Place<'_>) -> Result<(), ZipError> {
     let wanted: Vec<usize> = (0..fields.len())
         .filter(|&i| *fields[i] == 0xffff_ffff)
         .collect();
@@ -351,7 +388,7 @@ fn apply_zip64(body: &[u8], fields: &mut [&mut u64], place: &str) -> Result<(), 
     Ok(())
 }
 
-fn decode_name(raw: &[u8], flags: u16, place: &str) -> Result<String, ZipError> {
+fn decode_name(raw: &[u8], flags: u16, place: &Place<'_>) -> Result<String, ZipError> {
     if flags & (1 << 11) == 0 && !raw.is_ascii() {
         return Err(invalid(
             place,
@@ -361,12 +398,28 @@ fn decode_name(raw: &[u8], flags: u16, place: &str) -> Result<String, ZipError> 
     String::from_utf8(raw.to_vec()).map_err(|_| invalid(place, "name is not UTF-8"))
 }
 
+/// A name as miniz compares it: `MZ_TOLOWER` lowers ASCII `A`-`Z` and leaves every other byte.
+pub fn fold(name: &str) -> String {
+    name.to_ascii_lowercase()
+}
+
+/// The longest name torch's `getAllRecords` reads whole: it copies names into a
+/// `MZ_ZIP_MAX_ARCHIVE_FILENAME_SIZE` (512) buffer, NUL included, and cuts longer ones, so it
+/// would check a cut name against the prefix and report it (as `constants.pkl`, say).
+pub const MAX_NAME_LEN: usize = 511;
+
 /// A record name must be a plain relative path: no absolute path, backslash, `.`/`..`
 /// segment, empty segment, or control character.
-fn check_name(name: &str, place: &str) -> Result<(), ZipError> {
+fn check_name(name: &str, place: &Place<'_>) -> Result<(), ZipError> {
     let bad = |why: &str| Err(invalid(place, format!("name {name:?} {why}")));
     if name.is_empty() {
         return bad("is empty");
+    }
+    if name.len() > MAX_NAME_LEN {
+        return Err(invalid(place, format!(
+            "name of {} bytes: torch's getAllRecords reads only the first {MAX_NAME_LEN} (a 512-byte buffer), so it sees another name than other readers",
+            name.len()
+        )));
     }
     if name.starts_with('/') {
         return bad("is absolute");
@@ -405,10 +458,10 @@ fn read_central(
     let mut entries = Vec::with_capacity(bounds.entries as usize);
     let mut at = 0usize;
     for i in 0..bounds.entries {
-        let place = format!(
-            "central directory entry {i} at byte {}",
-            bounds.offset + at as u64
-        );
+        let place = Place::CentralAt {
+            index: i,
+            offset: bounds.offset + at as u64,
+        };
         let fixed = dir
             .get(at..at + CENTRAL_LEN as usize)
             .ok_or_else(|| invalid(&place, "runs past the central directory"))?;
@@ -436,7 +489,7 @@ fn read_central(
             )
         })?;
         let name = decode_name(&var[..name_len], flags, &place)?;
-        let place = format!("central directory entry {name:?}");
+        let place = Place::Central(&name);
         if disk != 0 {
             return Err(invalid(&place, "on another disk"));
         }
@@ -523,19 +576,15 @@ pub fn read_archive(src: &(impl ReadAt + ?Sized)) -> Result<Archive, ZipError> {
         return Err(invalid("central directory", "lists no records"));
     }
 
-    let mut records = Vec::with_capacity(central.len());
-    let mut names = HashSet::new();
+    let mut records: Vec<Record> = Vec::with_capacity(central.len());
+    // torch looks records up through miniz, which compares names ignoring ASCII case: names are
+    // indexed as it compares them, relative to the one prefix.
+    let mut by_rel: HashMap<String, usize> = HashMap::with_capacity(central.len());
     let mut expected_at = 0u64;
     let mut prefix: Option<String> = None;
-    for entry in &central {
-        let place = format!("record {:?}", entry.name);
+    for entry in central {
+        let place = Place::Record(&entry.name);
         check_name(&entry.name, &place)?;
-        if !names.insert(entry.name.as_str()) {
-            return Err(invalid(
-                &place,
-                "name appears twice (readers pick different copies)",
-            ));
-        }
         let this_prefix = match entry.name.split_once('/') {
             Some((p, rest)) if !rest.is_empty() => p,
             _ => {
@@ -579,9 +628,31 @@ pub fn read_archive(src: &(impl ReadAt + ?Sized)) -> Result<Archive, ZipError> {
                 entry.header_offset
             )));
         }
-        let record = read_local(src, entry, &place)?;
-        expected_at = record.1;
-        records.push(record.0);
+        let rel = fold(&entry.name[this_prefix.len() + 1..]);
+        if let Some(&other) = by_rel.get(&rel) {
+            let other: &str = &records[other].name;
+            return Err(invalid(
+                &place,
+                if other == entry.name {
+                    "name appears twice (readers pick different copies)".to_owned()
+                } else {
+                    format!(
+                        "{other:?} and {:?} are one name to torch's reader (miniz's mz_zip_reader_locate_file compares names ignoring ASCII case, and which of the two its sorted lookup returns depends on its heap sort)",
+                        entry.name
+                    )
+                },
+            ));
+        }
+        let (data_offset, next) = read_local(src, &entry, &place)?;
+        expected_at = next;
+        by_rel.insert(rel, records.len());
+        records.push(Record {
+            header_offset: entry.header_offset,
+            data_offset,
+            len: entry.compressed,
+            crc32: entry.crc32,
+            name: entry.name,
+        });
     }
     if expected_at != bounds.offset {
         return Err(invalid(
@@ -593,11 +664,6 @@ pub fn read_archive(src: &(impl ReadAt + ?Sized)) -> Result<Archive, ZipError> {
         ));
     }
     let prefix = prefix.expect("at least one record");
-    let by_rel = records
-        .iter()
-        .enumerate()
-        .map(|(i, r)| (r.name[prefix.len() + 1..].to_owned(), i))
-        .collect();
     Ok(Archive {
         prefix,
         records,
@@ -605,13 +671,13 @@ pub fn read_archive(src: &(impl ReadAt + ?Sized)) -> Result<Archive, ZipError> {
     })
 }
 
-/// Reads one local header and its data descriptor; returns the record and where the next
-/// record must start.
+/// Reads one local header and its data descriptor; returns where the record's data starts and
+/// where the next record must start.
 fn read_local(
     src: &(impl ReadAt + ?Sized),
     entry: &CentralEntry,
-    place: &str,
-) -> Result<(Record, u64), ZipError> {
+    place: &Place<'_>,
+) -> Result<(u64, u64), ZipError> {
     let at = entry.header_offset;
     let fixed = read_vec(src, at, LOCAL_LEN)?;
     let mut f = Fields::new(&fixed);
@@ -744,16 +810,7 @@ fn read_local(
             "local header CRC or sizes disagree with the central directory",
         ));
     }
-    Ok((
-        Record {
-            name: entry.name.clone(),
-            header_offset: at,
-            data_offset,
-            len: entry.compressed,
-            crc32: entry.crc32,
-        },
-        next,
-    ))
+    Ok((data_offset, next))
 }
 
 /// Checks that a record's bytes hash to its CRC-32. A CRC of zero over bytes whose CRC is not
@@ -873,6 +930,25 @@ mod tests {
     }
 
     const RECORDS: &[(&str, &[u8])] = &[("a/data.pkl", b"\x80\x02}."), ("a/data/0", b"hello")];
+
+    #[test]
+    fn names_one_to_miniz_are_refused_and_found_as_miniz_finds_them() {
+        let both = archive(
+            &[("a/data.pkl", b"\x80\x02}."), ("a/DATA.pkl", b"x")],
+            |_, _| None,
+        );
+        let err = read_archive(&both[..]).unwrap_err().to_string();
+        assert!(err.contains("ignoring ASCII case"), "{err}");
+        let upper = archive(&[("a/DATA.PKL", b"\x80\x02}.")], |_, _| None);
+        let a = read_archive(&upper[..]).unwrap();
+        let r = a.get("data.pkl").expect("found as torch finds it");
+        assert_eq!(a.relative(r), "DATA.PKL");
+        let long = format!("a/{}", "n".repeat(MAX_NAME_LEN));
+        let err = read_archive(&archive(&[(long.as_str(), b"")], |_, _| None)[..])
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("511"), "{err}");
+    }
 
     #[test]
     fn torch_layout_without_zip64_extras() {

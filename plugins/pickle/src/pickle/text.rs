@@ -1,0 +1,225 @@
+//! The text forms pickle's protocol-0 opcodes carry, decoded as CPython decodes them, so that a
+//! memo index or a string that names a global is read as Python reads it (or found to make
+//! Python raise).
+
+/// `PyLong_FromString(s, NULL, 10)` then `PyLong_AsSsize_t`, as `load_get` and `load_put`
+/// parse a memo index: the C string ends at the first NUL; leading and trailing ASCII
+/// whitespace (the line's own newline among it), an optional sign, then decimal digits with
+/// single underscores only between digits. `None` where CPython raises (not a number, or out
+/// of the range of `Py_ssize_t`).
+pub fn memo_index(line: &[u8]) -> Option<i64> {
+    let line = match line.iter().position(|&b| b == 0) {
+        Some(nul) => &line[..nul],
+        None => line,
+    };
+    let is_space = |b: &u8| matches!(b, b' ' | b'\t' | b'\n' | b'\r' | 0x0b | 0x0c);
+    let start = line.iter().position(|b| !is_space(b))?;
+    let end = line.iter().rposition(|b| !is_space(b))? + 1;
+    let mut s = &line[start..end];
+    let negative = match s.first() {
+        Some(b'-') => {
+            s = &s[1..];
+            true
+        }
+        Some(b'+') => {
+            s = &s[1..];
+            false
+        }
+        _ => false,
+    };
+    if s.is_empty() || !s[0].is_ascii_digit() || !s[s.len() - 1].is_ascii_digit() {
+        return None;
+    }
+    let mut value: i128 = 0;
+    let mut previous_underscore = false;
+    for &b in s {
+        match b {
+            b'0'..=b'9' => {
+                value = value * 10 + i128::from(b - b'0');
+                if value > i128::from(i64::MAX) + 1 {
+                    return None;
+                }
+                previous_underscore = false;
+            }
+            b'_' if !previous_underscore => previous_underscore = true,
+            _ => return None,
+        }
+    }
+    let value = if negative { -value } else { value };
+    i64::try_from(value).ok()
+}
+
+/// `PyBytes_DecodeEscape`, as `load_string` decodes the quoted argument of STRING: `\\`,
+/// `\'`, `\"`, `\a \b \f \n \r \t \v`, one to three octal digits, `\x` with exactly two hex
+/// digits (else CPython raises), a backslash before a newline drops both, and any other
+/// escape keeps its backslash. `None` where CPython raises.
+pub fn escape_decode(s: &[u8]) -> Option<Vec<u8>> {
+    let mut out = Vec::with_capacity(s.len());
+    let mut i = 0;
+    while i < s.len() {
+        if s[i] != b'\\' {
+            out.push(s[i]);
+            i += 1;
+            continue;
+        }
+        i += 1;
+        let c = *s.get(i)?;
+        i += 1;
+        match c {
+            b'\n' => {}
+            b'\\' => out.push(b'\\'),
+            b'\'' => out.push(b'\''),
+            b'"' => out.push(b'"'),
+            b'b' => out.push(8),
+            b'f' => out.push(12),
+            b't' => out.push(b'\t'),
+            b'n' => out.push(b'\n'),
+            b'r' => out.push(b'\r'),
+            b'v' => out.push(11),
+            b'a' => out.push(7),
+            b'0'..=b'7' => {
+                let mut v = u32::from(c - b'0');
+                for _ in 0..2 {
+                    match s.get(i) {
+                        Some(&d @ b'0'..=b'7') => {
+                            v = v * 8 + u32::from(d - b'0');
+                            i += 1;
+                        }
+                        _ => break,
+                    }
+                }
+                // CPython keeps the low byte of an octal escape above \377.
+                out.push((v & 0xff) as u8);
+            }
+            b'x' => {
+                let hi = (*s.get(i)? as char).to_digit(16)?;
+                let lo = (*s.get(i + 1)? as char).to_digit(16)?;
+                out.push((hi * 16 + lo) as u8);
+                i += 2;
+            }
+            other => {
+                out.push(b'\\');
+                out.push(other);
+            }
+        }
+    }
+    Some(out)
+}
+
+/// A decoded string argument.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Text {
+    /// The string.
+    Str(String),
+    /// A string Python accepts that holds a lone surrogate: no Rust string holds it, and it
+    /// cannot name a module.
+    WithSurrogates,
+}
+
+/// `PyUnicode_DecodeRawUnicodeEscape`, as `load_unicode` decodes UNICODE: `\uXXXX` and
+/// `\UXXXXXXXX` (exactly 4 or 8 hex digits, at most U+10FFFF, after an odd run of
+/// backslashes) are escapes, every other byte a Latin-1 character. `None` where CPython
+/// raises.
+pub fn raw_unicode_escape_decode(s: &[u8]) -> Option<Text> {
+    let mut out = String::with_capacity(s.len());
+    let mut surrogates = false;
+    let mut i = 0;
+    while i < s.len() {
+        let b = s[i];
+        if b == b'\\' && matches!(s.get(i + 1), Some(b'u' | b'U')) {
+            let digits = if s[i + 1] == b'u' { 4 } else { 8 };
+            let hex = s.get(i + 2..i + 2 + digits)?;
+            if !hex.iter().all(u8::is_ascii_hexdigit) {
+                return None;
+            }
+            let v = u32::from_str_radix(std::str::from_utf8(hex).ok()?, 16).ok()?;
+            if v > 0x10ffff {
+                return None;
+            }
+            match char::from_u32(v) {
+                Some(c) => out.push(c),
+                None => surrogates = true,
+            }
+            i += 2 + digits;
+        } else if b == b'\\' && s.get(i + 1) == Some(&b'\\') {
+            // A pair of backslashes: neither starts an escape.
+            out.push_str("\\\\");
+            i += 2;
+        } else {
+            out.push(char::from(b));
+            i += 1;
+        }
+    }
+    Some(if surrogates {
+        Text::WithSurrogates
+    } else {
+        Text::Str(out)
+    })
+}
+
+/// UTF-8 as `PyUnicode_DecodeUTF8(…, "surrogatepass")` accepts it (BINUNICODE and its kin):
+/// well-formed UTF-8, plus the three-byte forms of surrogates. `None` where CPython raises.
+pub fn utf8_surrogatepass(bytes: &[u8]) -> Option<Text> {
+    if let Ok(s) = std::str::from_utf8(bytes) {
+        return Some(Text::Str(s.to_owned()));
+    }
+    let mut rest = bytes;
+    while !rest.is_empty() {
+        match std::str::from_utf8(rest) {
+            Ok(_) => break,
+            Err(e) => match &rest[e.valid_up_to()..] {
+                // A surrogate: ED A0..BF 80..BF.
+                [0xed, 0xa0..=0xbf, 0x80..=0xbf, tail @ ..] => rest = tail,
+                _ => return None,
+            },
+        }
+    }
+    Some(Text::WithSurrogates)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn memo_indices_parse_as_pylong_from_string_does() {
+        assert_eq!(memo_index(b"12\n"), Some(12));
+        assert_eq!(memo_index(b"  1_0 \n"), Some(10));
+        assert_eq!(memo_index(b"007\n"), Some(7));
+        assert_eq!(memo_index(b"-3\n"), Some(-3));
+        assert_eq!(memo_index(b"5\x00junk\n"), Some(5));
+        assert_eq!(memo_index(b"1__0\n"), None);
+        assert_eq!(memo_index(b"_1\n"), None);
+        assert_eq!(memo_index(b"1_\n"), None);
+        assert_eq!(memo_index(b"0x10\n"), None);
+        assert_eq!(memo_index(b"\n"), None);
+        assert_eq!(memo_index(b"99999999999999999999\n"), None);
+    }
+
+    #[test]
+    fn escapes_decode_as_python_does() {
+        assert_eq!(escape_decode(br"os").unwrap(), b"os");
+        assert_eq!(escape_decode(br"\x6fs").unwrap(), b"os");
+        assert_eq!(escape_decode(br"\157s").unwrap(), b"os");
+        assert_eq!(escape_decode(br"a\q").unwrap(), br"a\q");
+        assert_eq!(escape_decode(br"\x6"), None);
+        assert_eq!(
+            raw_unicode_escape_decode(br"\u006fs"),
+            Some(Text::Str("os".into()))
+        );
+        assert_eq!(
+            raw_unicode_escape_decode(br"\\u006fs"),
+            Some(Text::Str(r"\\u006fs".into()))
+        );
+        assert_eq!(
+            raw_unicode_escape_decode(br"\ud800"),
+            Some(Text::WithSurrogates)
+        );
+        assert_eq!(raw_unicode_escape_decode(br"\u006"), None);
+        assert_eq!(
+            utf8_surrogatepass(b"a\xed\xa0\x80b"),
+            Some(Text::WithSurrogates)
+        );
+        assert_eq!(utf8_surrogatepass(b"\xff"), None);
+    }
+}

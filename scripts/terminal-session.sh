@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# Writes docs/terminal.md: a session on committed fixtures as a person sees it on a terminal.
+# Every command runs under a pseudo-terminal (`script`), so what is captured is what socair
+# prints for a person, not the JSON it prints to a pipe.
+#
+#   cargo build --release --workspace && scripts/terminal-session.sh
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bin=$(realpath target/release/socair)
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+out=docs/terminal.md
+
+# Runs one command line (in $work, with socair on PATH) under a pseudo-terminal and appends
+# the prompt, what the terminal showed, and the exit code.
+show() {
+  local line=$1
+  {
+    echo
+    echo '```console'
+    echo "\$ $line"
+    (cd "$work" && PATH="$(dirname "$bin"):$PATH" SOCAIR_STORE="$work/airlock" \
+      script -q -e -c "$line" /dev/null 2>&1 | tr -d '\r' | sed "s#$work#~#g; s#$PWD/#./#g") || true
+    echo '```'
+  } >>"$out"
+}
+
+cp fixtures/torch/malicious/pickle-os-system.pt "$work/suspicious.pt"
+cp fixtures/torch/legit/state-dict.pt "$work/pytorch_model.bin"
+cp fixtures/torch/malicious/argparse-namespace.pt "$work/checkpoint.pt"
+cp -r fixtures/safetensors/tiny-bert "$work/tiny-bert"
+
+cat >"$out" <<'EOF'
+# A session on a terminal
+
+What a person sees, run on committed fixtures under a pseudo-terminal by
+`scripts/terminal-session.sh` (which rewrites this page). On a terminal every command says the
+verdict first, in plain words, then each row with what it means, then the next step; to a pipe
+or with `--json` the same commands print the JSON documents of docs/documents.md.
+
+## Scanning
+EOF
+show "socair scan suspicious.pt"
+show "socair scan checkpoint.pt"
+show "socair scan pytorch_model.bin"
+show "socair scan tiny-bert"
+show "socair tensors tiny-bert"
+
+echo -e "\n## Through the airlock" >>"$out"
+show "socair keygen --out scanner.key && socair keygen --out reviewer.key"
+show "socair airlock init && socair airlock trust scanner.key.pub --role scan && socair airlock trust reviewer.key.pub --role accept"
+show "socair airlock pull checkpoint.pt"
+sha=$(cd "$work" && SOCAIR_STORE="$work/airlock" "$bin" airlock ls --json | python3 -c 'import json,sys; print(json.load(sys.stdin)[0]["sha256"][:12])')
+show "socair airlock scan $sha --key scanner.key"
+show "socair airlock review add argparse.Namespace --reason 'the training script arguments' --key reviewer.key"
+show "socair airlock scan $sha --key scanner.key"
+show "socair airlock accept $sha --row 'Format and structure' --reason 'grammar PASS, argparse reviewed' --key reviewer.key"
+show "socair airlock promote $sha"
+show "socair airlock ls"
+show "socair verify airlock/promoted/*/attestation.dsse.json airlock/promoted/*/checkpoint.pt"
+show "socair airlock log"
+echo "wrote $out"
