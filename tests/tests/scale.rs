@@ -602,6 +602,44 @@ fn a_store_on_s3_works_like_a_local_one() {
     s3.put(&in_force, &original);
     let r = store.run(&["airlock", "log", "--since", &head]);
     assert_eq!(r.code, 0, "{}", r.stderr);
+    // The last entry removed leaves no gap, but the head record names it: the log is
+    // reported cut, and nothing is appended to it (an append would reuse its number).
+    let entry9 = s3.get("airlock/log/000000000009.json").unwrap();
+    s3.delete("airlock/log/000000000009.json");
+    let r = store.run(&["airlock", "log"]);
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    assert!(
+        r.stderr.contains("last entries were removed"),
+        "{}",
+        r.stderr
+    );
+    let r = store.run(&["airlock", "pull", files[0].to_str().unwrap()]);
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(
+        r.stderr.contains("last entries were removed"),
+        "{}",
+        r.stderr
+    );
+    assert!(s3.get("airlock/log/000000000009.json").is_none());
+    s3.put("airlock/log/000000000009.json", &entry9);
+    // An edited head record is reported as an edit.
+    let record = s3.get("airlock/log-head.json").unwrap();
+    let head_record: serde_json::Value = serde_json::from_slice(&record).unwrap();
+    assert_eq!(head_record["lines"], 9, "{head_record}");
+    s3.put(
+        "airlock/log-head.json",
+        format!("{{\"lines\":9,\"sha256\":\"{}\"}}", "0".repeat(64)).as_bytes(),
+    );
+    let r = store.run(&["airlock", "log"]);
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    assert!(
+        r.stderr.contains("does not hash to what the head record"),
+        "{}",
+        r.stderr
+    );
+    s3.put("airlock/log-head.json", &record);
+    let r = store.run(&["airlock", "log"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
 }
 
 /// The log's last entry.
@@ -924,4 +962,129 @@ fn no_credential_appears_in_any_output_or_stored_object() {
         outputs.len(),
         keys.len()
     );
+}
+
+#[test]
+fn reviews_and_conversions_work_on_a_store_on_s3() {
+    let Some(s3) = s3("reviews_convert") else {
+        return;
+    };
+    let store = Shared::new(&s3);
+    let scanner = store.key("scanner", "scan");
+    let reviewer = store.key("reviewer", "accept");
+    let deriver = store.key("deriver", "derive");
+    // A pickle global a person reviews: a LEAD until the review is in the store.
+    let src = fixture("torch/malicious/argparse-namespace.pt");
+    let r = store.run(&["airlock", "pull", src.to_str().unwrap()]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let sha = r.stdout.trim().to_owned();
+    assert_eq!(
+        store
+            .run(&["airlock", "scan", &sha, "--key", &scanner])
+            .code,
+        1
+    );
+    let r = store.run(&[
+        "airlock",
+        "review",
+        "add",
+        "os.system",
+        "--reason",
+        "x",
+        "--key",
+        &reviewer,
+    ]);
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    let r = store.run(&[
+        "airlock",
+        "review",
+        "add",
+        "argparse.Namespace",
+        "--reason",
+        "a plain namespace",
+        "--key",
+        &reviewer,
+    ]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let review_id = r.stdout.trim().to_owned();
+    assert!(
+        s3.keys()
+            .iter()
+            .any(|k| k.starts_with("airlock/reviews/") && k.contains(&review_id[..16])),
+        "the review is an object under reviews/"
+    );
+    let ls = store.run(&["airlock", "review", "ls"]);
+    assert!(ls.stdout.contains("argparse.Namespace"), "{}", ls.stdout);
+    let r = store.run(&["airlock", "scan", &sha, "--key", &scanner]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let r = store.run(&[
+        "airlock",
+        "review",
+        "remove",
+        &review_id[..12],
+        "--key",
+        &reviewer,
+    ]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(!store
+        .run(&["airlock", "review", "ls"])
+        .stdout
+        .contains("argparse"));
+    let r = store.run(&["airlock", "scan", &sha, "--key", &scanner]);
+    assert_eq!(r.code, 1, "withdrawn: {}", r.stderr);
+
+    // A conversion stages its output with its derivation records beside it, one per input.
+    let input = store.dir.path().join("pytorch_model.bin");
+    std::fs::copy(
+        fixture("torch/baseline/hf-gpt2-tied-pytorch_model.bin"),
+        &input,
+    )
+    .unwrap();
+    let in_sha = sha256_file(&input);
+    let att = store.dir.path().join("att.json");
+    let r = run(socair()
+        .arg("attest")
+        .arg(&input)
+        .arg("--key")
+        .arg(&scanner)
+        .arg("--out")
+        .arg(&att));
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let r = store.run(&[
+        "airlock",
+        "convert",
+        input.to_str().unwrap(),
+        "--attestation",
+        att.to_str().unwrap(),
+        "--key",
+        &deriver,
+    ]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let out_sha = r.stdout.trim().to_owned();
+    let base = format!("airlock/incoming/{out_sha}");
+    for key in [
+        format!("{base}/pytorch_model.safetensors"),
+        format!("{base}/derivation.dsse.json"),
+        format!("{base}/derivations/{in_sha}.dsse.json"),
+        format!("{base}/.staged.json"),
+    ] {
+        assert!(s3.get(&key).is_some(), "{key} is missing: {:?}", s3.keys());
+    }
+    let out = s3
+        .get(&format!("{base}/pytorch_model.safetensors"))
+        .unwrap();
+    assert_eq!(hex(&Sha256::digest(&out)), out_sha);
+    // The output is a new artifact: scanned and gated like any other.
+    let r = store.run(&["airlock", "promote", &out_sha]);
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    assert!(r.stderr.contains("no attestation"), "{}", r.stderr);
+    let log = store.run(&["airlock", "log", "--json"]);
+    assert_eq!(log.code, 0, "{}", log.stderr);
+    let actions: Vec<String> = log
+        .stdout
+        .lines()
+        .map(|l| json(l)["action"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(actions.iter().filter(|a| *a == "review").count(), 3);
+    assert_eq!(actions.iter().filter(|a| *a == "convert").count(), 1);
 }

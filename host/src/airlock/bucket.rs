@@ -6,7 +6,7 @@
 //! <prefix>/log/000000000001.json            the activity log, one immutable entry per
 //!                                           object, each claimed with If-None-Match: *
 //!                                           (see bucket_log.rs)
-//! <prefix>/log-head.json                    the last sequence number appended: a hint
+//! <prefix>/log-head.json                    head record: an entry number and its line's sha256
 //! <prefix>/policy/<sha256>.json             every policy the log has named (content-addressed)
 //! <prefix>/reviews/<id>.dsse.json           reviews of pickle globals
 //! <prefix>/incoming/<sha256>/<name>         a pulled file, or <name>/<path> for each file of

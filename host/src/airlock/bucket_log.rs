@@ -17,11 +17,17 @@
 //! Reading checks what a local log's checks check: entries numbered 1, 2, 3, … with no gap
 //! (a removed entry leaves one), each entry's `prev` the sha256 of the one before, no policy
 //! change without a policy action, and the policy in force present and hashing to its name.
-//! What no object can show (the last entries deleted together) is what `airlock log --head`
-//! and `--since` anchor, as for a local store; S3 Object Lock on `log/` prevents it.
+//!
+//! `log-head.json` is the head record (as a local store's `activity.head`): the number of an
+//! entry and the sha256 of its line, written by its writer after the claim. Under concurrency
+//! it may lag (a slower writer notes an earlier entry last), so it is only a lower bound: the
+//! entry it names must exist and hash as it says, and a log that ends before it lost its
+//! last entries. Deleting the last entries and rewriting the head together is what no object
+//! shows: `airlock log --head` and `--since` anchor that, as for a local store, and S3 Object
+//! Lock on `log/` prevents it.
 
 use crate::airlock::error::StoreError;
-use crate::airlock::log::{head_of, line_hash, LogCheck, LogEntry, POLICY_ACTIONS};
+use crate::airlock::log::{head_of, line_hash, Head, LogCheck, LogEntry, POLICY_ACTIONS};
 use crate::airlock::policy::Policy;
 use crate::base::cloud::{self, CloudError, Location};
 use crate::base::digest::hex;
@@ -33,8 +39,9 @@ use sha2::{Digest, Sha256};
 pub const LOG_DIR: &str = "log";
 /// The policies' folder in the store.
 pub const POLICY_DIR: &str = "policy";
-/// Where the last appended sequence number is noted: a hint for finding the end of the log
-/// without listing all of it, never trusted (the log is read from `log/` itself).
+/// The head record: an entry's number and its line's sha256, noted by its writer after the
+/// claim. It finds the end of the log without listing all of it, and bounds it from below
+/// (the log is read from `log/` itself).
 pub const HEAD_HINT: &str = "log-head.json";
 /// Digits in an entry's sequence number: keys sort in numeric order up to 10^12 entries.
 const DIGITS: usize = 12;
@@ -91,14 +98,25 @@ impl BucketLog {
         }))
     }
 
-    /// Finds the last entry: from the hint when it names an entry that exists, listing only
-    /// what follows it; otherwise listing the whole log.
+    /// The head record, when there is one: `Err` when it is not one.
+    fn head_record(&self) -> Result<Option<Result<Head, String>>, StoreError> {
+        let at = self.root.child(HEAD_HINT);
+        let Some(bytes) = cloud::get_if_any(&at).map_err(cloud_error)? else {
+            return Ok(None);
+        };
+        Ok(Some(serde_json::from_slice::<Head>(&bytes).map_err(|e| {
+            format!("{} is not a head record ({e}): it was edited", at.url())
+        })))
+    }
+
+    /// Finds the last entry: from the head record when it names an entry that exists,
+    /// listing only what follows it; otherwise listing the whole log, which must reach the
+    /// entry the head record names (else its last entries were removed).
     fn last(&self) -> Result<Last, StoreError> {
-        let hint = cloud::get_if_any(&self.root.child(HEAD_HINT))
-            .ok()
-            .flatten()
-            .and_then(|b| serde_json::from_slice::<u64>(&b).ok())
-            .filter(|&n| n > 0);
+        let hint = match self.head_record()? {
+            Some(Ok(h)) if h.lines > 0 => Some(h.lines as u64),
+            _ => None,
+        };
         let dir = self.root.child(LOG_DIR);
         let listed = match hint {
             Some(n) if cloud::exists(&self.entry_at(n)).map_err(cloud_error)? => {
@@ -114,6 +132,12 @@ impl BucketLog {
             .filter_map(|(k, _)| self.number_of(k))
             .max()
             .unwrap_or(0);
+        if let Some(h) = hint.filter(|&h| h > n) {
+            return Err(StoreError::Unusable(format!(
+                "{}: the head record names entry {h}, but the log ends at entry {n}: its last entries were removed; socair appends nothing to an edited log (see `socair airlock log`)",
+                self.root.child(HEAD_HINT).url()
+            )));
+        }
         if n == 0 {
             return Ok(Last {
                 n,
@@ -221,12 +245,16 @@ impl BucketLog {
             let mut line = serde_json::to_string(&entry).expect("plain data");
             line.push('\n');
             let n = last.n + 1;
-            match cloud::put(&self.entry_at(n), line.into_bytes().into(), true) {
+            match cloud::put(&self.entry_at(n), line.clone().into_bytes().into(), true) {
                 Ok(()) => {
                     // Best effort: a stale hint costs a longer listing, never a wrong append.
+                    let head = Head {
+                        lines: n as usize,
+                        sha256: line_hash(line.trim_end_matches('\n')),
+                    };
                     let _ = cloud::put(
                         &self.root.child(HEAD_HINT),
-                        n.to_string().into_bytes().into(),
+                        output::to_json_bytes(&head).into(),
                         false,
                     );
                     return Ok(());
@@ -313,6 +341,28 @@ impl BucketLog {
                     check
                         .problems
                         .push(format!("the policy entry {at} names: {e}"));
+                }
+            }
+            // The head record bounds the log from below (it may lag under concurrency).
+            match self.head_record()? {
+                None if !check.lines.is_empty() => check
+                    .notes
+                    .push(format!("no head record ({HEAD_HINT}): the next append writes one")),
+                None => {}
+                Some(Err(why)) => check.problems.push(why),
+                Some(Ok(h)) if h.lines > check.lines.len() => check.problems.push(format!(
+                    "the head record ({HEAD_HINT}) names entry {}, but the log ends at entry {}: its last entries were removed",
+                    h.lines,
+                    check.lines.len()
+                )),
+                Some(Ok(h)) => {
+                    let named = h.lines.checked_sub(1).and_then(|i| check.lines.get(i));
+                    if named.map_or_else(|| "0".repeat(64), |l| line_hash(l)) != h.sha256 {
+                        check.problems.push(format!(
+                            "entry {} does not hash to what the head record ({HEAD_HINT}) says: it was edited",
+                            h.lines
+                        ));
+                    }
                 }
             }
             let lines: Vec<&str> = check.lines.iter().map(String::as_str).collect();
