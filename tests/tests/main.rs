@@ -20,6 +20,7 @@ mod pins;
 mod plugins;
 mod readers;
 mod reviews;
+mod scale;
 mod structure;
 mod template;
 mod tensors;

@@ -6,7 +6,7 @@ use crate::airlock::error::StoreError;
 use crate::airlock::log::LogEntry;
 use crate::airlock::review::reviewed_classes;
 use crate::airlock::signing::{self, Statement};
-use crate::airlock::store::{Store, ATTESTATION};
+use crate::airlock::store::{Area, Store, ATTESTATION};
 use crate::base::output;
 use crate::read::artifact::ArtifactError;
 use crate::read::plugins::PluginSet;
@@ -24,6 +24,17 @@ pub fn attest(
     key: &SigningKey,
 ) -> Result<(Vec<u8>, Report), ArtifactError> {
     let report = scan(path, plugins, options)?;
+    // Only a report about every byte names a subject: one whose digest was not computed
+    // (a header-only scan of a remote object) is never signed.
+    if report.artifact.sha256.len() != 64 {
+        return Err(ArtifactError::Io {
+            path: path.to_owned(),
+            source: std::io::Error::new(
+                std::io::ErrorKind::InvalidInput,
+                "the scan did not hash every byte, so there is no subject to sign",
+            ),
+        });
+    }
     let statement = Statement::new(
         &report.artifact.name,
         &report.artifact.sha256,
@@ -76,7 +87,7 @@ pub fn scan_staged(
             .pins
             .check_loaded(plugins)
             .map_err(StoreError::Refused)?;
-        let (dir, name) = store.staged(sha)?;
+        let name = store.staged(sha)?;
         // The pins decide who reads; the store's reviews are the globals a person cleared.
         let reviewed = reviewed_classes(store, &policy)?;
         let options = ScanOptions {
@@ -84,8 +95,13 @@ pub fn scan_staged(
             reviewed: (!reviewed.is_empty()).then_some(reviewed),
             ..ScanOptions::default()
         };
-        let (bytes, report) = attest(&dir.join(&name), plugins, &options, key)
-            .map_err(|e| StoreError::Unusable(e.to_string()))?;
+        let (bytes, report) = attest(
+            &store.artifact_path(Area::Incoming, sha, &name),
+            plugins,
+            &options,
+            key,
+        )
+        .map_err(|e| StoreError::Unusable(e.to_string()))?;
         if report.artifact.sha256 != sha {
             return Err(StoreError::Refused(format!(
                 "the staged bytes hash to {}, not {sha}: they changed after the pull",

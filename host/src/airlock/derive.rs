@@ -7,7 +7,7 @@ use crate::airlock::gate::verify_scan_attestation;
 use crate::airlock::log::LogEntry;
 use crate::airlock::review::check_covered;
 use crate::airlock::signing::{self, Statement};
-use crate::airlock::store::{copy_hashing_with, Store, DERIVATION, DERIVATIONS};
+use crate::airlock::store::{copy_hashing_with, Area, Store, DERIVATION, DERIVATIONS};
 use crate::base::digest::hex;
 use crate::base::{fault, output};
 use crate::convert::rules::Rules;
@@ -139,8 +139,8 @@ pub fn convert(
         &mut subject,
     );
     // A refusal before the attestation named the subject (a key without the role, a pin) is
-    // logged with the input's own sha256.
-    if result.is_err() && subject.is_none() {
+    // logged with the input's own sha256 (a local file's: an object is not fetched for it).
+    if result.is_err() && subject.is_none() && !crate::read::source::is_remote(checkpoint) {
         subject = sha256_of_path(checkpoint).ok();
     }
     let mut e = LogEntry::new("convert", if result.is_ok() { "ok" } else { "refused" });
@@ -217,13 +217,17 @@ fn convert_checked(
         ));
     }
     // 4. Copy into the work area, hashing while copying: only the attested bytes are read.
-    let size = std::fs::metadata(checkpoint)
-        .map_err(|e| StoreError::Unusable(format!("{}: {e}", checkpoint.display())))?
-        .len();
-    let work_base = store.root.join("work");
-    std::fs::create_dir_all(&work_base).map_err(|e| StoreError::Unusable(e.to_string()))?;
-    check_room(&work_base.join("x"), size).map_err(refused)?;
+    let size = if crate::read::source::is_remote(checkpoint) {
+        crate::read::source::InputFile::open_remote(checkpoint.to_str().unwrap_or_default())
+            .map_err(|e| StoreError::Unusable(format!("{}: {e}", checkpoint.display())))?
+            .len()
+    } else {
+        std::fs::metadata(checkpoint)
+            .map_err(|e| StoreError::Unusable(format!("{}: {e}", checkpoint.display())))?
+            .len()
+    };
     let work = store.scratch("work", "convert-")?;
+    check_room(&work.path().join("x"), size).map_err(refused)?;
     let name = report.artifact.name.clone();
     let copy = work.path().join(&name);
     // Scratch: a crash discards it, so it is not fsynced.
@@ -334,11 +338,10 @@ fn convert_checked(
         .and_then(|()| output::write_new(&tmp.path().join(&record), &envelope))
         .map_err(|e| StoreError::Unusable(e.to_string()))?;
     fault::point("convert.written");
-    let dest = store.root.join("incoming").join(&done.sha256);
-    if dest.exists() {
+    if store.is_staged(&done.sha256)? {
         // The same bytes are staged already: converted by an earlier run (from this input or
         // another that converts to the same bytes), or pulled. The record goes beside them.
-        let (_, staged) = store.staged(&done.sha256).map_err(|e| {
+        let staged = store.staged(&done.sha256).map_err(|e| {
             refused(format!(
                 "incoming/{} exists but holds no single staged artifact ({e}); it must be looked at by a person",
                 done.sha256
@@ -350,17 +353,16 @@ fn convert_checked(
                 done.sha256
             )));
         }
-        if !dest.join(DERIVATION).is_file() {
+        if store
+            .read_beside(Area::Incoming, &done.sha256, DERIVATION)?
+            .is_none()
+        {
             store.put_beside(&done.sha256, DERIVATION, &envelope)?;
         }
         store.put_beside(&done.sha256, &record, &envelope)?;
         return Ok((done.sha256, staged, rules));
     }
-    let tmp_path = tmp.keep();
-    std::fs::rename(&tmp_path, &dest).map_err(|e| {
-        let _ = std::fs::remove_dir_all(&tmp_path);
-        StoreError::Unusable(format!("{}: {e}", dest.display()))
-    })?;
+    store.stage_converted(&done.sha256, tmp, &out_name)?;
     fault::point("convert.renamed");
     Ok((done.sha256, out_name, rules))
 }

@@ -4,14 +4,14 @@
 //! promotion moves it to `promoted/<sha256>/`.
 
 use crate::airlock::clock;
-use crate::airlock::error::{unusable, StoreError};
+use crate::airlock::error::StoreError;
 use crate::airlock::log::LogEntry;
 use crate::airlock::policy::Policy;
 use crate::airlock::review::check_covered;
 use crate::airlock::signing::{self, Statement};
-use crate::airlock::store::{sync_dir, Store, ACCEPTANCES, ATTESTATION};
+use crate::airlock::store::{Area, Store, ACCEPTANCES, ATTESTATION};
 use crate::base::digest::hex;
-use crate::base::{fault, output};
+use crate::base::output;
 use crate::report::document::{Report, Row};
 use ed25519_dalek::SigningKey;
 use serde::{Deserialize, Serialize};
@@ -19,7 +19,13 @@ use sha2::{Digest, Sha256};
 
 /// The gate (`Assess`) for promotion: `Ok(())` or the condition that failed.
 pub fn assess(store: &Store, sha: &str) -> Result<(), StoreError> {
-    let verdict = assess_attestation(store, sha)?;
+    assess_with(store, sha, None)
+}
+
+/// [`assess`], with the staged bytes' digest when it was computed already (`now`), rather
+/// than rehashing them.
+pub fn assess_with(store: &Store, sha: &str, now: Option<&str>) -> Result<(), StoreError> {
+    let verdict = assess_attestation_with(store, sha, now)?;
     let refused = |why: String| Err(StoreError::Refused(why));
     for row in &verdict.rows {
         match row.status.as_str() {
@@ -48,42 +54,35 @@ pub fn assess(store: &Store, sha: &str) -> Result<(), StoreError> {
     Ok(())
 }
 
-/// Runs the gate and moves the artifact to `promoted/<sha256>/`.
+/// Runs the gate and moves the artifact to `promoted/<sha256>/` (see [`Store::promote`]:
+/// a rename locally; a copy hashed as it passes, then a conditional marker, on object
+/// storage).
 ///
 /// Returns whether this call promoted it: `false` when it was promoted already (by an earlier
-/// run, perhaps one that stopped before logging it, which is logged now).
+/// run, perhaps one that stopped before logging it, or by another machine), which is logged.
 pub fn promote(store: &Store, sha: &str) -> Result<bool, StoreError> {
-    let already = store.root.join("promoted").join(sha).is_dir()
-        && !store.root.join("incoming").join(sha).exists();
-    if already {
+    let already = |store: &Store| {
         let mut e = LogEntry::new("promote", "ok");
         e.subject = Some(sha.to_owned());
         e.detail = Some("already promoted".into());
-        store.append(e)?;
+        store.append(e)
+    };
+    if store.is_promoted(sha)? {
+        already(store)?;
         return Ok(false);
     }
-    let result = assess(store, sha).and_then(|()| {
-        let from = store.root.join("incoming").join(sha);
-        let to = store.root.join("promoted").join(sha);
-        if to.exists() {
-            return Err(StoreError::Refused(format!("{sha} is already promoted")));
-        }
-        std::fs::create_dir_all(store.root.join("promoted"))
-            .map_err(|e| unusable(&store.root, e))?;
-        fault::point("promote.assessed");
-        std::fs::rename(&from, &to).map_err(|e| unusable(&to, e))?;
-        sync_dir(&store.root.join("promoted"));
-        sync_dir(&store.root.join("incoming"));
-        fault::point("promote.renamed");
-        Ok(())
-    });
+    let result = store.promote(sha, |now| assess_with(store, sha, now));
+    if let Ok(false) = result {
+        already(store)?;
+        return Ok(false);
+    }
     let mut e = LogEntry::new("promote", if result.is_ok() { "ok" } else { "refused" });
     e.subject = Some(sha.to_owned());
     if let Err(err) = &result {
         e.detail = Some(err.to_string());
     }
     store.append(e)?;
-    result.map(|()| true)
+    result
 }
 
 /// What the gate read from an attestation.
@@ -99,15 +98,25 @@ pub struct Assessed {
 /// Verifies the attestation of a staged artifact (role `scan`, subject = the staged bytes
 /// now) and gathers the acceptances that cover it.
 pub fn assess_attestation(store: &Store, sha: &str) -> Result<Assessed, StoreError> {
+    assess_attestation_with(store, sha, None)
+}
+
+/// [`assess_attestation`], with the staged bytes' digest when it was computed already.
+pub fn assess_attestation_with(
+    store: &Store,
+    sha: &str,
+    now: Option<&str>,
+) -> Result<Assessed, StoreError> {
     let refused = |why: String| StoreError::Refused(why);
-    let (dir, _) = store.staged(sha)?;
+    store.staged(sha)?;
     let policy = store.policy()?;
-    let att_path = dir.join(ATTESTATION);
-    let att = std::fs::read(&att_path).map_err(|_| {
-        refused(format!(
-            "{sha} has no attestation; run `socair airlock scan`"
-        ))
-    })?;
+    let att = store
+        .read_beside(Area::Incoming, sha, ATTESTATION)?
+        .ok_or_else(|| {
+            refused(format!(
+                "{sha} has no attestation; run `socair airlock scan`"
+            ))
+        })?;
     let (statement, report) = verify_scan_attestation(&policy, &att)?;
     check_covered(store, &policy, &report)?;
     if statement.subject_sha256() != Some(sha) {
@@ -116,7 +125,10 @@ pub fn assess_attestation(store: &Store, sha: &str) -> Result<Assessed, StoreErr
             statement.subject_sha256().unwrap_or("nothing")
         )));
     }
-    let now_sha = store.rehash(sha)?;
+    let now_sha = match now {
+        Some(h) => h.to_owned(),
+        None => store.rehash(sha)?,
+    };
     if now_sha != sha {
         return Err(refused(format!(
             "the staged bytes changed after the scan: they hash to {now_sha}, the attestation's subject is {sha}"
@@ -125,11 +137,8 @@ pub fn assess_attestation(store: &Store, sha: &str) -> Result<Assessed, StoreErr
     let attestation_sha256 = hex(&Sha256::digest(&att));
     let accept_keys = policy.keys_with_role("accept")?;
     let mut accepted = Vec::new();
-    if let Ok(entries) = std::fs::read_dir(dir.join(ACCEPTANCES)) {
-        for entry in entries.filter_map(Result::ok) {
-            let Ok(bytes) = std::fs::read(entry.path()) else {
-                continue;
-            };
+    {
+        for bytes in store.docs_beside(Area::Incoming, sha, ACCEPTANCES)? {
             let Ok(v) = signing::verify(&bytes, &accept_keys) else {
                 continue;
             };
@@ -269,7 +278,7 @@ pub fn accept(
             time: clock::format(clock::now()),
             expires: expires.clone(),
         };
-        let (_, name) = store.staged(sha)?;
+        let name = store.staged(sha)?;
         let statement = Statement::new(
             &name,
             sha,

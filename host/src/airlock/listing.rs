@@ -5,11 +5,8 @@
 use crate::airlock::error::{unusable, StoreError};
 use crate::airlock::gate::verify_scan_attestation;
 use crate::airlock::log::LogEntry;
-use crate::airlock::store::{
-    copy_hashing, Store, ACCEPTANCES, ATTESTATION, DERIVATION, DERIVATIONS,
-};
+use crate::airlock::store::{Area, Store, ACCEPTANCES, ATTESTATION, DERIVATION};
 use crate::base::scratch;
-use crate::read::modeldir;
 use serde::Serialize;
 use std::path::{Path, PathBuf};
 
@@ -30,44 +27,15 @@ pub struct Listed {
     pub derived: bool,
 }
 
-fn artifact_name(dir: &Path) -> Option<String> {
-    let mut names: Vec<String> = std::fs::read_dir(dir)
-        .ok()?
-        .filter_map(Result::ok)
-        .filter_map(|e| e.file_name().into_string().ok())
-        .filter(|n| {
-            ![ATTESTATION, ACCEPTANCES, DERIVATION, DERIVATIONS].contains(&n.as_str())
-                && !n.starts_with('.')
-        })
-        .collect();
-    names.sort();
-    match names.as_slice() {
-        [one] => Some(one.clone()),
-        _ => None,
-    }
-}
-
 /// Every staged and promoted artifact, staged first, each by sha256.
 pub fn list(store: &Store) -> Result<Vec<Listed>, StoreError> {
     let policy = store.policy()?;
     let mut out = Vec::new();
-    for (area, state) in [("incoming", "staged"), ("promoted", "promoted")] {
-        let Ok(entries) = std::fs::read_dir(store.root.join(area)) else {
-            continue;
-        };
-        let mut dirs: Vec<PathBuf> = entries.filter_map(Result::ok).map(|e| e.path()).collect();
-        dirs.sort();
-        for dir in dirs {
-            let sha = dir
-                .file_name()
-                .map(|n| n.to_string_lossy().into_owned())
-                .unwrap_or_default();
-            if sha.len() != 64 || !dir.is_dir() {
-                continue;
-            }
-            let verdict = match std::fs::read(dir.join(ATTESTATION)) {
-                Err(_) => "not scanned (`socair airlock scan`)".to_owned(),
-                Ok(bytes) => match verify_scan_attestation(&policy, &bytes) {
+    for (area, state) in [(Area::Incoming, "staged"), (Area::Promoted, "promoted")] {
+        for sha in store.shas(area)? {
+            let verdict = match store.read_beside(area, &sha, ATTESTATION)? {
+                None => "not scanned (`socair airlock scan`)".to_owned(),
+                Some(bytes) => match verify_scan_attestation(&policy, &bytes) {
                     Ok((_, report)) => report
                         .rows
                         .iter()
@@ -77,12 +45,12 @@ pub fn list(store: &Store) -> Result<Vec<Listed>, StoreError> {
                     Err(e) => format!("its attestation does not hold: {e}"),
                 },
             };
-            let acceptances = std::fs::read_dir(dir.join(ACCEPTANCES))
-                .map(|e| e.count())
-                .unwrap_or(0);
+            let acceptances = store.docs_beside(area, &sha, ACCEPTANCES)?.len();
             out.push(Listed {
-                name: artifact_name(&dir).unwrap_or_else(|| "(incomplete)".into()),
-                derived: dir.join(DERIVATION).is_file(),
+                name: store
+                    .name_in(area, &sha)
+                    .unwrap_or_else(|_| "(incomplete)".into()),
+                derived: store.read_beside(area, &sha, DERIVATION)?.is_some(),
                 sha256: sha,
                 state,
                 verdict,
@@ -109,14 +77,16 @@ pub fn export(store: &Store, sha: &str, dest: &Path) -> Result<PathBuf, StoreErr
 }
 
 fn export_checked(store: &Store, sha: &str, dest: &Path) -> Result<PathBuf, StoreError> {
-    let dir = store.root.join("promoted").join(sha);
-    if !dir.is_dir() {
+    if !store.shas(Area::Promoted)?.iter().any(|s| s == sha) {
         return Err(StoreError::Refused(format!(
             "{sha} is not promoted: only what passed the gate is exported"
         )));
     }
-    let name = artifact_name(&dir).ok_or_else(|| {
-        StoreError::Unusable(format!("{}: no single artifact in it", dir.display()))
+    let name = store.name_in(Area::Promoted, sha).map_err(|_| {
+        StoreError::Unusable(format!(
+            "{}: no single artifact in it",
+            store.artifact_path(Area::Promoted, sha, "").display()
+        ))
     })?;
     let to = if dest.is_dir() {
         dest.join(&name)
@@ -136,28 +106,13 @@ fn export_checked(store: &Store, sha: &str, dest: &Path) -> Result<PathBuf, Stor
     // Copied under a scratch name beside the destination, checked, then renamed into place.
     scratch::remove_stale(parent, ".socair-export-");
     let tmp = scratch::scratch_dir(parent, ".socair-export-").map_err(|e| unusable(parent, e))?;
-    let staged = tmp.path().join(&name);
-    let source = dir.join(&name);
-    let copied = if source.is_dir() {
-        let files =
-            modeldir::list_files(&source).map_err(|e| StoreError::Refused(e.to_string()))?;
-        let mut entries = Vec::with_capacity(files.len());
-        for f in &files {
-            let target = staged.join(&f.rel);
-            if let Some(p) = target.parent() {
-                std::fs::create_dir_all(p).map_err(|e| unusable(p, e))?;
-            }
-            entries.push((f.rel.clone(), f.size, copy_hashing(&f.path, &target)?));
-        }
-        modeldir::digest_of(&entries)
-    } else {
-        copy_hashing(&source, &staged)?
-    };
+    let copied = store.copy_promoted(sha, &name, tmp.path())?;
     if copied != sha {
         return Err(StoreError::Refused(format!(
             "promoted/{sha}/{name} now hashes to {copied}: the store was changed after promotion, and nothing was exported"
         )));
     }
+    let staged = tmp.path().join(&name);
     std::fs::rename(&staged, &to).map_err(|e| unusable(&to, e))?;
     Ok(to)
 }

@@ -32,7 +32,7 @@ pub const HEAD_FILE: &str = "activity.head";
 pub const POLICY_FILE: &str = "policy.json";
 
 /// Actions that change `policy.json`.
-const POLICY_ACTIONS: &[&str] = &["init", "trust", "pin"];
+pub const POLICY_ACTIONS: &[&str] = &["init", "trust", "pin"];
 
 /// One line of the activity log.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -120,11 +120,13 @@ impl Head {
     }
 }
 
-fn line_hash(line: &str) -> String {
+/// hex SHA-256 of a log line (without its newline): what the next entry's `prev` holds.
+pub fn line_hash(line: &str) -> String {
     hex(&Sha256::digest(line.as_bytes()))
 }
 
-fn head_of(lines: &[&str]) -> Head {
+/// The head of a log whose lines are `lines`.
+pub fn head_of(lines: &[&str]) -> Head {
     Head {
         lines: lines.len(),
         sha256: lines

@@ -1,6 +1,7 @@
 //! The airlock: the store and what guards it. Keys and DSSE envelopes ([`signing`]), the
 //! trust policy ([`policy`]) and its pins ([`pins`]), the chained activity log ([`log`]), the
-//! store's staging and scratch areas ([`store`]), signed scans ([`attest`]), the gate with its
+//! store's staging and scratch areas ([`store`]), the store on object storage ([`bucket`]) and
+//! its log of claimed entries ([`bucket_log`]), signed scans ([`attest`]), the gate with its
 //! acceptances and promotion ([`gate`]), conversion with a signed derivation record
 //! ([`derive`]), the answer to "can I trust this file?" ([`verify`]), timestamps ([`clock`])
 //! and the typed errors ([`error`]). May use `base`,
@@ -8,6 +9,8 @@
 //! operation returns its outcome or a [`error::StoreError`].
 
 pub mod attest;
+pub mod bucket;
+pub mod bucket_log;
 pub mod clock;
 pub mod derive;
 pub mod error;

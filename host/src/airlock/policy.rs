@@ -36,6 +36,19 @@ pub struct Policy {
     pub pins: Pins,
 }
 
+/// Parses a policy document (`name` says where it came from, for messages).
+pub fn parse(bytes: &[u8], name: &str) -> Result<Policy, StoreError> {
+    let p: Policy =
+        serde_json::from_slice(bytes).map_err(|e| StoreError::Unusable(format!("{name}: {e}")))?;
+    if p.schema != POLICY_SCHEMA {
+        return Err(StoreError::Unusable(format!(
+            "{name}: schema {:?}, expected {POLICY_SCHEMA}",
+            p.schema
+        )));
+    }
+    Ok(p)
+}
+
 impl Policy {
     /// The keys holding `role`.
     pub fn keys_with_role(

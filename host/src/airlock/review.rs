@@ -12,7 +12,7 @@
 //! at the moment a person asks.)
 
 use crate::airlock::clock;
-use crate::airlock::error::{unusable, StoreError};
+use crate::airlock::error::StoreError;
 use crate::airlock::log::LogEntry;
 use crate::airlock::policy::Policy;
 use crate::airlock::signing::{self, Statement};
@@ -168,10 +168,7 @@ pub fn add(
             key,
         ));
         let id = hex(&Sha256::digest(&envelope));
-        let dir = store.root.join(REVIEWS);
-        std::fs::create_dir_all(&dir).map_err(|e| unusable(&dir, e))?;
-        let path = dir.join(format!("{id}.dsse.json"));
-        output::write_atomically(&path, &envelope).map_err(|e| unusable(&path, e))?;
+        store.put_review(REVIEWS, &format!("{id}.dsse.json"), &envelope)?;
         Ok(id)
     })();
     let mut e = LogEntry::new("review", if result.is_ok() { "ok" } else { "refused" });
@@ -205,11 +202,7 @@ pub fn remove(store: &Store, id: &str, key: &SigningKey) -> Result<Review, Store
             .collect();
         match matching.as_slice() {
             [one] => {
-                let path = store
-                    .root
-                    .join(REVIEWS)
-                    .join(format!("{}.dsse.json", one.id));
-                std::fs::remove_file(&path).map_err(|e| unusable(&path, e))?;
+                store.remove_review(REVIEWS, &format!("{}.dsse.json", one.id))?;
                 Ok(one.clone())
             }
             [] => Err(StoreError::Unusable(format!(
@@ -236,13 +229,7 @@ pub fn remove(store: &Store, id: &str, key: &SigningKey) -> Result<Review, Store
 pub fn valid(store: &Store, policy: &Policy) -> Result<Vec<Review>, StoreError> {
     let keys = policy.keys_with_role("accept")?;
     let mut out = Vec::new();
-    let Ok(entries) = std::fs::read_dir(store.root.join(REVIEWS)) else {
-        return Ok(out);
-    };
-    for entry in entries.filter_map(Result::ok) {
-        let Ok(bytes) = std::fs::read(entry.path()) else {
-            continue;
-        };
+    for (_, bytes) in store.reviews(REVIEWS)? {
         let Ok(v) = signing::verify(&bytes, &keys) else {
             continue;
         };

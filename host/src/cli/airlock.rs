@@ -43,8 +43,13 @@ pub fn attest(
 ) -> Result<u8, Fatal> {
     let key = signing::load_signing_key(key).map_err(fatal)?;
     let (bytes, report) = attest::attest(path, plugins, options, &key).map_err(fatal)?;
+    // Beside the file; for an object, in the current directory under the object's name.
     let out = out.unwrap_or_else(|| {
-        let mut s = path.as_os_str().to_owned();
+        let mut s = if crate::read::source::is_remote(path) {
+            std::ffi::OsString::from(&report.artifact.name)
+        } else {
+            path.as_os_str().to_owned()
+        };
         s.push(".attestation.dsse.json");
         PathBuf::from(s)
     });
@@ -446,7 +451,7 @@ pub fn export(store: &Path, sha: &str, dest: &Path) -> Result<u8, Fatal> {
 pub fn log(store: &Path, head: bool, since: Option<&str>, json: bool) -> Result<u8, Fatal> {
     let store = Store::open(store).map_err(fatal)?;
     let anchor = since.map(Head::parse).transpose().map_err(Fatal)?;
-    let check = store.log().read().map_err(fatal)?;
+    let check = store.read_log().map_err(fatal)?;
     if !head && anchor.is_none() && for_a_person(json, None) {
         emit(None, human::log_report(&check).as_bytes())?;
         return Ok(if check.holds() {

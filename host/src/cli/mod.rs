@@ -116,6 +116,10 @@ fn dispatch(cli: Cli) -> Result<u8, Fatal> {
                 },
             )
             .map_err(|e| Fatal(e.to_string()))?;
+            say_fetched(report.artifact.size_bytes);
+            if let Some(why) = &report.scope.digest {
+                eprintln!("socair: the subject digest was {why}");
+            }
             if for_a_person(json, out.as_deref()) {
                 emit(None, human::scan_report(&report).as_bytes())?;
             } else {
@@ -195,6 +199,7 @@ fn dispatch(cli: Cli) -> Result<u8, Fatal> {
             warn_refused(&set);
             let manifest =
                 manifest::fingerprint(&path, &set, &readers).map_err(|e| Fatal(e.to_string()))?;
+            say_fetched(0);
             if for_a_person(json, out.as_deref()) {
                 emit(None, human::tensors_report(&manifest).as_bytes())?;
             } else {
@@ -404,6 +409,24 @@ fn reviewed_list(file: Option<PathBuf>) -> Result<Option<Vec<String>>, Fatal> {
         })
     })
     .transpose()
+}
+
+/// After reading from object storage: how many bytes were fetched, and what share of the
+/// artifact's `size` (when known) that is.
+fn say_fetched(size: u64) {
+    let requests = crate::base::cloud::requests();
+    if requests == 0 {
+        return;
+    }
+    let fetched = crate::base::cloud::bytes_fetched();
+    let share = if size > 0 {
+        format!(" of {size} ({:.4}%)", fetched as f64 * 100.0 / size as f64)
+    } else {
+        String::new()
+    };
+    eprintln!(
+        "socair: fetched {fetched} bytes{share} from object storage in {requests} range requests"
+    );
 }
 
 /// Commands that only use plugins still say that a plugin file was refused.

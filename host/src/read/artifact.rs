@@ -4,8 +4,8 @@
 
 use crate::read::modeldir::{self, DirFile, ModelDirError};
 use crate::read::plugins::{LoadedPlugin, PluginSet};
-use crate::read::source::hash_file;
 use crate::read::source::InputFile;
+use crate::read::source::{hash_file, is_remote};
 use socair_plugin_api::{
     abi_stable::{
         sabi_trait::TD_Opaque,
@@ -132,6 +132,9 @@ impl<'p> Artifact<'p> {
             path: path.to_owned(),
             source,
         };
+        if is_remote(path) {
+            return Artifact::resolve_remote(path, plugins, choice);
+        }
         let meta = std::fs::metadata(path).map_err(io)?;
         let name = path
             .canonicalize()
@@ -153,6 +156,75 @@ impl<'p> Artifact<'p> {
                 path: path.to_owned(),
                 size: meta.len(),
             }]
+        };
+        Artifact::claim(path, name, is_dir, files, plugins, choice, map)
+    }
+
+    /// Resolves the URL of one object (`s3://bucket/key`, `https://host/path`): its name is
+    /// the key's last segment (never a query string or credentials: URLs holding them are
+    /// refused), and its bytes are fetched only as the readers and the hashing ask for them.
+    fn resolve_remote(
+        path: &Path,
+        plugins: &'p PluginSet,
+        choice: &ReaderChoice,
+    ) -> Result<Artifact<'p>, ArtifactError> {
+        let url = path.to_str().unwrap_or_default();
+        // Errors name the URL without anything that can hold a credential.
+        let shown = PathBuf::from(crate::base::cloud::redact(url));
+        let io = |source| ArtifactError::Io {
+            path: shown.clone(),
+            source,
+        };
+        let at = crate::base::cloud::parse(url)
+            .map_err(|e| io(std::io::Error::new(std::io::ErrorKind::InvalidInput, e)))?;
+        let name = at.name();
+        if name.is_empty() {
+            return Err(io(std::io::Error::new(
+                std::io::ErrorKind::InvalidInput,
+                "names no object (a prefix ending in /): socair reads one object at a time from object storage",
+            )));
+        }
+        let size = crate::base::cloud::size(&at).map_err(|e| {
+            io(if e.is_not_found() {
+                std::io::Error::new(std::io::ErrorKind::NotFound, "no such object")
+            } else {
+                std::io::Error::other(e.to_string())
+            })
+        })?;
+        let files = vec![DirFile {
+            rel: name.clone(),
+            path: PathBuf::from(at.url()),
+            size,
+        }];
+        Artifact::claim(
+            &PathBuf::from(at.url()),
+            name,
+            false,
+            files,
+            plugins,
+            choice,
+            false,
+        )
+    }
+
+    /// Whether the artifact is an object in object storage.
+    pub fn is_remote(&self) -> bool {
+        is_remote(&self.path)
+    }
+
+    /// Opens each file and picks its reader.
+    fn claim(
+        path: &Path,
+        name: String,
+        is_dir: bool,
+        files: Vec<DirFile>,
+        plugins: &'p PluginSet,
+        choice: &ReaderChoice,
+        map: bool,
+    ) -> Result<Artifact<'p>, ArtifactError> {
+        let io = |source| ArtifactError::Io {
+            path: path.to_owned(),
+            source,
         };
         let mut artifact = Artifact {
             rules: choice.rules.clone(),

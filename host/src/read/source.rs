@@ -1,9 +1,19 @@
-//! Input files, read through a memory map where one can be made and through `pread` otherwise.
+//! Input files: local files, read through a memory map where one can be made and through
+//! `pread` otherwise, and objects in object storage (`s3://`, `https://`), read in ranges
+//! ([`crate::read::remote`]).
+//!
+//! Long runs of bytes (hashing a whole file, a tensor) are read with `pread` into a buffer
+//! even when the file is mapped: a map's touched pages count as the process's resident memory
+//! (and against a container's memory limit) until it is unmapped, so hashing a 1 GiB file
+//! through it would hold 1 GiB; read into a buffer, it holds one chunk. The map serves the
+//! readers' small reads.
 //!
 //! This module holds the crate's only `unsafe`: creating the map.
 
+use crate::base::cloud;
 use crate::base::digest::hex;
 use crate::base::progress::Progress;
+use crate::read::remote::RemoteObject;
 use sha2::{Digest, Sha256};
 use socair_plugin_api::{abi_stable::std_types::RResult, ByteSource, PluginError, PluginErrorKind};
 use std::fs::File;
@@ -15,12 +25,25 @@ use std::path::{Path, PathBuf};
 /// stay in cache while a chunk is widened.
 pub const CHUNK: usize = 1 << 20;
 
+/// The longest read served from a file's map; longer ones are read with `pread`.
+const MAPPED_READ_MAX: usize = 64 << 10;
+
 /// An open input file.
 pub struct InputFile {
     path: PathBuf,
-    file: File,
     len: u64,
-    map: Option<memmap2::Mmap>,
+    backing: Backing,
+}
+
+/// Where an input's bytes come from.
+enum Backing {
+    /// A local file, and its map when one was made.
+    Local {
+        file: File,
+        map: Option<memmap2::Mmap>,
+    },
+    /// An object in object storage.
+    Remote(RemoteObject),
 }
 
 impl std::fmt::Debug for InputFile {
@@ -28,9 +51,22 @@ impl std::fmt::Debug for InputFile {
         f.debug_struct("InputFile")
             .field("path", &self.path)
             .field("len", &self.len)
-            .field("mapped", &self.map.is_some())
+            .field(
+                "backing",
+                &match &self.backing {
+                    Backing::Local { map, .. } if map.is_some() => "mapped",
+                    Backing::Local { .. } => "read",
+                    Backing::Remote(_) => "object storage",
+                },
+            )
             .finish()
     }
+}
+
+/// Whether `path` is the URL of an object (`s3://`, `https://`, `http://`) rather than a
+/// local path.
+pub fn is_remote(path: &Path) -> bool {
+    path.to_str().is_some_and(cloud::is_url)
 }
 
 impl InputFile {
@@ -39,10 +75,24 @@ impl InputFile {
         InputFile::open_with(path, true)
     }
 
-    /// Opens `path` read-only, mapped only when `map` is set. Streaming copies read through a
-    /// buffer instead: a map's touched pages count as the process's resident memory, and a
-    /// copy has no use for them once written.
+    /// Opens the object at `url`.
+    pub fn open_remote(url: &str) -> io::Result<InputFile> {
+        let at = cloud::parse(url).map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))?;
+        let object = RemoteObject::open(at)?;
+        Ok(InputFile {
+            path: PathBuf::from(object.location().url()),
+            len: object.len(),
+            backing: Backing::Remote(object),
+        })
+    }
+
+    /// Opens `path` read-only, mapped only when `map` is set (an object's URL is read in
+    /// ranges). Streaming copies read through a buffer instead: a map's touched pages count
+    /// as the process's resident memory, and a copy has no use for them once written.
     pub fn open_with(path: &Path, map: bool) -> io::Result<InputFile> {
+        if let Some(url) = path.to_str().filter(|p| cloud::is_url(p)) {
+            return InputFile::open_remote(url);
+        }
         let file = File::open(path)?;
         let meta = file.metadata()?;
         if !meta.is_file() {
@@ -59,10 +109,14 @@ impl InputFile {
         };
         Ok(InputFile {
             path: path.to_owned(),
-            file,
             len,
-            map,
+            backing: Backing::Local { file, map },
         })
+    }
+
+    /// Whether it is an object in object storage.
+    pub fn is_remote(&self) -> bool {
+        matches!(self.backing, Backing::Remote(_))
     }
 
     /// The path it was opened from.
@@ -95,12 +149,16 @@ impl InputFile {
                     ),
                 )
             })?;
-        match &self.map {
-            Some(map) => {
+        match &self.backing {
+            // Small reads (headers, a zip directory) come from the map; long ones (a reader
+            // checking a whole record's CRC-32) are read, so that their pages do not stay
+            // resident in this process (see the module's comment).
+            Backing::Local { map: Some(map), .. } if buf.len() < MAPPED_READ_MAX => {
                 buf.copy_from_slice(&map[offset as usize..end as usize]);
                 Ok(())
             }
-            None => self.file.read_exact_at(buf, offset),
+            Backing::Local { file, .. } => file.read_exact_at(buf, offset),
+            Backing::Remote(object) => object.read_exact_at(offset, buf),
         }
     }
 
@@ -124,22 +182,19 @@ impl InputFile {
                     ),
                 )
             })?;
-        match &self.map {
-            Some(map) => {
-                for chunk in map[offset as usize..end as usize].chunks(CHUNK) {
-                    each(chunk);
-                }
-            }
-            None => {
+        match &self.backing {
+            // Read, not mapped, whatever the map: see the module's comment on resident memory.
+            Backing::Local { file, .. } => {
                 let mut buf = vec![0u8; CHUNK.min(len as usize)];
                 let mut at = offset;
                 while at < end {
                     let n = (end - at).min(CHUNK as u64) as usize;
-                    self.file.read_exact_at(&mut buf[..n], at)?;
+                    file.read_exact_at(&mut buf[..n], at)?;
                     each(&buf[..n]);
                     at += n as u64;
                 }
             }
+            Backing::Remote(object) => object.for_each_chunk(offset, end, CHUNK, each)?,
         }
         Ok(())
     }

@@ -90,7 +90,15 @@ pub struct Scope {
     /// Globals the operator reviewed (`--reviewed-classes`), when given.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reviewed_classes: Option<Vec<String>>,
+    /// Why `artifact.sha256` is empty, when the subject digest was not computed: a
+    /// header-only scan of an object in object storage fetches only what the readers ask
+    /// for, not every byte. Such a report names no subject and cannot be signed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub digest: Option<String>,
 }
+
+/// What `scope.digest` says of a header-only scan of an object in object storage.
+pub const DIGEST_NOT_COMPUTED: &str = "not computed: a header-only scan of an object in object storage fetches only the bytes the readers ask for; `socair scan` without --header-only, `socair attest` and `socair airlock pull` hash every byte";
 
 /// A file named by its name and digest.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

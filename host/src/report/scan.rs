@@ -9,8 +9,8 @@ use crate::read::artifact::{data_files, Artifact, ArtifactError, ReaderChoice};
 use crate::read::plugins::{effective_rules, PluginSet};
 use crate::report::companion::{classify, Companion};
 use crate::report::document::{
-    status_name, PluginUse, Report, ReportArtifact, Row, RowFinding, Scope, Tool, PICKLE_CHECK,
-    SCHEMA, STRUCTURE_CHECK,
+    status_name, PluginUse, Report, ReportArtifact, Row, RowFinding, Scope, Tool,
+    DIGEST_NOT_COMPUTED, PICKLE_CHECK, SCHEMA, STRUCTURE_CHECK,
 };
 use crate::report::reference::{reference_row, Reference};
 use socair_plugin_api::{abi_stable::std_types::RString, ReadOptions, ReportRow, RowStatus};
@@ -47,8 +47,18 @@ pub fn scan(
             .map(|s| RString::from(s.as_str()))
             .collect(),
     };
+    // A header-only scan of a remote object fetches what the readers ask for (a few
+    // megabytes of a multi-gigabyte checkpoint), never every byte: its digest is not computed,
+    // and the report says so instead of naming a subject.
+    let digest_skipped = options.header_only && artifact.is_remote();
     let (digest, opened) = rayon::join(
-        || artifact.subject_digest(),
+        || {
+            if digest_skipped {
+                Ok(String::new())
+            } else {
+                artifact.subject_digest()
+            }
+        },
         || artifact.open_all(&read_options),
     );
     let (digest, opened) = (digest?, opened?);
@@ -206,6 +216,7 @@ pub fn scan(
             },
             reference_data: options.reference.as_ref().map(|r| r.named.clone()),
             reviewed_classes: options.reviewed.clone(),
+            digest: digest_skipped.then(|| DIGEST_NOT_COMPUTED.to_owned()),
         },
         rows,
     })

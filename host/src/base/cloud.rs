@@ -1,0 +1,671 @@
+//! Objects in object storage: `s3://bucket/key` (S3 and every server that speaks its protocol)
+//! and `https://host/path` (any server that answers range requests), through the
+//! `object_store` crate.
+//!
+//! Credentials and the endpoint come from the usual AWS variables (`AWS_ACCESS_KEY_ID`,
+//! `AWS_SECRET_ACCESS_KEY`, `AWS_SESSION_TOKEN`, `AWS_ENDPOINT_URL`, `AWS_DEFAULT_REGION`,
+//! `AWS_ALLOW_HTTP=true` for a local server, and the container and web-identity variables);
+//! nothing here ever formats them. A URL that carries credentials itself (user info, or a
+//! query string such as a pre-signed URL's signature) is refused, so that no name socair
+//! prints or records can hold one.
+//!
+//! S3 writes that claim a key (`PutMode::Create`) are sent with S3's native
+//! `If-None-Match: *`: the builder's conditional-put setting is always `etag`, whatever the
+//! environment says, because the shared store's log relies on it.
+//!
+//! Every byte received is counted ([`bytes_fetched`]), so that a command can say how much of
+//! an object it fetched.
+
+use object_store::aws::{AmazonS3Builder, S3ConditionalPut};
+use object_store::http::HttpBuilder;
+use object_store::path::Path as ObjectPath;
+use object_store::{BackoffConfig, ClientOptions, ObjectStore, RetryConfig};
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::Duration;
+
+/// URL schemes read as objects.
+pub const SCHEMES: &[&str] = &["s3://", "https://", "http://"];
+
+/// Attempts at one range read or one write before giving up: the client retries failed
+/// requests itself; these cover a body cut in the middle, which it does not retry.
+pub const ATTEMPTS: u32 = 5;
+
+/// Why an object cannot be reached or read.
+#[derive(Debug, thiserror::Error)]
+pub enum CloudError {
+    /// The text is not a URL socair reads.
+    #[error("{url}: {why}")]
+    BadUrl {
+        /// The URL, as given (never one that holds credentials: those are refused unprinted).
+        url: String,
+        /// Why.
+        why: String,
+    },
+    /// The object store answered with an error (after retries).
+    #[error("{url}: {source}")]
+    Store {
+        /// Where.
+        url: String,
+        /// What.
+        source: object_store::Error,
+    },
+}
+
+impl CloudError {
+    /// Whether the object (or key) does not exist.
+    pub fn is_not_found(&self) -> bool {
+        matches!(
+            self,
+            CloudError::Store {
+                source: object_store::Error::NotFound { .. },
+                ..
+            }
+        )
+    }
+
+    /// Whether a conditional write found the key already taken.
+    pub fn is_already_taken(&self) -> bool {
+        matches!(
+            self,
+            CloudError::Store {
+                source: object_store::Error::AlreadyExists { .. }
+                    | object_store::Error::Precondition { .. },
+                ..
+            }
+        )
+    }
+}
+
+/// `text` as socair may print it: a URL without user info, query string or fragment (which
+/// can hold credentials); only its scheme when it does not parse.
+pub fn redact(text: &str) -> String {
+    match url::Url::parse(text) {
+        Ok(mut u) => {
+            let _ = u.set_username("");
+            let _ = u.set_password(None);
+            u.set_query(None);
+            u.set_fragment(None);
+            u.to_string()
+        }
+        Err(_) => format!("{}://…", text.split("://").next().unwrap_or_default()),
+    }
+}
+
+/// Whether `text` names an object rather than a local path.
+pub fn is_url(text: &str) -> bool {
+    SCHEMES.iter().any(|s| text.starts_with(s))
+}
+
+/// A bucket (or web server) and a key in it.
+#[derive(Clone)]
+pub struct Location {
+    /// The client for the bucket or server.
+    pub store: Arc<dyn ObjectStore>,
+    /// The key (for a web server, the URL's path).
+    pub key: ObjectPath,
+    /// `s3://bucket` or `https://host[:port]`: the key's base, for messages.
+    pub base: String,
+}
+
+impl std::fmt::Debug for Location {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.url())
+    }
+}
+
+impl Location {
+    /// The URL, as socair prints it: scheme, bucket or host, key. Never credentials (a URL
+    /// with them is refused when parsed).
+    pub fn url(&self) -> String {
+        if self.key.as_ref().is_empty() {
+            self.base.clone()
+        } else {
+            format!("{}/{}", self.base, self.key)
+        }
+    }
+
+    /// The last segment of the key: the object's name (a report's `artifact.name`).
+    pub fn name(&self) -> String {
+        self.key
+            .as_ref()
+            .rsplit('/')
+            .next()
+            .unwrap_or_default()
+            .to_owned()
+    }
+
+    /// The same bucket, another key.
+    pub fn with_key(&self, key: ObjectPath) -> Location {
+        Location {
+            store: Arc::clone(&self.store),
+            key,
+            base: self.base.clone(),
+        }
+    }
+
+    /// The key `self.key/rel` (`rel` is `/`-separated).
+    pub fn child(&self, rel: &str) -> Location {
+        let joined = if self.key.as_ref().is_empty() {
+            rel.to_owned()
+        } else {
+            format!("{}/{rel}", self.key)
+        };
+        self.with_key(ObjectPath::from(joined))
+    }
+
+    /// An error about this location.
+    pub fn error(&self, source: object_store::Error) -> CloudError {
+        CloudError::Store {
+            url: self.url(),
+            source,
+        }
+    }
+}
+
+/// Parses `s3://bucket/key` or `https://host/path` into a location, building (once per bucket
+/// or host) a client configured from the environment.
+pub fn parse(text: &str) -> Result<Location, CloudError> {
+    let bad = |why: &str| CloudError::BadUrl {
+        url: text.to_owned(),
+        why: why.to_owned(),
+    };
+    let url = url::Url::parse(text).map_err(|_| CloudError::BadUrl {
+        url: redact(text),
+        why: "not a URL socair can read".into(),
+    })?;
+    if !url.username().is_empty() || url.password().is_some() {
+        return Err(CloudError::BadUrl {
+            url: format!("{}://…@{}", url.scheme(), url.host_str().unwrap_or("")),
+            why: "a URL with credentials in it is refused (socair would have to print and record it); give credentials through the AWS_* variables".into(),
+        });
+    }
+    if url.query().is_some() || url.fragment().is_some() {
+        let mut shown = url.clone();
+        shown.set_query(None);
+        shown.set_fragment(None);
+        return Err(CloudError::BadUrl {
+            url: shown.to_string(),
+            why: "a URL with a query string or fragment is refused: a pre-signed URL's query is a credential, and socair records the names it reads".into(),
+        });
+    }
+    let host = url
+        .host_str()
+        .filter(|h| !h.is_empty())
+        .ok_or_else(|| bad("no bucket or host"))?
+        .to_owned();
+    let key = url.path().trim_start_matches('/').to_owned();
+    let (base, client) = match url.scheme() {
+        "s3" => {
+            let base = format!("s3://{host}");
+            (
+                base,
+                client_for(&format!("s3://{host}"), || s3_client(&host))?,
+            )
+        }
+        "https" | "http" => {
+            let origin = url.origin().ascii_serialization();
+            (
+                origin.clone(),
+                client_for(&origin, || http_client(&origin))?,
+            )
+        }
+        other => {
+            return Err(bad(&format!(
+                "the scheme {other}:// is not one socair reads"
+            )))
+        }
+    };
+    // object_store's paths refuse empty segments and `.`/`..`; its own parser says why.
+    let key = ObjectPath::parse(&key).map_err(|e| bad(&format!("not a valid object key: {e}")))?;
+    Ok(Location {
+        store: client,
+        key,
+        base,
+    })
+}
+
+type Clients = Mutex<HashMap<String, Arc<dyn ObjectStore>>>;
+
+/// One client per bucket or host, so that every object of a command shares its connections.
+fn client_for(
+    base: &str,
+    make: impl FnOnce() -> Result<Arc<dyn ObjectStore>, CloudError>,
+) -> Result<Arc<dyn ObjectStore>, CloudError> {
+    static CLIENTS: OnceLock<Clients> = OnceLock::new();
+    let clients = CLIENTS.get_or_init(Default::default);
+    let mut clients = clients.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(c) = clients.get(base) {
+        return Ok(Arc::clone(c));
+    }
+    let c = make()?;
+    clients.insert(base.to_owned(), Arc::clone(&c));
+    Ok(c)
+}
+
+fn retry() -> RetryConfig {
+    RetryConfig {
+        backoff: BackoffConfig {
+            init_backoff: Duration::from_millis(100),
+            max_backoff: Duration::from_secs(5),
+            base: 2.0,
+        },
+        max_retries: 6,
+        retry_timeout: Duration::from_secs(120),
+    }
+}
+
+fn client_options() -> ClientOptions {
+    ClientOptions::new()
+        .with_connect_timeout(Duration::from_secs(10))
+        .with_timeout(Duration::from_secs(120))
+}
+
+fn s3_client(bucket: &str) -> Result<Arc<dyn ObjectStore>, CloudError> {
+    let store = AmazonS3Builder::from_env()
+        .with_bucket_name(bucket)
+        // The store's log claims keys with `If-None-Match: *`: never another mode.
+        .with_conditional_put(S3ConditionalPut::ETagMatch)
+        .with_retry(retry())
+        .with_client_options(client_options().with_allow_http(allow_http()))
+        .build()
+        .map_err(|source| CloudError::Store {
+            url: format!("s3://{bucket}"),
+            source,
+        })?;
+    Ok(Arc::new(store))
+}
+
+fn http_client(origin: &str) -> Result<Arc<dyn ObjectStore>, CloudError> {
+    let store = HttpBuilder::new()
+        .with_url(origin)
+        .with_retry(retry())
+        .with_client_options(client_options().with_allow_http(allow_http()))
+        .build()
+        .map_err(|source| CloudError::Store {
+            url: origin.to_owned(),
+            source,
+        })?;
+    Ok(Arc::new(store))
+}
+
+/// `AWS_ALLOW_HTTP=true` permits plain HTTP (a local test server); otherwise TLS only.
+fn allow_http() -> bool {
+    std::env::var("AWS_ALLOW_HTTP").is_ok_and(|v| v.eq_ignore_ascii_case("true") || v == "1")
+}
+
+/// The runtime the object store's asynchronous client runs on; socair's own code blocks on
+/// it from its threads (never from inside it).
+fn runtime() -> &'static tokio::runtime::Runtime {
+    static RT: OnceLock<tokio::runtime::Runtime> = OnceLock::new();
+    RT.get_or_init(|| {
+        tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .thread_name("socair-io")
+            .enable_all()
+            .build()
+            .expect("a tokio runtime can be built")
+    })
+}
+
+/// Runs `future` to completion on the I/O runtime.
+pub fn block_on<F: std::future::Future>(future: F) -> F::Output {
+    runtime().block_on(future)
+}
+
+/// Starts `future` on the I/O runtime, to be awaited later with [`block_on`] (read-ahead).
+pub fn spawn<F>(future: F) -> tokio::task::JoinHandle<F::Output>
+where
+    F: std::future::Future + Send + 'static,
+    F::Output: Send + 'static,
+{
+    runtime().spawn(future)
+}
+
+static FETCHED: AtomicU64 = AtomicU64::new(0);
+static REQUESTS: AtomicU64 = AtomicU64::new(0);
+
+/// Bytes received from object storage by this process so far.
+pub fn bytes_fetched() -> u64 {
+    FETCHED.load(Ordering::Relaxed)
+}
+
+/// Range and whole-object reads issued by this process so far.
+pub fn requests() -> u64 {
+    REQUESTS.load(Ordering::Relaxed)
+}
+
+/// Whether an error is worth another attempt: not a missing key, a refused condition, a
+/// permission or a bad request, but a connection cut or a server error.
+fn transient(e: &object_store::Error) -> bool {
+    !matches!(
+        e,
+        object_store::Error::NotFound { .. }
+            | object_store::Error::AlreadyExists { .. }
+            | object_store::Error::Precondition { .. }
+            | object_store::Error::NotModified { .. }
+            | object_store::Error::PermissionDenied { .. }
+            | object_store::Error::Unauthenticated { .. }
+            | object_store::Error::NotSupported { .. }
+            | object_store::Error::NotImplemented { .. }
+            | object_store::Error::InvalidPath { .. }
+    )
+}
+
+/// Reads bytes `range` of the object, counting them; a cut connection is tried again.
+pub fn get_range(at: &Location, range: std::ops::Range<u64>) -> Result<bytes::Bytes, CloudError> {
+    get_range_async_blocking(at.clone(), range)
+}
+
+fn get_range_async_blocking(
+    at: Location,
+    range: std::ops::Range<u64>,
+) -> Result<bytes::Bytes, CloudError> {
+    block_on(get_range_async(at, range))
+}
+
+/// [`get_range`], as a future (for read-ahead on the runtime).
+pub async fn get_range_async(
+    at: Location,
+    range: std::ops::Range<u64>,
+) -> Result<bytes::Bytes, CloudError> {
+    let want = range.end - range.start;
+    let mut attempt = 0;
+    loop {
+        attempt += 1;
+        REQUESTS.fetch_add(1, Ordering::Relaxed);
+        let got = object_store::ObjectStoreExt::get_range(&*at.store, &at.key, range.clone()).await;
+        match got {
+            Ok(b) if b.len() as u64 == want => {
+                FETCHED.fetch_add(want, Ordering::Relaxed);
+                return Ok(b);
+            }
+            Ok(b) => {
+                FETCHED.fetch_add(b.len() as u64, Ordering::Relaxed);
+                if attempt >= ATTEMPTS {
+                    return Err(at.error(object_store::Error::Generic {
+                        store: "socair",
+                        source: format!(
+                            "asked for {want} bytes at {}, the server sent {}",
+                            range.start,
+                            b.len()
+                        )
+                        .into(),
+                    }));
+                }
+            }
+            Err(e) if transient(&e) && attempt < ATTEMPTS => {}
+            Err(e) => return Err(at.error(e)),
+        }
+        tokio::time::sleep(Duration::from_millis(200 * u64::from(attempt))).await;
+    }
+}
+
+/// The object's size (a HEAD request).
+pub fn size(at: &Location) -> Result<u64, CloudError> {
+    block_on(async {
+        let mut attempt = 0;
+        loop {
+            attempt += 1;
+            match object_store::ObjectStoreExt::head(&*at.store, &at.key).await {
+                Ok(meta) => return Ok(meta.size),
+                Err(e) if transient(&e) && attempt < ATTEMPTS => {
+                    tokio::time::sleep(Duration::from_millis(200 * u64::from(attempt))).await
+                }
+                Err(e) => return Err(at.error(e)),
+            }
+        }
+    })
+}
+
+/// The size of each part of a multipart upload (S3 wants at least 5 MiB but for the last).
+pub const PART: usize = 8 << 20;
+
+/// Parts of one upload in flight at once.
+const PARTS_IN_FLIGHT: usize = 2;
+
+/// Writes an object from a stream of bytes, hashing them: in one request when it is small, as
+/// a multipart upload otherwise. Nothing is visible at the key until [`Uploader::finish`]
+/// completes the upload (a dropped or failed uploader aborts it), so a reader never sees half
+/// an object.
+pub struct Uploader {
+    at: Location,
+    buf: Vec<u8>,
+    upload: Option<Box<dyn object_store::MultipartUpload>>,
+    in_flight: std::collections::VecDeque<object_store::UploadPart>,
+    hasher: sha2::Sha256,
+    len: u64,
+}
+
+impl std::fmt::Debug for Uploader {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Uploader")
+            .field("to", &self.at.url())
+            .field("len", &self.len)
+            .finish()
+    }
+}
+
+impl Uploader {
+    /// Starts writing the object at `at` (replacing one that is there, once finished).
+    pub fn new(at: &Location) -> Uploader {
+        Uploader {
+            at: at.clone(),
+            buf: Vec::with_capacity(PART),
+            upload: None,
+            in_flight: Default::default(),
+            hasher: sha2::Digest::new(),
+            len: 0,
+        }
+    }
+
+    /// Adds bytes.
+    pub fn write(&mut self, mut bytes: &[u8]) -> Result<(), CloudError> {
+        sha2::Digest::update(&mut self.hasher, bytes);
+        self.len += bytes.len() as u64;
+        while !bytes.is_empty() {
+            let n = bytes.len().min(PART - self.buf.len());
+            self.buf.extend_from_slice(&bytes[..n]);
+            bytes = &bytes[n..];
+            if self.buf.len() == PART {
+                self.send_part()?;
+            }
+        }
+        Ok(())
+    }
+
+    fn send_part(&mut self) -> Result<(), CloudError> {
+        let part = std::mem::replace(&mut self.buf, Vec::with_capacity(PART));
+        if self.upload.is_none() {
+            let at = self.at.clone();
+            let upload = block_on(async move {
+                object_store::ObjectStoreExt::put_multipart(&*at.store, &at.key).await
+            })
+            .map_err(|e| self.at.error(e))?;
+            self.upload = Some(upload);
+        }
+        let upload = self.upload.as_mut().expect("started above");
+        let _io = runtime().enter();
+        self.in_flight.push_back(upload.put_part(part.into()));
+        while self.in_flight.len() > PARTS_IN_FLIGHT {
+            let next = self.in_flight.pop_front().expect("more than two");
+            block_on(next).map_err(|e| self.at.error(e))?;
+        }
+        Ok(())
+    }
+
+    /// Completes the object; returns the hex SHA-256 of its bytes and its length.
+    pub fn finish(mut self) -> Result<(String, u64), CloudError> {
+        let digest = crate::base::digest::hex(&sha2::Digest::finalize(self.hasher.clone()));
+        let len = self.len;
+        match self.upload.take() {
+            None => {
+                let payload = std::mem::take(&mut self.buf);
+                put(&self.at, payload.into(), false)?;
+            }
+            Some(mut upload) => {
+                if !self.buf.is_empty() {
+                    let last = std::mem::take(&mut self.buf);
+                    let _io = runtime().enter();
+                    self.in_flight.push_back(upload.put_part(last.into()));
+                }
+                let parts = std::mem::take(&mut self.in_flight);
+                let sent = block_on(async move {
+                    for p in parts {
+                        p.await?;
+                    }
+                    Ok::<_, object_store::Error>(())
+                });
+                let done = sent.and_then(|()| block_on(upload.complete()).map(|_| ()));
+                if let Err(e) = done {
+                    let _ = block_on(upload.abort());
+                    return Err(self.at.error(e));
+                }
+            }
+        }
+        Ok((digest, len))
+    }
+}
+
+impl Drop for Uploader {
+    fn drop(&mut self) {
+        // Not finished: nothing was completed, and the parts sent are discarded.
+        if let Some(mut upload) = self.upload.take() {
+            let _ = block_on(upload.abort());
+        }
+    }
+}
+
+/// Writes `payload` at `at`; with `create`, only if nothing is there yet (`If-None-Match: *`),
+/// an error that [`CloudError::is_already_taken`] recognises otherwise.
+pub fn put(
+    at: &Location,
+    payload: object_store::PutPayload,
+    create: bool,
+) -> Result<(), CloudError> {
+    let mode = if create {
+        object_store::PutMode::Create
+    } else {
+        object_store::PutMode::Overwrite
+    };
+    block_on(async {
+        let mut attempt = 0;
+        loop {
+            attempt += 1;
+            let opts = object_store::PutOptions {
+                mode: mode.clone(),
+                ..Default::default()
+            };
+            match at.store.put_opts(&at.key, payload.clone(), opts).await {
+                Ok(_) => return Ok(()),
+                Err(e) if transient(&e) && attempt < ATTEMPTS => {
+                    tokio::time::sleep(Duration::from_millis(200 * u64::from(attempt))).await
+                }
+                Err(e) => return Err(at.error(e)),
+            }
+        }
+    })
+}
+
+/// The whole object (a small document), or `None` when there is none.
+pub fn get_if_any(at: &Location) -> Result<Option<bytes::Bytes>, CloudError> {
+    block_on(async {
+        let mut attempt = 0;
+        loop {
+            attempt += 1;
+            REQUESTS.fetch_add(1, Ordering::Relaxed);
+            let got = async {
+                object_store::ObjectStoreExt::get(&*at.store, &at.key)
+                    .await?
+                    .bytes()
+                    .await
+            }
+            .await;
+            match got {
+                Ok(b) => {
+                    FETCHED.fetch_add(b.len() as u64, Ordering::Relaxed);
+                    return Ok(Some(b));
+                }
+                Err(object_store::Error::NotFound { .. }) => return Ok(None),
+                Err(e) if transient(&e) && attempt < ATTEMPTS => {
+                    tokio::time::sleep(Duration::from_millis(200 * u64::from(attempt))).await
+                }
+                Err(e) => return Err(at.error(e)),
+            }
+        }
+    })
+}
+
+/// Whether an object exists at `at`.
+pub fn exists(at: &Location) -> Result<bool, CloudError> {
+    match size(at) {
+        Ok(_) => Ok(true),
+        Err(e) if e.is_not_found() => Ok(false),
+        Err(e) => Err(e),
+    }
+}
+
+/// The keys under `prefix` (a directory-like prefix: `a/b` lists `a/b/…`), after `offset`
+/// when one is given, in the order the store lists them (S3: byte order).
+pub fn list(
+    prefix: &Location,
+    offset: Option<&ObjectPath>,
+) -> Result<Vec<(ObjectPath, u64)>, CloudError> {
+    use futures::TryStreamExt;
+    block_on(async {
+        let prefix_path = (!prefix.key.as_ref().is_empty()).then_some(&prefix.key);
+        let stream = match offset {
+            Some(o) => prefix.store.list_with_offset(prefix_path, o),
+            None => prefix.store.list(prefix_path),
+        };
+        stream
+            .map_ok(|m| (m.location, m.size))
+            .try_collect::<Vec<_>>()
+            .await
+            .map_err(|e| prefix.error(e))
+    })
+}
+
+/// Deletes the object at `at` (nothing there is no error).
+pub fn delete(at: &Location) -> Result<(), CloudError> {
+    match block_on(object_store::ObjectStoreExt::delete(&*at.store, &at.key)) {
+        Ok(()) | Err(object_store::Error::NotFound { .. }) => Ok(()),
+        Err(e) => Err(at.error(e)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn urls_with_credentials_are_refused_without_echoing_them() {
+        for url in [
+            "https://user:hunter2@example.com/m.pt",
+            "https://example.com/m.pt?X-Amz-Signature=hunter2",
+            "s3://bucket/m.pt?versionId=hunter2",
+            "https://example.com/m.pt#hunter2",
+            "https://AKIA:hunter2+x/y@example.com/m.pt",
+        ] {
+            let e = parse(url).unwrap_err().to_string();
+            assert!(!e.contains("hunter2"), "{e}");
+            assert!(e.contains("refused") || e.contains("not a URL"), "{e}");
+            assert!(!redact(url).contains("hunter2"));
+        }
+    }
+
+    #[test]
+    fn names_and_urls() {
+        let at = parse("s3://bucket-name/models/a/m.pt").unwrap();
+        assert_eq!(at.name(), "m.pt");
+        assert_eq!(at.url(), "s3://bucket-name/models/a/m.pt");
+        assert_eq!(at.child("x/y").url(), "s3://bucket-name/models/a/m.pt/x/y");
+        let web = parse("https://example.com:8443/a/b.safetensors").unwrap();
+        assert_eq!(web.url(), "https://example.com:8443/a/b.safetensors");
+        assert_eq!(web.name(), "b.safetensors");
+        assert!(parse("ftp://example.com/a").is_err());
+        assert!(parse("s3://bucket/a//b").is_err());
+        assert!(is_url("s3://b/k") && is_url("https://h/p") && !is_url("./s3:/x"));
+    }
+}
