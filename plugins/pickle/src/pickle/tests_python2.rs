@@ -34,11 +34,13 @@ fn dict_items(out: &Outcome) -> Vec<(String, Value)> {
         .collect()
 }
 
-/// torch's `sys_info` as Python 2.7's cPickle wrote it at protocol 2 on 64-bit Linux:
-/// `EMPTY_DICT BINPUT 1`, then `MARK`, the items in the dict's slot order, `SETITEMS`; str
-/// keys as SHORT_BINSTRING, each memoized with BINPUT; ints as BININT1/BININT2; the bool as
-/// NEWTRUE (the same bytes `fixtures/torch/py2/make_py2_fixtures.py` writes).
-const SYS_INFO: &[u8] = b"\x80\x02}q\x01(U\x10protocol_versionq\x02M\xe9\x03U\rlittle_endianq\x03\x88U\ntype_sizesq\x04}q\x05(U\x05shortq\x06K\x02U\x03intq\x07K\x04U\x04longq\x08K\x08uu.";
+/// torch's `sys_info` as Python 2.7's cPickle wrote it at protocol 2 on 64-bit Linux, the bytes
+/// `fixtures/torch/py2/make_py2_fixtures.py` writes: `EMPTY_DICT BINPUT 1` (cPickle's memo
+/// starts at 1), then `MARK`, the items in the dict's slot order (Python 2's string hash),
+/// `SETITEMS`; str keys as SHORT_BINSTRING, each memoized with BINPUT; ints as
+/// BININT1/BININT2; the bool as NEWTRUE; the inner dict, held only by the outer one, not
+/// memoized.
+const SYS_INFO: &[u8] = b"\x80\x02}q\x01(U\x10protocol_versionq\x02M\xe9\x03U\ntype_sizesq\x03}(U\x03intq\x04K\x04U\x05shortq\x05K\x02U\x04longq\x06K\x08uU\rlittle_endianq\x07\x88u.";
 
 #[test]
 fn python_2_strs_are_strs_under_2_and_outside_1() {
@@ -46,7 +48,7 @@ fn python_2_strs_are_strs_under_2_and_outside_1() {
     assert!(out.findings.is_empty(), "{:?}", reasons(&out));
     let items = dict_items(&out);
     let keys: Vec<&str> = items.iter().map(|(k, _)| k.as_str()).collect();
-    assert_eq!(keys, ["protocol_version", "little_endian", "type_sizes"]);
+    assert_eq!(keys, ["protocol_version", "type_sizes", "little_endian"]);
     assert!(matches!(items[0].1, Value::Int(1001)));
 
     // socair-wo/1 leaves its grammar at the first SHORT_BINSTRING, exactly as before /2.
