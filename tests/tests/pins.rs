@@ -176,6 +176,10 @@ fn pinned_rule_sets_must_be_implemented_at_an_accepted_version() {
     // A requirement that is not one is refused when set.
     let r = s.run(&["airlock", "pin", "rules", "socair-wo", "one"]);
     assert_eq!(r.code, 2, "{}", r.stderr);
+    // `socair attest` outside the store runs the newest grammar (socair-wo/2), which the pin
+    // to =1 would refuse (tests/tests/py2.rs): unpinned, the attestation below is accepted.
+    let r = s.run(&["airlock", "pin", "rules", "socair-wo", "--remove"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
 
     // socair-convert pinned to =1 through the command: the newest accepted version runs, and
     // this non-contiguous checkpoint is refused as /1 refuses it.
