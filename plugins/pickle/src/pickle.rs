@@ -1,5 +1,5 @@
-//! The `socair-wo/1` pickle machine: runs a pickle over typed values, never over Python
-//! objects. Nothing is imported or called; a global is a name that [`crate::globals`]
+//! The `socair-wo` pickle machine (`/1`, and `/2` with what Python 2's pickler wrote, chosen by
+//! [`Options::grammar`]): runs a pickle over typed values, never over Python objects. Nothing is imported or called; a global is a name that [`crate::globals`]
 //! classifies, and only the grammar's own globals have a meaning here (they build tensors,
 //! storages and ordered dicts).
 //!
