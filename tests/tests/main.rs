@@ -18,6 +18,7 @@ mod onnx;
 mod packaging;
 mod pins;
 mod plugins;
+mod py2;
 mod readers;
 mod reviews;
 mod scale;

@@ -39,7 +39,7 @@ fn every_legit_checkpoint_passes_the_pickle_scan() {
         let report = json(&r.stdout);
         assert_eq!(report["schema"], "socair.report/v1");
         assert_eq!(report["artifact"]["format"], "torch-zip");
-        assert_eq!(report["rules"]["socair-wo"], "1");
+        assert_eq!(report["rules"]["socair-wo"], "2");
         assert_eq!(
             row(&report, "Pickle opcode scan")["status"],
             "PASS",

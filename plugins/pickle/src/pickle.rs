@@ -1,5 +1,5 @@
-//! The `socair-wo/1` pickle machine: runs a pickle over typed values, never over Python
-//! objects. Nothing is imported or called; a global is a name that [`crate::globals`]
+//! The `socair-wo` pickle machine (`/1`, and `/2` with what Python 2's pickler wrote, chosen by
+//! [`Options::grammar`]): runs a pickle over typed values, never over Python objects. Nothing is imported or called; a global is a name that [`crate::globals`]
 //! classifies, and only the grammar's own globals have a meaning here (they build tensors,
 //! storages and ordered dicts).
 //!
@@ -33,8 +33,8 @@ use findings::Findings;
 pub use findings::{group, Kind, MAX_PER_KIND};
 use machine::{Ended, Run};
 pub use values::{
-    check_bounds, DictObject, Finding, GlobalRef, Object, Options, Outcome, Severity, StorageClass,
-    StorageRef, TensorModel, Value, MAX_TUPLE_DEPTH,
+    check_bounds, DictObject, Finding, GlobalRef, Grammar, Object, Options, Outcome, Severity,
+    StorageClass, StorageRef, TensorModel, Value, MAX_TUPLE_DEPTH,
 };
 
 /// Most framing replays (pickles re-read with some frames read whole) per pickle; past it, a
@@ -48,7 +48,7 @@ pub const MAX_DATA: usize = (1 << 30) - 16;
 /// Runs the pickle in `data`, then every pickle appended after its STOP (each as its own
 /// pickle, with offsets in `data`). The outcome's typed model is the first pickle's.
 pub fn run(data: &[u8], options: &Options) -> Outcome {
-    let mut findings = Findings::new();
+    let mut findings = Findings::for_grammar(options.grammar);
     let (mut out, ends) = first_pickle(data, options, &mut findings);
     appended(data, options, &ends, &mut findings);
     out.findings = findings.finish();
@@ -59,7 +59,7 @@ pub fn run(data: &[u8], options: &Options) -> Outcome {
 /// or `None` when no STOP was reached or readers end it in different places: the bytes after
 /// it belong to whatever follows.
 pub fn run_one(data: &[u8], options: &Options) -> (Outcome, Option<usize>) {
-    let mut findings = Findings::new();
+    let mut findings = Findings::for_grammar(options.grammar);
     let (mut out, _) = first_pickle(data, options, &mut findings);
     out.findings = findings.finish();
     let end = out.end;
@@ -244,3 +244,5 @@ fn appended(data: &[u8], options: &Options, ends: &[usize], findings: &mut Findi
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_python2;

@@ -101,6 +101,8 @@ pub struct Analysis {
     pub sys_info: Option<String>,
     /// Where the legacy main pickle starts in the file.
     pub main_pickle_offset: Option<u64>,
+    /// The `socair-wo` version run.
+    pub grammar: pickle::Grammar,
     /// Findings added by kind: how many of each, for [`Analysis::finish`].
     pub(crate) kinds: Vec<(&'static str, Severity, u64)>,
 }
@@ -186,6 +188,8 @@ pub struct AnalyzeOptions {
     pub header_only: bool,
     /// Globals the operator reviewed.
     pub reviewed: Vec<String>,
+    /// The `socair-wo` version to run.
+    pub grammar: pickle::Grammar,
 }
 
 const TORCHSCRIPT_FINDING: &str = "a TorchScript archive (torch.jit.save): torch.load hands it to the TorchScript loader, which compiles and runs its code; it is never a weights-only checkpoint";
@@ -369,6 +373,7 @@ pub fn analyze(src: &(impl ReadAt + ?Sized), options: &AnalyzeOptions) -> Analys
 fn analyze_zip(src: &(impl ReadAt + ?Sized), options: &AnalyzeOptions) -> Analysis {
     let mut a = Analysis {
         pickle_name: "data.pkl".into(),
+        grammar: options.grammar,
         ..Analysis::default()
     };
     if let Some((severity, reason)) = not_a_zip(src) {
@@ -508,6 +513,7 @@ fn analyze_zip(src: &(impl ReadAt + ?Sized), options: &AnalyzeOptions) -> Analys
             reviewed: options.reviewed.clone(),
             legacy: false,
             input_len: src.size(),
+            grammar: options.grammar,
         },
     );
     a.protocol = outcome.protocol;
@@ -985,7 +991,10 @@ pub fn model_tensors(
     let Some(result) = outcome.result.clone() else {
         a.unread.push((
             None,
-            "the pickle leaves socair-wo/1 before STOP: its state dict is not modeled".into(),
+            format!(
+                "the pickle leaves {} before STOP: its state dict is not modeled",
+                a.grammar.name()
+            ),
         ));
         return;
     };

@@ -24,10 +24,20 @@ pub fn check_zip(data: &[u8]) {
 /// The pickle machine on arbitrary bytes: returns, with a bounded report (at most
 /// `MAX_PER_KIND` findings of each kind and a summary each) and an end inside the data; the
 /// state-dict walk terminates; every tensor it models lies inside its storage; deciding
-/// whether the bytes are a pickle returns.
+/// whether the bytes are a pickle returns. Under every version of the grammar.
 pub fn check_pickle(data: &[u8]) {
     let _ = pickle::looks_like_pickle(&data[..data.len().min(4096)], data.len() as u64);
-    let outcome = pickle::run(data, &pickle::Options::default());
+    for grammar in pickle::Grammar::ALL {
+        check_pickle_under(data, grammar);
+    }
+}
+
+fn check_pickle_under(data: &[u8], grammar: pickle::Grammar) {
+    let options = pickle::Options {
+        grammar,
+        ..pickle::Options::default()
+    };
+    let outcome = pickle::run(data, &options);
     assert!(
         outcome.findings.len() <= 10 * (pickle::MAX_PER_KIND + 1),
         "the report outgrows its bound"
@@ -45,9 +55,25 @@ pub fn check_pickle(data: &[u8]) {
     }
 }
 
+/// The analysis options of each grammar version.
+fn every_grammar() -> impl Iterator<Item = AnalyzeOptions> {
+    pickle::Grammar::ALL
+        .into_iter()
+        .map(|grammar| AnalyzeOptions {
+            grammar,
+            ..AnalyzeOptions::default()
+        })
+}
+
 /// A whole checkpoint on arbitrary bytes: returns, and what it locates lies inside the file.
 pub fn check_checkpoint(data: &[u8]) {
-    let analysis = crate::legacy::analyze_as_zip(data, &AnalyzeOptions::default());
+    for options in every_grammar() {
+        check_checkpoint_under(data, &options);
+    }
+}
+
+fn check_checkpoint_under(data: &[u8], options: &AnalyzeOptions) {
+    let analysis = crate::legacy::analyze_as_zip(data, options);
     for t in &analysis.tensors {
         let start = t.record_offset + t.model.storage_offset * t.model.dtype.size;
         let len = t.model.numel().expect("bounded") * t.model.dtype.size;
@@ -61,7 +87,13 @@ pub fn check_checkpoint(data: &[u8]) {
 /// A legacy checkpoint on arbitrary bytes: returns, and every tensor it locates (a storage
 /// view's too) lies inside the file, as does its strided span.
 pub fn check_legacy(data: &[u8]) {
-    let analysis = crate::legacy::analyze(data, &AnalyzeOptions::default());
+    for options in every_grammar() {
+        check_legacy_under(data, &options);
+    }
+}
+
+fn check_legacy_under(data: &[u8], options: &AnalyzeOptions) {
+    let analysis = crate::legacy::analyze(data, options);
     for t in &analysis.tensors {
         let m = &t.model;
         let size = m.dtype.size;

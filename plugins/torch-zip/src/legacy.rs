@@ -140,7 +140,7 @@ fn analyze_stream(src: &(impl ReadAt + ?Sized), options: &AnalyzeOptions) -> Ana
     loop {
         let mut data = vec![0u8; window as usize];
         if let Err(e) = src.read_exact_at(0, &mut data) {
-            let mut a = new_analysis();
+            let mut a = new_analysis(options.grammar);
             a.add(Severity::Fail, "byte 0", e.clone());
             a.unread.push((None, e));
             return a;
@@ -153,7 +153,7 @@ fn analyze_stream(src: &(impl ReadAt + ?Sized), options: &AnalyzeOptions) -> Ana
                     .min(crate::checkpoint::MAX_PICKLE_LEN);
             }
             None => {
-                let mut a = new_analysis();
+                let mut a = new_analysis(options.grammar);
                 let why = if window < size {
                     format!("the pickles run past the first {window} bytes, the limit modeled")
                 } else {
@@ -167,10 +167,11 @@ fn analyze_stream(src: &(impl ReadAt + ?Sized), options: &AnalyzeOptions) -> Ana
     }
 }
 
-fn new_analysis() -> Analysis {
+fn new_analysis(grammar: pickle::Grammar) -> Analysis {
     Analysis {
         pickle_name: "main pickle".into(),
         legacy: true,
+        grammar,
         ..Analysis::default()
     }
 }
@@ -183,11 +184,12 @@ fn analyze_window(
     options: &AnalyzeOptions,
 ) -> Option<Analysis> {
     let truncated_window = (data.len() as u64) < src.size();
-    let mut a = new_analysis();
+    let mut a = new_analysis(options.grammar);
     let plain = pickle::Options {
         reviewed: options.reviewed.clone(),
         legacy: true,
         input_len: src.size(),
+        grammar: options.grammar,
     };
     let mut at = 0usize;
     // Runs the pickle at `at` under `name`, adding its findings; `None` when the window ends
@@ -290,10 +292,11 @@ fn analyze_window(
     let Some(main) = one(&mut a, &mut at, "main pickle")? else {
         // It never reached STOP: what follows cannot be told apart from it.
         a.protocol = None;
-        return give_up(
-            a,
-            "the main pickle leaves socair-wo/1 before STOP; the rest of the file is not modeled",
+        let why = format!(
+            "the main pickle leaves {} before STOP; the rest of the file is not modeled",
+            options.grammar.name()
         );
+        return give_up(a, &why);
     };
     a.protocol = main.protocol;
     a.storage_count = main.storages.len();

@@ -1,5 +1,5 @@
 //! socair plugin for PyTorch zip checkpoints: a hardened zip layer ([`zip`]), the
-//! `socair-wo/1` pickle grammar ([`pickle`], [`globals`]), and the checkpoint model
+//! `socair-wo` pickle grammar (versions 1 and 2) ([`pickle`], [`globals`]), and the checkpoint model
 //! ([`checkpoint`]). Nothing in a checkpoint is ever executed: the pickle is run over typed
 //! values and globals are names.
 //!
@@ -40,8 +40,9 @@ pub const LEGACY_FORMAT: &str = "torch-legacy";
 /// The metadata key naming the input's `byteorder` record: `little`, `big`, `absent` or
 /// `legacy`. The host reads it from this plugin's formats only.
 pub const BYTEORDER_METADATA: &str = "socair.byteorder_record";
-/// The pickle grammar's rule-set name and version.
-pub const GRAMMAR: (&str, &str) = ("socair-wo", "1");
+/// The pickle grammar's versions: the plugin declares each, and runs the one
+/// `ReadOptions.rules` asks for (the newest when it asks for none).
+pub use pickle::Grammar;
 /// The check the grammar reports.
 pub const PICKLE_CHECK: &str = "Pickle opcode scan";
 /// The structure check (not tested for pickle checkpoints).
@@ -67,10 +68,13 @@ fn manifest() -> RResult<PluginManifest, PluginError> {
             plugin_api: PLUGIN_API_VERSION.into(),
             formats_read: RVec::from(vec![RString::from(FORMAT), RString::from(LEGACY_FORMAT)]),
             formats_written: RVec::new(),
-            rule_sets: RVec::from(vec![RuleSetId {
-                name: GRAMMAR.0.into(),
-                version: GRAMMAR.1.into(),
-            }]),
+            rule_sets: Grammar::ALL
+                .iter()
+                .map(|g| RuleSetId {
+                    name: Grammar::RULE_SET.into(),
+                    version: g.version().into(),
+                })
+                .collect(),
             encoders: RVec::new(),
         })
     })
@@ -164,7 +168,19 @@ fn analyze_options(options: &ReadOptions) -> AnalyzeOptions {
             .iter()
             .map(|s| s.to_string())
             .collect(),
+        grammar: requested_grammar(options),
     }
+}
+
+/// The `socair-wo` version `options.rules` asks for; the newest when it asks for none (the
+/// host asks only for a version a loaded plugin declares: `Pins::reader_choice`).
+pub fn requested_grammar(options: &ReadOptions) -> Grammar {
+    options
+        .rules
+        .iter()
+        .find(|r| r.0.as_str() == Grammar::RULE_SET)
+        .and_then(|r| Grammar::from_version(r.1.as_str()))
+        .unwrap_or(Grammar::NEWEST)
 }
 
 /// Turns an analysis into what the plugin API reports.
@@ -328,9 +344,10 @@ fn pickle_row(a: &Analysis, header_only: bool) -> ReportRow {
     };
     let summary = match status {
         RowStatus::Pass => format!(
-            "{} (protocol {}) lies inside socair-wo/1: {} tensors over {} storages, each storage matching its record exactly; {crc}; {order}{reviewed}",
+            "{} (protocol {}) lies inside {}: {} tensors over {} storages, each storage matching its record exactly; {crc}; {order}{reviewed}",
             a.pickle_name,
             a.protocol.map_or("?".into(), |p| p.to_string()),
+            a.grammar.name(),
             a.tensors.len() + a.unread.iter().filter(|u| u.0.is_some()).count(),
             a.storage_count
         ),
@@ -339,8 +356,9 @@ fn pickle_row(a: &Analysis, header_only: bool) -> ReportRow {
             a.findings.iter().filter(|f| f.severity == Severity::Fail).count()
         ),
         _ => format!(
-            "{} finding(s) outside what socair-wo/1 proves safe; a person should look{reviewed}",
-            a.findings.len()
+            "{} finding(s) outside what {} proves safe; a person should look{reviewed}",
+            a.findings.len(),
+            a.grammar.name()
         ),
     };
     ReportRow {

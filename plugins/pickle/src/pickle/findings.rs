@@ -2,7 +2,7 @@
 //! the rest are counted exactly, so that a flood of one-byte opcodes cannot grow the report
 //! past a constant while the report still says how many there were.
 
-use super::values::{Finding, Severity};
+use super::values::{Finding, Grammar, Severity};
 use std::collections::HashSet;
 
 /// Findings kept of each kind; the rest are counted.
@@ -50,8 +50,9 @@ impl Kind {
         Kind::Appended,
     ];
 
-    fn plural(self) -> &'static str {
-        match self {
+    /// The kind, plural, for an overflow summary; `grammar` names the version run.
+    fn plural(self, grammar: &str) -> String {
+        let text = match self {
             Kind::DangerousGlobal => "references to globals that run code or do I/O",
             Kind::UnknownGlobal => "references to globals outside socair-wo/1",
             Kind::UnnamedGlobal => "globals whose names cannot be determined",
@@ -62,7 +63,8 @@ impl Kind {
             Kind::Structure => "structures outside socair-wo/1",
             Kind::Bounds => "bound findings",
             Kind::Appended => "appended pickles",
-        }
+        };
+        text.replace("socair-wo/1", grammar)
     }
 }
 
@@ -83,6 +85,7 @@ struct Tally {
 pub struct Findings {
     list: Vec<Finding>,
     tallies: Vec<Tally>,
+    grammar: Grammar,
 }
 
 fn index(kind: Kind) -> usize {
@@ -95,9 +98,15 @@ fn index(kind: Kind) -> usize {
 impl Findings {
     /// An empty set.
     pub fn new() -> Self {
+        Self::for_grammar(Grammar::V1)
+    }
+
+    /// An empty set for a run of `grammar` (its summaries name it).
+    pub fn for_grammar(grammar: Grammar) -> Self {
         Findings {
             list: Vec::new(),
             tallies: vec![Tally::default(); Kind::ALL.len()],
+            grammar,
         }
     }
 
@@ -162,7 +171,7 @@ impl Findings {
                     reason: format!(
                         "… and {} more {} from here on, not listed{repeats}",
                         group(tally.more),
-                        kind.plural()
+                        kind.plural(self.grammar.name())
                     ),
                 });
             }

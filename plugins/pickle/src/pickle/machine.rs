@@ -382,8 +382,15 @@ impl Typed {
     }
 }
 
-/// Whether the typed model runs `op`; any other opcode leaves the grammar.
-pub fn in_grammar(op: u8) -> bool {
+/// Whether the typed model of `grammar` runs `op`; any other opcode leaves the grammar.
+/// `socair-wo/2` adds the opcodes Python 2's pickler wrote for `str` (SHORT_BINSTRING,
+/// BINSTRING, STRING) and for numbers beyond BININT (INT, LONG, LONG4).
+pub fn in_grammar(op: u8, grammar: super::values::Grammar) -> bool {
+    if grammar >= super::values::Grammar::V2
+        && matches!(op, b'U' | b'T' | b'S' | b'I' | b'L' | 0x8b)
+    {
+        return true;
+    }
     matches!(
         op,
         b'(' | b'.' | b'}' | b']' | b')' | b't' | 0x85
@@ -619,6 +626,7 @@ impl<'a, 'f> Run<'a, 'f> {
 
     /// One opcode; `Some((end, alt_end))` at STOP.
     fn step(&mut self) -> Result<Option<(usize, Option<usize>)>, Raise> {
+        let gname = self.options.grammar.name();
         self.reader.begin_op();
         self.op_at = self.reader.pos();
         if self.reader.at_end() {
@@ -670,12 +678,12 @@ impl<'a, 'f> Run<'a, 'f> {
             )));
         }
         if self.typed.is_some() {
-            if in_grammar(op) {
+            if in_grammar(op, self.options.grammar) {
                 return self.typed_op(op);
             }
             self.leave(|| {
                 format!(
-                    "opcode {} (byte {op:#04x}) is outside socair-wo/1; torch.save does not write it",
+                    "opcode {} (byte {op:#04x}) is outside {gname}; torch.save does not write it",
                     opcode_name(op)
                 )
             });
@@ -809,6 +817,7 @@ impl<'a, 'f> Run<'a, 'f> {
 
     /// Reports a judged global (once; repeats are counted).
     fn report_global(&mut self, entry: &Rc<Judged>) -> (Class, bool) {
+        let gname = self.options.grammar.name();
         let module = &*entry.module;
         let reviewed = matches!(entry.lookup.class, Class::Unknown)
             && self
@@ -857,7 +866,7 @@ impl<'a, 'f> Run<'a, 'f> {
             _ => {
                 self.note(kind, Severity::Lead, Some(&entry.raw), || {
                     format!(
-                        "global {} is outside socair-wo/1{hint}; pass it in --reviewed-classes once reviewed",
+                        "global {} is outside {gname}{hint}; pass it in --reviewed-classes once reviewed",
                         shown(entry)
                     )
                 });
@@ -1275,6 +1284,7 @@ impl<'a, 'f> Run<'a, 'f> {
     /// Reports a call (REDUCE, NEWOBJ, NEWOBJ_EX, OBJ, INST) of `callable`, as the typed model
     /// reports calls outside the grammar.
     fn abstract_call(&mut self, callable: Id) {
+        let gname = self.options.grammar.name();
         if callable & OWNED == 0 && callable & GLOBAL != 0 {
             let Some(g) = self
                 .abs
@@ -1290,7 +1300,7 @@ impl<'a, 'f> Run<'a, 'f> {
                 }),
                 Class::Unknown if !g.reviewed => {
                     self.note(Kind::Call, Severity::Lead, None, || {
-                        format!("calls {}, a global outside socair-wo/1", g.shown)
+                        format!("calls {}, a global outside {gname}", g.shown)
                     })
                 }
                 _ => {}
@@ -1348,15 +1358,20 @@ fn frame_finding(event: &FrameEvent) -> String {
 /// STRING's argument: quoted, escape-decoded, then (as torch.load and pickle.load with an
 /// ASCII or UTF-8 encoding read it) text.
 fn decode_string_line(line: &[u8]) -> Result<Text, Raise> {
+    Ok(binstring_text(&string_line_bytes(line)?))
+}
+
+/// STRING's argument as bytes, as `load_string` makes them (Modules/_pickle.c): the line less
+/// its newline must be quoted with the same quote at both ends, then `PyBytes_DecodeEscape`.
+pub(super) fn string_line_bytes(line: &[u8]) -> Result<Vec<u8>, Raise> {
     let n = line.len();
     if n < 2 || line[0] != line[n - 1] || !matches!(line[0], b'\'' | b'"') {
         return Err(Raise::Invalid(
             "the STRING opcode argument must be quoted".into(),
         ));
     }
-    let bytes = text::escape_decode(&line[1..n - 1])
-        .ok_or_else(|| Raise::Invalid("an invalid escape in a STRING argument".into()))?;
-    Ok(binstring_text(&bytes))
+    text::escape_decode(&line[1..n - 1])
+        .ok_or_else(|| Raise::Invalid("an invalid escape in a STRING argument".into()))
 }
 
 /// A Python 2 `str`'s bytes as the name Python 3 sees: ASCII is the same under every

@@ -177,6 +177,42 @@ pub fn utf8_surrogatepass(bytes: &[u8]) -> Option<Text> {
     Some(Text::WithSurrogates)
 }
 
+/// An integer read from text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Number {
+    /// It fits in 64 bits.
+    Small(i64),
+    /// It does not.
+    Big,
+}
+
+/// A decimal integer exactly as Python 2's `repr` writes an `int` or a `long` (less the
+/// `long`'s `L`): an optional `-`, then `0` or digits without a leading zero (never `-0`).
+/// `None` for any other text, which Python 2 never wrote (CPython's `strtol(s, &end, 0)` and
+/// `PyLong_FromString(s, NULL, 0)` accept more, and refuse some of it: such text is left to
+/// the abstract machine).
+pub fn python2_decimal(s: &[u8]) -> Option<Number> {
+    let digits = s.strip_prefix(b"-").unwrap_or(s);
+    let negative = digits.len() != s.len();
+    let canonical = match digits {
+        [] => false,
+        [b'0'] => !negative,
+        [first, ..] => *first != b'0' && digits.iter().all(u8::is_ascii_digit),
+    };
+    if !canonical {
+        return None;
+    }
+    let mut value: i128 = 0;
+    for &d in digits {
+        value = value * 10 + i128::from(d - b'0');
+        if value > i128::from(i64::MAX) + 1 {
+            return Some(Number::Big);
+        }
+    }
+    let value = if negative { -value } else { value };
+    Some(i64::try_from(value).map_or(Number::Big, Number::Small))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -194,6 +230,36 @@ mod tests {
         assert_eq!(memo_index(b"0x10\n"), None);
         assert_eq!(memo_index(b"\n"), None);
         assert_eq!(memo_index(b"99999999999999999999\n"), None);
+    }
+
+    #[test]
+    fn python2_decimals_are_what_repr_writes() {
+        assert_eq!(python2_decimal(b"0"), Some(Number::Small(0)));
+        assert_eq!(python2_decimal(b"4294967296"), Some(Number::Small(1 << 32)));
+        assert_eq!(python2_decimal(b"-17"), Some(Number::Small(-17)));
+        assert_eq!(
+            python2_decimal(b"-9223372036854775808"),
+            Some(Number::Small(i64::MIN))
+        );
+        assert_eq!(python2_decimal(b"9223372036854775808"), Some(Number::Big));
+        assert_eq!(
+            python2_decimal(b"123456789012345678901234567890"),
+            Some(Number::Big)
+        );
+        for odd in [
+            &b""[..],
+            b"-",
+            b"-0",
+            b"007",
+            b"0x10",
+            b" 1",
+            b"+1",
+            b"1_0",
+            b"1L",
+            b"1\x00",
+        ] {
+            assert_eq!(python2_decimal(odd), None, "{odd:?}");
+        }
     }
 
     #[test]

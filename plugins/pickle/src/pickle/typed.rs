@@ -8,7 +8,7 @@ use super::machine::{Run, Typed, ENTRY, VALUE};
 use super::reader::Raise;
 use super::text::{self, Text};
 use super::values::{
-    check_bounds, describe, tuple, DictObject, Object, Severity, StorageClass, StorageRef,
+    check_bounds, describe, tuple, DictObject, Grammar, Object, Severity, StorageClass, StorageRef,
     TensorModel, Value, MAX_TUPLE_DEPTH,
 };
 use crate::globals::{Class, Known};
@@ -47,7 +47,49 @@ fn truthy(t: &Typed, v: &Value) -> Option<bool> {
     })
 }
 
+/// The value of LONG1's or LONG4's little-endian two's-complement bytes.
+fn long_value(bytes: &[u8]) -> Value {
+    let n = bytes.len();
+    if n == 0 {
+        Value::Int(0)
+    } else if n <= 8 {
+        let mut buf = [if bytes[n - 1] & 0x80 != 0 { 0xff } else { 0 }; 8];
+        buf[..n].copy_from_slice(bytes);
+        Value::Int(i64::from_le_bytes(buf))
+    } else {
+        Value::BigInt
+    }
+}
+
 impl Run<'_, '_> {
+    /// A Python 2 `str` (SHORT_BINSTRING, BINSTRING, STRING) as torch.load reads it: its
+    /// unpickler passes `encoding="utf-8"` (torch/serialization.py `_load`, `_legacy_load`),
+    /// so the C unpickler's `_Unpickler_DecodeString` turns the bytes into a `str` with
+    /// `PyUnicode_FromEncodedObject(bytes, "utf-8", "strict")`, and bytes that are not UTF-8
+    /// (lone surrogates included) raise UnicodeDecodeError: torch.load fails there. A loader
+    /// with another encoding (`latin1`, `bytes`) reads on, so the machine goes on abstractly.
+    fn python2_str(&mut self, bytes: &[u8]) {
+        match std::str::from_utf8(bytes) {
+            Ok(s) => {
+                self.charge(32 + s.len());
+                self.push(Value::Str(Rc::from(s)));
+            }
+            Err(e) => {
+                let at = e.valid_up_to();
+                self.note(Kind::Malformed, Severity::Fail, None, || {
+                    format!(
+                        "a Python 2 str whose bytes are not UTF-8 (byte {at} of {}): torch.load decodes it with encoding='utf-8' and raises UnicodeDecodeError, while a loader with another encoding reads on",
+                        bytes.len()
+                    )
+                });
+                self.push(Value::Opaque(Rc::from("a Python 2 str that is not UTF-8")));
+                self.leave_after = Some(
+                    "a Python 2 str that torch.load cannot decode: modeled no further (globals are still named)".into(),
+                );
+            }
+        }
+    }
+
     fn t(&mut self) -> &mut Typed {
         // Only called while typed; `step` guarantees it.
         self.typed.get_or_insert_with(Box::default)
@@ -180,16 +222,64 @@ impl Run<'_, '_> {
             0x8a => {
                 let n = usize::from(self.reader.read(1)?[0]);
                 let bytes = self.reader.read(n)?;
-                let v = if n == 0 {
-                    Value::Int(0)
-                } else if n <= 8 {
-                    let mut buf = [if bytes[n - 1] & 0x80 != 0 { 0xff } else { 0 }; 8];
-                    buf[..n].copy_from_slice(bytes);
-                    Value::Int(i64::from_le_bytes(buf))
+                self.push(long_value(bytes));
+            }
+            // socair-wo/2 (`in_grammar` admits these only there): what Python 2 wrote.
+            0x8b => {
+                // `load_counted_long`: a signed count, negative raises.
+                let n = usize::try_from(self.i32_arg()?)
+                    .map_err(|_| Raise::Invalid("LONG pickle has negative byte count".into()))?;
+                let bytes = self.reader.read(n)?;
+                self.push(long_value(bytes));
+            }
+            b'U' | b'T' => {
+                // `load_counted_binstring`: SHORT_BINSTRING's count is one unsigned byte,
+                // BINSTRING's four signed ones (negative raises).
+                let n = if op == b'U' {
+                    usize::from(self.reader.read(1)?[0])
                 } else {
-                    Value::BigInt
+                    usize::try_from(self.i32_arg()?).map_err(|_| {
+                        Raise::Invalid("BINSTRING pickle has negative byte count".into())
+                    })?
                 };
-                self.push(v);
+                let bytes = self.reader.read(n)?;
+                self.python2_str(bytes);
+            }
+            b'S' => {
+                let line = self.line_arg(1)?;
+                let bytes = super::machine::string_line_bytes(line)?;
+                self.python2_str(&bytes);
+            }
+            b'I' | b'L' => {
+                // `load_int` and `load_long` (Modules/_pickle.c) read a line of at least one
+                // character before its newline; LONG's trailing `L` is dropped.
+                let line = self.line_arg(2)?;
+                let text = match line {
+                    [digits @ .., b'L'] if op == b'L' => digits,
+                    _ => line,
+                };
+                let v = match (op, text) {
+                    // `load_int`: a two-character 0 or 1 is a bool (Python 2's protocol 0
+                    // True and False).
+                    (b'I', b"00") => Some(Value::Bool(false)),
+                    (b'I', b"01") => Some(Value::Bool(true)),
+                    _ => text::python2_decimal(text).map(|n| match n {
+                        text::Number::Small(i) => Value::Int(i),
+                        text::Number::Big => Value::BigInt,
+                    }),
+                };
+                match v {
+                    Some(v) => self.push(v),
+                    None => {
+                        self.push(Value::BigInt);
+                        let name = super::values::opcode_name(op);
+                        let shown =
+                            String::from_utf8_lossy(&line[..line.len().min(40)]).into_owned();
+                        self.leave_after = Some(format!(
+                            "{name} argument {shown:?} is not a decimal as Python 2's repr writes it: modeled no further"
+                        ));
+                    }
+                }
             }
             b'G' => {
                 let b = self.reader.read(8)?;
@@ -369,6 +459,7 @@ impl Run<'_, '_> {
     }
 
     fn build(&mut self, target: Value, state: Value) {
+        let gname = self.options.grammar.name();
         match target {
             Value::Obj(id) => {
                 let t = self.t();
@@ -392,10 +483,7 @@ impl Run<'_, '_> {
             Value::Opaque(_) => {}
             other => self.structure(
                 Severity::Lead,
-                format!(
-                    "BUILD sets state on {}: outside socair-wo/1",
-                    describe(&other)
-                ),
+                format!("BUILD sets state on {}: outside {gname}", describe(&other)),
             ),
         }
     }
@@ -550,6 +638,7 @@ impl Run<'_, '_> {
     }
 
     fn call(&mut self, callable: Value, args: Value, newobj: bool) -> Value {
+        let gname = self.options.grammar.name();
         let Value::Tuple(args, _) = args else {
             self.structure(
                 Severity::Fail,
@@ -565,16 +654,13 @@ impl Run<'_, '_> {
             Value::Global(g) => g,
             Value::Opaque(what) => {
                 self.note(Kind::Call, Severity::Lead, None, || {
-                    format!("calls the result of {what}: outside socair-wo/1")
+                    format!("calls the result of {what}: outside {gname}")
                 });
                 return Value::Opaque(what);
             }
             other => {
                 self.note(Kind::Call, Severity::Lead, None, || {
-                    format!(
-                        "calls {} (not a global): outside socair-wo/1",
-                        describe(&other)
-                    )
+                    format!("calls {} (not a global): outside {gname}", describe(&other))
                 });
                 return Value::Opaque(Rc::from("result of calling a non-global"));
             }
@@ -592,7 +678,7 @@ impl Run<'_, '_> {
                 if !g.reviewed {
                     self.note(Kind::Call, Severity::Lead, None, || {
                         format!(
-                            "calls {}.{}, a global outside socair-wo/1",
+                            "calls {}.{}, a global outside {gname}",
                             quote(&g.module),
                             quote(&g.name)
                         )
@@ -609,6 +695,20 @@ impl Run<'_, '_> {
                     ..DictObject::default()
                 };
                 self.new_object(Object::Dict(d))
+            }
+            Known::OrderedDict
+                if args.len() == 1 && !newobj && self.options.grammar >= Grammar::V2 =>
+            {
+                match self.python2_ordered_dict(&args[0]) {
+                    Some(v) => v,
+                    None => {
+                        let text = format!(
+                            "calls {dotted} with an argument other than the list of [key, value] lists Python 2.7's OrderedDict.__reduce__ writes: outside {gname}"
+                        );
+                        self.note(Kind::Call, Severity::Lead, None, || text);
+                        Value::Opaque(Rc::from(dotted.as_str()))
+                    }
+                }
             }
             Known::CodecsEncode => match &args[..] {
                 [Value::Str(s), Value::Str(enc)] if &**enc == "latin1" => {
@@ -645,13 +745,52 @@ impl Run<'_, '_> {
             }
             _ => {
                 let text = format!(
-                    "calls {dotted} with {} arguments: outside socair-wo/1",
+                    "calls {dotted} with {} arguments: outside {gname}",
                     args.len()
                 );
                 self.note(Kind::Call, Severity::Lead, None, || text);
                 Value::Opaque(Rc::from(dotted.as_str()))
             }
         }
+    }
+
+    /// `collections.OrderedDict(items)` as Python 2.7 pickled an OrderedDict: its
+    /// `__reduce__` (Lib/collections.py) returns `(OrderedDict, ([[k, v], ...],))`, plus the
+    /// instance's `__dict__` as BUILD state when it has attributes (a state dict's
+    /// `_metadata`). Python 3's `OrderedDict(items)` sets each pair in order, so the dict is
+    /// built here from a list whose items are two-item lists (or tuples) with str or int keys;
+    /// `None` for anything else.
+    fn python2_ordered_dict(&mut self, items: &Value) -> Option<Value> {
+        let Value::Obj(list) = items else {
+            return None;
+        };
+        let objects = &self.typed.as_ref()?.objects;
+        let Object::List(pairs) = objects.get(*list)? else {
+            return None;
+        };
+        let mut flat = Vec::with_capacity(pairs.len() * 2);
+        for pair in pairs {
+            let kv: &[Value] = match pair {
+                Value::Obj(p) => match objects.get(*p)? {
+                    Object::List(kv) => kv,
+                    Object::Dict(_) => return None,
+                },
+                Value::Tuple(kv, _) => kv,
+                _ => return None,
+            };
+            match kv {
+                [k @ (Value::Str(_) | Value::Int(_)), v] => flat.extend([k.clone(), v.clone()]),
+                _ => return None,
+            }
+        }
+        let d = self.new_object(Object::Dict(DictObject {
+            ordered: true,
+            ..DictObject::default()
+        }));
+        if !flat.is_empty() {
+            self.set_items(d.clone(), flat);
+        }
+        Some(d)
     }
 
     fn empty_hooks(&mut self, v: &Value) -> Option<bool> {
@@ -777,6 +916,7 @@ impl Run<'_, '_> {
     }
 
     fn rebuild_tensor(&mut self, args: &[Value], v3: bool) -> Value {
+        let gname = self.options.grammar.name();
         let name = if v3 {
             "_rebuild_tensor_v3"
         } else {
@@ -838,10 +978,7 @@ impl Run<'_, '_> {
                 _ => {
                     self.structure(
                         Severity::Lead,
-                        format!(
-                            "{name} with dtype {}.{}: outside socair-wo/1",
-                            g.module, g.name
-                        ),
+                        format!("{name} with dtype {}.{}: outside {gname}", g.module, g.name),
                     );
                     return opaque(name);
                 }
@@ -946,6 +1083,7 @@ impl Run<'_, '_> {
     }
 
     fn rebuild_parameter(&mut self, args: &[Value], with_state: bool) -> Value {
+        let gname = self.options.grammar.name();
         let name = if with_state {
             "_rebuild_parameter_with_state"
         } else {
@@ -986,9 +1124,7 @@ impl Run<'_, '_> {
             if !empty {
                 self.structure(
                     Severity::Lead,
-                    format!(
-                        "{name} carries Python attributes on the parameter: outside socair-wo/1"
-                    ),
+                    format!("{name} carries Python attributes on the parameter: outside {gname}"),
                 );
             }
         }

@@ -272,6 +272,50 @@ impl Outcome {
     }
 }
 
+/// The version of the `socair-wo` grammar a run models.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, PartialOrd, Ord)]
+pub enum Grammar {
+    /// `socair-wo/1`: what torch.save writes under Python 3. The default, so that a caller
+    /// that does not choose keeps the verdicts it had before `/2` existed.
+    #[default]
+    V1,
+    /// `socair-wo/2`: `/1` plus what Python 2's pickler wrote for torch 0.1 to 1.4 (`str` as
+    /// SHORT_BINSTRING, BINSTRING or STRING, numbers as INT, LONG or LONG4, OrderedDicts as
+    /// Python 2.7's `__reduce__` writes them), decoded as torch.load decodes them
+    /// (`encoding="utf-8"`, `errors="strict"`).
+    V2,
+}
+
+impl Grammar {
+    /// Every version, oldest first.
+    pub const ALL: [Grammar; 2] = [Grammar::V1, Grammar::V2];
+    /// The newest version.
+    pub const NEWEST: Grammar = Grammar::V2;
+    /// The rule set's name.
+    pub const RULE_SET: &'static str = "socair-wo";
+
+    /// The version as a rule-set version string (`"1"`).
+    pub fn version(self) -> &'static str {
+        match self {
+            Grammar::V1 => "1",
+            Grammar::V2 => "2",
+        }
+    }
+
+    /// `socair-wo/N`, as findings name it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Grammar::V1 => "socair-wo/1",
+            Grammar::V2 => "socair-wo/2",
+        }
+    }
+
+    /// The version a rule-set version string names.
+    pub fn from_version(v: &str) -> Option<Grammar> {
+        Grammar::ALL.into_iter().find(|g| g.version() == v)
+    }
+}
+
 /// Options for a run.
 #[derive(Debug, Clone, Default)]
 pub struct Options {
@@ -284,6 +328,8 @@ pub struct Options {
     /// Size of the input the pickle comes from (a checkpoint holding it), which the memory
     /// the typed model may take grows with; 0 for the pickle's own size.
     pub input_len: u64,
+    /// The grammar version to model.
+    pub grammar: Grammar,
 }
 
 /// Opcode names, for findings.
