@@ -24,6 +24,8 @@
 //!   but their domains are listed in the metadata (`onnx.op_domains`) for reviewers.
 
 pub mod bounded;
+pub mod decode;
+pub mod error;
 #[doc(hidden)]
 pub mod fuzzing;
 pub mod model;
