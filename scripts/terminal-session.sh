@@ -6,7 +6,7 @@
 #   cargo build --release --workspace && scripts/terminal-session.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bin=$(realpath target/release/socair)
+bin=$(realpath "${SOCAIR_BIN:-target/release/socair}")  # SOCAIR_BIN=target/debug/socair uses a debug build
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 out=docs/terminal.md

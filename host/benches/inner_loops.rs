@@ -42,6 +42,7 @@ fn tensor(dtype: &str, len: u64) -> TensorDescriptor {
         strides: ROption::RNone,
         file: ROption::RNone,
         inline: ROption::RNone,
+        outside_model: false,
     }
 }
 

@@ -164,6 +164,11 @@ pub struct TensorDescriptor {
     /// reader keeps their total bounded by the input's size (at most 8x, as a one-byte varint
     /// decodes to eight bytes).
     pub inline: ROption<RVec<u8>>,
+    /// The tensor is sound but lies outside the format's model of the file (an optimizer's
+    /// state beside a training checkpoint's state dict): it is fingerprinted like any other,
+    /// and a converter names it as not carried instead of writing it. False for every tensor
+    /// of a format whose file is all model (safetensors, GGUF, ONNX, NumPy).
+    pub outside_model: bool,
 }
 
 /// A tensor's place in the format's own terms.

@@ -386,3 +386,62 @@ fn verification_catches_an_output_byte_that_differs_from_the_input() {
         assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0, "{src}");
     }
 }
+
+#[test]
+fn a_derivation_record_says_what_the_inputs_byteorder_record_said() {
+    for (fixture_path, expected) in [
+        (
+            "torch/legit/no-byteorder.pt",
+            "little (no byteorder record: read as little-endian, as torch.load does)",
+        ),
+        (
+            "torch/legit/state-dict.pt",
+            "little (byteorder record \"little\")",
+        ),
+        (
+            "torch/legit/big-endian.pt",
+            "big (byteorder record \"big\": swapped to little-endian; tensor hashes are of the little-endian bytes)",
+        ),
+        (
+            "torch/legacy/state-dict.pt",
+            "little (legacy format, which has no byteorder record: storages read as little-endian)",
+        ),
+    ] {
+        // A store each: inputs with the same tensors convert to one output.
+        let s = Store::new();
+        let scanner = s.key("scanner.key", "scan");
+        let deriver = s.key("deriver.key", "derive");
+        let src = s.dir.path().join(fixture_path.replace('/', "_"));
+        std::fs::copy(fixture(fixture_path), &src).unwrap();
+        let att = s.attest(&src, &scanner);
+        let r = s.run(&[
+            "airlock",
+            "convert",
+            src.to_str().unwrap(),
+            "--attestation",
+            &att,
+            "--key",
+            &deriver,
+        ]);
+        assert_eq!(r.code, 0, "{fixture_path}: {}", r.stderr);
+        let out_sha = r.stdout.trim().to_owned();
+        let out_name = std::fs::read_dir(s.path().join("incoming").join(&out_sha))
+            .unwrap()
+            .map(|e| e.unwrap().file_name().into_string().unwrap())
+            .find(|n| n.ends_with(".safetensors"))
+            .unwrap();
+        let v = s.verify_derivation(&out_sha, &src, &out_name);
+        assert_eq!(v.code, 0, "{fixture_path}: {}", v.stderr);
+        let statement = json(&v.stdout);
+        assert_eq!(
+            statement["predicate"]["byte_order"], expected,
+            "{fixture_path}"
+        );
+        // The key the reader used to say it is not metadata the output failed to carry.
+        assert!(
+            !v.stdout.contains("socair.byteorder_record"),
+            "{fixture_path}: {}",
+            v.stdout
+        );
+    }
+}

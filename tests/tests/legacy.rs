@@ -77,7 +77,13 @@ fn legacy_checkpoints_written_by_torch_pass_and_fingerprint_like_torch_reads_the
         assert_eq!(m["artifact"]["sha256"], case["file_sha256"], "{file}");
         let got = by_name(&m);
         let want = case["tensors"].as_array().unwrap();
-        assert_eq!(got.len(), want.len(), "{file}: {m:#}");
+        // A training checkpoint's optimizer state is fingerprinted too, outside the state
+        // dict (tests/tests/training.rs checks those against torch).
+        if file.contains("training") {
+            assert!(got.len() > want.len(), "{file}: {m:#}");
+        } else {
+            assert_eq!(got.len(), want.len(), "{file}: {m:#}");
+        }
         for w in want {
             let name = w["name"].as_str().unwrap();
             let g = got

@@ -25,4 +25,5 @@ mod template;
 mod tensors;
 mod torch;
 mod torch_containers;
+mod training;
 mod trust;

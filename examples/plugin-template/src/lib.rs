@@ -182,6 +182,7 @@ pub fn opened_file(outcome: Outcome) -> OpenedFile {
             strides: t.strides.map(RVec::from).into(),
             file: ROption::RNone,
             inline: ROption::RNone,
+            outside_model: false,
         })
         .collect();
     OpenedFile {

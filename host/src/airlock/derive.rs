@@ -310,11 +310,7 @@ fn convert_checked(
                 .map(|r| r.check.clone())
                 .collect(),
         },
-        byte_order: if done.conversion.swapped {
-            "big (swapped to little-endian; tensor hashes are of the little-endian bytes)".into()
-        } else {
-            "little".into()
-        },
+        byte_order: byte_order_text(done.conversion.swapped, &done.conversion.byteorder_records),
         tensors,
         aliases: done.conversion.aliases.iter().cloned().collect(),
         alias_rules: done.conversion.alias_rules.iter().cloned().collect(),
@@ -367,6 +363,32 @@ fn convert_checked(
     })?;
     fault::point("convert.renamed");
     Ok((done.sha256, out_name, rules))
+}
+
+/// The record's `byte_order`: `big …` when the input was swapped, `little …` otherwise
+/// (`recheck_derivation` reads the first word), followed by what the input's `byteorder`
+/// record said — present, absent (read as little-endian, as `torch.load` does by default), or
+/// a legacy file, which has none.
+fn byte_order_text(swapped: bool, records: &[String]) -> String {
+    let has = |v: &str| records.iter().any(|r| r == v);
+    if swapped {
+        return "big (byteorder record \"big\": swapped to little-endian; tensor hashes are of the little-endian bytes)".into();
+    }
+    let mut said = Vec::new();
+    if has("little") {
+        said.push("byteorder record \"little\"");
+    }
+    if has("absent") {
+        said.push("no byteorder record: read as little-endian, as torch.load does");
+    }
+    if has("legacy") {
+        said.push("legacy format, which has no byteorder record: storages read as little-endian");
+    }
+    if said.is_empty() {
+        "little".into()
+    } else {
+        format!("little ({})", said.join("; "))
+    }
 }
 
 /// Re-hashes every tensor of a verified derivation record from the input (its zip record)

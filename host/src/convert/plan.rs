@@ -12,6 +12,9 @@ use socair_plugin_api::{
     ByteOrder, OpenedFile, PlanTensor, RowStatus,
 };
 
+/// The metadata key under which the torch readers name an input's `byteorder` record
+/// (`socair_torch_zip::BYTEORDER_METADATA`).
+const BYTEORDER_METADATA: &str = "socair.byteorder_record";
 /// Unquantized dtypes GGUF can hold (ggml names equal the safetensors names here).
 const GGUF_DTYPES: &[&str] = &["F32", "F16", "BF16", "F64", "I8", "I16", "I32", "I64"];
 
@@ -62,6 +65,9 @@ pub struct Conversion {
     pub not_carried: Vec<String>,
     /// Whether any input was big-endian (swapped).
     pub swapped: bool,
+    /// Each torch input's `byteorder` record as its reader named it (`little`, `big`,
+    /// `absent`, `legacy`), in input order.
+    pub byteorder_records: Vec<String>,
     /// The metadata written.
     pub metadata: Vec<(String, String)>,
     /// The files tensors are read from, relative to the artifact: each opened file, and the
@@ -90,6 +96,7 @@ pub fn plan(
     let mut tensors = Vec::new();
     let mut not_carried = Vec::new();
     let mut swapped = false;
+    let mut byteorder_records: Vec<String> = Vec::new();
     let mut from_torch = false;
     let mut sources: Vec<String> = Vec::new();
     for (job, opened) in inputs.iter() {
@@ -146,9 +153,22 @@ pub fn plan(
         }
         not_carried.extend(opened.not_carried.iter().map(|s| format!("{prefix}{s}")));
         for (k, v) in opened.metadata.iter().map(|Tuple2(k, v)| (k, v)) {
+            // The torch readers name the input's `byteorder` record for the derivation
+            // record; taken from their formats only, so no other file's metadata can say it.
+            if (format == "torch-zip" || format == "torch-legacy")
+                && k.as_str() == BYTEORDER_METADATA
+            {
+                byteorder_records.push(v.to_string());
+                continue;
+            }
             not_carried.push(format!("{prefix}metadata {k:?} = {v:?}"));
         }
         for t in opened.tensors.iter() {
+            // Outside the format's model (an optimizer's state): fingerprinted, never carried;
+            // the plugin names it in `not_carried`.
+            if t.outside_model {
+                continue;
+            }
             let name = t.name.to_string();
             let element = t.element_type.as_ref().map(|e| e.to_string()).into_option().ok_or_else(|| {
                 format!("{prefix}tensor {name:?} is {} (block-quantized): it has no exact form in {to}", t.dtype)
@@ -304,6 +324,12 @@ pub fn plan(
         .filter(|(_, d)| !d)
         .map(|(t, _)| t)
         .collect();
+    if kept.is_empty() {
+        return Err(
+            "no tensor to carry: the input holds no tensor a conversion writes (nothing of its model, or nothing at all), and an empty file is never written"
+                .into(),
+        );
+    }
     let mut names = std::collections::HashSet::new();
     for t in &kept {
         if !names.insert(t.name.as_str()) {
@@ -351,6 +377,7 @@ pub fn plan(
         alias_rules,
         not_carried,
         swapped,
+        byteorder_records,
         metadata,
         sources,
     })

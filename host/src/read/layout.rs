@@ -360,6 +360,7 @@ mod tests {
             strides: ROption::RSome(RVec::from(strides.to_vec())),
             file: ROption::RNone,
             inline: ROption::RNone,
+            outside_model: false,
         }
     }
 

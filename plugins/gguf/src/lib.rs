@@ -174,6 +174,7 @@ pub fn opened_file(parsed: Result<reader::Gguf, reader::GgufError>) -> OpenedFil
                 strides: ROption::RNone,
                 file: ROption::RNone,
                 inline: ROption::RNone,
+                outside_model: false,
             }),
             _ => {
                 findings.push("tensors of an unknown type", || {

@@ -291,6 +291,7 @@ pub fn opened_file(parsed: Result<model::Model, model::OnnxError>) -> OpenedFile
             strides: ROption::RNone,
             file: t.file.as_deref().map(RString::from).into(),
             inline: ROption::RNone,
+            outside_model: false,
         })
         .collect();
     OpenedFile {

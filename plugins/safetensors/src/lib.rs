@@ -193,6 +193,7 @@ pub fn opened_file(parsed: Result<header::Header, header::SafetensorsError>) -> 
                     strides: ROption::RNone,
                     file: ROption::RNone,
                     inline: ROption::RNone,
+                    outside_model: false,
                 });
             }
             if past_budget > bounded::UNREAD_PER_KIND as u64 {

@@ -60,6 +60,8 @@ pub struct LocatedTensor {
     pub record: String,
     /// Where its storage starts within the record: 0, except for a legacy storage view.
     pub record_base: u64,
+    /// It lies outside the state-dict model (fingerprinted, not converted).
+    pub outside_model: bool,
 }
 
 /// Everything read from a checkpoint.
@@ -991,13 +993,34 @@ pub fn model_tensors(
     a.unread
         .extend(sd.unread.into_iter().map(|(n, r)| (Some(n), r)));
     a.outside = sd.outside;
-    a.not_carried = sd.not_carried;
-    for (name, model) in sd.named {
+    // Lines for the tensors outside the model come first in what a conversion lists as not
+    // carried, as they did when those tensors were only listed.
+    a.not_carried = sd
+        .outside_named
+        .iter()
+        .filter_map(|(_, _, line)| line.clone())
+        .chain(sd.not_carried)
+        .collect();
+    let all = sd
+        .named
+        .into_iter()
+        .map(|(n, m)| (n, m, false))
+        .chain(sd.outside_named.into_iter().map(|(n, m, _)| (n, m, true)));
+    for (name, model, outside_model) in all {
+        // A tensor outside the model that cannot be read is unread and not carried; one of
+        // the model is unread and refuses a conversion.
+        let mut unread = |name: String, why: String| {
+            if outside_model {
+                a.outside.push((name, why));
+            } else {
+                a.unread.push((Some(name), why));
+            }
+        };
         if model.storage.location == "meta" {
-            a.unread.push((
-                Some(name),
+            unread(
+                name,
                 "its storage's location is 'meta': torch.load (map_location=None) loads it without values, so its record's bytes are not what torch loads".into(),
-            ));
+            );
             continue;
         }
         match locate(&model.storage) {
@@ -1007,14 +1030,15 @@ pub fn model_tensors(
                 record_offset,
                 record,
                 record_base,
+                outside_model,
             }),
-            None => a.unread.push((
-                Some(name),
+            None => unread(
+                name,
                 format!(
                     "its storage {:?} does not match a record",
                     model.storage.key
                 ),
-            )),
+            ),
         }
     }
 }
@@ -1026,18 +1050,25 @@ pub struct StateDict {
     pub named: Vec<NamedTensor>,
     /// Tensors that cannot be named (colliding names, too deep): refused by conversion.
     pub unread: Vec<(String, String)>,
-    /// Tensors outside the model (in lists or tuples, under non-string keys): named as not
-    /// carried by conversion.
+    /// Tensors outside the model that cannot be named (under a key that is neither a string
+    /// nor an integer): unread, and named as not carried by conversion.
     pub outside: Vec<(String, String)>,
+    /// Tensors outside the model, named by their whole path (integer keys and list or tuple
+    /// positions as decimal numbers): fingerprinted, not converted. With each, the line a
+    /// conversion lists it under in `not_carried`, when it is listed one by one.
+    pub outside_named: Vec<(String, Rc<TensorModel>, Option<String>)>,
     /// Everything else the checkpoint holds, as `path (what)`.
     pub not_carried: Vec<String>,
 }
 
-/// `ReadStateDict`: the tensors a checkpoint holds as a state dict. The root is the
-/// top-level mapping, or its `state_dict` entry when that is a mapping (as safetensors'
-/// convert.py reads training checkpoints); nested string-keyed mappings are flattened with
-/// `.`. Tensors in lists or tuples or under non-string keys are outside the model; tensors
-/// whose names collide are unread; every other value is named as not carried.
+/// `ReadStateDict`: the tensors a checkpoint holds as a state dict, and every other tensor it
+/// holds. The model's root is the top-level mapping, or its `state_dict` entry when that is a
+/// mapping (as safetensors' convert.py and PyTorch Lightning read training checkpoints);
+/// nested string-keyed mappings are flattened with `.`. Tensors in lists or tuples, under
+/// integer keys, or beside `state_dict` are outside the model: named by their whole path
+/// (positions and integer keys as decimal numbers) and fingerprinted, never converted. A file
+/// that holds one bare tensor names it [`BARE_TENSOR`]. Tensors whose names collide are
+/// unread; every other value is named as not carried.
 pub fn read_state_dict(outcome: &pickle::Outcome, result: &Value) -> StateDict {
     let dict_items = |v: &Value| match v {
         Value::Obj(id) => match &outcome.objects[*id] {
@@ -1048,6 +1079,7 @@ pub fn read_state_dict(outcome: &pickle::Outcome, result: &Value) -> StateDict {
     };
     let mut walker = Walker {
         outcome,
+        beside: Vec::new(),
         on_path: HashSet::new(),
         // Every container once and every tensor and container item four times over: a large
         // state dict is walked whole, a pickle that shares containers to multiply the walk is
@@ -1076,10 +1108,13 @@ pub fn read_state_dict(outcome: &pickle::Outcome, result: &Value) -> StateDict {
             for (k, v) in items {
                 match k {
                     Value::Str(k) if &**k == "state_dict" => {}
-                    Value::Str(k) => walker
-                        .sd
-                        .not_carried
-                        .push(format!("{k} ({}, beside state_dict)", kind(outcome, v))),
+                    Value::Str(k) => {
+                        walker
+                            .sd
+                            .not_carried
+                            .push(format!("{k} ({}, beside state_dict)", kind(outcome, v)));
+                        walker.beside.push((k.to_string(), v.clone()));
+                    }
                     _ => walker.sd.not_carried.push(format!(
                         "a value under a non-string key ({})",
                         kind(outcome, v)
@@ -1088,12 +1123,27 @@ pub fn read_state_dict(outcome: &pickle::Outcome, result: &Value) -> StateDict {
             }
         }
     }
-    walker.walk(root, String::new(), 0, None);
+    if matches!(root, Value::Tensor(_)) {
+        // torch.save of one tensor: a name, never "".
+        walker.walk(root, BARE_TENSOR.to_owned(), 0, None);
+    } else {
+        walker.walk(root, String::new(), 0, None);
+    }
+    // What lies beside the state dict: its tensors are fingerprinted under their whole path,
+    // and a conversion names the entry as a whole (above), not each tensor in it.
+    for (k, v) in std::mem::take(&mut walker.beside) {
+        walker.walk(&v, k, 1, Some(BESIDE));
+    }
     let mut sd = walker.sd;
 
     // Names that collide ("a.b" as a key and as a path) are ambiguous: none of them is read.
     let mut counts: HashMap<&str, usize> = HashMap::new();
-    for (n, _) in &sd.named {
+    for n in sd
+        .named
+        .iter()
+        .map(|(n, _)| n)
+        .chain(sd.outside_named.iter().map(|(n, _, _)| n))
+    {
         *counts.entry(n.as_str()).or_default() += 1;
     }
     let colliding: HashSet<String> = counts
@@ -1102,7 +1152,7 @@ pub fn read_state_dict(outcome: &pickle::Outcome, result: &Value) -> StateDict {
         .map(|(n, _)| n.to_owned())
         .collect();
     let mut unread = std::mem::take(&mut sd.unread);
-    sd.named.retain(|(n, _)| {
+    let collides = |n: &String, unread: &mut Vec<(String, String)>| {
         if colliding.contains(n) {
             unread.push((
                 n.clone(),
@@ -1112,7 +1162,10 @@ pub fn read_state_dict(outcome: &pickle::Outcome, result: &Value) -> StateDict {
         } else {
             true
         }
-    });
+    };
+    sd.named.retain(|(n, _)| collides(n, &mut unread));
+    sd.outside_named
+        .retain(|(n, _, _)| collides(n, &mut unread));
     sd.unread = unread;
     if sd.named.iter().any(|(_, t)| t.requires_grad || t.parameter) {
         sd.not_carried
@@ -1148,6 +1201,8 @@ fn kind(outcome: &pickle::Outcome, v: &Value) -> String {
 /// by a budget proportional to the pickle's objects.
 struct Walker<'a> {
     outcome: &'a pickle::Outcome,
+    /// Entries beside `state_dict`, walked after the model.
+    beside: Vec<(String, Value)>,
     on_path: HashSet<usize>,
     budget: usize,
     /// Whether the budget ran out (said once).
@@ -1179,7 +1234,12 @@ impl Walker<'_> {
         let outcome = self.outcome;
         match value {
             Value::Tensor(t) => match excluded {
-                Some(why) => self.sd.outside.push((path, why.into())),
+                // Beside the state dict: the entry is named as not carried as a whole.
+                Some(BESIDE) => self.sd.outside_named.push((path, t.clone(), None)),
+                Some(why) => {
+                    let line = format!("{path} ({why})");
+                    self.sd.outside_named.push((path, t.clone(), Some(line)));
+                }
                 None => self.sd.named.push((path, t.clone())),
             },
             Value::Tuple(..) | Value::Obj(_) if depth >= MAX_NAME_DEPTH => {
@@ -1219,6 +1279,21 @@ impl Walker<'_> {
                         for (k, v) in &d.items {
                             match k {
                                 Value::Str(k) => self.walk(v, join(&path, k), depth + 1, excluded),
+                                // An optimizer's state is keyed by parameter index.
+                                Value::Int(i) => {
+                                    if excluded.is_none() {
+                                        self.sd.not_carried.push(format!(
+                                            "{} (under a non-string key)",
+                                            join(&path, "<key>")
+                                        ));
+                                    }
+                                    self.walk(
+                                        v,
+                                        join(&path, &i.to_string()),
+                                        depth + 1,
+                                        Some(excluded.unwrap_or(NON_STRING_KEY)),
+                                    )
+                                }
                                 _ => {
                                     if excluded.is_none() {
                                         self.sd.not_carried.push(format!(
@@ -1255,6 +1330,10 @@ impl Walker<'_> {
 }
 
 const IN_SEQUENCE: &str = "inside a list or tuple: not part of the state-dict model";
+const BESIDE: &str = "beside the state dict: not part of the state-dict model";
+
+/// The name of the one tensor of a file that holds a bare tensor (`torch.save(t)`).
+pub const BARE_TENSOR: &str = "tensor";
 const NON_STRING_KEY: &str = "under a key that is not a string: not part of the state-dict model";
 
 #[cfg(test)]

@@ -22,7 +22,7 @@ use abi_stable::{
     prefix_type::PrefixTypeTrait,
     sabi_extern_fn,
     sabi_trait::TD_Opaque,
-    std_types::{ROption, RResult, RSlice, RString, RVec},
+    std_types::{ROption, RResult, RSlice, RString, RVec, Tuple2},
 };
 use checkpoint::{Analysis, AnalyzeOptions, Endian};
 use pickle::Severity;
@@ -37,6 +37,9 @@ use socair_plugin_api::{
 pub const FORMAT: &str = "torch-zip";
 /// torch's legacy (non-zip) format, which this plugin reads too.
 pub const LEGACY_FORMAT: &str = "torch-legacy";
+/// The metadata key naming the input's `byteorder` record: `little`, `big`, `absent` or
+/// `legacy`. The host reads it from this plugin's formats only.
+pub const BYTEORDER_METADATA: &str = "socair.byteorder_record";
 /// The pickle grammar's rule-set name and version.
 pub const GRAMMAR: (&str, &str) = ("socair-wo", "1");
 /// The check the grammar reports.
@@ -191,7 +194,7 @@ pub fn opened_file(a: &Analysis, header_only: bool) -> OpenedFile {
             unread.push(Unread {
                 tensor: ROption::RSome(t.name.as_str().into()),
                 reason: "torch's conj/neg bit is set: its bytes are not its values".into(),
-                outside_model: false,
+                outside_model: t.outside_model,
             });
             continue;
         }
@@ -215,7 +218,7 @@ pub fn opened_file(a: &Analysis, header_only: bool) -> OpenedFile {
                     m.dtype.torch, m.dtype.packed
                 )
                 .into(),
-                outside_model: false,
+                outside_model: t.outside_model,
             });
             continue;
         };
@@ -252,6 +255,7 @@ pub fn opened_file(a: &Analysis, header_only: bool) -> OpenedFile {
             },
             file: ROption::RNone,
             inline: ROption::RNone,
+            outside_model: t.outside_model,
         });
     }
     OpenedFile {
@@ -259,7 +263,18 @@ pub fn opened_file(a: &Analysis, header_only: bool) -> OpenedFile {
         tensors: tensors.into(),
         unread: unread.into(),
         rows: RVec::from(vec![structure_row(), pickle_row(a, header_only)]),
-        metadata: RVec::new(),
+        // What the host's derivation record says about the input's byte order: the record
+        // present (`little`/`big`), absent (read as little-endian, as torch.load does), or a
+        // legacy file (which has no such record).
+        metadata: RVec::from(vec![Tuple2(
+            RString::from(BYTEORDER_METADATA),
+            RString::from(match a.byteorder_record {
+                _ if a.legacy => "legacy",
+                Some(Endian::Little) => "little",
+                Some(Endian::Big) => "big",
+                None => "absent",
+            }),
+        )]),
         not_carried: a
             .not_carried
             .iter()
