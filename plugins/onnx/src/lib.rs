@@ -255,6 +255,7 @@ pub fn opened_file(parsed: Result<model::Model, model::OnnxError>) -> OpenedFile
         })
         .unwrap_or(RowStatus::Pass);
     let external = m.tensors.iter().filter(|t| t.file.is_some()).count();
+    let decoded = m.tensors.iter().filter(|t| t.inline.is_some()).count();
     let not_located = m.unread.iter().filter(|u| !u.outside_model).count();
     let outside = m.unread.len() - not_located;
     let ir = m
@@ -262,15 +263,17 @@ pub fn opened_file(parsed: Result<model::Model, model::OnnxError>) -> OpenedFile
         .map_or_else(|| "?".to_owned(), |v| v.to_string());
     let summary = match status {
         RowStatus::Pass => format!(
-            "ONNX model (IR {ir}): {} of {} initializers located ({external} in external data files), {not_located} with no byte range, {outside} tensors outside the main graph's initializers not carried",
+            "ONNX model (IR {ir}): {} tensors of {} initializers and {} Constant nodes fingerprinted ({external} in external data files, {decoded} decoded from numbers), {not_located} not read, {outside} tensors outside the main graph not carried",
             m.tensors.len(),
-            m.initializers
+            m.initializers,
+            m.constants
         ),
         RowStatus::Fail => "not a sound ONNX model: readers may disagree on its tensors".to_owned(),
         _ => format!(
-            "ONNX model (IR {ir}) with parts this reader does not prove: {} of {} initializers located",
+            "ONNX model (IR {ir}) with parts this reader does not prove: {} tensors of {} initializers and {} Constant nodes fingerprinted",
             m.tensors.len(),
-            m.initializers
+            m.initializers,
+            m.constants
         ),
     };
     let tensors: RVec<TensorDescriptor> = m
@@ -290,7 +293,7 @@ pub fn opened_file(parsed: Result<model::Model, model::OnnxError>) -> OpenedFile
             origin: ROption::RNone,
             strides: ROption::RNone,
             file: t.file.as_deref().map(RString::from).into(),
-            inline: ROption::RNone,
+            inline: t.inline.clone().map(RVec::from).into(),
             outside_model: false,
         })
         .collect();
