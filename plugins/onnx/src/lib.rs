@@ -10,15 +10,20 @@
 //!
 //! * protobuf has no magic: [`looks_like_onnx`] claims a file only when its first bytes parse
 //!   as `ir_version` followed by ModelProto fields; the host also opens `*.onnx` by extension;
-//! * `raw_data`, and packed `float_data` / `double_data` (fixed-width little-endian), are byte
-//!   ranges; values varint-coded in `int32_data`, `int64_data` or `uint64_data` have none and
-//!   are listed as unread with the reason;
+//! * the tensors are the main graph's initializers and the values of its `Constant` nodes,
+//!   each Constant named by its output (see [`model`]);
+//! * `raw_data`, packed `float_data` / `double_data` (fixed-width little-endian), a Constant's
+//!   `value_float` and packed `value_floats` are byte ranges; values held as numbers
+//!   (varint-coded `int32_data` / `int64_data` / `uint64_data`, unpacked floats, a Constant's
+//!   `value_int(s)`) are decoded to the bytes `onnx.numpy_helper.to_array` returns
+//!   ([`decode`]) and passed as `inline` bytes, which the host fingerprints but never converts;
 //! * external data (`data_location = EXTERNAL`) becomes a descriptor whose `file` is the
 //!   location, after refusing absolute paths, `..`, backslashes and empty names; its
 //!   `checksum` key (SHA-1) is not checked: the host hashes the bytes itself;
-//! * tensors outside the main graph's dense initializers (subgraphs of If/Loop/Scan, node
-//!   attributes such as Constant values, sparse initializers, training graphs) are listed as
-//!   unread and outside the model: a conversion names them as not carried;
+//! * tensors outside the main graph's dense initializers and Constants (subgraphs of
+//!   If/Loop/Scan and the Constants in them, other node attributes, a Constant's
+//!   `sparse_value`, sparse initializers, training graphs) are listed as unread and outside
+//!   the model: a conversion names them as not carried;
 //! * graph nodes are data to socair, not code it runs: operators of custom domains and
 //!   model-local functions are not a LEAD (a runtime resolves them to kernels it already has),
 //!   but their domains are listed in the metadata (`onnx.op_domains`) for reviewers.
