@@ -1,5 +1,6 @@
 //! ONNX end to end, against files the `onnx` Python package wrote and the hashes Python
-//! computed from the numpy arrays (fixtures/onnx/expected.json, from make_fixtures.py).
+//! computed from the numpy arrays, `onnx.numpy_helper.to_array` and `onnx.reference`
+//! (fixtures/onnx/expected.json, from make_fixtures.py).
 
 use crate::common::{fixture, json, run, socair};
 use serde_json::Value;
@@ -76,7 +77,7 @@ fn manifests_match_python() {
         assert_eq!(row["check"], "Format and structure");
         assert_eq!(row["status"], "PASS", "{rel}");
     }
-    assert_eq!(files, 5);
+    assert_eq!(files, 6);
 }
 
 #[test]
@@ -85,10 +86,77 @@ fn scan_names_the_models_metadata_free_rows() {
         .arg("scan")
         .arg(fixture("onnx/valid/int32-data.onnx")));
     let row = &json(&r.stdout)["rows"][0];
-    // 1 of 5 located, 4 varint-coded: sound, so PASS, and the summary says so.
+    // 13 initializers, 12 of them varint-coded and decoded: sound, so PASS, and the summary
+    // says how many were decoded.
     let summary = row["summary"].as_str().unwrap();
-    assert!(summary.contains("1 of 5 initializers located"), "{summary}");
-    assert!(summary.contains("4 with no byte range"), "{summary}");
+    assert_eq!(row["status"], "PASS");
+    assert!(
+        summary.contains("13 tensors of 13 initializers and 0 Constant nodes"),
+        "{summary}"
+    );
+    assert!(summary.contains("12 decoded from numbers"), "{summary}");
+}
+
+#[test]
+fn constant_weights_are_named_by_their_outputs_and_diff_with_safetensors() {
+    let e = expected();
+    let model = fixture("onnx/valid/paddle-constants.onnx");
+    let r = run(socair().arg("tensors").arg(&model));
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let m = json(&r.stdout);
+    let names: Vec<String> = by_name(&m).into_keys().collect();
+    assert_eq!(
+        names,
+        [
+            "axis",
+            "conv.w",
+            "fc.b",
+            "fc.w",
+            "ids",
+            "mean",
+            "perm",
+            "reshape.shape",
+            "scale"
+        ]
+    );
+    assert_tensors(
+        &m,
+        &e["valid/paddle-constants.onnx"]["tensors"],
+        "paddle-constants",
+    );
+    let scan = json(&run(socair().arg("scan").arg(&model)).stdout);
+    let summary = scan["rows"][0]["summary"].as_str().unwrap();
+    assert!(
+        summary.contains("9 tensors of 0 initializers and 9 Constant nodes"),
+        "{summary}"
+    );
+    // The same weights as safetensors (written by the generator from what onnx's reference
+    // runtime outputs for each Constant): every tensor pairs, none differs.
+    let d = run(socair()
+        .args(["tensors", "diff"])
+        .arg(&model)
+        .arg(fixture("onnx/valid/paddle-constants.safetensors")));
+    assert_eq!(d.code, 0, "{}", d.stderr);
+    let c = json(&d.stdout);
+    assert_eq!(c["summary"]["identical"], 9, "{c:#}");
+    assert_eq!(c["matches"], true, "{c:#}");
+    // Its decoded tensors (INT64 and INT32 in varints, value_int(s)) are refused by a
+    // conversion with the host's reason; nothing is written.
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("paddle.safetensors");
+    let r = run(socair().arg("convert").arg(&model).arg(&out).args([
+        "--from",
+        "onnx",
+        "--to",
+        "safetensors",
+    ]));
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    assert!(
+        r.stderr.contains("decoded them from varints"),
+        "{}",
+        r.stderr
+    );
+    assert!(!out.exists());
 }
 
 #[test]
@@ -132,7 +200,16 @@ fn convert_to_safetensors_keeps_every_hash() {
         .args(["--from", "onnx", "--to", "safetensors"]));
     assert_eq!(r.code, 0, "{}", r.stderr);
     assert!(r.stderr.contains("not carried: then.w"), "{}", r.stderr);
-    // Varint-coded values cannot be carried exactly: refused, nothing written.
+    assert!(r.stderr.contains("not carried: then.c"), "{}", r.stderr);
+    // The main graph's Constant (raw_data) is carried under its output's name.
+    let converted = json(&run(socair().arg("tensors").arg(&out)).stdout);
+    assert_tensors(
+        &converted,
+        &e["valid/outside.onnx"]["tensors"],
+        "outside converted",
+    );
+    // Varint-coded values are fingerprinted from decoded bytes, which a conversion does not
+    // carry: refused with the host's reason, nothing written.
     let out = dir.path().join("int32.safetensors");
     let r = run(socair()
         .arg("convert")
@@ -140,7 +217,11 @@ fn convert_to_safetensors_keeps_every_hash() {
         .arg(&out)
         .args(["--from", "onnx", "--to", "safetensors"]));
     assert_eq!(r.code, 1, "{}", r.stderr);
-    assert!(r.stderr.contains("int32_data"), "{}", r.stderr);
+    assert!(
+        r.stderr.contains("decoded them from varints"),
+        "{}",
+        r.stderr
+    );
     assert!(!out.exists());
 }
 
@@ -280,5 +361,5 @@ fn malformed_files_are_refused_with_reasons() {
         assert_eq!(c.code, 1, "{rel}: {}", c.stderr);
         assert!(!out.path().join("o.safetensors").exists());
     }
-    assert!(n >= 11, "{n}");
+    assert!(n >= 17, "{n}");
 }

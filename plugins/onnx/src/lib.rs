@@ -10,20 +10,27 @@
 //!
 //! * protobuf has no magic: [`looks_like_onnx`] claims a file only when its first bytes parse
 //!   as `ir_version` followed by ModelProto fields; the host also opens `*.onnx` by extension;
-//! * `raw_data`, and packed `float_data` / `double_data` (fixed-width little-endian), are byte
-//!   ranges; values varint-coded in `int32_data`, `int64_data` or `uint64_data` have none and
-//!   are listed as unread with the reason;
+//! * the tensors are the main graph's initializers and the values of its `Constant` nodes,
+//!   each Constant named by its output (see [`model`]);
+//! * `raw_data`, packed `float_data` / `double_data` (fixed-width little-endian), a Constant's
+//!   `value_float` and packed `value_floats` are byte ranges; values held as numbers
+//!   (varint-coded `int32_data` / `int64_data` / `uint64_data`, unpacked floats, a Constant's
+//!   `value_int(s)`) are decoded to the bytes `onnx.numpy_helper.to_array` returns
+//!   ([`decode`]) and passed as `inline` bytes, which the host fingerprints but never converts;
 //! * external data (`data_location = EXTERNAL`) becomes a descriptor whose `file` is the
 //!   location, after refusing absolute paths, `..`, backslashes and empty names; its
 //!   `checksum` key (SHA-1) is not checked: the host hashes the bytes itself;
-//! * tensors outside the main graph's dense initializers (subgraphs of If/Loop/Scan, node
-//!   attributes such as Constant values, sparse initializers, training graphs) are listed as
-//!   unread and outside the model: a conversion names them as not carried;
+//! * tensors outside the main graph's dense initializers and Constants (subgraphs of
+//!   If/Loop/Scan and the Constants in them, other node attributes, a Constant's
+//!   `sparse_value`, sparse initializers, training graphs) are listed as unread and outside
+//!   the model: a conversion names them as not carried;
 //! * graph nodes are data to socair, not code it runs: operators of custom domains and
 //!   model-local functions are not a LEAD (a runtime resolves them to kernels it already has),
 //!   but their domains are listed in the metadata (`onnx.op_domains`) for reviewers.
 
 pub mod bounded;
+pub mod decode;
+pub mod error;
 #[doc(hidden)]
 pub mod fuzzing;
 pub mod model;
@@ -253,6 +260,7 @@ pub fn opened_file(parsed: Result<model::Model, model::OnnxError>) -> OpenedFile
         })
         .unwrap_or(RowStatus::Pass);
     let external = m.tensors.iter().filter(|t| t.file.is_some()).count();
+    let decoded = m.tensors.iter().filter(|t| t.inline.is_some()).count();
     let not_located = m.unread.iter().filter(|u| !u.outside_model).count();
     let outside = m.unread.len() - not_located;
     let ir = m
@@ -260,15 +268,17 @@ pub fn opened_file(parsed: Result<model::Model, model::OnnxError>) -> OpenedFile
         .map_or_else(|| "?".to_owned(), |v| v.to_string());
     let summary = match status {
         RowStatus::Pass => format!(
-            "ONNX model (IR {ir}): {} of {} initializers located ({external} in external data files), {not_located} with no byte range, {outside} tensors outside the main graph's initializers not carried",
+            "ONNX model (IR {ir}): {} tensors of {} initializers and {} Constant nodes fingerprinted ({external} in external data files, {decoded} decoded from numbers), {not_located} not read, {outside} tensors outside the main graph not carried",
             m.tensors.len(),
-            m.initializers
+            m.initializers,
+            m.constants
         ),
         RowStatus::Fail => "not a sound ONNX model: readers may disagree on its tensors".to_owned(),
         _ => format!(
-            "ONNX model (IR {ir}) with parts this reader does not prove: {} of {} initializers located",
+            "ONNX model (IR {ir}) with parts this reader does not prove: {} tensors of {} initializers and {} Constant nodes fingerprinted",
             m.tensors.len(),
-            m.initializers
+            m.initializers,
+            m.constants
         ),
     };
     let tensors: RVec<TensorDescriptor> = m
@@ -288,7 +298,7 @@ pub fn opened_file(parsed: Result<model::Model, model::OnnxError>) -> OpenedFile
             origin: ROption::RNone,
             strides: ROption::RNone,
             file: t.file.as_deref().map(RString::from).into(),
-            inline: ROption::RNone,
+            inline: t.inline.clone().map(RVec::from).into(),
             outside_model: false,
         })
         .collect();

@@ -1,53 +1,24 @@
-//! The ONNX model as socair sees it: every initializer of the main graph located as byte
-//! ranges (in the file, or in an external data file beside it), everything else that holds
-//! tensors named as not carried, and the findings of the checks.
+//! The ONNX model as socair sees it: every initializer of the main graph, and the value of
+//! every Constant node of the main graph (named by the node's output), located as byte ranges
+//! (in the file, or in an external data file beside it) or decoded from the numbers the file
+//! holds ([`crate::decode`]); everything else that holds tensors named as not carried, and the
+//! findings of the checks.
 //!
 //! [`parse`] is a pure function over the file's bytes: the wire pre-pass ([`crate::wire`])
 //! refuses or bounds the file first, then prost decodes it from a `Bytes` buffer so that every
 //! `raw_data` is a zero-copy slice of the file whose offset is known.
 
 use crate::bounded::{self, Listing};
-use crate::proto::onnx::{tensor_proto, GraphProto, ModelProto, NodeProto, TensorProto};
-use crate::wire::{self, InitializerSpans, Severity, WireError};
+use crate::decode;
+use crate::proto::onnx::{
+    tensor_proto, AttributeProto, GraphProto, ModelProto, NodeProto, TensorProto,
+};
+use crate::wire::{self, Severity, TensorSpans};
 use bytes::Bytes;
 use prost::Message;
 use std::collections::{BTreeMap, BTreeSet};
 
-/// The largest file decoded: protobuf's own limit for one message (2 GiB − 1).
-pub const MAX_MODEL_LEN: u64 = i32::MAX as u64;
-
-/// Why a file is refused whole.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum OnnxError {
-    /// Bigger than protobuf allows for one message.
-    #[error("the file is {len} bytes; a protobuf message (an ONNX ModelProto) is at most {MAX_MODEL_LEN} bytes, so it is not decoded (larger models keep their weights in external data files)")]
-    TooLarge {
-        /// The file's length.
-        len: u64,
-    },
-    /// Nothing in it.
-    #[error("the file is empty: no ModelProto")]
-    Empty,
-    /// Refused by the wire pre-pass.
-    #[error("not a sound protobuf ModelProto: {0}")]
-    Wire(#[from] WireError),
-    /// prost refused it (the pre-pass accepted it).
-    #[error("prost cannot decode it as a ModelProto: {0}")]
-    Decode(String),
-    /// The pre-pass and prost disagree (a bug in one of them, never the file's fault).
-    #[error("the wire pre-pass and prost disagree: {0}")]
-    Inconsistent(String),
-}
-
-impl OnnxError {
-    /// The place the error names.
-    pub fn place(&self) -> String {
-        match self {
-            OnnxError::Wire(e) => e.place(),
-            _ => "model".into(),
-        }
-    }
-}
+pub use crate::error::{OnnxError, MAX_MODEL_LEN};
 
 /// One located tensor.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -62,6 +33,11 @@ pub struct Tensor {
     pub ranges: Vec<(u64, u64)>,
     /// The external data file (relative to the model's directory), when not this file.
     pub file: Option<String>,
+    /// The tensor's bytes as decoded by the reader (its elements' little-endian bytes in
+    /// row-major order, what `onnx.numpy_helper.to_array` returns), when the file holds its
+    /// values as numbers rather than as those bytes (varint-coded, or one tag per value):
+    /// `ranges` is then empty and `file` none.
+    pub inline: Option<Vec<u8>>,
 }
 
 /// A tensor (or the file) not located.
@@ -91,7 +67,8 @@ pub struct Finding {
 pub struct Model {
     /// `ir_version`.
     pub ir_version: Option<i64>,
-    /// The main graph's initializers that were located, in file order.
+    /// The main graph's initializers that were located, in file order, then the values of
+    /// its Constant nodes, in node order (each named by the node's output).
     pub tensors: Vec<Tensor>,
     /// Those that were not, and tensors elsewhere in the model.
     pub unread: Vec<UnreadTensor>,
@@ -101,6 +78,8 @@ pub struct Model {
     pub metadata: Vec<(String, String)>,
     /// Initializers in the main graph (located or not).
     pub initializers: usize,
+    /// Constant nodes in the main graph (their values located or not).
+    pub constants: usize,
 }
 
 /// An ONNX data type: its name, and socair's element type and width when it has one.
@@ -222,12 +201,20 @@ pub fn parse(data: Bytes) -> Result<Model, OnnxError> {
         )));
     }
     out.initializers = graph.initializer.len();
-    let mut located: Vec<(usize, Tensor)> = Vec::new();
+    if graph.node.len() != walk.main_nodes {
+        return Err(OnnxError::Inconsistent(format!(
+            "{} main-graph nodes decoded, {} walked",
+            graph.node.len(),
+            walk.main_nodes
+        )));
+    }
+    // Every tensor described, with the place that names it in findings.
+    let mut located: Vec<(String, Tensor)> = Vec::new();
     for (i, (t, spans)) in graph.initializer.iter().zip(&walk.initializers).enumerate() {
         let name = t.name.as_deref().unwrap_or_default();
         let place = || format!("graph.initializer[{i}] {:?}", bounded::short(name));
         match describe(t, spans, &data)? {
-            Ok(tensor) => located.push((i, tensor)),
+            Ok(tensor) => located.push((place(), tensor)),
             Err(problem) => {
                 if let Some(severity) = problem.severity {
                     findings.push(problem.kind, || Finding {
@@ -244,7 +231,9 @@ pub fn parse(data: Bytes) -> Result<Model, OnnxError> {
             }
         }
     }
-    // Names: every initializer (and sparse initializer) has one, and no two share it.
+    // Names: every initializer (and sparse initializer) has one, and no two share it; nor
+    // does a Constant's output (onnx.checker: "Graph must be in single static assignment
+    // (SSA) form").
     let mut by_name: BTreeMap<&str, Vec<String>> = BTreeMap::new();
     for (i, t) in graph.initializer.iter().enumerate() {
         let name = t.name.as_deref().unwrap_or("");
@@ -264,6 +253,54 @@ pub fn parse(data: Bytes) -> Result<Model, OnnxError> {
             .or_default()
             .push(format!("graph.sparse_initializer[{i}]"));
     }
+    for (n, node) in graph.node.iter().enumerate() {
+        if !is_constant(node) {
+            continue;
+        }
+        out.constants += 1;
+        let place = format!(
+            "graph.node[{n}] Constant {:?}",
+            bounded::short(node.name.as_deref().unwrap_or(""))
+        );
+        let Some(output) = node.output.first().filter(|o| !o.is_empty()) else {
+            fail(
+                &mut findings,
+                "Constants refused",
+                &|| place.clone(),
+                &|| "a Constant node without an output name (onnx.checker requires one)".into(),
+            );
+            unread.push("Constants refused", || UnreadTensor {
+                name: None,
+                reason: format!("{place}: a Constant node without an output name"),
+                outside_model: false,
+            });
+            continue;
+        };
+        by_name
+            .entry(output.as_str())
+            .or_default()
+            .push(format!("graph.node[{n}] Constant"));
+        match constant(node, n, &walk, &data)? {
+            Ok(mut tensor) => {
+                tensor.name = output.clone();
+                located.push((place, tensor));
+            }
+            Err(problem) => {
+                if let Some(severity) = problem.severity {
+                    findings.push(problem.kind, || Finding {
+                        severity,
+                        place: format!("{place} output {:?}", bounded::short(output)),
+                        reason: problem.reason.clone(),
+                    });
+                }
+                unread.push(problem.kind, || UnreadTensor {
+                    name: Some(output.clone()),
+                    reason: format!("{place}: {}", problem.reason),
+                    outside_model: problem.outside_model,
+                });
+            }
+        }
+    }
     let mut refused: BTreeSet<String> = BTreeSet::new();
     for (name, places) in &by_name {
         if name.is_empty() {
@@ -280,11 +317,11 @@ pub fn parse(data: Bytes) -> Result<Model, OnnxError> {
             for p in &places[1..] {
                 fail(
                     &mut findings,
-                    "duplicate initializer names",
+                    "duplicate names",
                     &|| format!("{p} {:?}", bounded::short(name)),
                     &|| {
                         format!(
-                        "duplicate initializer name: {} also holds {:?}; which one a runtime binds is up to the runtime",
+                        "duplicate name: {} also defines {:?} (onnx.checker: the graph is not in single static assignment form); which one a runtime binds is up to the runtime",
                         places[0],
                         bounded::short(name)
                     )
@@ -295,13 +332,19 @@ pub fn parse(data: Bytes) -> Result<Model, OnnxError> {
         }
     }
     let limit = bounded::described_limit(len);
+    // Decoded bytes held at once: at most 8x the input (each value decoded has at least one
+    // byte of the file and yields at most 8).
+    let inline_limit = len.saturating_mul(8);
+    let mut inline_total = 0u64;
     let mut past_budget = 0u64;
-    for (i, t) in located {
+    let mut past_decoded = 0u64;
+    for (place, t) in located {
+        let inline_len = t.inline.as_ref().map_or(0, |b| b.len() as u64);
         if refused.contains(&t.name) {
-            unread.push("initializers whose name is not unique", || UnreadTensor {
+            unread.push("tensors whose name is not unique", || UnreadTensor {
                 name: Some(t.name.clone()),
                 reason: format!(
-                    "graph.initializer[{i}] {:?}: its name is not unique (or empty), so it cannot be told apart",
+                    "{place} {:?}: its name is not unique (or empty), so it cannot be told apart",
                     bounded::short(&t.name)
                 ),
                 outside_model: false,
@@ -313,18 +356,42 @@ pub fn parse(data: Bytes) -> Result<Model, OnnxError> {
                 reason: budget_reason(limit, len),
                 outside_model: false,
             });
+        } else if inline_total.saturating_add(inline_len) > inline_limit {
+            past_decoded += 1;
+            unread.push("tensors past the budget", || UnreadTensor {
+                name: Some(t.name.clone()),
+                reason: format!(
+                    "{place}: its {} decoded bytes would take the bytes decoded from this {}-byte model past {} (8 times its size)",
+                    bounded::thousands(inline_len),
+                    bounded::thousands(len),
+                    bounded::thousands(inline_limit)
+                ),
+                outside_model: false,
+            });
         } else {
+            inline_total += inline_len;
             out.tensors.push(t);
         }
     }
     if past_budget > 0 {
         findings.push("tensors past the budget", || Finding {
             severity: Severity::Lead,
-            place: "graph.initializer".into(),
+            place: "graph".into(),
             reason: format!(
                 "{} located tensors are past the budget: {}",
                 bounded::thousands(past_budget),
                 budget_reason(limit, len)
+            ),
+        });
+    }
+    if past_decoded > 0 {
+        findings.push("tensors past the decoding budget", || Finding {
+            severity: Severity::Lead,
+            place: "graph".into(),
+            reason: format!(
+                "{} tensors are not decoded: socair decodes at most {} bytes (8 times the file's size) of values the file holds as numbers",
+                bounded::thousands(past_decoded),
+                bounded::thousands(inline_limit)
             ),
         });
     }
@@ -335,6 +402,7 @@ pub fn parse(data: Bytes) -> Result<Model, OnnxError> {
         outside_nodes(
             &f.node,
             &format!("functions[{i}]"),
+            false,
             &mut unread,
             &mut domains,
         );
@@ -496,12 +564,16 @@ fn outside_graph(
             }
         });
     }
-    outside_nodes(&g.node, place, unread, domains);
+    outside_nodes(&g.node, place, main, unread, domains);
 }
 
+/// Lists the tensors held by the attributes of `nodes` (and their subgraphs) as not carried;
+/// in the main graph (`main`), a Constant's value is the Constant's own tensor, read by
+/// [`constant`], and is not listed here.
 fn outside_nodes(
     nodes: &[NodeProto],
     place: &str,
+    main: bool,
     unread: &mut Listing<UnreadTensor>,
     domains: &mut BTreeSet<String>,
 ) {
@@ -521,19 +593,35 @@ fn outside_nodes(
                 bounded::short(node.name.as_deref().unwrap_or(""))
             )
         };
+        let constant = is_constant(node);
         for a in &node.attribute {
-            let attr = bounded::short(a.name.as_deref().unwrap_or(""));
+            let name = a.name.as_deref().unwrap_or("");
+            let value = constant && CONSTANT_VALUES.contains(&name);
+            if main && value {
+                continue;
+            }
+            let attr = bounded::short(name);
             for t in a.t.iter().chain(&a.tensors) {
                 unread.push(OUTSIDE, || UnreadTensor {
-                    name: t
-                        .name
-                        .clone()
-                        .filter(|n| !n.is_empty())
-                        .or_else(|| node.output.first().cloned()),
-                    reason: format!(
-                        "{} attribute {attr:?}: a tensor held by a node attribute (such as a Constant's value), not an initializer; this reader does not carry it",
-                        node_place()
-                    ),
+                    name: if value {
+                        node.output.first().cloned()
+                    } else {
+                        t.name
+                            .clone()
+                            .filter(|n| !n.is_empty())
+                            .or_else(|| node.output.first().cloned())
+                    },
+                    reason: if value {
+                        format!(
+                            "{} attribute {attr:?}: the value of a Constant outside the main graph (in a subgraph of If/Loop/Scan, a function or a training graph), which this reader does not carry: its name is local to that graph",
+                            node_place()
+                        )
+                    } else {
+                        format!(
+                            "{} attribute {attr:?}: a tensor held by a node attribute, not an initializer or a Constant's value; this reader does not carry it",
+                            node_place()
+                        )
+                    },
                     outside_model: true,
                 });
             }
@@ -564,6 +652,8 @@ fn outside_nodes(
 #[derive(Debug)]
 struct Problem {
     severity: Option<Severity>,
+    /// Sound but outside socair's model of the file (not carried by a conversion).
+    outside_model: bool,
     /// The kind it is counted under when there are many.
     kind: &'static str,
     reason: String,
@@ -572,6 +662,7 @@ struct Problem {
 fn problem(severity: Option<Severity>, reason: impl Into<String>) -> Problem {
     Problem {
         severity,
+        outside_model: false,
         kind: match severity {
             Some(Severity::Fail) => "initializers refused",
             Some(Severity::Lead) => "initializers not proved",
@@ -585,10 +676,173 @@ fn fail(reason: impl Into<String>) -> Problem {
     problem(Some(Severity::Fail), reason)
 }
 
-/// Locates one main-graph initializer. The outer error is an internal inconsistency.
+/// Whether `node` is the ONNX `Constant` operator (of the default domain: a Constant of
+/// another domain is some other operator).
+fn is_constant(node: &NodeProto) -> bool {
+    node.op_type.as_deref() == Some("Constant")
+        && matches!(node.domain.as_deref(), None | Some("" | "ai.onnx"))
+}
+
+/// The attributes of a Constant that hold its value (`onnx/defs/generator/defs.cc`).
+const CONSTANT_VALUES: &[&str] = &[
+    "value",
+    "value_float",
+    "value_floats",
+    "value_int",
+    "value_ints",
+    "value_string",
+    "value_strings",
+    "sparse_value",
+];
+
+/// The value of main-graph Constant node `n`, as the tensor the node outputs (its name is set
+/// by the caller). The outer error is an internal inconsistency.
+///
+/// What the operator outputs (onnx/defs/generator/defs.cc, and the reference implementation
+/// `onnx/reference/ops/op_constant.py`): `value` its tensor; `value_float` a FLOAT scalar;
+/// `value_floats` a 1-D FLOAT tensor; `value_int` an INT64 scalar; `value_ints` a 1-D INT64
+/// tensor. `value_string(s)` have no fixed-width element type and `sparse_value` is a sparse
+/// tensor: both are listed as not read.
+fn constant(
+    node: &NodeProto,
+    n: usize,
+    walk: &wire::Walk,
+    base: &Bytes,
+) -> Result<Result<Tensor, Problem>, OnnxError> {
+    let values: Vec<(usize, &AttributeProto)> = node
+        .attribute
+        .iter()
+        .enumerate()
+        .filter(|(_, a)| CONSTANT_VALUES.contains(&a.name.as_deref().unwrap_or("")))
+        .collect();
+    if values.len() != 1 {
+        let names: Vec<&str> = values
+            .iter()
+            .map(|(_, a)| a.name.as_deref().unwrap_or(""))
+            .collect();
+        return Ok(Err(fail(format!(
+            "{} of its attributes hold a value ({}); onnx requires exactly one (\"Only one of the attributes 'value', 'value_*' or 'sparse_value' must be specified for a Constant node.\"), so readers may take any",
+            values.len(),
+            names.join(", ")
+        ))));
+    }
+    if node.output.len() != 1 {
+        return Ok(Err(fail(format!(
+            "it has {} outputs; the Constant operator has one",
+            node.output.len()
+        ))));
+    }
+    let (index, a) = values[0];
+    let attr = a.name.as_deref().unwrap_or("");
+    // onnx.checker: "Attribute should contain one and only one value field."
+    let fields = [
+        a.f.is_some(),
+        a.i.is_some(),
+        a.s.is_some(),
+        a.t.is_some(),
+        a.g.is_some(),
+        a.sparse_tensor.is_some(),
+        a.tp.is_some(),
+        !a.floats.is_empty(),
+        !a.ints.is_empty(),
+        !a.strings.is_empty(),
+        !a.tensors.is_empty(),
+        !a.graphs.is_empty(),
+        !a.sparse_tensors.is_empty(),
+        !a.type_protos.is_empty(),
+    ]
+    .into_iter()
+    .filter(|&present| present)
+    .count();
+    if fields > 1 {
+        return Ok(Err(fail(format!(
+            "attribute {attr:?} holds {fields} value fields; onnx.checker requires one (\"Attribute should contain one and only one value field.\"), so readers may take any"
+        ))));
+    }
+    let spans = walk.attribute(n, index);
+    let missing = |field: &str| {
+        Ok(Err(fail(format!(
+            "attribute {attr:?} does not hold its value in `{field}`"
+        ))))
+    };
+    let inconsistent = || {
+        OnnxError::Inconsistent(format!(
+            "graph.node[{n}].attribute[{index}] decoded, not walked"
+        ))
+    };
+    let tensor =
+        |shape: Vec<u64>, dtype, ranges: Vec<(u64, u64)>, inline: Option<Vec<u8>>| Tensor {
+            name: String::new(),
+            dtype,
+            shape,
+            ranges,
+            file: None,
+            inline,
+        };
+    match attr {
+        "value" => {
+            let Some(t) = &a.t else { return missing("t") };
+            let spans = spans.and_then(|s| s.t.as_ref()).ok_or_else(inconsistent)?;
+            describe(t, spans, base)
+        }
+        "value_float" => {
+            if a.f.is_none() {
+                return missing("f");
+            }
+            let span = spans.and_then(|s| s.f).ok_or_else(inconsistent)?;
+            Ok(Ok(tensor(Vec::new(), "F32", vec![span], None)))
+        }
+        "value_floats" => {
+            let shape = vec![a.floats.len() as u64];
+            let size = a.floats.len() as u64 * 4;
+            if size == 0 {
+                return Ok(Ok(tensor(shape, "F32", vec![(0, 0)], None)));
+            }
+            let spans = spans.ok_or_else(inconsistent)?;
+            if spans.floats_unpacked {
+                // One tag per value (proto2's default, as the Python protobuf writes
+                // `floats`): no byte range holds them alone.
+                return Ok(Ok(tensor(shape, "F32", Vec::new(), Some(decode::floats(&a.floats)))));
+            }
+            let walked: u64 = spans.floats.iter().map(|s| s.1).sum();
+            if walked != size {
+                return Err(OnnxError::Inconsistent(format!(
+                    "floats: {size} bytes decoded, {walked} walked"
+                )));
+            }
+            let ranges = spans.floats.iter().copied().filter(|s| s.1 > 0).collect();
+            Ok(Ok(tensor(shape, "F32", ranges, None)))
+        }
+        "value_int" => match a.i {
+            Some(i) => Ok(Ok(tensor(Vec::new(), "I64", Vec::new(), Some(decode::int64s(&[i]))))),
+            None => missing("i"),
+        },
+        "value_ints" => {
+            let shape = vec![a.ints.len() as u64];
+            Ok(Ok(if a.ints.is_empty() {
+                tensor(shape, "I64", vec![(0, 0)], None)
+            } else {
+                tensor(shape, "I64", Vec::new(), Some(decode::int64s(&a.ints)))
+            }))
+        }
+        "sparse_value" => Ok(Err(Problem {
+            outside_model: true,
+            ..problem(
+                None,
+                "its value is a sparse tensor (values and indices), which this reader does not carry",
+            )
+        })),
+        _ => Ok(Err(problem(
+            None,
+            format!("its value ({attr}) is STRING, which has no fixed-width element type in socair's vocabulary"),
+        ))),
+    }
+}
+
+/// Locates one main-graph initializer, or the tensor of a Constant's `value`. The outer error is an internal inconsistency.
 fn describe(
     t: &TensorProto,
-    spans: &InitializerSpans,
+    spans: &TensorSpans,
     base: &Bytes,
 ) -> Result<Result<Tensor, Problem>, OnnxError> {
     let code = t.data_type.unwrap_or(0);
@@ -686,6 +940,15 @@ fn describe(
         shape: shape.clone(),
         ranges,
         file,
+        inline: None,
+    };
+    let decoded = |bytes: Vec<u8>| Tensor {
+        name: t.name.clone().unwrap_or_default(),
+        dtype: element,
+        shape: shape.clone(),
+        ranges: Vec::new(),
+        file: None,
+        inline: Some(bytes),
     };
     if external {
         return Ok(
@@ -746,22 +1009,26 @@ fn describe(
                     "{field} holds the values of a {onnx_name} tensor"
                 ))));
             }
+            if values != size {
+                return Ok(Err(fail(format!(
+                    "{field} holds {values} bytes but {count} elements of {onnx_name} need {size}"
+                ))));
+            }
             if spans.unpacked {
-                return Ok(Err(problem(
-                    None,
-                    format!("{field} is stored unpacked (a tag before every value): no byte range holds the values alone"),
-                )));
+                // A tag before some values: no byte range holds the values alone, so their
+                // own bits are the tensor's bytes (COMPLEX64: real, imaginary, as numpy views
+                // the float32 pairs).
+                return Ok(Ok(decoded(if field == "float_data" {
+                    decode::floats(&t.float_data)
+                } else {
+                    decode::doubles(&t.double_data)
+                })));
             }
             let walked: u64 = packed.iter().map(|s| s.1).sum();
             if walked != values {
                 return Err(OnnxError::Inconsistent(format!(
                     "{field}: {values} bytes decoded, {walked} walked"
                 )));
-            }
-            if values != size {
-                return Ok(Err(fail(format!(
-                    "{field} holds {values} bytes but {count} elements of {onnx_name} need {size}"
-                ))));
             }
             let ranges: Vec<(u64, u64)> = packed.iter().copied().filter(|s| s.1 > 0).collect();
             Ok(Ok(tensor(
@@ -781,12 +1048,23 @@ fn describe(
                     "{field} holds the values of a {onnx_name} tensor"
                 ))));
             }
-            Ok(Err(problem(
-                None,
-                format!(
-                    "its {onnx_name} values are varint-coded in {field}: no byte range of the file holds them as {element}"
-                ),
-            )))
+            // Varint-coded: decoded to the bytes `onnx.numpy_helper.to_array` returns, or
+            // refused where readers disagree on them (see `decode`).
+            let bytes = match field {
+                "int32_data" => decode::int32_data(code, onnx_name, &t.int32_data, count),
+                "int64_data" => decode::int64_data(onnx_name, &t.int64_data, count),
+                "uint64_data" => decode::uint64_data(code, onnx_name, &t.uint64_data, count),
+                _ => {
+                    return Ok(Err(problem(
+                        None,
+                        format!("{onnx_name} values in {field} have no fixed width"),
+                    )))
+                }
+            };
+            Ok(match bytes {
+                Ok(bytes) => Ok(decoded(bytes)),
+                Err(decode::Refused(why)) => Err(fail(why)),
+            })
         }
     }
 }
@@ -884,7 +1162,129 @@ pub fn check_location(location: &str) -> Result<(), &'static str> {
 
 #[cfg(test)]
 mod tests {
-    use super::check_location;
+    use super::{check_location, parse, Severity};
+    use crate::proto::onnx::{
+        AttributeProto, GraphProto, ModelProto, NodeProto, SparseTensorProto, TensorProto,
+    };
+    use prost::Message;
+
+    fn attribute(name: &str, set: impl FnOnce(&mut AttributeProto)) -> AttributeProto {
+        let mut a = AttributeProto {
+            name: Some(name.into()),
+            ..AttributeProto::default()
+        };
+        set(&mut a);
+        a
+    }
+
+    fn node(op: &str, domain: &str, output: &str, attributes: Vec<AttributeProto>) -> NodeProto {
+        NodeProto {
+            op_type: Some(op.into()),
+            domain: Some(domain.into()),
+            output: vec![output.into()],
+            attribute: attributes,
+            ..NodeProto::default()
+        }
+    }
+
+    fn model(nodes: Vec<NodeProto>) -> (Vec<u8>, super::Model) {
+        let bytes = ModelProto {
+            ir_version: Some(9),
+            graph: Some(GraphProto {
+                node: nodes,
+                ..GraphProto::default()
+            }),
+            ..ModelProto::default()
+        }
+        .encode_to_vec();
+        let m = parse(bytes::Bytes::from(bytes.clone())).unwrap();
+        (bytes, m)
+    }
+
+    #[test]
+    fn constant_forms() {
+        let (data, m) = model(vec![
+            node(
+                "Constant",
+                "",
+                "f",
+                vec![attribute("value_float", |a| a.f = Some(0.125))],
+            ),
+            node(
+                "Constant",
+                "ai.onnx",
+                "i",
+                vec![attribute("value_int", |a| a.i = Some(-2))],
+            ),
+            node(
+                "Constant",
+                "",
+                "s",
+                vec![attribute("value_string", |a| {
+                    a.s = Some(b"x".to_vec().into())
+                })],
+            ),
+            node(
+                "Constant",
+                "",
+                "sparse",
+                vec![attribute("sparse_value", |a| {
+                    a.sparse_tensor = Some(SparseTensorProto::default())
+                })],
+            ),
+            // Two values: which one a runtime takes is up to it.
+            node(
+                "Constant",
+                "",
+                "two",
+                vec![
+                    attribute("value_float", |a| a.f = Some(1.0)),
+                    attribute("value_int", |a| a.i = Some(1)),
+                ],
+            ),
+            // A Constant of another domain is some other operator: its tensor is not read.
+            node(
+                "Constant",
+                "com.example",
+                "custom",
+                vec![attribute("value", |a| {
+                    a.t = Some(TensorProto {
+                        data_type: Some(1),
+                        raw_data: Some(vec![0; 4].into()),
+                        ..TensorProto::default()
+                    })
+                })],
+            ),
+        ]);
+        assert_eq!(m.constants, 5);
+        let names: Vec<&str> = m.tensors.iter().map(|t| t.name.as_str()).collect();
+        assert_eq!(names, ["f", "i"]);
+        let (o, l) = m.tensors[0].ranges[0];
+        assert_eq!(&data[o as usize..(o + l) as usize], 0.125f32.to_le_bytes());
+        assert!(m.tensors[0].shape.is_empty() && m.tensors[0].dtype == "F32");
+        assert_eq!(
+            m.tensors[1].inline.as_deref(),
+            Some(&(-2i64).to_le_bytes()[..])
+        );
+        let unread = |n: &str| {
+            m.unread
+                .iter()
+                .find(|u| u.name.as_deref() == Some(n))
+                .unwrap()
+        };
+        assert!(unread("s").reason.contains("STRING") && !unread("s").outside_model);
+        assert!(unread("sparse").outside_model);
+        assert!(unread("two").reason.contains("exactly one"));
+        assert!(unread("custom").outside_model);
+        let fails: Vec<&str> = m
+            .findings
+            .iter()
+            .filter(|f| f.severity == Severity::Fail)
+            .map(|f| f.place.as_str())
+            .collect();
+        assert_eq!(fails.len(), 1, "{:?}", m.findings);
+        assert!(fails[0].contains("graph.node[4] Constant"), "{fails:?}");
+    }
 
     #[test]
     fn external_locations_stay_plain_relative_paths() {

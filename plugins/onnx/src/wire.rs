@@ -11,11 +11,16 @@
 //! * reports singular fields that occur twice in one message (protobuf keeps the last and
 //!   merges messages, a hand-written reader may keep the first: a file built to be read
 //!   differently) and fields onnx.proto does not define (skipped by prost);
-//! * locates, for each initializer of the main graph, the packed `float_data` and
-//!   `double_data` payloads (fixed-width little-endian, so their bytes are the tensor's) and
-//!   the `raw_data` payload, which the reader cross-checks against what prost decoded.
+//! * locates, for each initializer of the main graph and each tensor in an attribute of a
+//!   main-graph node (a Constant's `value`), the packed `float_data` and `double_data`
+//!   payloads (fixed-width little-endian, so their bytes are the tensor's) and the `raw_data`
+//!   payload, which the reader cross-checks against what prost decoded; and for the
+//!   attributes of main-graph nodes, the 4 bytes of `f` and the packed `floats` payloads (a
+//!   Constant's `value_float` and `value_floats`).
 
-use crate::proto::schema::{GRAPH_PROTO, MESSAGES, MODEL_PROTO, TENSOR_PROTO};
+use crate::proto::schema::{
+    ATTRIBUTE_PROTO, GRAPH_PROTO, MESSAGES, MODEL_PROTO, NODE_PROTO, TENSOR_PROTO,
+};
 use crate::proto::schema_types::{Field, Kind};
 
 /// Deepest message nesting accepted: prost's own default recursion limit.
@@ -46,9 +51,9 @@ pub struct WireFinding {
     pub reason: String,
 }
 
-/// Where one main-graph initializer's values lie, as the wire has them.
+/// Where one tensor's values lie, as the wire has them.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct InitializerSpans {
+pub struct TensorSpans {
     /// The packed `float_data` payloads, in order (`(offset, len)`).
     pub float_data: Vec<(u64, u64)>,
     /// The packed `double_data` payloads, in order.
@@ -58,6 +63,28 @@ pub struct InitializerSpans {
     /// The last `raw_data` payload (protobuf keeps the last).
     pub raw_data: Option<(u64, u64)>,
 }
+
+/// Where the values of one attribute of a main-graph node lie, as the wire has them: kept
+/// only for attributes that hold a tensor (`t`), a float (`f`) or floats (`floats`).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct AttributeSpans {
+    /// The node's index among all main-graph nodes (prost's index in `graph.node`).
+    pub node: usize,
+    /// The attribute's index in the node's `attribute`.
+    pub attribute: usize,
+    /// The 4 bytes of the last `f` (protobuf keeps the last).
+    pub f: Option<(u64, u64)>,
+    /// The packed `floats` payloads, in order.
+    pub floats: Vec<(u64, u64)>,
+    /// `floats` elements stored unpacked (one tag per element: what proto2 writes, since
+    /// onnx.proto does not mark `floats` packed).
+    pub floats_unpacked: bool,
+    /// The tensor `t`, when there is one (every occurrence merged, as protobuf merges them).
+    pub t: Option<TensorSpans>,
+}
+
+/// Bytes the walk's own record of one attribute costs, counted against the decode limit.
+const ATTRIBUTE_SPANS_COST: u64 = 160;
 
 /// What the walk found.
 #[derive(Debug, Clone, Default)]
@@ -69,7 +96,23 @@ pub struct Walk {
     /// Estimated bytes decoding allocates beyond the input.
     pub overhead: u64,
     /// One per `graph.initializer`, in wire order (prost's order).
-    pub initializers: Vec<InitializerSpans>,
+    pub initializers: Vec<TensorSpans>,
+    /// Attributes of main-graph nodes holding a tensor, a float or floats, ordered by
+    /// `(node, attribute)`.
+    pub attributes: Vec<AttributeSpans>,
+    /// Main-graph nodes walked (all occurrences of `graph`, as prost merges them).
+    pub main_nodes: usize,
+}
+
+impl Walk {
+    /// The spans of attribute `attribute` of main-graph node `node`, when it holds a tensor,
+    /// a float or floats.
+    pub fn attribute(&self, node: usize, attribute: usize) -> Option<&AttributeSpans> {
+        self.attributes
+            .binary_search_by_key(&(node, attribute), |a| (a.node, a.attribute))
+            .ok()
+            .map(|i| &self.attributes[i])
+    }
 }
 
 /// Why the walk refused the file.
@@ -114,8 +157,22 @@ impl WireError {
 enum Role {
     Model,
     MainGraph,
-    Initializer(usize),
+    /// A node of the main graph (its index among all main-graph nodes).
+    MainNode(usize),
+    /// An attribute of a main-graph node: `(node, attribute)`.
+    MainAttribute(usize, usize),
+    /// A tensor whose spans are recorded.
+    Tensor(TensorSlot),
     Other,
+}
+
+/// Which recorded tensor a `TensorProto` is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum TensorSlot {
+    /// `walk.initializers[i]`.
+    Initializer(usize),
+    /// `walk.attributes[i].t`.
+    Attribute(usize),
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -366,8 +423,24 @@ impl Walker<'_> {
                 let child_role = match (role, field.number) {
                     (Role::Model, 7) if child == GRAPH_PROTO => Role::MainGraph,
                     (Role::MainGraph, 5) if child == TENSOR_PROTO => {
-                        self.walk.initializers.push(InitializerSpans::default());
-                        Role::Initializer(self.walk.initializers.len() - 1)
+                        self.walk.initializers.push(TensorSpans::default());
+                        Role::Tensor(TensorSlot::Initializer(self.walk.initializers.len() - 1))
+                    }
+                    (Role::MainGraph, 1) if child == NODE_PROTO => {
+                        // Counted over every occurrence of `graph`: prost merges them, and
+                        // appends the nodes of each to one list.
+                        self.walk.main_nodes += 1;
+                        Role::MainNode(self.walk.main_nodes - 1)
+                    }
+                    (Role::MainNode(n), 5) if child == ATTRIBUTE_PROTO => {
+                        Role::MainAttribute(n, index as usize)
+                    }
+                    (Role::MainAttribute(n, a), 5) if child == TENSOR_PROTO => {
+                        let slot = self.attribute_slot(tag_at, n, a)?;
+                        self.walk.attributes[slot]
+                            .t
+                            .get_or_insert_with(TensorSpans::default);
+                        Role::Tensor(TensorSlot::Attribute(slot))
                     }
                     _ => Role::Other,
                 };
@@ -391,8 +464,10 @@ impl Walker<'_> {
                 if field.repeated {
                     self.cost(tag_at, 64, "byte strings")?;
                 }
-                if let (Role::Initializer(i), 9) = (role, field.number) {
-                    self.walk.initializers[i].raw_data = Some((p0 as u64, len));
+                if let (Role::Tensor(slot), 9) = (role, field.number) {
+                    if let Some(spans) = self.tensor_spans(slot) {
+                        spans.raw_data = Some((p0 as u64, len));
+                    }
                 }
             }
             Kind::Varint if packed => {
@@ -416,32 +491,82 @@ impl Walker<'_> {
                     ));
                 }
                 self.cost(tag_at, len * 2, "packed values")?;
-                self.locate(role, field.number, Some((p0 as u64, len)));
+                self.locate(tag_at, role, field.number, Some((p0 as u64, len)))?;
             }
             _ => {
                 if field.repeated {
                     self.cost(tag_at, 16, "repeated values")?;
-                    self.locate(role, field.number, None);
+                    self.locate(tag_at, role, field.number, None)?;
+                } else if let (Role::MainAttribute(n, a), 2) = (role, field.number) {
+                    // `f`, a fixed32: its 4 bytes are a float32 as the file holds it.
+                    let slot = self.attribute_slot(tag_at, n, a)?;
+                    self.walk.attributes[slot].f = Some((p0 as u64, len));
                 }
             }
         }
         Ok(())
     }
 
-    /// Records a `float_data` (4) or `double_data` (10) payload of a main-graph initializer;
-    /// `None` for an unpacked element.
-    fn locate(&mut self, role: Role, number: u32, span: Option<(u64, u64)>) {
-        let Role::Initializer(i) = role else { return };
-        let spans = &mut self.walk.initializers[i];
-        let list = match number {
-            4 => &mut spans.float_data,
-            10 => &mut spans.double_data,
-            _ => return,
-        };
-        match span {
-            Some(s) => list.push(s),
-            None => spans.unpacked = true,
+    /// The index in `walk.attributes` of attribute `a` of main-graph node `n`, recorded now
+    /// if it is not yet (the fields of one attribute are walked together, so it can only be
+    /// the last one).
+    fn attribute_slot(&mut self, at: usize, n: usize, a: usize) -> Result<usize, WireError> {
+        if let Some(last) = self.walk.attributes.last() {
+            if (last.node, last.attribute) == (n, a) {
+                return Ok(self.walk.attributes.len() - 1);
+            }
         }
+        self.cost(at, ATTRIBUTE_SPANS_COST, "attribute records")?;
+        self.walk.attributes.push(AttributeSpans {
+            node: n,
+            attribute: a,
+            ..AttributeSpans::default()
+        });
+        Ok(self.walk.attributes.len() - 1)
+    }
+
+    fn tensor_spans(&mut self, slot: TensorSlot) -> Option<&mut TensorSpans> {
+        match slot {
+            TensorSlot::Initializer(i) => self.walk.initializers.get_mut(i),
+            TensorSlot::Attribute(i) => self.walk.attributes.get_mut(i)?.t.as_mut(),
+        }
+    }
+
+    /// Records a `float_data` (4) or `double_data` (10) payload of a recorded tensor, or a
+    /// `floats` (7) payload of a main-graph node's attribute; `None` for an unpacked element.
+    fn locate(
+        &mut self,
+        at: usize,
+        role: Role,
+        number: u32,
+        span: Option<(u64, u64)>,
+    ) -> Result<(), WireError> {
+        match (role, number) {
+            (Role::Tensor(slot), 4 | 10) => {
+                let Some(spans) = self.tensor_spans(slot) else {
+                    return Ok(());
+                };
+                let list = if number == 4 {
+                    &mut spans.float_data
+                } else {
+                    &mut spans.double_data
+                };
+                match span {
+                    Some(s) => list.push(s),
+                    None => spans.unpacked = true,
+                }
+            }
+            (Role::MainAttribute(n, a), 7) => {
+                let slot = self.attribute_slot(at, n, a)?;
+                let attr = &mut self.walk.attributes[slot];
+                match span {
+                    Some(s) => attr.floats.push(s),
+                    None => attr.floats_unpacked = true,
+                }
+            }
+            _ => {}
+        }
+        Ok(())
     }
 }
 

@@ -1,5 +1,7 @@
 //! The reader against files the `onnx` Python package wrote (fixtures/onnx, expected.json
-//! computed in Python from the numpy arrays, not from the files).
+//! computed in Python from the numpy arrays, from `onnx.numpy_helper.to_array` of the tensors
+//! loaded back, and from what `onnx.reference` outputs for each Constant node: never from the
+//! files' bytes).
 
 use socair_plugin_onnx::model::{parse, Model};
 use std::path::PathBuf;
@@ -53,7 +55,14 @@ fn valid_files_locate_every_tensor_python_wrote() {
                 .map(|d| d.as_u64().unwrap())
                 .collect();
             assert_eq!(t.shape, shape, "{rel} {}", t.name);
-            let mut bytes = Vec::new();
+            // Decoded bytes (varint-coded values, a Constant's value_int(s)), or the bytes
+            // of the file's ranges: never both.
+            let mut bytes = t.inline.clone().unwrap_or_default();
+            assert!(
+                t.inline.is_none() || t.ranges.is_empty(),
+                "{rel} {}",
+                t.name
+            );
             for &(o, l) in &t.ranges {
                 bytes.extend_from_slice(&data[o as usize..(o + l) as usize]);
             }
@@ -92,7 +101,7 @@ fn valid_files_locate_every_tensor_python_wrote() {
             );
         }
     }
-    assert!(checked >= 40, "{checked}");
+    assert!(checked >= 65, "{checked}");
 }
 
 #[test]
@@ -145,12 +154,13 @@ fn malformed_files_are_refused_with_their_reason() {
                     socair_plugin_onnx::wire::Severity::Fail,
                     "{rel}"
                 );
-                assert!(f.place.contains("initializer"), "{rel}: {}", f.place);
+                let place = case["place"].as_str().unwrap_or("initializer");
+                assert!(f.place.contains(place), "{rel}: {}", f.place);
                 assert!(m.tensors.is_empty(), "{rel}: {:?}", m.tensors);
             }
         }
     }
-    assert!(n >= 10);
+    assert!(n >= 16, "{n}");
 }
 
 #[test]

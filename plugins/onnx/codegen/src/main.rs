@@ -66,6 +66,10 @@ fn main() {
     let _ = writeln!(s, "pub const TENSOR_PROTO: usize = {};", index_of(".onnx.TensorProto"));
     let _ = writeln!(s, "/// Index of `onnx.GraphProto` in [`MESSAGES`].");
     let _ = writeln!(s, "pub const GRAPH_PROTO: usize = {};", index_of(".onnx.GraphProto"));
+    let _ = writeln!(s, "/// Index of `onnx.NodeProto` in [`MESSAGES`].");
+    let _ = writeln!(s, "pub const NODE_PROTO: usize = {};", index_of(".onnx.NodeProto"));
+    let _ = writeln!(s, "/// Index of `onnx.AttributeProto` in [`MESSAGES`].");
+    let _ = writeln!(s, "pub const ATTRIBUTE_PROTO: usize = {};", index_of(".onnx.AttributeProto"));
     s.push_str("\n/// Every message type, with its fields sorted by number.\npub static MESSAGES: &[MessageSchema] = &[\n");
     for (full, rust, m) in &messages {
         let mut fields: Vec<_> = m.field.iter().collect();

@@ -12,6 +12,10 @@ pub const MODEL_PROTO: usize = 9;
 pub const TENSOR_PROTO: usize = 14;
 /// Index of `onnx.GraphProto` in [`MESSAGES`].
 pub const GRAPH_PROTO: usize = 13;
+/// Index of `onnx.NodeProto` in [`MESSAGES`].
+pub const NODE_PROTO: usize = 2;
+/// Index of `onnx.AttributeProto` in [`MESSAGES`].
+pub const ATTRIBUTE_PROTO: usize = 0;
 
 /// Every message type, with its fields sorted by number.
 pub static MESSAGES: &[MessageSchema] = &[
