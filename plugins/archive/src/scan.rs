@@ -209,9 +209,16 @@ impl Walk {
                 format!("its central directory places the archive {off} bytes after where its records lie: bytes were inserted, and readers that go by the local headers and those that go by the central directory read different members")
             });
         }
-        self.names(raw, zip.central_directory_start(), zip.len(), prefix, &here);
+        self.names(
+            raw.clone(),
+            zip.central_directory_start(),
+            zip.len(),
+            prefix,
+            &here,
+        );
+        let mut raw = raw;
         for i in 0..zip.len() {
-            self.member(&mut zip, i, prefix, depth, &here);
+            self.member(&mut zip, &mut raw, i, prefix, depth, &here);
         }
     }
 
@@ -266,32 +273,42 @@ impl Walk {
     fn member<R: Read + Seek + Clone>(
         &mut self,
         zip: &mut ZipArchive<R>,
+        raw: &mut R,
         i: usize,
         prefix: &str,
         depth: usize,
         here: &str,
     ) {
-        let (name, size, crc, encrypted, is_dir) = match zip.by_index_raw(i) {
-            Ok(f) => (
-                String::from_utf8_lossy(f.name_raw()).into_owned(),
-                f.size(),
-                f.crc32(),
-                f.encrypted(),
-                f.is_dir(),
-            ),
-            Err(e) => {
-                self.a.structure.add(Severity::Fail, here.to_owned(), || {
-                    format!("entry {i} of its central directory cannot be read ({e})")
-                });
-                return;
-            }
-        };
+        let (name, central_name, header_start, size, crc, encrypted, is_dir) =
+            match zip.by_index_raw(i) {
+                Ok(f) => (
+                    String::from_utf8_lossy(f.name_raw()).into_owned(),
+                    f.name_raw().to_vec(),
+                    f.header_start(),
+                    f.size(),
+                    f.crc32(),
+                    f.encrypted(),
+                    f.is_dir(),
+                ),
+                Err(e) => {
+                    self.a.structure.add(Severity::Fail, here.to_owned(), || {
+                        format!("entry {i} of its central directory cannot be read ({e})")
+                    });
+                    return;
+                }
+            };
         self.a.members += 1;
         let place = format!("member {prefix}{name}");
         if let Some(why) = unsafe_path(&name) {
             self.a
                 .structure
                 .add(Severity::Fail, place.clone(), || why.to_owned());
+        }
+        if let Some(local) = local_name(raw, header_start).filter(|l| *l != central_name) {
+            let local = String::from_utf8_lossy(&local).into_owned();
+            self.a.structure.add(Severity::Fail, place.clone(), || {
+                format!("its local header names it {local:?}: zipfile refuses the archive (the names in directory and header differ), and extractors that stream the local headers write another file than the central directory lists")
+            });
         }
         if encrypted {
             self.a.unchecked.add(Severity::Lead, place, || {
@@ -428,6 +445,19 @@ impl Walk {
             }
         }
     }
+}
+
+/// The name in the local header at `at`, when one is there.
+fn local_name<R: Read + Seek>(raw: &mut R, at: u64) -> Option<Vec<u8>> {
+    let mut fixed = [0u8; 30];
+    raw.seek(SeekFrom::Start(at)).ok()?;
+    raw.read_exact(&mut fixed).ok()?;
+    if &fixed[..4] != detect::LOCAL_SIG {
+        return None;
+    }
+    let mut name = vec![0u8; usize::from(u16::from_le_bytes([fixed[26], fixed[27]]))];
+    raw.read_exact(&mut name).ok()?;
+    Some(name)
 }
 
 /// Why a member name is unsafe to extract: a `..` component or an absolute path (either
