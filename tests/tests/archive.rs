@@ -5,11 +5,8 @@
 //! every reader keeps (64 MiB + 8x the input, 5 s per 30 MB), measured as tests/tests/bounds.rs
 //! measures them.
 
-#[path = "bounds/measure.rs"]
-mod measure;
-
+use crate::bounds::measure::{self, check, measure, write_input, TARGET};
 use crate::common::{fixture, json, repo, run, socair};
-use measure::{check, measure, write_input, TARGET};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 
