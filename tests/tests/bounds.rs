@@ -10,7 +10,7 @@
 //! one at a time.
 
 #[path = "bounds/measure.rs"]
-mod measure;
+pub(crate) mod measure;
 #[path = "bounds/shapes.rs"]
 mod shapes;
 

@@ -5,6 +5,7 @@
 mod common;
 
 mod airlock;
+mod archive;
 mod bounds;
 mod convert;
 mod convert_v3;

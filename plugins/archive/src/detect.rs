@@ -1,0 +1,199 @@
+//! Which files this plugin claims: zips that neither the torch-zip plugin nor the numpy plugin
+//! claims, and 7z archives.
+//!
+//! The host refuses to choose when readers of two different plugins claim one file, so this
+//! rule is the complement of theirs, mirrored from their `detect` code (a plugin's tests cannot
+//! link torch-zip beside it, as both export the same root-module symbol: the end-to-end test
+//! `tests/tests/archive.rs` runs the built `socair` over every committed zip and checks that no
+//! file is claimed twice and torch files are still read by torch-zip):
+//!
+//! * torch-zip (`checkpoint::looks_like_torch_zip`) claims a file that starts with `PYTORCH1`,
+//!   or with a zip local header where some local header visible in the first bytes names a
+//!   record torch's reader looks for, or whose first name runs past those bytes; when the whole
+//!   file is in the first bytes, a torch record in its central directory counts too;
+//! * numpy (`looks_like_npz`) claims a zip whose first local header's name ends in `.npy`, as
+//!   `np.savez` writes;
+//! * torch-zip's legacy reader claims every file whose first bytes run as a pickle
+//!   (`socair_pickle::pickle::looks_like_pickle`): a zip whose first 4096 bytes hold no newline
+//!   (a zip bomb's runs of identical bits) reads as a protocol-0 `PERSID` line running on.
+//!
+//! Where torch-zip reads the central directory with its own parser, this rule looks for a torch
+//! record name after **every** central-header signature in the bytes, which finds every name
+//! torch-zip's parser can find and perhaps more: a doubtful file is left unclaimed (the host
+//! then reports that no plugin read it) rather than claimed by two plugins.
+
+/// A zip local file header's signature.
+pub const LOCAL_SIG: &[u8; 4] = b"PK\x03\x04";
+/// A zip central directory header's signature.
+const CENTRAL_SIG: &[u8; 4] = b"PK\x01\x02";
+/// The 7z signature.
+pub const SEVEN_Z_MAGIC: &[u8; 6] = b"7z\xBC\xAF\x27\x1C";
+
+/// What a file is, judged from its first bytes (`head`) and its length.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Claim {
+    /// A zip this plugin reads.
+    Zip,
+    /// A 7z archive.
+    SevenZ,
+    /// Not this plugin's: not an archive, or another plugin's zip.
+    No,
+}
+
+/// Whether this plugin claims the file whose first bytes are `head` (up to 4096) of `file_len`.
+pub fn claim(head: &[u8], file_len: u64) -> Claim {
+    if head.starts_with(SEVEN_Z_MAGIC) {
+        return Claim::SevenZ;
+    }
+    if !head.starts_with(LOCAL_SIG)
+        || torch_claims(head, file_len)
+        || numpy_claims(head)
+        || socair_pickle::pickle::looks_like_pickle(head, file_len)
+    {
+        return Claim::No;
+    }
+    Claim::Zip
+}
+
+/// Whether a member's bytes (all of them) are a zip this plugin opens when nested: the same
+/// rule as for a file.
+pub fn claims_member(bytes: &[u8]) -> Claim {
+    claim(bytes, bytes.len() as u64)
+}
+
+/// torch-zip's rule (`checkpoint::looks_like_torch_zip`), with the whole-file case widened to
+/// every central-header signature.
+pub fn torch_claims(head: &[u8], file_len: u64) -> bool {
+    if head.starts_with(b"PYTORCH1") {
+        return true;
+    }
+    if !head.starts_with(LOCAL_SIG) {
+        return false;
+    }
+    match local_header_names(head) {
+        None => return true,
+        Some(names) if names.iter().any(|n| torch_record_name(n)) => return true,
+        Some(_) => {}
+    }
+    file_len <= head.len() as u64 && central_header_names(head).any(torch_record_name)
+}
+
+/// numpy's rule (`looks_like_npz`): the first local header's name ends in `.npy`.
+pub fn numpy_claims(head: &[u8]) -> bool {
+    let (Some(sig), Some(&[n0, n1])) = (head.get(..4), head.get(26..28)) else {
+        return false;
+    };
+    if sig != LOCAL_SIG {
+        return false;
+    }
+    let name_len = usize::from(u16::from_le_bytes([n0, n1]));
+    head.get(30..30 + name_len)
+        .is_some_and(|name| name.ends_with(b".npy"))
+}
+
+/// torch-zip's `torch_record_name`: a record name torch's reader looks for or writes, under a
+/// top-level directory, compared ignoring ASCII case as miniz compares names.
+pub fn torch_record_name(name: &[u8]) -> bool {
+    let Some(slash) = name.iter().position(|&b| b == b'/') else {
+        return false;
+    };
+    if slash == 0 {
+        return false;
+    }
+    let rel = name[slash + 1..].to_ascii_lowercase();
+    let decimal_under = |dir: &[u8]| {
+        rel.strip_prefix(dir)
+            .is_some_and(|k| !k.is_empty() && k.iter().all(u8::is_ascii_digit))
+    };
+    matches!(
+        rel.as_slice(),
+        b"data.pkl"
+            | b"constants.pkl"
+            | b"bytecode.pkl"
+            | b"version"
+            | b".data/version"
+            | b"byteorder"
+            | b".format_version"
+            | b".storage_alignment"
+            | b".data/serialization_id"
+    ) || decimal_under(b"data/")
+        || decimal_under(b"constants/")
+        || rel.starts_with(b"code/__torch__/")
+}
+
+/// torch-zip's `local_header_names` over a head that starts the file: the names of every local
+/// header whose fixed part lies in `bytes`; `None` when the first one's name runs past them.
+fn local_header_names(bytes: &[u8]) -> Option<Vec<&[u8]>> {
+    let mut names = Vec::new();
+    let mut i = 0;
+    while let Some(rel) = bytes[i..].windows(4).position(|w| w == LOCAL_SIG) {
+        let p = i + rel;
+        i = p + 1;
+        let Some(len) = bytes.get(p + 26..p + 28) else {
+            if p == 0 {
+                return None;
+            }
+            continue;
+        };
+        let len = usize::from(u16::from_le_bytes([len[0], len[1]]));
+        match bytes.get(p + 30..p + 30 + len) {
+            Some(name) => names.push(name),
+            None if p == 0 => return None,
+            None => {}
+        }
+    }
+    Some(names)
+}
+
+/// The name after every central directory header signature in `bytes` whose name lies in
+/// them.
+fn central_header_names(bytes: &[u8]) -> impl Iterator<Item = &[u8]> {
+    bytes
+        .windows(4)
+        .enumerate()
+        .filter(|(_, w)| *w == CENTRAL_SIG)
+        .filter_map(move |(p, _)| {
+            let len = bytes.get(p + 28..p + 30)?;
+            let len = usize::from(u16::from_le_bytes([len[0], len[1]]));
+            bytes.get(p + 46..p + 46 + len)
+        })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn local(name: &[u8]) -> Vec<u8> {
+        let mut h = LOCAL_SIG.to_vec();
+        h.extend_from_slice(&[0; 22]);
+        h.extend_from_slice(&(name.len() as u16).to_le_bytes());
+        h.extend_from_slice(&[0, 0]);
+        h.extend_from_slice(name);
+        h
+    }
+
+    #[test]
+    fn claims_only_other_zips_and_7z() {
+        let plain = local(b"model/payload.pkl");
+        assert_eq!(claim(&plain, 1 << 20), Claim::Zip);
+        assert_eq!(claim(&local(b"archive/data.pkl"), 1 << 20), Claim::No);
+        assert_eq!(claim(&local(b"ARCHIVE/Data/0"), 1 << 20), Claim::No);
+        assert_eq!(claim(&local(b"w.npy"), 1 << 20), Claim::No);
+        assert_eq!(claim(b"PYTORCH1", 8), Claim::No);
+        assert_eq!(claim(b"7z\xBC\xAF\x27\x1C\x00\x04", 32), Claim::SevenZ);
+        assert_eq!(claim(b"\x80\x02}q\x00.", 6), Claim::No);
+        // The first name runs past the head: torch-zip claims it.
+        assert_eq!(claim(&plain[..35], 1 << 20), Claim::No);
+        // A torch record in a later local header.
+        let mut two = plain.clone();
+        two.extend(local(b"x/version"));
+        assert_eq!(claim(&two, 1 << 20), Claim::No);
+        // Whatever runs as a pickle is torch-legacy's, never this plugin's.
+        for fill in 0..=255u8 {
+            let mut head = local(b"zeros.bin");
+            head.resize(4096, fill);
+            let pickle = socair_pickle::pickle::looks_like_pickle(&head, 1 << 30);
+            assert_eq!(claim(&head, 1 << 30) == Claim::Zip, !pickle, "{fill}");
+        }
+    }
+}

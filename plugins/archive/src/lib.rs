@@ -1,0 +1,288 @@
+//! socair plugin for archives that wrap pickles: zip archives that are neither torch
+//! checkpoints nor NumPy `.npz` files (joblib/sklearn bundles zipped, hand-zipped pickles),
+//! and 7z archives, which it claims only to say that it does not open them.
+//!
+//! Every member of a zip is opened ([`scan`]): a pickle goes through the `socair-wo` pickle
+//! machine, a nested zip is walked to a bounded depth, JSON and text are read as data as the
+//! host reads a model directory's companions ([`companion`]), and everything else is named as
+//! unchecked. The claim rule ([`detect`]) is the complement of the torch-zip and numpy
+//! plugins' rules, so that no file is claimed by two plugins.
+//!
+//! This file is only the glue that exports it through `socair-plugin-api`; every exported
+//! function and trait method runs inside [`guard`].
+
+pub mod companion;
+pub mod detect;
+#[doc(hidden)]
+pub mod fuzzing;
+pub mod scan;
+
+use abi_stable::{
+    export_root_module,
+    prefix_type::PrefixTypeTrait,
+    sabi_extern_fn,
+    sabi_trait::TD_Opaque,
+    std_types::{RResult, RSlice, RString, RVec},
+};
+use detect::Claim;
+use scan::{Analysis, Finding as ScanFinding, SourceReader};
+use socair_pickle::pickle::Severity;
+use socair_plugin_api::{
+    guard, ByteSourceRef, Finding, FingerprintEncoderBox, FormatReader, FormatReaderBox,
+    FormatReader_TO, FormatWriterBox, OpenedFile, PluginError, PluginManifest, PluginRoot,
+    PluginRoot_Ref, ReadAt, ReadOptions, ReportRow, RowStatus, RuleSetId, PLUGIN_API_VERSION,
+};
+
+/// The zip format this plugin reads.
+pub const ZIP_FORMAT: &str = "archive-zip";
+/// The 7z format it claims.
+pub const SEVEN_Z_FORMAT: &str = "archive-7z";
+/// The pickle grammar's rule-set name and version.
+pub const GRAMMAR: (&str, &str) = ("socair-wo", "1");
+/// The structure check.
+pub const STRUCTURE_CHECK: &str = "Format and structure";
+/// The pickle check.
+pub const PICKLE_CHECK: &str = "Pickle opcode scan";
+
+#[export_root_module]
+fn root_module() -> PluginRoot_Ref {
+    PluginRoot {
+        manifest,
+        readers,
+        writers,
+        encoders,
+    }
+    .leak_into_prefix()
+}
+
+#[sabi_extern_fn]
+fn manifest() -> RResult<PluginManifest, PluginError> {
+    guard(|| {
+        Ok(PluginManifest {
+            name: "archive".into(),
+            version: env!("CARGO_PKG_VERSION").into(),
+            plugin_api: PLUGIN_API_VERSION.into(),
+            formats_read: RVec::from(vec![
+                RString::from(ZIP_FORMAT),
+                RString::from(SEVEN_Z_FORMAT),
+            ]),
+            formats_written: RVec::new(),
+            rule_sets: RVec::from(vec![RuleSetId {
+                name: GRAMMAR.0.into(),
+                version: GRAMMAR.1.into(),
+            }]),
+            encoders: RVec::new(),
+        })
+    })
+}
+
+#[sabi_extern_fn]
+fn readers() -> RResult<RVec<FormatReaderBox>, PluginError> {
+    guard(|| {
+        Ok(RVec::from(vec![
+            FormatReader_TO::from_value(ZipReader, TD_Opaque),
+            FormatReader_TO::from_value(SevenZReader, TD_Opaque),
+        ]))
+    })
+}
+
+#[sabi_extern_fn]
+fn writers() -> RResult<RVec<FormatWriterBox>, PluginError> {
+    guard(|| Ok(RVec::new()))
+}
+
+#[sabi_extern_fn]
+fn encoders() -> RResult<RVec<FingerprintEncoderBox>, PluginError> {
+    guard(|| Ok(RVec::new()))
+}
+
+/// The zip reader.
+#[derive(Debug, Clone, Copy)]
+pub struct ZipReader;
+
+impl FormatReader for ZipReader {
+    fn format(&self) -> RString {
+        RString::from(ZIP_FORMAT)
+    }
+
+    fn detect(&self, head: RSlice<'_, u8>, file_len: u64) -> bool {
+        guard(|| Ok(detect::claim(head.as_slice(), file_len) == Claim::Zip))
+            .into_result()
+            .unwrap_or(false)
+    }
+
+    fn open(
+        &self,
+        source: ByteSourceRef<'_>,
+        options: ReadOptions,
+    ) -> RResult<OpenedFile, PluginError> {
+        guard(|| {
+            let reviewed: Vec<String> = options
+                .reviewed_globals
+                .iter()
+                .map(|s| s.to_string())
+                .collect();
+            let analysis = scan::scan(SourceReader::new(&source), source.size(), &reviewed);
+            Ok(opened_zip(&analysis))
+        })
+    }
+}
+
+/// The 7z reader: claims 7z archives to say that nothing in them was checked.
+#[derive(Debug, Clone, Copy)]
+pub struct SevenZReader;
+
+impl FormatReader for SevenZReader {
+    fn format(&self) -> RString {
+        RString::from(SEVEN_Z_FORMAT)
+    }
+
+    fn detect(&self, head: RSlice<'_, u8>, file_len: u64) -> bool {
+        guard(|| Ok(detect::claim(head.as_slice(), file_len) == Claim::SevenZ))
+            .into_result()
+            .unwrap_or(false)
+    }
+
+    fn open(
+        &self,
+        _source: ByteSourceRef<'_>,
+        _options: ReadOptions,
+    ) -> RResult<OpenedFile, PluginError> {
+        guard(|| Ok(opened_7z()))
+    }
+}
+
+/// What is reported of a 7z archive: a LEAD, never a PASS.
+pub fn opened_7z() -> OpenedFile {
+    OpenedFile {
+        format: SEVEN_Z_FORMAT.into(),
+        tensors: RVec::new(),
+        unread: RVec::new(),
+        rows: RVec::from(vec![
+            ReportRow {
+                check: STRUCTURE_CHECK.into(),
+                status: RowStatus::Lead,
+                summary: "a 7z archive: socair does not open 7z; nothing in it was checked".into(),
+                findings: RVec::from(vec![Finding {
+                    place: "byte 0".into(),
+                    reason: "LEAD: the 7z signature; its members (pickles among them, perhaps) were not read".into(),
+                }]),
+            },
+            ReportRow {
+                check: PICKLE_CHECK.into(),
+                status: RowStatus::NotTested,
+                summary: "the 7z archive was not opened, so no member was run through the pickle grammar".into(),
+                findings: RVec::new(),
+            },
+        ]),
+        metadata: RVec::new(),
+        not_carried: RVec::new(),
+    }
+}
+
+fn status(worst: Option<Severity>) -> RowStatus {
+    match worst {
+        None => RowStatus::Pass,
+        Some(Severity::Lead) => RowStatus::Lead,
+        Some(Severity::Fail) => RowStatus::Fail,
+    }
+}
+
+fn findings(list: Vec<ScanFinding>) -> RVec<Finding> {
+    list.into_iter()
+        .map(|f| Finding {
+            place: f.place.into(),
+            reason: format!(
+                "{}: {}",
+                match f.severity {
+                    Severity::Fail => "FAIL",
+                    Severity::Lead => "LEAD",
+                },
+                f.reason
+            )
+            .into(),
+        })
+        .collect()
+}
+
+/// Turns the walk of a zip into what the plugin API reports: no tensors (an archive has no
+/// tensor model), a structure row and a pickle row.
+pub fn opened_zip(a: &Analysis) -> OpenedFile {
+    let structure_worst = a.structure.worst.max(a.unchecked.worst);
+    let structure_status = status(structure_worst);
+    let unchecked = a.unchecked.shown.len() as u64 + a.unchecked.more;
+    let structure_summary = format!(
+        "{} zip archive(s) opened ({} nested), {} members: {} pickles, {} JSON or text read as data, {} not checked by anything; CRC-32 verified for {} members, {} bytes inflated of the {} allowed; an archive has no tensor model, so nothing in it is fingerprinted{}",
+        a.archives,
+        a.archives.saturating_sub(1),
+        a.members,
+        a.pickles,
+        a.data,
+        unchecked,
+        a.crc_verified,
+        a.inflated,
+        a.budget,
+        match structure_status {
+            RowStatus::Fail => "; the archive is malformed or built to be read differently by different readers",
+            RowStatus::Lead => "; members nothing checked must be looked at by a person",
+            _ => "",
+        }
+    );
+    let mut structure_findings = a.structure.all("structure findings");
+    structure_findings.extend(a.unchecked.all("unchecked members"));
+    let reviewed = if a.reviewed_used.is_empty() {
+        String::new()
+    } else {
+        format!(
+            "; reviewed globals accepted: {}",
+            a.reviewed_used.join(", ")
+        )
+    };
+    let pickle_row = if a.pickles == 0 {
+        ReportRow {
+            check: PICKLE_CHECK.into(),
+            status: RowStatus::NotTested,
+            summary: "no member that was read is a pickle".into(),
+            findings: RVec::new(),
+        }
+    } else {
+        let count = a.pickle.shown.len() as u64 + a.pickle.more;
+        let st = status(a.pickle.worst);
+        let summary = match st {
+            RowStatus::Pass => format!(
+                "all {} pickle member(s) lie inside socair-wo/1{reviewed}",
+                a.pickles
+            ),
+            RowStatus::Fail => format!(
+                "{count} finding(s) in {} pickle member(s), code execution or a file readers would read differently among them{reviewed}",
+                a.pickles
+            ),
+            _ => format!(
+                "{count} finding(s) in {} pickle member(s) outside what socair-wo/1 proves safe; a person should look{reviewed}",
+                a.pickles
+            ),
+        };
+        ReportRow {
+            check: PICKLE_CHECK.into(),
+            status: st,
+            summary: summary.into(),
+            findings: findings(a.pickle.all("pickle findings")),
+        }
+    };
+    OpenedFile {
+        format: ZIP_FORMAT.into(),
+        tensors: RVec::new(),
+        unread: RVec::new(),
+        rows: RVec::from(vec![
+            ReportRow {
+                check: STRUCTURE_CHECK.into(),
+                status: structure_status,
+                summary: structure_summary.into(),
+                findings: findings(structure_findings),
+            },
+            pickle_row,
+        ]),
+        metadata: RVec::new(),
+        not_carried: RVec::new(),
+    }
+}

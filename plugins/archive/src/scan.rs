@@ -1,0 +1,484 @@
+//! The walk over a zip archive: its structure checked, every member inflated within a budget
+//! and opened (pickles run through the `socair-wo` machine, nested zips walked to
+//! [`MAX_DEPTH`], everything else classified as the host classifies a model directory's
+//! companions). A pure function over anything that reads and seeks; nothing is extracted or
+//! executed.
+
+use crate::companion::{self, Companion};
+use crate::detect::{self, Claim};
+use socair_pickle::pickle::{self, Severity};
+use std::collections::HashMap;
+use std::io::{self, Read, Seek, SeekFrom};
+use zip::ZipArchive;
+
+/// Archives nested deeper than this (the file itself is depth 1) are not opened.
+pub const MAX_DEPTH: usize = 4;
+/// Findings listed per kind; the rest are counted exactly.
+pub const MAX_LISTED: usize = 64;
+/// A central directory header's fixed part.
+const CENTRAL_LEN: usize = 46;
+
+/// The inflated bytes socair reads out of an input of `input_len` bytes, over all its members
+/// at every depth: 32 MiB + 4x the input, half the 64 MiB + 8x every reader is held to, so that
+/// the members held in memory and what the pickle machine builds over them fit in that bound.
+pub fn budget_for(input_len: u64) -> u64 {
+    (32u64 << 20).saturating_add(input_len.saturating_mul(4))
+}
+
+/// One thing found, with its place.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Finding {
+    /// How bad.
+    pub severity: Severity,
+    /// Where: `archive`, `member <path>`, `member <path> byte <n> (<OPCODE>)`.
+    pub place: String,
+    /// Why.
+    pub reason: String,
+}
+
+/// Findings of one kind: the first [`MAX_LISTED`] listed, the rest counted.
+#[derive(Debug, Clone, Default)]
+pub struct Listed {
+    /// The findings listed, in the order found.
+    pub shown: Vec<Finding>,
+    /// How many more were found and not listed.
+    pub more: u64,
+    /// The worst severity among all of them, listed or not.
+    pub worst: Option<Severity>,
+}
+
+impl Listed {
+    fn add(&mut self, severity: Severity, place: String, reason: impl FnOnce() -> String) {
+        self.worst = self.worst.max(Some(severity));
+        if self.shown.len() < MAX_LISTED {
+            self.shown.push(Finding {
+                severity,
+                place,
+                reason: reason(),
+            });
+        } else {
+            self.more += 1;
+        }
+    }
+
+    /// Every finding listed, and one that counts the rest.
+    pub fn all(&self, what: &str) -> Vec<Finding> {
+        let mut all = self.shown.clone();
+        if self.more > 0 {
+            all.push(Finding {
+                severity: self.worst.unwrap_or(Severity::Lead),
+                place: "archive".into(),
+                reason: format!(
+                    "{} more {what} not listed (the first {MAX_LISTED} are)",
+                    self.more
+                ),
+            });
+        }
+        all
+    }
+}
+
+/// What the walk found.
+#[derive(Debug, Clone, Default)]
+pub struct Analysis {
+    /// The archive's structure: names, CRC-32, sizes, encryption, malformed archives.
+    pub structure: Listed,
+    /// Members nothing here checked.
+    pub unchecked: Listed,
+    /// What the pickle machine found in pickle members.
+    pub pickle: Listed,
+    /// Members listed by the central directories walked (at every depth).
+    pub members: u64,
+    /// Zip archives opened (the file and the nested ones).
+    pub archives: u64,
+    /// Members run as pickles.
+    pub pickles: u64,
+    /// Members read as JSON or text data.
+    pub data: u64,
+    /// Members whose CRC-32 matched their inflated bytes.
+    pub crc_verified: u64,
+    /// Bytes inflated.
+    pub inflated: u64,
+    /// The inflation budget ([`budget_for`]).
+    pub budget: u64,
+    /// Reviewed globals the pickles used.
+    pub reviewed_used: Vec<String>,
+}
+
+/// Reads a [`socair_plugin_api::ReadAt`] source as `Read + Seek`, for the zip crate.
+pub struct SourceReader<'a, S: socair_plugin_api::ReadAt + ?Sized> {
+    src: &'a S,
+    pos: u64,
+}
+
+impl<'a, S: socair_plugin_api::ReadAt + ?Sized> SourceReader<'a, S> {
+    /// A reader at the start of `src`.
+    pub fn new(src: &'a S) -> Self {
+        Self { src, pos: 0 }
+    }
+}
+
+impl<S: socair_plugin_api::ReadAt + ?Sized> Clone for SourceReader<'_, S> {
+    fn clone(&self) -> Self {
+        Self {
+            src: self.src,
+            pos: self.pos,
+        }
+    }
+}
+
+impl<S: socair_plugin_api::ReadAt + ?Sized> Read for SourceReader<'_, S> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let left = self.src.size().saturating_sub(self.pos);
+        let n = buf.len().min(usize::try_from(left).unwrap_or(usize::MAX));
+        if n == 0 {
+            return Ok(0);
+        }
+        self.src
+            .read_exact_at(self.pos, &mut buf[..n])
+            .map_err(io::Error::other)?;
+        self.pos += n as u64;
+        Ok(n)
+    }
+}
+
+impl<S: socair_plugin_api::ReadAt + ?Sized> Seek for SourceReader<'_, S> {
+    fn seek(&mut self, to: SeekFrom) -> io::Result<u64> {
+        let pos = match to {
+            SeekFrom::Start(p) => Some(p),
+            SeekFrom::End(d) => self.src.size().checked_add_signed(d),
+            SeekFrom::Current(d) => self.pos.checked_add_signed(d),
+        };
+        self.pos = pos
+            .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "seek before the start"))?;
+        Ok(self.pos)
+    }
+}
+
+/// Walks the zip read by `reader`, an input of `input_len` bytes.
+pub fn scan<R: Read + Seek + Clone>(reader: R, input_len: u64, reviewed: &[String]) -> Analysis {
+    let mut walk = Walk {
+        a: Analysis {
+            budget: budget_for(input_len),
+            ..Analysis::default()
+        },
+        reviewed: reviewed.to_vec(),
+    };
+    walk.zip(reader, "", 1);
+    walk.a
+}
+
+/// Walks the zip in `bytes`.
+pub fn scan_bytes(bytes: &[u8], reviewed: &[String]) -> Analysis {
+    scan(io::Cursor::new(bytes), bytes.len() as u64, reviewed)
+}
+
+struct Walk {
+    a: Analysis,
+    reviewed: Vec<String>,
+}
+
+impl Walk {
+    fn left(&self) -> u64 {
+        self.a.budget.saturating_sub(self.a.inflated)
+    }
+
+    /// Opens the zip read by `reader` at `depth`; its members' places start with `prefix`
+    /// (`outer.zip!/` for a nested one).
+    fn zip<R: Read + Seek + Clone>(&mut self, reader: R, prefix: &str, depth: usize) {
+        let here = match prefix.strip_suffix("!/") {
+            Some(p) => format!("member {p}"),
+            None => "archive".to_owned(),
+        };
+        let raw = reader.clone();
+        let mut zip = match ZipArchive::new(reader) {
+            Ok(z) => z,
+            Err(e) => {
+                self.a.structure.add(Severity::Fail, here, || {
+                    format!(
+                        "not a zip archive the zip crate reads ({e}): nothing in it was checked"
+                    )
+                });
+                return;
+            }
+        };
+        self.a.archives += 1;
+        if zip.offset() != 0 {
+            let off = zip.offset();
+            self.a.structure.add(Severity::Fail, here.clone(), || {
+                format!("its central directory places the archive {off} bytes after where its records lie: bytes were inserted, and readers that go by the local headers and those that go by the central directory read different members")
+            });
+        }
+        self.names(
+            raw.clone(),
+            zip.central_directory_start(),
+            zip.len(),
+            prefix,
+            &here,
+        );
+        let mut raw = raw;
+        for i in 0..zip.len() {
+            self.member(&mut zip, &mut raw, i, prefix, depth, &here);
+        }
+    }
+
+    /// Checks the names as the central directory lists them, before the zip crate's index
+    /// (which keeps one entry per name) hides any: exact duplicates, and names equal ignoring
+    /// ASCII case (miniz, which torch and numpy read zips with, looks names up that way).
+    fn names<R: Read + Seek>(
+        &mut self,
+        mut raw: R,
+        start: u64,
+        indexed: usize,
+        prefix: &str,
+        here: &str,
+    ) {
+        let mut exact: HashMap<Vec<u8>, usize> = HashMap::new();
+        let mut folded: HashMap<Vec<u8>, Vec<u8>> = HashMap::new();
+        let mut count = 0usize;
+        let mut at = start;
+        let mut fixed = [0u8; CENTRAL_LEN];
+        // Each entry takes at least 46 bytes of the input: the walk is bounded by its size.
+        while raw.seek(SeekFrom::Start(at)).is_ok() && raw.read_exact(&mut fixed).is_ok() {
+            if &fixed[..4] != b"PK\x01\x02" {
+                break;
+            }
+            let u16_at = |o: usize| u64::from(u16::from_le_bytes([fixed[o], fixed[o + 1]]));
+            let (name_len, extra, comment) = (u16_at(28), u16_at(30), u16_at(32));
+            let mut name = vec![0u8; name_len as usize];
+            if raw.read_exact(&mut name).is_err() {
+                break;
+            }
+            let shown = format!("member {prefix}{}", String::from_utf8_lossy(&name));
+            if let Some(first) = exact.insert(name.clone(), count) {
+                self.a.structure.add(Severity::Fail, shown.clone(), || {
+                    format!("listed twice in the central directory (entries {first} and {count}): readers disagree on which one they extract (zipfile's index keeps the last)")
+                });
+            } else if let Some(other) = folded.insert(name.to_ascii_lowercase(), name.clone()) {
+                let other = String::from_utf8_lossy(&other).into_owned();
+                self.a.structure.add(Severity::Fail, shown.clone(), || {
+                    format!("differs from member {prefix}{other} only in ASCII case: miniz (which torch and numpy read zips with) looks names up ignoring case, and extracted on a case-insensitive file system one overwrites the other")
+                });
+            }
+            count += 1;
+            at += CENTRAL_LEN as u64 + name_len + extra + comment;
+        }
+        if count != indexed && exact.len() == count {
+            self.a.structure.add(Severity::Fail, here.to_owned(), || {
+                format!("its central directory holds {count} entries where the zip crate indexes {indexed}: readers see different members")
+            });
+        }
+    }
+
+    fn member<R: Read + Seek + Clone>(
+        &mut self,
+        zip: &mut ZipArchive<R>,
+        raw: &mut R,
+        i: usize,
+        prefix: &str,
+        depth: usize,
+        here: &str,
+    ) {
+        let (name, central_name, header_start, size, crc, encrypted, is_dir) =
+            match zip.by_index_raw(i) {
+                Ok(f) => (
+                    String::from_utf8_lossy(f.name_raw()).into_owned(),
+                    f.name_raw().to_vec(),
+                    f.header_start(),
+                    f.size(),
+                    f.crc32(),
+                    f.encrypted(),
+                    f.is_dir(),
+                ),
+                Err(e) => {
+                    self.a.structure.add(Severity::Fail, here.to_owned(), || {
+                        format!("entry {i} of its central directory cannot be read ({e})")
+                    });
+                    return;
+                }
+            };
+        self.a.members += 1;
+        let place = format!("member {prefix}{name}");
+        if let Some(why) = unsafe_path(&name) {
+            self.a
+                .structure
+                .add(Severity::Fail, place.clone(), || why.to_owned());
+        }
+        if let Some(local) = local_name(raw, header_start).filter(|l| *l != central_name) {
+            let local = String::from_utf8_lossy(&local).into_owned();
+            self.a.structure.add(Severity::Fail, place.clone(), || {
+                format!("its local header names it {local:?}: zipfile refuses the archive (the names in directory and header differ), and extractors that stream the local headers write another file than the central directory lists")
+            });
+        }
+        if encrypted {
+            self.a.unchecked.add(Severity::Lead, place, || {
+                "encrypted: it cannot be read, and nothing in it was checked".into()
+            });
+            return;
+        }
+        if is_dir && size == 0 {
+            return;
+        }
+        let left = self.left();
+        if size > left {
+            let budget = self.a.budget;
+            self.a.unchecked.add(Severity::Lead, place, || {
+                format!("declares {size} bytes inflated, more than the {left} left of the {budget} socair inflates for this input (32 MiB + 4x its size): not inflated, nothing in it was checked")
+            });
+            return;
+        }
+        let mut file = match zip.by_index(i) {
+            Ok(f) => f,
+            Err(e) => {
+                self.a.unchecked.add(Severity::Lead, place, || {
+                    format!("cannot be inflated here ({e}): nothing in it was checked")
+                });
+                return;
+            }
+        };
+        let method = file.compression();
+        let mut bytes = Vec::with_capacity(size.min(1 << 20) as usize);
+        // One byte past the declared size shows a member that inflates past it.
+        let read = (&mut file).take(size + 1).read_to_end(&mut bytes);
+        drop(file);
+        self.a.inflated += bytes.len() as u64;
+        if let Err(e) = read {
+            // The zip crate checks the CRC-32 itself at the end; that mismatch is named below
+            // with both values, anything else here.
+            if bytes.len() as u64 != size {
+                self.a.structure.add(Severity::Fail, place, || {
+                    format!("cannot be inflated ({method} after {} bytes: {e}): nothing in it was checked", bytes.len())
+                });
+                return;
+            }
+        }
+        if bytes.len() as u64 > size {
+            self.a.structure.add(Severity::Fail, place, || {
+                format!("inflates past the {size} bytes the central directory declares (a zip bomb, or a member readers cut at different places): nothing in it was checked")
+            });
+            return;
+        }
+        if (bytes.len() as u64) < size {
+            let got = bytes.len();
+            self.a.structure.add(Severity::Fail, place, || {
+                format!(
+                    "inflates to {got} bytes, fewer than the {size} the central directory declares"
+                )
+            });
+            return;
+        }
+        let actual = crc32fast::hash(&bytes);
+        if actual != crc {
+            self.a.structure.add(Severity::Fail, place, || {
+                format!("the CRC-32 of its inflated bytes is {actual:08x}, the central directory records {crc:08x}: the member was altered, or readers read different bytes")
+            });
+            return;
+        }
+        self.a.crc_verified += 1;
+        self.contents(&name, &bytes, prefix, depth);
+    }
+
+    /// Opens one member's bytes.
+    fn contents(&mut self, name: &str, bytes: &[u8], prefix: &str, depth: usize) {
+        let place = format!("member {prefix}{name}");
+        let head = &bytes[..bytes.len().min(4096)];
+        if pickle::looks_like_pickle(head, bytes.len() as u64) {
+            self.pickle(&place, bytes);
+            return;
+        }
+        if bytes.starts_with(detect::SEVEN_Z_MAGIC) {
+            self.a.unchecked.add(Severity::Lead, place, || {
+                "a 7z archive: socair does not open 7z; nothing in it was checked".into()
+            });
+            return;
+        }
+        let zip_like = bytes.starts_with(detect::LOCAL_SIG) || bytes.starts_with(b"PK\x05\x06");
+        if zip_like {
+            let claim = detect::claims_member(bytes);
+            if claim == Claim::Zip || bytes.starts_with(b"PK\x05\x06") {
+                if depth >= MAX_DEPTH {
+                    self.a.unchecked.add(Severity::Lead, place, || {
+                        format!("a zip archive nested {} deep, deeper than the {MAX_DEPTH} socair opens: nothing in it was checked", depth + 1)
+                    });
+                } else {
+                    self.zip(
+                        io::Cursor::new(bytes),
+                        &format!("{prefix}{name}!/"),
+                        depth + 1,
+                    );
+                }
+            } else if detect::torch_claims(bytes, bytes.len() as u64) {
+                self.a.unchecked.add(Severity::Lead, place, || {
+                    "a PyTorch checkpoint (a zip holding torch records): the torch-zip plugin reads it as a file of its own; extract it and scan it: nothing in it was checked here".into()
+                });
+            } else {
+                self.a.unchecked.add(Severity::Lead, place, || {
+                    "a NumPy .npz archive: the numpy plugin reads it as a file of its own; extract it and scan it: nothing in it was checked here".into()
+                });
+            }
+            return;
+        }
+        match companion::classify(name, bytes) {
+            Companion::Data(_) => self.a.data += 1,
+            Companion::Lead(reason) => self.a.unchecked.add(Severity::Lead, place, || reason),
+        }
+    }
+
+    fn pickle(&mut self, place: &str, bytes: &[u8]) {
+        self.a.pickles += 1;
+        let options = pickle::Options {
+            reviewed: self.reviewed.clone(),
+            legacy: false,
+            input_len: 0,
+        };
+        let outcome = pickle::run(bytes, &options);
+        for f in &outcome.findings {
+            self.a.pickle.add(
+                f.severity,
+                format!("{place} byte {} ({})", f.offset, f.opcode),
+                || f.reason.clone(),
+            );
+        }
+        for g in outcome.reviewed_used {
+            if !self.a.reviewed_used.contains(&g) {
+                self.a.reviewed_used.push(g);
+            }
+        }
+    }
+}
+
+/// The name in the local header at `at`, when one is there.
+fn local_name<R: Read + Seek>(raw: &mut R, at: u64) -> Option<Vec<u8>> {
+    let mut fixed = [0u8; 30];
+    raw.seek(SeekFrom::Start(at)).ok()?;
+    raw.read_exact(&mut fixed).ok()?;
+    if &fixed[..4] != detect::LOCAL_SIG {
+        return None;
+    }
+    let mut name = vec![0u8; usize::from(u16::from_le_bytes([fixed[26], fixed[27]]))];
+    raw.read_exact(&mut name).ok()?;
+    Some(name)
+}
+
+/// Why a member name is unsafe to extract: a `..` component or an absolute path (either
+/// separator, as extractors on Windows read `\`), a drive letter, or a NUL byte.
+fn unsafe_path(name: &str) -> Option<&'static str> {
+    if name.contains('\0') {
+        return Some("its name holds a NUL byte: C readers cut it there, others do not");
+    }
+    if name.starts_with('/') || name.starts_with('\\') {
+        return Some("an absolute path: a naive extractor writes it outside the target directory");
+    }
+    let b = name.as_bytes();
+    if b.len() >= 2 && b[0].is_ascii_alphabetic() && b[1] == b':' {
+        return Some(
+            "a path with a drive letter: extracted on Windows it leaves the target directory",
+        );
+    }
+    if name.split(['/', '\\']).any(|c| c == "..") {
+        return Some(
+            "a `..` component: a naive extractor writes it outside the target directory (zip slip)",
+        );
+    }
+    None
+}
