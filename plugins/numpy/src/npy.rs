@@ -18,7 +18,7 @@
 //!   bytes are what `numpy.fromfile` ignores and another reader may not;
 //! * for a dtype holding Python objects (`descr` `'|O'`, or a structured dtype with an object
 //!   field), a pickle: `read_array` calls `pickle.load(fp, **pickle_kwargs)` on what follows
-//!   the header, whatever the shape says (see [`crate::pickles`]).
+//!   the header, whatever the shape says (see [`crate::read`]).
 //!
 //! Deliberately not required: the 64-byte alignment of the data (NumPy 1.x wrote 16; NumPy's
 //! reader checks neither, and alignment changes nothing about what the bytes mean).
