@@ -558,8 +558,10 @@ fn read_central(src: &(impl ReadAt + ?Sized), dir: &Directory) -> Result<Vec<Cen
     Ok(entries)
 }
 
-/// Checks the local header against its central entry; returns where the data starts.
-fn read_local(src: &(impl ReadAt + ?Sized), c: &Central) -> Result<u64, ZipError> {
+/// Checks the local header against its central entry; returns where the data starts and
+/// whether the local header carries a zip64 block (a data descriptor then has 8-byte sizes,
+/// as Python's zipfile writes it for `force_zip64`, which NumPy sets).
+fn read_local(src: &(impl ReadAt + ?Sized), c: &Central) -> Result<(u64, bool), ZipError> {
     let m = &c.member;
     let place = m.place();
     let fixed = read_vec(src, m.header_offset, LOCAL_LEN, &place)?;
@@ -629,7 +631,8 @@ fn read_local(src: &(impl ReadAt + ?Sized), c: &Central) -> Result<u64, ZipError
             ),
         );
     }
-    Ok(m.header_offset + LOCAL_LEN + var.len() as u64)
+    let zip64 = blocks.iter().any(|(id, _)| *id == EXTRA_ZIP64);
+    Ok((m.header_offset + LOCAL_LEN + var.len() as u64, zip64))
 }
 
 /// The data descriptor after a member's data: its length, after checking that it repeats
@@ -696,7 +699,7 @@ pub fn read_archive(src: &(impl ReadAt + ?Sized)) -> Result<Archive, ZipError> {
                 format!("bytes {expected}..{at} before it belong to no member"),
             );
         }
-        let data_offset = read_local(src, c)?;
+        let (data_offset, local_zip64) = read_local(src, c)?;
         let data_end = data_offset
             .checked_add(c.member.compressed_len)
             .filter(|&e| e <= dir.offset)
@@ -710,7 +713,8 @@ pub fn read_archive(src: &(impl ReadAt + ?Sized)) -> Result<Archive, ZipError> {
         c.member.data_offset = data_offset;
         expected = data_end;
         if c.flags & FLAG_DESCRIPTOR != 0 {
-            let zip64 = c.member.len >= u64::from(u32::MAX)
+            let zip64 = local_zip64
+                || c.member.len >= u64::from(u32::MAX)
                 || c.member.compressed_len >= u64::from(u32::MAX);
             expected += read_descriptor(src, data_end, &c.member, zip64)?;
         }
