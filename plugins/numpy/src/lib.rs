@@ -12,6 +12,7 @@
 //! third-party example): deflated members, object arrays' pickles (scanned by
 //! `socair-pickle`), zip64 end records and data descriptors are what it adds.
 
+pub mod fuzzing;
 pub mod inflate;
 pub mod literal;
 pub mod npy;
