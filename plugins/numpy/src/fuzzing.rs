@@ -60,5 +60,8 @@ pub fn check_reader(data: &[u8]) {
     check_outcome(data, npy);
     let npz = read::read_npz(Span::file_bytes(data), false, &[]);
     check_outcome(data, npz);
+    let zip = crate::archive::read_zip(Span::file_bytes(data), &[]);
+    check_outcome(data, zip);
+    let _ = crate::archive::looks_like_generic_zip(data, data.len() as u64);
     let _ = (looks_like_npy(data), looks_like_npz(data));
 }

@@ -12,6 +12,7 @@
 //! third-party example): deflated members, object arrays' pickles (scanned by
 //! `socair-pickle`), zip64 end records and data descriptors are what it adds.
 
+pub mod archive;
 pub mod fuzzing;
 pub mod inflate;
 pub mod literal;
@@ -64,7 +65,11 @@ fn manifest() -> RResult<PluginManifest, PluginError> {
             name: PLUGIN_NAME.into(),
             version: env!("CARGO_PKG_VERSION").into(),
             plugin_api: PLUGIN_API_VERSION.into(),
-            formats_read: RVec::from(vec![RString::from(read::NPY), RString::from(read::NPZ)]),
+            formats_read: RVec::from(vec![
+                RString::from(read::NPY),
+                RString::from(read::NPZ),
+                RString::from(archive::ZIP),
+            ]),
             formats_written: RVec::new(),
             rule_sets: RVec::new(),
             encoders: RVec::new(),
@@ -78,6 +83,7 @@ fn readers() -> RResult<RVec<FormatReaderBox>, PluginError> {
         Ok(RVec::from(vec![
             FormatReader_TO::from_value(NpyReader, TD_Opaque),
             FormatReader_TO::from_value(NpzReader, TD_Opaque),
+            FormatReader_TO::from_value(ZipReader, TD_Opaque),
         ]))
     })
 }
@@ -175,6 +181,35 @@ impl FormatReader for NpzReader {
             Ok(opened_file(read::read_npz(
                 Span::file(&source),
                 options.header_only,
+                &reviewed(&options),
+            )))
+        })
+    }
+}
+
+/// The reader of generic zips that carry pickles (see [`archive`]).
+#[derive(Debug, Clone, Copy)]
+pub struct ZipReader;
+
+impl FormatReader for ZipReader {
+    fn format(&self) -> RString {
+        RString::from(archive::ZIP)
+    }
+
+    fn detect(&self, head: RSlice<'_, u8>, file_len: u64) -> bool {
+        guard(|| Ok(archive::looks_like_generic_zip(head.as_slice(), file_len)))
+            .into_result()
+            .unwrap_or(false)
+    }
+
+    fn open(
+        &self,
+        source: ByteSourceRef<'_>,
+        options: ReadOptions,
+    ) -> RResult<OpenedFile, PluginError> {
+        guard(|| {
+            Ok(opened_file(archive::read_zip(
+                Span::file(&source),
                 &reviewed(&options),
             )))
         })

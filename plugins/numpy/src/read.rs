@@ -125,6 +125,11 @@ pub struct Outcome {
 }
 
 impl Outcome {
+    /// An empty outcome of `format`.
+    pub(crate) fn new_for(format: &'static str) -> Self {
+        Self::new(format)
+    }
+
     fn new(format: &'static str) -> Self {
         Outcome {
             format,
@@ -137,6 +142,11 @@ impl Outcome {
         }
     }
 
+    /// A finding of the structure check.
+    pub(crate) fn found_at(&mut self, severity: Severity, place: String, reason: String) {
+        self.found(severity, place, reason);
+    }
+
     fn found(&mut self, severity: Severity, place: String, reason: String) {
         self.findings.push(Finding {
             severity,
@@ -146,7 +156,13 @@ impl Outcome {
     }
 
     /// Lists `tensor` as unread at `place` for `reason`, and makes that a finding.
-    fn refuse(&mut self, tensor: Option<&str>, severity: Severity, place: String, reason: String) {
+    pub(crate) fn refuse(
+        &mut self,
+        tensor: Option<&str>,
+        severity: Severity,
+        place: String,
+        reason: String,
+    ) {
         self.unread
             .push((tensor.map(str::to_owned), format!("{place}: {reason}")));
         self.found(severity, place, reason);
@@ -159,10 +175,10 @@ impl Outcome {
 
     /// The structure row's one sentence.
     pub fn summary(&self) -> String {
-        let what = if self.format == NPY {
-            ".npy file"
-        } else {
-            ".npz archive"
+        let what = match self.format {
+            NPY => ".npy file",
+            NPZ => ".npz archive",
+            _ => "zip archive",
         };
         let count = |s: Severity| self.findings.iter().filter(|f| f.severity == s).count();
         match self.worst() {
@@ -534,6 +550,38 @@ fn read_stored(
         reviewed,
     };
     match npy::read_header(file, m.data_offset, m.len) {
+        Ok(h) => describe(&a, &h, out),
+        Err(e) => out.refuse(
+            Some(name),
+            Severity::Fail,
+            place_in(Some(&w), e.offset),
+            e.reason,
+        ),
+    }
+}
+
+/// Reads an `.npy` member of a generic archive, already in memory (`name` is its full path).
+pub(crate) fn read_npy_member(
+    name: &str,
+    bytes: &[u8],
+    file_len: u64,
+    reviewed: &[String],
+    out: &mut Outcome,
+) {
+    let w = Where {
+        name: name.to_owned(),
+        base: 0,
+        inflated: true,
+    };
+    let member = Span::memory(bytes);
+    let a = Array {
+        src: member,
+        name,
+        member: Some(&w),
+        file_len,
+        reviewed,
+    };
+    match npy::read_header(&member, 0, member.len) {
         Ok(h) => describe(&a, &h, out),
         Err(e) => out.refuse(
             Some(name),
