@@ -332,7 +332,7 @@ mod tests {
         ]);
         let o = read_zip(Span::file_bytes(&outer), &[]);
         assert_eq!(o.worst(), Some(Severity::Lead), "{:?}", o.findings);
-        assert_eq!(o.pickle_status(), Some(Severity::Fail));
+        assert_eq!(o.pickle_status(), Some(Some(Severity::Fail)));
         let f = o
             .pickle_findings
             .iter()
@@ -368,6 +368,14 @@ mod tests {
         for name in ["a..b", "..a/b", "a/b.."] {
             assert!(!escapes(name), "{name}");
         }
+    }
+
+    #[test]
+    fn a_pickle_of_plain_data_passes_outside_object_arrays() {
+        let z = zip(&[deflated("model/weights.pkl", HARMLESS)]);
+        let o = read_zip(Span::file_bytes(&z), &[]);
+        assert_eq!(o.worst(), None, "{:?}", o.findings);
+        assert_eq!(o.pickle_status(), Some(None), "{:?}", o.pickle_findings);
     }
 
     #[test]

@@ -244,7 +244,7 @@ pub fn opened_file(outcome: Outcome) -> OpenedFile {
     if let Some(worst) = outcome.pickle_status() {
         rows.push(ReportRow {
             check: PICKLE_CHECK.into(),
-            status: status(Some(worst)),
+            status: status(worst),
             summary: outcome.pickle_summary().into(),
             findings: findings(outcome.pickle_findings),
         });

@@ -122,6 +122,8 @@ pub struct Outcome {
     pub pickles: Vec<String>,
     /// The pickle scan's findings.
     pub pickle_findings: Vec<Finding>,
+    /// How many of the pickles are object arrays' (never a PASS).
+    pub object_arrays: usize,
 }
 
 impl Outcome {
@@ -139,6 +141,7 @@ impl Outcome {
             pass_summary: String::new(),
             pickles: Vec::new(),
             pickle_findings: Vec::new(),
+            object_arrays: 0,
         }
     }
 
@@ -195,31 +198,38 @@ impl Outcome {
         }
     }
 
-    /// The pickle row's verdict: none when the file holds no object array; FAIL for a
-    /// code-running global, LEAD otherwise (an object array is never provably data).
-    pub fn pickle_status(&self) -> Option<Severity> {
+    /// The pickle row's verdict: none when the file holds no pickle (no row); `Some(None)`
+    /// (PASS) when every pickle stayed inside the grammar; FAIL for a code-running global;
+    /// LEAD otherwise, and always at least LEAD when an object array holds one (its objects
+    /// are rebuilt by NumPy's own globals, never provably data).
+    pub fn pickle_status(&self) -> Option<Option<Severity>> {
         if self.pickles.is_empty() {
             return None;
         }
-        Some(
-            self.pickle_findings
-                .iter()
-                .map(|f| f.severity)
-                .max()
-                .unwrap_or(Severity::Lead),
-        )
+        let worst = self.pickle_findings.iter().map(|f| f.severity).max();
+        let floor = (self.object_arrays > 0).then_some(Severity::Lead);
+        Some(worst.max(floor))
     }
 
     /// The pickle row's one sentence.
     pub fn pickle_summary(&self) -> String {
         let n = self.pickles.len();
+        let what = if self.object_arrays > 0 {
+            format!(
+                "{n} pickle(s), {} of them object arrays that np.load(allow_pickle=True) unpickles",
+                self.object_arrays
+            )
+        } else {
+            format!("{n} pickle(s) in archive members")
+        };
         match self.pickle_status() {
-            Some(Severity::Fail) => format!(
-                "{n} object array(s) hold pickles that np.load(allow_pickle=True) runs; the scan found globals that run code or touch the system"
+            Some(Some(Severity::Fail)) => format!(
+                "{what}; the scan found globals that run code or touch the system"
             ),
-            _ => format!(
-                "{n} object array(s) hold pickles that np.load(allow_pickle=True) runs; nothing found runs code, but Python objects are not data socair can check"
+            Some(Some(Severity::Lead)) => format!(
+                "{what}; nothing found runs code, but what they build is outside what socair proves to be data"
             ),
+            _ => format!("{what}; every one stays inside the weights-only grammar"),
         }
     }
 }
@@ -360,6 +370,7 @@ fn inline_bytes(src: Span<'_>, h: &Header, itemsize: u64, len: u64) -> Result<Ve
 /// Runs the pickle after an object array's header through socair's pickle machine.
 fn scan_pickle(a: &Array<'_>, h: &Header, at: String, out: &mut Outcome) {
     out.pickles.push(at.clone());
+    out.object_arrays = out.object_arrays.saturating_add(1);
     let data = match a.src.sub(h.data_offset, h.data_len()).map(|s| s.to_vec()) {
         Some(Ok(d)) => d,
         _ => {
@@ -687,7 +698,7 @@ mod tests {
         );
         let o = read_npy(Span::file_bytes(&member), &[]);
         assert_eq!(o.worst(), None);
-        assert_eq!(o.pickle_status(), Some(Severity::Lead));
+        assert_eq!(o.pickle_status(), Some(Some(Severity::Lead)));
         assert!(o.tensors.is_empty());
         // GLOBAL os system, then the call.
         let evil = b"cos\nsystem\n(S'id'\ntR.";
@@ -697,7 +708,7 @@ mod tests {
             evil,
         );
         let o = npz(&[deflated("p.npy", &member)]);
-        assert_eq!(o.pickle_status(), Some(Severity::Fail), "{:?}", o);
+        assert_eq!(o.pickle_status(), Some(Some(Severity::Fail)), "{:?}", o);
         let f = o
             .pickle_findings
             .iter()

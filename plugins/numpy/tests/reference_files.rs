@@ -138,7 +138,7 @@ fn the_plugins_fixtures_match_numpy() {
             "{file}: {:?}",
             out.findings
         );
-        let pickle = out.pickle_status().map(|s| status(Some(s)));
+        let pickle = out.pickle_status().map(status);
         assert_eq!(
             pickle,
             want["pickle"].as_str(),
@@ -213,7 +213,7 @@ fn the_templates_fixtures_match_numpy() {
         assert_eq!(out.worst(), None, "{file}: {:?}", out.findings);
         assert_eq!(
             out.pickle_status(),
-            object.then_some(Severity::Lead),
+            object.then_some(Some(Severity::Lead)),
             "{file}: {:?}",
             out.pickle_findings
         );
