@@ -248,3 +248,43 @@ fn the_templates_fixtures_match_numpy() {
         assert_eq!(out.worst(), Some(Severity::Fail), "{file}: {out:?}");
     }
 }
+
+/// The archives Python's zipfile wrote (fixtures/archives/, by its make_fixtures.py), read by
+/// the generic zip reader: both rows' verdicts and the deciding finding's place.
+#[test]
+fn the_archives_give_their_verdicts() {
+    use socair_plugin_numpy::archive;
+    let e = expected("../archives/expected.json");
+    let cases = e.as_object().unwrap();
+    assert!(cases.len() >= 4);
+    for (file, want) in cases {
+        let bytes = std::fs::read(fixtures().join("../archives").join(file)).unwrap();
+        assert!(
+            archive::looks_like_generic_zip(&bytes[..bytes.len().min(4096)], bytes.len() as u64),
+            "{file}"
+        );
+        let out = archive::read_zip(Span::file_bytes(&bytes), &[]);
+        assert_eq!(
+            status(out.worst()),
+            want["structure"],
+            "{file}: {:?}",
+            out.findings
+        );
+        let pickle = out.pickle_status().map(status);
+        assert_eq!(
+            pickle,
+            want["pickle"].as_str(),
+            "{file}: {:?}",
+            out.pickle_findings
+        );
+        if let Some(place) = want["place"].as_str() {
+            let reason = want["reason"].as_str().unwrap();
+            let all: Vec<_> = out.findings.iter().chain(&out.pickle_findings).collect();
+            assert!(
+                all.iter()
+                    .any(|f| f.place.starts_with(place) && f.reason.contains(reason)),
+                "{file}: no finding at {place:?} with {reason:?}: {all:?}"
+            );
+        }
+    }
+}
