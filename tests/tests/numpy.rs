@@ -32,7 +32,7 @@ fn row<'a>(report: &'a Value, check: &str) -> Option<&'a Value> {
 }
 
 #[test]
-fn the_plugin_is_listed_reading_npy_and_npz() {
+fn the_plugin_is_listed_reading_npy_npz_and_zip() {
     let r = run(socair().args(["plugins", "--json"]));
     assert_eq!(r.code, 0, "{}", r.stderr);
     let listing = json(&r.stdout);
@@ -42,7 +42,7 @@ fn the_plugin_is_listed_reading_npy_and_npz() {
         .iter()
         .find(|p| p["name"] == "numpy")
         .unwrap_or_else(|| panic!("numpy not loaded: {listing:#}"));
-    assert_eq!(numpy["reads"], serde_json::json!(["npy", "npz"]));
+    assert_eq!(numpy["reads"], serde_json::json!(["npy", "npz", "zip"]));
 }
 
 #[test]
@@ -176,22 +176,87 @@ fn the_templates_fixtures_match_numpy_and_deflated_equals_stored() {
     }
 }
 
-/// The npz reader claims a zip whose first member is an `.npy` file: never a torch checkpoint
-/// (the host refuses to choose when two plugins claim one file).
+/// The numpy plugin's readers (`.npy`, `.npz`, generic zips) never claim a file the torch
+/// plugin claims: the host would refuse to choose. Every torch fixture, legit or hostile.
 #[test]
-fn torch_checkpoints_are_not_claimed() {
-    for entry in std::fs::read_dir(fixture("torch/legit")).unwrap() {
-        let path = entry.unwrap().path();
-        if path.is_dir() {
-            continue;
+fn torch_files_are_not_claimed_twice() {
+    let mut seen = 0;
+    for dir in ["torch/legit", "torch/malicious"] {
+        for entry in std::fs::read_dir(fixture(dir)).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                continue;
+            }
+            seen += 1;
+            let r = run(socair().arg("scan").arg(&path));
+            assert!(
+                !r.stderr.contains("plugins claim it"),
+                "{}: {}",
+                path.display(),
+                r.stderr
+            );
+            if r.stdout.is_empty() {
+                continue;
+            }
+            let report = json(&r.stdout);
+            let format = str_of(&report["artifact"], "format");
+            assert!(
+                !["npy", "npz", "zip"].contains(&format),
+                "{} read as {format}",
+                path.display()
+            );
         }
+    }
+    assert!(seen >= 60, "{seen}");
+}
+
+/// Zips Python's zipfile wrote (fixtures/archives/): pickles scanned whatever wraps them, to
+/// depth 2 and beyond, names that leave the extraction directory, arrays inside.
+#[test]
+fn archives_carrying_pickles() {
+    let e = expected("archives/expected.json");
+    for (file, want) in e.as_object().unwrap() {
+        let path = fixture(&format!("archives/{file}"));
         let r = run(socair().arg("scan").arg(&path));
-        if r.stdout.is_empty() {
-            continue;
-        }
         let report = json(&r.stdout);
-        let format = str_of(&report["artifact"], "format");
-        assert!(format != "npy" && format != "npz", "{}", path.display());
+        assert_eq!(report["artifact"]["format"], "zip", "{file}: {}", r.stderr);
+        let structure = row(&report, "Format and structure").unwrap();
+        assert_eq!(
+            structure["status"], want["structure"],
+            "{file}: {structure:#}"
+        );
+        let pickle = row(&report, "Pickle opcode scan").unwrap();
+        assert_eq!(pickle["status"], want["pickle"], "{file}: {pickle:#}");
+        if let Some(place) = want["place"].as_str() {
+            let reason = str_of(want, "reason");
+            let findings: Vec<&Value> = structure["findings"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .chain(pickle["findings"].as_array().unwrap())
+                .collect();
+            assert!(
+                findings
+                    .iter()
+                    .any(|f| str_of(f, "place").starts_with(place)
+                        && str_of(f, "reason").contains(reason)),
+                "{file}: no finding at {place:?} naming {reason:?}: {findings:#?}"
+            );
+        }
+        let clean = want["structure"] == "PASS" && want["pickle"] == "PASS";
+        assert_eq!(r.code, i32::from(!clean), "{file}: {}", r.stderr);
+        if let Some(tensors) = want["tensors"].as_array() {
+            let m = json(&run(socair().arg("tensors").arg(&path)).stdout);
+            for t in tensors {
+                let got = m["tensors"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .find(|g| g["name"] == t["name"])
+                    .unwrap_or_else(|| panic!("{file}: {m:#}"));
+                assert_eq!(got["sha256"], t["sha256"], "{file}");
+            }
+        }
     }
 }
 

@@ -25,6 +25,7 @@ fn every_saved_input_keeps_the_properties() {
     files_under(&repo.join("fuzz/regressions/numpy"), &mut inputs);
     files_under(&repo.join("fuzz/corpus/numpy_reader"), &mut inputs);
     files_under(&repo.join("fixtures/npy"), &mut inputs);
+    files_under(&repo.join("fixtures/archives"), &mut inputs);
     assert!(inputs.len() > 60, "fixtures missing: {}", inputs.len());
     for path in &inputs {
         check_reader(&std::fs::read(path).unwrap_or_default());
