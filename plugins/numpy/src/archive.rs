@@ -90,7 +90,7 @@ fn local_names(head: &[u8]) -> Option<Vec<&[u8]>> {
 /// Whether this reader claims a file: a zip (local header at byte 0) that is neither an
 /// `.npz` nor a zip torch's reader claims.
 pub fn looks_like_generic_zip(head: &[u8], file_len: u64) -> bool {
-    if !head.starts_with(b"PK\x03\x04") || crate::looks_like_npz(head) {
+    if !head.starts_with(b"PK\x03\x04") || crate::detect::looks_like_npz(head) {
         return false;
     }
     let Some(names) = local_names(head) else {

@@ -1,9 +1,10 @@
 //! The properties the fuzz target (`fuzz/fuzz_targets/numpy_reader.rs`) checks, shared with
 //! the regression test (`tests/fuzz_regressions.rs`).
 
+use crate::detect::{looks_like_npy, looks_like_npz};
+use crate::opened_file;
 use crate::read::{self, Bytes, Outcome};
 use crate::span::Span;
-use crate::{looks_like_npy, looks_like_npz, opened_file};
 
 fn element_size(element_type: &str) -> Option<u64> {
     Some(match element_type {

@@ -13,6 +13,7 @@
 //! `socair-pickle`), zip64 end records and data descriptors are what it adds.
 
 pub mod archive;
+pub mod detect;
 pub mod fuzzing;
 pub mod inflate;
 pub mod literal;
@@ -36,6 +37,8 @@ use socair_plugin_api::{
     PLUGIN_API_VERSION,
 };
 use span::Span;
+
+pub use detect::{looks_like_npy, looks_like_npz};
 
 /// The plugin's name, as `socair plugins` lists it (the template is `npy`).
 pub const PLUGIN_NAME: &str = "numpy";
@@ -96,26 +99,6 @@ fn writers() -> RResult<RVec<FormatWriterBox>, PluginError> {
 #[sabi_extern_fn]
 fn encoders() -> RResult<RVec<FingerprintEncoderBox>, PluginError> {
     guard(|| Ok(RVec::new()))
-}
-
-/// Whether `head` starts with the `.npy` magic. Any version is claimed, so that `open` can say
-/// what is wrong with one it does not read.
-pub fn looks_like_npy(head: &[u8]) -> bool {
-    npy::has_magic(head)
-}
-
-/// Whether `head` starts with a zip local header whose member name ends in `.npy`, as
-/// `np.savez` writes. A torch checkpoint (its first member is `<name>/data.pkl`, or `.data/…`)
-/// or any other zip is not claimed: the host refuses to choose when two plugins claim a file.
-pub fn looks_like_npz(head: &[u8]) -> bool {
-    let (Some(b"PK\x03\x04"), Some(&[n0, n1])) = (head.get(..4), head.get(26..28)) else {
-        return false;
-    };
-    let name_len = usize::from(u16::from_le_bytes([n0, n1]));
-    30usize
-        .checked_add(name_len)
-        .and_then(|end| head.get(30..end))
-        .is_some_and(|name| name.ends_with(b".npy"))
 }
 
 /// The `.npy` reader.
