@@ -251,7 +251,14 @@ fn incompatible_and_invalid_plugins_are_refused_with_reasons() {
         .collect();
     assert_eq!(
         names,
-        ["panicky", "gguf", "onnx", "safetensors", "torch-zip"]
+        [
+            "panicky",
+            "gguf",
+            "numpy",
+            "onnx",
+            "safetensors",
+            "torch-zip"
+        ]
     );
     assert_eq!(
         listing["searched"][0].as_str().unwrap(),
