@@ -44,6 +44,16 @@ fn every_container_fixture_gets_its_status() {
             );
             continue;
         }
+        if report["artifact"]["format"] == "zip" && case["claimed"] == false {
+            // A zip no torch reader claims is read by the numpy plugin's generic zip reader
+            // (issue 16, item 6), which opens every member: a LEAD at least, naming the
+            // members nothing checked, never a PASS.
+            let structure = &report["rows"][0];
+            assert_eq!(structure["check"], "Format and structure", "{file}");
+            assert_ne!(structure["status"], "PASS", "{file}: {report:#}");
+            assert_eq!(r.code, 1, "{file}: {}", r.stderr);
+            continue;
+        }
         let row = pickle_row(&report).unwrap_or_else(|| panic!("{file}: {report:#}"));
         assert_eq!(row["status"], status, "{file}: {row:#}");
         assert_eq!(
