@@ -158,8 +158,11 @@ pub struct TensorDescriptor {
     /// case) for the opened file itself.
     pub file: ROption<RString>,
     /// The tensor's bytes decoded by the reader, when they do not lie in any file as they are
-    /// (an ONNX tensor whose values are varint-coded in `int32_data`): its elements'
-    /// little-endian bytes in row-major order. `ranges` is then empty and `file` none. The host
+    /// (an ONNX tensor whose values are varint-coded in `int32_data`, an `.npz` member that
+    /// was deflated): its elements' bytes in row-major order, in `byte_order` like any other
+    /// tensor's (ONNX's decoded values are little-endian; a big-endian NumPy array's inflated
+    /// bytes stay big-endian, so it fingerprints as its stored twin). `ranges` is then empty
+    /// and `file` none. The host
     /// fingerprints these bytes but converts only bytes it can read from the file itself. A
     /// reader keeps their total bounded by the input's size (at most 8x, as a one-byte varint
     /// decodes to eight bytes).

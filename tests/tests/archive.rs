@@ -86,6 +86,52 @@ fn a_pickle_calling_os_system_in_a_plain_zip_is_a_fail() {
     assert!(!r.stdout.contains("no loaded plugin reads"), "{}", r.stdout);
 }
 
+/// The archives of fixtures/archives (written separately, by another generator, with Python's
+/// zipfile: a pickle two zips deep, a `../../` name, an `.npy` beside a pickle, a plain
+/// bundle) cross-check the archive plugin: both rows' verdicts and the deciding finding.
+#[test]
+fn the_independent_archives_get_their_verdicts() {
+    let e = json(&std::fs::read_to_string(fixture("archives/expected.json")).unwrap());
+    let cases = e.as_object().unwrap();
+    assert!(cases.len() >= 4, "{}", cases.len());
+    for (file, want) in cases {
+        let r = run(socair()
+            .arg("scan")
+            .arg(fixture(&format!("archives/{file}"))));
+        let report = json(&r.stdout);
+        assert_eq!(
+            report["artifact"]["format"], "archive-zip",
+            "{file}: {}",
+            r.stderr
+        );
+        let structure = row(&report, "Format and structure");
+        let pickle = row(&report, "Pickle opcode scan");
+        assert_eq!(
+            structure["status"], want["structure"],
+            "{file}: {structure:#}"
+        );
+        assert_eq!(pickle["status"], want["pickle"], "{file}: {pickle:#}");
+        if let Some(place) = want["place"].as_str() {
+            let reason = want["reason"].as_str().unwrap();
+            let findings: Vec<&Value> = structure["findings"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .chain(pickle["findings"].as_array().unwrap())
+                .collect();
+            assert!(
+                findings.iter().any(|f| {
+                    f["place"].as_str().unwrap().starts_with(place)
+                        && f["reason"].as_str().unwrap().contains(reason)
+                }),
+                "{file}: no finding at {place:?} naming {reason:?}: {findings:#?}"
+            );
+        }
+        let clean = want["structure"] == "PASS" && want["pickle"] == "PASS";
+        assert_eq!(r.code, i32::from(!clean), "{file}: {}", r.stderr);
+    }
+}
+
 fn files_under(dir: &Path, out: &mut Vec<PathBuf>) {
     let Ok(entries) = std::fs::read_dir(dir) else {
         return;

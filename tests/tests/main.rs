@@ -15,6 +15,7 @@ mod gguf;
 mod hostile_pickles;
 mod human;
 mod legacy;
+mod numpy;
 mod onnx;
 mod packaging;
 mod pins;

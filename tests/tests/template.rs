@@ -68,10 +68,14 @@ fn plugin_dir() -> &'static PathBuf {
     })
 }
 
-/// `socair --plugin-dir <the template's directory>`: the template is searched first.
+/// `socair --plugin-dir <the template's directory> --reader npy`: the template is searched
+/// first, and reads the files that it and the first-party `numpy` plugin both claim (socair
+/// refuses to choose between two plugins by itself).
 fn with_template() -> Command {
     let mut cmd = socair();
-    cmd.arg("--plugin-dir").arg(plugin_dir());
+    cmd.arg("--plugin-dir")
+        .arg(plugin_dir())
+        .args(["--reader", "npy"]);
     cmd
 }
 

@@ -130,6 +130,10 @@ impl Pins {
                     (n == name).then(|| v.to_owned())
                 }));
             }
+            // Several plugins may implement one version (the archive plugin and torch-zip both
+            // run socair-wo/1): each version is named once.
+            versions.sort();
+            versions.dedup();
             if versions.is_empty() {
                 return Err(format!(
                     "the store pins rule set {name} to {req}, which neither socair nor a loaded plugin implements"

@@ -13,9 +13,9 @@
 //!   file is in the first bytes, a torch record in its central directory counts too;
 //! * numpy (`looks_like_npz`) claims a zip whose first local header's name ends in `.npy`, as
 //!   `np.savez` writes;
-//! * torch-zip's legacy reader claims every file whose first bytes run as a pickle
-//!   (`socair_pickle::pickle::looks_like_pickle`): a zip whose first 4096 bytes hold no newline
-//!   (a zip bomb's runs of identical bits) reads as a protocol-0 `PERSID` line running on.
+//! * torch-zip's legacy reader (`legacy::looks_like_pickle`) claims files whose first bytes
+//!   run as a pickle, but never one that starts with a zip local header's signature, as
+//!   `torch.load` (`_is_zipfile`) sends those to its zip reader: so no zip here is its.
 //!
 //! Where torch-zip reads the central directory with its own parser, this rule looks for a torch
 //! record name after **every** central-header signature in the bytes, which finds every name
@@ -45,11 +45,7 @@ pub fn claim(head: &[u8], file_len: u64) -> Claim {
     if head.starts_with(SEVEN_Z_MAGIC) {
         return Claim::SevenZ;
     }
-    if !head.starts_with(LOCAL_SIG)
-        || torch_claims(head, file_len)
-        || numpy_claims(head)
-        || socair_pickle::pickle::looks_like_pickle(head, file_len)
-    {
+    if !head.starts_with(LOCAL_SIG) || torch_claims(head, file_len) || numpy_claims(head) {
         return Claim::No;
     }
     Claim::Zip
@@ -188,12 +184,13 @@ mod tests {
         let mut two = plain.clone();
         two.extend(local(b"x/version"));
         assert_eq!(claim(&two, 1 << 20), Claim::No);
-        // Whatever runs as a pickle is torch-legacy's, never this plugin's.
+        // A zip whose first bytes would also run as a protocol-0 pickle (`P`, PERSID, then a
+        // line that runs on) is still a zip: torch.load reads it as one, so it is this
+        // plugin's when torch's records are absent, whatever fills it.
         for fill in 0..=255u8 {
             let mut head = local(b"zeros.bin");
             head.resize(4096, fill);
-            let pickle = socair_pickle::pickle::looks_like_pickle(&head, 1 << 30);
-            assert_eq!(claim(&head, 1 << 30) == Claim::Zip, !pickle, "{fill}");
+            assert_eq!(claim(&head, 1 << 30), Claim::Zip, "{fill}");
         }
     }
 }

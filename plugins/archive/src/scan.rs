@@ -430,6 +430,9 @@ impl Walk {
             reviewed: self.reviewed.clone(),
             legacy: false,
             input_len: 0,
+            // The rule set this plugin declares (GRAMMAR): a Python 2 pickle's opcodes fall
+            // outside it and stay a LEAD.
+            grammar: pickle::Grammar::V1,
         };
         let outcome = pickle::run(bytes, &options);
         for f in &outcome.findings {

@@ -66,8 +66,15 @@ fn magic_end(data: &[u8]) -> Option<usize> {
 
 /// Whether the start of a file is a pickle of any protocol: the legacy reader claims such
 /// files, so that a pickle named like a checkpoint is scanned and said to be what it is.
+///
+/// Never a file that starts with a zip local header's signature: `torch.load` sends such a
+/// file to its zip reader (`_is_zipfile` compares the first four bytes with `PK\x03\x04` and
+/// nothing else), so torch never unpickles it as the legacy format, even when its bytes would
+/// also run as a protocol-0 pickle (`P`, PERSID, reading a line). Torch versions before the zip
+/// format read every file as legacy, and their `persistent_load` asserts that a persistent id
+/// is a tuple, which PERSID's string is not: no torch loads such a file as legacy.
 pub fn looks_like_pickle(head: &[u8], file_len: u64) -> bool {
-    pickle::looks_like_pickle(head, file_len)
+    !head.starts_with(b"PK\x03\x04") && pickle::looks_like_pickle(head, file_len)
 }
 
 /// The zip reader's entry: a zip checkpoint, or a pickle stream handed to the zip reader (by
@@ -589,5 +596,22 @@ mod tests {
             tarfile::tarfile_verdict(&unreadable[..]),
             TarVerdict::NotTar
         );
+    }
+
+    #[test]
+    fn a_file_starting_like_a_zip_is_never_claimed_as_legacy() {
+        // An .npz np.savez wrote: its first bytes also run as a protocol-0 pickle (PERSID
+        // reading a line, and on), which the pickle detector accepts; torch.load reads it as a
+        // zip, so the legacy reader leaves it.
+        let npz = include_bytes!("../../../fixtures/npy/plugin/valid/object-os-system-stored.npz");
+        let head = &npz[..npz.len().min(4096)];
+        assert!(pickle::looks_like_pickle(head, npz.len() as u64));
+        assert!(!looks_like_pickle(head, npz.len() as u64));
+        // A real legacy checkpoint is still claimed.
+        let real = include_bytes!("../../../fixtures/torch/legacy/state-dict.pt");
+        assert!(looks_like_pickle(
+            &real[..real.len().min(4096)],
+            real.len() as u64
+        ));
     }
 }

@@ -1,0 +1,324 @@
+//! socair's first-party plugin for NumPy arrays: `.npy` files and `.npz` archives, read
+//! strictly and within bounds.
+//!
+//! The format logic is pure and unit-tested: [`literal`] (the header's Python literal, parsed,
+//! never evaluated), [`npy`] (the `.npy` header and dtypes), [`zip`] (a strict zip reader with
+//! CRC-32 over every member), [`inflate`] (bounded deflate through `miniz_oxide`), [`span`]
+//! (windows of the file and decoded bytes), [`read`] (what a file holds and the verdicts). This
+//! file is the glue that exports it through the plugin API. Every exported function and trait
+//! method runs inside [`guard`], so a panic becomes an error instead of unwinding into the host.
+//!
+//! It grew out of the out-of-tree template in `examples/plugin-template/` (which stays the
+//! third-party example): deflated members, object arrays' pickles (scanned by
+//! `socair-pickle`), zip64 end records and data descriptors are what it adds.
+
+pub mod detect;
+pub mod fuzzing;
+pub mod inflate;
+pub mod literal;
+pub mod npy;
+pub mod read;
+pub mod span;
+pub mod zip;
+
+use abi_stable::{
+    export_root_module,
+    prefix_type::PrefixTypeTrait,
+    sabi_extern_fn,
+    sabi_trait::TD_Opaque,
+    std_types::{ROption, RResult, RSlice, RString, RVec},
+};
+use read::{Bytes, Outcome, Severity};
+use socair_plugin_api::{
+    guard, ByteRange, ByteSourceRef, Finding, FingerprintEncoderBox, FormatReader, FormatReaderBox,
+    FormatReader_TO, FormatWriterBox, OpenedFile, PluginError, PluginManifest, PluginRoot,
+    PluginRoot_Ref, ReadOptions, ReportRow, RowStatus, TensorDescriptor, TensorOrigin, Unread,
+    PLUGIN_API_VERSION,
+};
+use span::Span;
+
+pub use detect::{looks_like_npy, looks_like_npz};
+
+/// The plugin's name, as `socair plugins` lists it (the template is `npy`).
+pub const PLUGIN_NAME: &str = "numpy";
+
+/// The check every reader reports.
+pub const STRUCTURE_CHECK: &str = "Format and structure";
+
+/// The check of object arrays' pickles.
+pub const PICKLE_CHECK: &str = "Pickle opcode scan";
+
+/// The root module: what the host finds in the library.
+#[export_root_module]
+fn root_module() -> PluginRoot_Ref {
+    PluginRoot {
+        manifest,
+        readers,
+        writers,
+        encoders,
+    }
+    .leak_into_prefix()
+}
+
+#[sabi_extern_fn]
+fn manifest() -> RResult<PluginManifest, PluginError> {
+    guard(|| {
+        Ok(PluginManifest {
+            name: PLUGIN_NAME.into(),
+            version: env!("CARGO_PKG_VERSION").into(),
+            plugin_api: PLUGIN_API_VERSION.into(),
+            formats_read: RVec::from(vec![RString::from(read::NPY), RString::from(read::NPZ)]),
+            formats_written: RVec::new(),
+            rule_sets: RVec::new(),
+            encoders: RVec::new(),
+        })
+    })
+}
+
+#[sabi_extern_fn]
+fn readers() -> RResult<RVec<FormatReaderBox>, PluginError> {
+    guard(|| {
+        Ok(RVec::from(vec![
+            FormatReader_TO::from_value(NpyReader, TD_Opaque),
+            FormatReader_TO::from_value(NpzReader, TD_Opaque),
+        ]))
+    })
+}
+
+#[sabi_extern_fn]
+fn writers() -> RResult<RVec<FormatWriterBox>, PluginError> {
+    guard(|| Ok(RVec::new()))
+}
+
+#[sabi_extern_fn]
+fn encoders() -> RResult<RVec<FingerprintEncoderBox>, PluginError> {
+    guard(|| Ok(RVec::new()))
+}
+
+/// The `.npy` reader.
+#[derive(Debug, Clone, Copy)]
+pub struct NpyReader;
+
+/// The `.npz` reader.
+#[derive(Debug, Clone, Copy)]
+pub struct NpzReader;
+
+fn reviewed(options: &ReadOptions) -> Vec<String> {
+    options
+        .reviewed_globals
+        .iter()
+        .map(|g| g.to_string())
+        .collect()
+}
+
+impl FormatReader for NpyReader {
+    fn format(&self) -> RString {
+        RString::from(read::NPY)
+    }
+
+    fn detect(&self, head: RSlice<'_, u8>, _file_len: u64) -> bool {
+        guard(|| Ok(looks_like_npy(head.as_slice())))
+            .into_result()
+            .unwrap_or(false)
+    }
+
+    fn open(
+        &self,
+        source: ByteSourceRef<'_>,
+        options: ReadOptions,
+    ) -> RResult<OpenedFile, PluginError> {
+        // The header (and an object array's pickle) is all this reader reads, with or without
+        // `header_only`.
+        guard(|| {
+            Ok(opened_file(read::read_npy(
+                Span::file(&source),
+                &reviewed(&options),
+            )))
+        })
+    }
+}
+
+impl FormatReader for NpzReader {
+    fn format(&self) -> RString {
+        RString::from(read::NPZ)
+    }
+
+    fn detect(&self, head: RSlice<'_, u8>, _file_len: u64) -> bool {
+        guard(|| Ok(looks_like_npz(head.as_slice())))
+            .into_result()
+            .unwrap_or(false)
+    }
+
+    fn open(
+        &self,
+        source: ByteSourceRef<'_>,
+        options: ReadOptions,
+    ) -> RResult<OpenedFile, PluginError> {
+        guard(|| {
+            Ok(opened_file(read::read_npz(
+                Span::file(&source),
+                options.header_only,
+                &reviewed(&options),
+            )))
+        })
+    }
+}
+
+fn status(worst: Option<Severity>) -> RowStatus {
+    match worst {
+        None => RowStatus::Pass,
+        Some(Severity::Lead) => RowStatus::Lead,
+        Some(Severity::Fail) => RowStatus::Fail,
+    }
+}
+
+fn findings(list: Vec<read::Finding>) -> RVec<Finding> {
+    list.into_iter()
+        .map(|f| Finding {
+            place: f.place.into(),
+            reason: f.reason.into(),
+        })
+        .collect()
+}
+
+/// Turns what was read into what the plugin API reports.
+pub fn opened_file(outcome: Outcome) -> OpenedFile {
+    let mut rows = vec![ReportRow {
+        check: STRUCTURE_CHECK.into(),
+        status: status(outcome.worst()),
+        summary: outcome.summary().into(),
+        findings: RVec::new(),
+    }];
+    if let Some(worst) = outcome.pickle_status() {
+        rows.push(ReportRow {
+            check: PICKLE_CHECK.into(),
+            status: status(worst),
+            summary: outcome.pickle_summary().into(),
+            findings: findings(outcome.pickle_findings),
+        });
+    }
+    if let Some(row) = rows.first_mut() {
+        row.findings = findings(outcome.findings);
+    }
+    let tensors: Vec<TensorDescriptor> = outcome
+        .tensors
+        .into_iter()
+        .map(|t| {
+            let (ranges, inline) = match t.bytes {
+                Bytes::Range { offset, len } => {
+                    (RVec::from(vec![ByteRange { offset, len }]), ROption::RNone)
+                }
+                Bytes::Inline(bytes) => (RVec::new(), ROption::RSome(RVec::from(bytes))),
+            };
+            TensorDescriptor {
+                name: t.name.into(),
+                dtype: t.dtype.into(),
+                element_type: ROption::RSome(t.element_type.into()),
+                shape: t.shape.into(),
+                ranges,
+                byte_order: t.byte_order,
+                origin: t
+                    .origin
+                    .map(|(container, offset)| TensorOrigin {
+                        container: container.into(),
+                        offset,
+                    })
+                    .into(),
+                strides: t.strides.map(RVec::from).into(),
+                file: ROption::RNone,
+                inline,
+                outside_model: false,
+            }
+        })
+        .collect();
+    OpenedFile {
+        format: outcome.format.into(),
+        tensors: tensors.into(),
+        unread: outcome
+            .unread
+            .into_iter()
+            .map(|(tensor, reason)| Unread {
+                tensor: tensor.map(RString::from).into(),
+                reason: reason.into(),
+                outside_model: false,
+            })
+            .collect(),
+        rows: rows.into(),
+        metadata: RVec::new(),
+        not_carried: RVec::new(),
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::indexing_slicing)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn detection() {
+        assert!(looks_like_npy(b"\x93NUMPY\x01\x00"));
+        assert!(looks_like_npy(b"\x93NUMPY\x09\x09 any version"));
+        assert!(!looks_like_npy(b"\x93NUMP"));
+        assert!(!looks_like_npy(b"PK\x03\x04"));
+
+        let z = zip::tests::zip(&[zip::tests::stored("w.npy", b"x")]);
+        assert!(looks_like_npz(&z));
+        assert!(looks_like_npz(&z[..35]), "the name is all it needs");
+        assert!(!looks_like_npz(&z[..34]));
+        let torch = zip::tests::zip(&[zip::tests::stored("archive/data.pkl", b"x")]);
+        assert!(!looks_like_npz(&torch));
+        assert!(!looks_like_npz(b"PK\x05\x06"));
+        assert!(!looks_like_npz(b""));
+    }
+
+    #[test]
+    fn descriptors_carry_strides_inline_bytes_and_origin() {
+        let member = npy::tests::npy(
+            1,
+            "{'descr': '<f4', 'fortran_order': True, 'shape': (2, 2), }",
+            &[0; 16],
+        );
+        let z = zip::tests::zip(&[
+            zip::tests::stored("m.npy", &member),
+            zip::tests::deflated("d.npy", &member),
+        ]);
+        let opened = opened_file(read::read_npz(Span::file_bytes(&z), false, &[]));
+        assert_eq!(opened.format.as_str(), "npz");
+        assert_eq!(opened.rows.len(), 1, "no object array, no pickle row");
+        assert_eq!(opened.rows[0].status, RowStatus::Pass);
+        let t = &opened.tensors[0];
+        assert_eq!(t.name.as_str(), "m");
+        assert_eq!(t.strides, ROption::RSome(RVec::from(vec![1, 2])));
+        assert_eq!(t.inline, ROption::RNone);
+        assert_eq!(
+            t.origin,
+            ROption::RSome(TensorOrigin {
+                container: "m.npy".into(),
+                offset: 128
+            })
+        );
+        let d = &opened.tensors[1];
+        assert_eq!(d.name.as_str(), "d");
+        assert!(d.ranges.is_empty());
+        assert_eq!(d.strides, ROption::RNone);
+        assert_eq!(d.inline.as_ref().map(|b| b.len()), ROption::RSome(16));
+    }
+
+    #[test]
+    fn object_arrays_get_a_pickle_row() {
+        let member = npy::tests::npy(
+            1,
+            "{'descr': '|O', 'fortran_order': False, 'shape': (1,), }",
+            b"cos\nsystem\n(S'id'\ntR.",
+        );
+        let opened = opened_file(read::read_npy(Span::file_bytes(&member), &[]));
+        assert_eq!(opened.rows[0].status, RowStatus::Pass);
+        assert_eq!(opened.rows[1].check.as_str(), PICKLE_CHECK);
+        assert_eq!(opened.rows[1].status, RowStatus::Fail);
+        assert!(opened.rows[1]
+            .findings
+            .iter()
+            .any(|f| f.reason.contains("os.system") && f.place.as_str() == "byte 128"));
+        assert_eq!(opened.unread.len(), 1);
+    }
+}

@@ -1,0 +1,1110 @@
+//! A strict reader for zip archives: those `np.savez` and `np.savez_compressed` write (Python's
+//! `zipfile`, zip64 forced on every member) and the generic ones that carry pickles and arrays
+//! (`zipfile`, Info-ZIP `zip`, 7-Zip, Java's and macOS's archivers).
+//!
+//! NumPy reads an archive with Python's `zipfile`, others with their own readers; an archive
+//! two readers read differently is how scanners have been evaded. So this reader accepts the
+//! shapes those writers produce and refuses, naming the place, anything that readers could
+//! disagree on:
+//!
+//! * the end record must be found where every reader finds it: the last signature in the
+//!   file's tail (as `zipfile._EndRecData` searches), with its comment reaching exactly the end
+//!   of the file; a zip64 end record exactly where its locator points, just before it, whose
+//!   counts the classic record repeats or saturates; one disk;
+//! * the central directory ends where the end records start and its entries fill it exactly;
+//!   names are given once, decode the same way for every reader (UTF-8 with flag bit 11, or
+//!   ASCII), hold no control characters, and no Unicode Path extra field (0x7075, which newer
+//!   readers honour over the name) renames them; extra fields tile their space; a zip64 extra
+//!   field holds exactly the values whose fields are saturated;
+//! * flag bits are those writers set: 0 (encrypted: the member is listed, not read), 1 and 2
+//!   (deflate options), 3 (sizes in a data descriptor after the data, which must then be there
+//!   and agree), 11 (UTF-8 names); any other is refused;
+//! * each local header agrees with its central entry (name, flags, method, and CRC-32 and
+//!   sizes unless a data descriptor holds them); a directory entry holds no data; a stored
+//!   member's two sizes are equal;
+//! * members tile the bytes before the central directory in order: nothing before the first,
+//!   between two, or after the last (a polyglot's prefix, a hidden member, an overlap that makes
+//!   one stretch of bytes two members, as zip bombs do).
+//!
+//! Members compressed with a method other than stored (0) or deflate (8) are listed with their
+//! method and not read: the caller says nothing checked them. CRC-32 and declared sizes are
+//! checked by [`Member`] readers ([`read_each`]) over every byte of a member, deflated or not.
+
+use crate::inflate::{self, InflateError};
+use socair_plugin_api::ReadAt;
+
+/// Why an archive is refused: where, and what.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{place}: {reason}")]
+pub struct ZipError {
+    /// The place: a record and its byte offset.
+    pub place: String,
+    /// What is wrong there.
+    pub reason: String,
+}
+
+fn err<T>(place: impl Into<String>, reason: impl Into<String>) -> Result<T, ZipError> {
+    Err(ZipError {
+        place: place.into(),
+        reason: reason.into(),
+    })
+}
+
+/// Compression method: stored.
+pub const STORED: u16 = 0;
+/// Compression method: deflate.
+pub const DEFLATE: u16 = 8;
+
+/// The names of compression methods Python's `zipfile` and others read.
+pub fn method_name(method: u16) -> &'static str {
+    match method {
+        0 => "stored",
+        8 => "deflate",
+        9 => "deflate64",
+        12 => "bzip2",
+        14 => "LZMA",
+        93 => "zstandard",
+        95 => "xz",
+        98 => "PPMd",
+        99 => "AES encryption",
+        _ => "an unknown method",
+    }
+}
+
+/// One member, as the central directory and its local header agree it is.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Member {
+    /// Its name.
+    pub name: String,
+    /// Where its local header starts.
+    pub header_offset: u64,
+    /// Where its data starts.
+    pub data_offset: u64,
+    /// The length of its data as stored.
+    pub compressed_len: u64,
+    /// Its length once decompressed (equal for stored members).
+    pub len: u64,
+    /// The compression method.
+    pub method: u16,
+    /// The CRC-32 of its uncompressed data.
+    pub crc32: u32,
+    /// Whether it is encrypted (flag bit 0).
+    pub encrypted: bool,
+    /// Whether it is a directory entry (its name ends with `/`).
+    pub is_dir: bool,
+}
+
+impl Member {
+    /// The member's place, for messages.
+    pub fn place(&self) -> String {
+        format!(
+            "member {:?} (local header at byte {})",
+            self.name, self.header_offset
+        )
+    }
+}
+
+/// A read archive.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Archive {
+    /// Members in central directory order.
+    pub members: Vec<Member>,
+    /// Whether zip64 end records were read.
+    pub zip64: bool,
+    /// The archive comment's length.
+    pub comment_len: u16,
+}
+
+const LOCAL_SIG: u32 = 0x0403_4b50;
+const CENTRAL_SIG: u32 = 0x0201_4b50;
+const EOCD_SIG: u32 = 0x0605_4b50;
+const ZIP64_EOCD_SIG: u32 = 0x0606_4b50;
+const ZIP64_LOCATOR_SIG: u32 = 0x0706_4b50;
+const DESCRIPTOR_SIG: u32 = 0x0807_4b50;
+const EOCD_LEN: u64 = 22;
+const LOCATOR_LEN: u64 = 20;
+const ZIP64_EOCD_LEN: u64 = 56;
+const CENTRAL_LEN: usize = 46;
+const LOCAL_LEN: u64 = 30;
+/// The largest central directory read: at 46 bytes an entry, a million and a half members.
+pub const MAX_CENTRAL_DIRECTORY: u64 = 64 << 20;
+const FLAG_ENCRYPTED: u16 = 1;
+const FLAG_DEFLATE_OPTIONS: u16 = 0b110;
+const FLAG_DESCRIPTOR: u16 = 1 << 3;
+const FLAG_UTF8: u16 = 1 << 11;
+const EXTRA_ZIP64: u16 = 0x0001;
+const EXTRA_UNICODE_PATH: u16 = 0x7075;
+
+/// Little-endian fields from a buffer; a read past its end yields zeros and is caught by the
+/// callers' length checks before any field is read.
+struct Fields<'a> {
+    bytes: &'a [u8],
+    at: usize,
+}
+
+impl Fields<'_> {
+    fn take<const N: usize>(&mut self) -> [u8; N] {
+        let mut out = [0u8; N];
+        if let Some(src) = self
+            .at
+            .checked_add(N)
+            .and_then(|end| self.bytes.get(self.at..end))
+        {
+            out.copy_from_slice(src);
+        }
+        self.at = self.at.saturating_add(N);
+        out
+    }
+    fn u16(&mut self) -> u16 {
+        u16::from_le_bytes(self.take())
+    }
+    fn u32(&mut self) -> u32 {
+        u32::from_le_bytes(self.take())
+    }
+    fn u64(&mut self) -> u64 {
+        u64::from_le_bytes(self.take())
+    }
+}
+
+fn read_vec(
+    src: &(impl ReadAt + ?Sized),
+    offset: u64,
+    len: u64,
+    place: &str,
+) -> Result<Vec<u8>, ZipError> {
+    let fits = offset.checked_add(len).is_some_and(|end| end <= src.size());
+    if !fits {
+        return err(
+            place,
+            format!(
+                "{len} bytes at byte {offset} run past the end of the {}-byte archive",
+                src.size()
+            ),
+        );
+    }
+    let Ok(n) = usize::try_from(len) else {
+        return err(place, "length over the address space");
+    };
+    let mut buf = vec![0u8; n];
+    src.read_exact_at(offset, &mut buf).map_err(|e| ZipError {
+        place: place.to_owned(),
+        reason: format!("reading failed: {e}"),
+    })?;
+    Ok(buf)
+}
+
+/// The central directory's place, as the end records give it.
+struct Directory {
+    entries: u64,
+    offset: u64,
+    size: u64,
+    zip64: bool,
+    comment_len: u16,
+}
+
+/// The offset of the end record: the last signature in the tail whose comment ends exactly
+/// at the end of the file.
+fn find_end_record(src: &(impl ReadAt + ?Sized)) -> Result<u64, ZipError> {
+    let size = src.size();
+    if size < EOCD_LEN {
+        return err(
+            "end of archive",
+            format!("{size} bytes: too short for a zip end of central directory record"),
+        );
+    }
+    let tail_len = size.min(EOCD_LEN + 0xffff);
+    let tail_at = size - tail_len;
+    let tail = read_vec(src, tail_at, tail_len, "end of archive")?;
+    let sig = EOCD_SIG.to_le_bytes();
+    let Some(i) = tail.windows(4).rposition(|w| w == sig) else {
+        return err(
+            "end of archive",
+            "no end of central directory record in the last 64 KiB",
+        );
+    };
+    let at = tail_at + i as u64;
+    let comment_len = tail
+        .get(i + 20..i + 22)
+        .map(|b| u64::from(u16::from_le_bytes([b[0], b[1]])));
+    if comment_len.and_then(|c| at.checked_add(EOCD_LEN + c)) != Some(size) {
+        return err(
+            format!("end of central directory record (byte {at})"),
+            "the last end record's comment does not reach exactly the end of the archive (bytes after the archive, or a record inside a comment): readers find different end records",
+        );
+    }
+    Ok(at)
+}
+
+fn read_end_records(src: &(impl ReadAt + ?Sized)) -> Result<Directory, ZipError> {
+    let at = find_end_record(src)?;
+    let place = format!("end of central directory record (byte {at})");
+    let buf = read_vec(src, at, EOCD_LEN, &place)?;
+    let mut f = Fields { bytes: &buf, at: 4 };
+    let (disk, cd_disk, here, total) = (f.u16(), f.u16(), f.u16(), f.u16());
+    let (size, offset, comment_len) = (f.u32(), f.u32(), f.u16());
+    if disk != 0 || cd_disk != 0 || here != total {
+        return err(place, "an archive split over several disks");
+    }
+    let locator_at = at.checked_sub(LOCATOR_LEN);
+    let locator = match locator_at {
+        Some(l) => read_vec(src, l, LOCATOR_LEN, &place)?,
+        None => Vec::new(),
+    };
+    if locator.get(..4) != Some(&ZIP64_LOCATOR_SIG.to_le_bytes()[..]) {
+        if total == u16::MAX || size == u32::MAX || offset == u32::MAX {
+            return err(
+                place,
+                "saturated counts or offsets announce zip64 end records, but there is no zip64 locator",
+            );
+        }
+        return Ok(Directory {
+            entries: u64::from(total),
+            offset: u64::from(offset),
+            size: u64::from(size),
+            zip64: false,
+            comment_len,
+        });
+    }
+    let locator_at = locator_at.unwrap_or(0);
+    let lplace = format!("zip64 end of central directory locator (byte {locator_at})");
+    let mut l = Fields {
+        bytes: &locator,
+        at: 4,
+    };
+    let (z_disk, z_at, disks) = (l.u32(), l.u64(), l.u32());
+    if z_disk != 0 || disks != 1 {
+        return err(lplace, "an archive split over several disks");
+    }
+    if z_at.checked_add(ZIP64_EOCD_LEN) != Some(locator_at) {
+        return err(
+            lplace,
+            format!(
+                "it points to byte {z_at}, not to a zip64 end record just before it (byte {})",
+                locator_at.saturating_sub(ZIP64_EOCD_LEN)
+            ),
+        );
+    }
+    let zplace = format!("zip64 end of central directory record (byte {z_at})");
+    let rec = read_vec(src, z_at, ZIP64_EOCD_LEN, &zplace)?;
+    let mut z = Fields { bytes: &rec, at: 0 };
+    let (sig, rec_size) = (z.u32(), z.u64());
+    let (_made_by, _needed, d, cdd) = (z.u16(), z.u16(), z.u32(), z.u32());
+    let (z_here, z_total, z_size, z_offset) = (z.u64(), z.u64(), z.u64(), z.u64());
+    if sig != ZIP64_EOCD_SIG {
+        return err(zplace, "no zip64 end of central directory signature");
+    }
+    if rec_size != ZIP64_EOCD_LEN - 12 {
+        return err(
+            zplace,
+            format!(
+                "record size {rec_size}: extensible data is not read (Python's zipfile ignores it)"
+            ),
+        );
+    }
+    if d != 0 || cdd != 0 || z_here != z_total {
+        return err(zplace, "an archive split over several disks");
+    }
+    let agree16 = |classic: u16, v: u64| classic == u16::MAX || u64::from(classic) == v;
+    let agree32 = |classic: u32, v: u64| classic == u32::MAX || u64::from(classic) == v;
+    if !(agree16(total, z_total) && agree32(size, z_size) && agree32(offset, z_offset)) {
+        return err(
+            place,
+            format!(
+                "the classic record ({total} entries, {size} bytes at {offset}) disagrees with the zip64 record ({z_total} entries, {z_size} bytes at {z_offset})"
+            ),
+        );
+    }
+    Ok(Directory {
+        entries: z_total,
+        offset: z_offset,
+        size: z_size,
+        zip64: true,
+        comment_len,
+    })
+}
+
+/// Whether a name decodes the same for every reader and is a usable member name.
+fn decode_name(raw: &[u8], flags: u16, place: &str) -> Result<String, ZipError> {
+    if flags & FLAG_UTF8 == 0 && !raw.is_ascii() {
+        return err(
+            place,
+            "a non-ASCII name without the UTF-8 flag (readers decode it as CP437 or as UTF-8)",
+        );
+    }
+    let Ok(name) = std::str::from_utf8(raw) else {
+        return err(place, "the name is not UTF-8");
+    };
+    if name.is_empty() {
+        return err(place, "an empty name");
+    }
+    if name.chars().any(char::is_control) {
+        return err(place, format!("the name {name:?} holds control characters"));
+    }
+    Ok(name.to_owned())
+}
+
+/// Splits an extra field into `(id, body)` blocks that must tile it exactly.
+fn extra_blocks<'a>(extra: &'a [u8], place: &str) -> Result<Vec<(u16, &'a [u8])>, ZipError> {
+    let mut blocks = Vec::new();
+    let mut rest = extra;
+    while !rest.is_empty() {
+        let mut f = Fields { bytes: rest, at: 0 };
+        if rest.len() < 4 {
+            return err(place, "the extra field ends inside a block header");
+        }
+        let (id, len) = (f.u16(), usize::from(f.u16()));
+        let Some(body) = rest.get(4..4 + len) else {
+            return err(
+                place,
+                format!("extra block 0x{id:04x} of {len} bytes runs past the extra field"),
+            );
+        };
+        if blocks.iter().any(|(seen, _)| *seen == id) {
+            return err(place, format!("extra block 0x{id:04x} given twice"));
+        }
+        if id == EXTRA_UNICODE_PATH {
+            return err(
+                place,
+                "a Unicode Path extra block (0x7075): newer readers take the name from it, older ones from the header",
+            );
+        }
+        blocks.push((id, body));
+        rest = rest.get(4 + len..).unwrap_or_default();
+    }
+    Ok(blocks)
+}
+
+/// The values a zip64 extra block holds for the fields that are saturated, in the order the
+/// format gives them (uncompressed size, compressed size, header offset).
+fn zip64_values(
+    blocks: &[(u16, &[u8])],
+    saturated: [bool; 3],
+    place: &str,
+) -> Result<[Option<u64>; 3], ZipError> {
+    let body = blocks
+        .iter()
+        .find(|(id, _)| *id == EXTRA_ZIP64)
+        .map(|(_, b)| *b);
+    let wanted = saturated.iter().filter(|&&s| s).count();
+    let Some(body) = body else {
+        if wanted > 0 {
+            return err(
+                place,
+                "saturated sizes or offset without a zip64 extra block",
+            );
+        }
+        return Ok([None; 3]);
+    };
+    if body.len() != 8 * wanted {
+        return err(
+            place,
+            format!(
+                "a zip64 extra block of {} bytes for {wanted} saturated fields",
+                body.len()
+            ),
+        );
+    }
+    let mut f = Fields { bytes: body, at: 0 };
+    let mut out = [None; 3];
+    for (slot, s) in out.iter_mut().zip(saturated) {
+        if s {
+            *slot = Some(f.u64());
+        }
+    }
+    Ok(out)
+}
+
+struct Central {
+    raw_name: Vec<u8>,
+    flags: u16,
+    member: Member,
+}
+
+fn read_central(src: &(impl ReadAt + ?Sized), dir: &Directory) -> Result<Vec<Central>, ZipError> {
+    if dir.size > MAX_CENTRAL_DIRECTORY {
+        return err(
+            "central directory",
+            format!(
+                "{} bytes, over the {MAX_CENTRAL_DIRECTORY} bytes read",
+                dir.size
+            ),
+        );
+    }
+    if dir.entries > dir.size / CENTRAL_LEN as u64 {
+        return err(
+            "central directory",
+            format!(
+                "{} entries cannot fit in its {} bytes",
+                dir.entries, dir.size
+            ),
+        );
+    }
+    let cd = read_vec(src, dir.offset, dir.size, "central directory")?;
+    let mut entries: Vec<Central> = Vec::with_capacity(dir.entries as usize);
+    let mut names: std::collections::HashMap<Vec<u8>, u64> =
+        std::collections::HashMap::with_capacity(dir.entries as usize);
+    let mut at = 0usize;
+    for index in 0..dir.entries {
+        let file_at = dir.offset.saturating_add(at as u64);
+        let place = format!("central directory entry {index} (byte {file_at})");
+        let Some(fixed) = at.checked_add(CENTRAL_LEN).and_then(|end| cd.get(at..end)) else {
+            return err(place, "the central directory ends inside this entry");
+        };
+        let mut f = Fields {
+            bytes: fixed,
+            at: 0,
+        };
+        if f.u32() != CENTRAL_SIG {
+            return err(place, "not a central directory entry signature");
+        }
+        let (_made_by, _needed, flags, method) = (f.u16(), f.u16(), f.u16(), f.u16());
+        let (_time, _date, crc32) = (f.u16(), f.u16(), f.u32());
+        let (compressed, len) = (f.u32(), f.u32());
+        let (name_len, extra_len, comment_len) = (f.u16(), f.u16(), f.u16());
+        let (disk, _internal, _external, header_offset) = (f.u16(), f.u16(), f.u32(), f.u32());
+        let var_start = at + CENTRAL_LEN;
+        let name_end = var_start + usize::from(name_len);
+        let extra_end = name_end + usize::from(extra_len);
+        let end = extra_end + usize::from(comment_len);
+        let (Some(raw_name), Some(extra)) =
+            (cd.get(var_start..name_end), cd.get(name_end..extra_end))
+        else {
+            return err(
+                place,
+                "its name or extra field runs past the central directory",
+            );
+        };
+        if end > cd.len() {
+            return err(place, "its comment runs past the central directory");
+        }
+        let known = FLAG_ENCRYPTED | FLAG_DEFLATE_OPTIONS | FLAG_DESCRIPTOR | FLAG_UTF8;
+        if flags & !known != 0 {
+            return err(
+                place,
+                format!("flag bits 0x{:04x}, which zip writers do not set and readers treat differently", flags & !known),
+            );
+        }
+        if flags & FLAG_DEFLATE_OPTIONS != 0 && method != DEFLATE {
+            return err(
+                place,
+                "deflate option bits on a member that is not deflated",
+            );
+        }
+        if disk != 0 && disk != u16::MAX {
+            return err(place, "a member on another disk");
+        }
+        let blocks = extra_blocks(extra, &place)?;
+        let [z_len, z_compressed, z_offset] = zip64_values(
+            &blocks,
+            [
+                len == u32::MAX,
+                compressed == u32::MAX,
+                header_offset == u32::MAX,
+            ],
+            &place,
+        )?;
+        let name = decode_name(raw_name, flags, &place)?;
+        let len = z_len.unwrap_or(u64::from(len));
+        let compressed = z_compressed.unwrap_or(u64::from(compressed));
+        let header_offset = z_offset.unwrap_or(u64::from(header_offset));
+        let is_dir = name.ends_with('/');
+        if is_dir && (len != 0 || compressed > 2) {
+            return err(place, format!("directory entry {name:?} holds data"));
+        }
+        if method == STORED && compressed != len && flags & FLAG_ENCRYPTED == 0 {
+            return err(
+                place,
+                format!(
+                    "a stored member whose sizes differ ({compressed} stored, {len} uncompressed)"
+                ),
+            );
+        }
+        if let Some(first) = names.insert(raw_name.to_vec(), header_offset) {
+            return err(
+                place,
+                format!("the name {name:?} is already given to the member at byte {first} (zipfile reads the last, other readers the first)"),
+            );
+        }
+        entries.push(Central {
+            raw_name: raw_name.to_vec(),
+            flags,
+            member: Member {
+                name,
+                header_offset,
+                data_offset: 0,
+                compressed_len: compressed,
+                len,
+                method,
+                crc32,
+                encrypted: flags & FLAG_ENCRYPTED != 0,
+                is_dir,
+            },
+        });
+        at = end;
+    }
+    if at != cd.len() {
+        return err(
+            format!(
+                "central directory (byte {})",
+                dir.offset.saturating_add(at as u64)
+            ),
+            format!(
+                "{} bytes after the {} entries the end record counts",
+                cd.len() - at,
+                dir.entries
+            ),
+        );
+    }
+    Ok(entries)
+}
+
+/// Checks the local header against its central entry; returns where the data starts and
+/// whether the local header carries a zip64 block (a data descriptor then has 8-byte sizes,
+/// as Python's zipfile writes it for `force_zip64`, which NumPy sets).
+fn read_local(src: &(impl ReadAt + ?Sized), c: &Central) -> Result<(u64, bool), ZipError> {
+    let m = &c.member;
+    let place = m.place();
+    let fixed = read_vec(src, m.header_offset, LOCAL_LEN, &place)?;
+    let mut f = Fields {
+        bytes: &fixed,
+        at: 0,
+    };
+    if f.u32() != LOCAL_SIG {
+        return err(place, "no local header signature");
+    }
+    let (_needed, flags, method) = (f.u16(), f.u16(), f.u16());
+    let (_time, _date, crc32) = (f.u16(), f.u16(), f.u32());
+    let (compressed, len) = (f.u32(), f.u32());
+    let (name_len, extra_len) = (f.u16(), f.u16());
+    let var = read_vec(
+        src,
+        m.header_offset + LOCAL_LEN,
+        u64::from(name_len) + u64::from(extra_len),
+        &place,
+    )?;
+    let (raw_name, extra) = var.split_at(usize::from(name_len).min(var.len()));
+    let mut disagree = Vec::new();
+    if flags != c.flags {
+        disagree.push(format!("flags 0x{flags:04x} (central 0x{:04x})", c.flags));
+    }
+    if method != m.method {
+        disagree.push(format!("method {method} (central {})", m.method));
+    }
+    if raw_name != c.raw_name.as_slice() {
+        disagree.push(format!("name {:?}", String::from_utf8_lossy(raw_name)));
+    }
+    let blocks = extra_blocks(extra, &place)?;
+    if flags & FLAG_DESCRIPTOR == 0 {
+        if crc32 != m.crc32 {
+            disagree.push(format!("CRC-32 {crc32:08x} (central {:08x})", m.crc32));
+        }
+        // A local zip64 block holds both sizes when either is saturated (Python's zipfile
+        // writes both; the format says both).
+        let (local_len, local_compressed) =
+            if len == u32::MAX || compressed == u32::MAX {
+                match blocks.iter().find(|(id, _)| *id == EXTRA_ZIP64) {
+                    Some((_, body)) if body.len() >= 16 => {
+                        let mut z = Fields { bytes: body, at: 0 };
+                        (z.u64(), z.u64())
+                    }
+                    _ => return err(
+                        place,
+                        "saturated sizes in the local header without a zip64 block holding both",
+                    ),
+                }
+            } else {
+                (u64::from(len), u64::from(compressed))
+            };
+        if local_len != m.len || local_compressed != m.compressed_len {
+            disagree.push(format!(
+                "sizes {local_compressed} stored / {local_len} uncompressed (central {} / {})",
+                m.compressed_len, m.len
+            ));
+        }
+    }
+    if !disagree.is_empty() {
+        return err(
+            place,
+            format!(
+                "the local header disagrees with the central directory: {}",
+                disagree.join(", ")
+            ),
+        );
+    }
+    let zip64 = blocks.iter().any(|(id, _)| *id == EXTRA_ZIP64);
+    Ok((m.header_offset + LOCAL_LEN + var.len() as u64, zip64))
+}
+
+/// The data descriptor after a member's data: its length, after checking that it repeats
+/// the central directory's CRC-32 and sizes (with or without its optional signature, with
+/// 4-byte or, for zip64, 8-byte sizes).
+fn read_descriptor(
+    src: &(impl ReadAt + ?Sized),
+    at: u64,
+    m: &Member,
+    zip64: bool,
+) -> Result<u64, ZipError> {
+    let place = format!("data descriptor of {} (byte {at})", m.place());
+    let width: u64 = if zip64 { 8 } else { 4 };
+    let avail = src.size().saturating_sub(at).min(4 + 4 + 2 * width);
+    let buf = read_vec(src, at, avail, &place)?;
+    let mut f = Fields { bytes: &buf, at: 0 };
+    let first = f.u32();
+    let (sig_len, crc) = if first == DESCRIPTOR_SIG {
+        (4u64, f.u32())
+    } else {
+        (0u64, first)
+    };
+    let (c, u) = if zip64 {
+        (f.u64(), f.u64())
+    } else {
+        (u64::from(f.u32()), u64::from(f.u32()))
+    };
+    let len = sig_len + 4 + 2 * width;
+    if len > avail || crc != m.crc32 || c != m.compressed_len || u != m.len {
+        return err(
+            place,
+            "missing, or it disagrees with the central directory's CRC-32 and sizes",
+        );
+    }
+    Ok(len)
+}
+
+/// Reads and checks the archive's structure; members in central directory order.
+pub fn read_archive(src: &(impl ReadAt + ?Sized)) -> Result<Archive, ZipError> {
+    let dir = read_end_records(src)?;
+    let mut entries = read_central(src, &dir)?;
+    // Members must tile the bytes before the central directory, in order of their offsets.
+    let mut order: Vec<usize> = (0..entries.len()).collect();
+    order.sort_by_key(|&i| entries.get(i).map_or(0, |e| e.member.header_offset));
+    let mut expected: u64 = 0;
+    let mut previous: Option<String> = None;
+    for i in order {
+        let Some(c) = entries.get_mut(i) else {
+            continue;
+        };
+        let at = c.member.header_offset;
+        if at < expected {
+            return err(
+                c.member.place(),
+                format!(
+                    "overlaps {} (which ends at byte {expected})",
+                    previous.as_deref().unwrap_or("the previous member")
+                ),
+            );
+        }
+        if at > expected {
+            return err(
+                c.member.place(),
+                format!("bytes {expected}..{at} before it belong to no member"),
+            );
+        }
+        let (data_offset, local_zip64) = read_local(src, c)?;
+        let data_end = data_offset
+            .checked_add(c.member.compressed_len)
+            .filter(|&e| e <= dir.offset)
+            .ok_or_else(|| ZipError {
+                place: c.member.place(),
+                reason: format!(
+                    "its {} bytes of data from byte {data_offset} run into the central directory at byte {}",
+                    c.member.compressed_len, dir.offset
+                ),
+            })?;
+        c.member.data_offset = data_offset;
+        expected = data_end;
+        if c.flags & FLAG_DESCRIPTOR != 0 {
+            let zip64 = local_zip64
+                || c.member.len >= u64::from(u32::MAX)
+                || c.member.compressed_len >= u64::from(u32::MAX);
+            expected += read_descriptor(src, data_end, &c.member, zip64)?;
+        }
+        previous = Some(format!("member {:?}", c.member.name));
+    }
+    if expected != dir.offset {
+        return err(
+            format!("central directory (byte {})", dir.offset),
+            format!(
+                "bytes {expected}..{} before it belong to no member",
+                dir.offset
+            ),
+        );
+    }
+    Ok(Archive {
+        members: entries.into_iter().map(|c| c.member).collect(),
+        zip64: dir.zip64,
+        comment_len: dir.comment_len,
+    })
+}
+
+/// The CRC-32 table (IEEE 802.3, reflected polynomial 0xEDB88320), built at compile time.
+const CRC_TABLE: [u32; 256] = {
+    let mut table = [0u32; 256];
+    let mut i = 0;
+    while i < 256 {
+        let mut c = i as u32;
+        let mut k = 0;
+        while k < 8 {
+            c = if c & 1 != 0 {
+                0xEDB8_8320 ^ (c >> 1)
+            } else {
+                c >> 1
+            };
+            k += 1;
+        }
+        table[i] = c;
+        i += 1;
+    }
+    table
+};
+
+/// Continues a CRC-32 over `bytes` (start with 0).
+pub fn crc32_update(crc: u32, bytes: &[u8]) -> u32 {
+    let mut c = !crc;
+    for &b in bytes {
+        c = CRC_TABLE[usize::from((c as u8) ^ b)] ^ (c >> 8);
+    }
+    !c
+}
+
+/// Why a member's bytes are refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum MemberError {
+    /// Reading or inflating failed.
+    #[error(transparent)]
+    Inflate(#[from] InflateError),
+    /// The CRC-32 does not hold.
+    #[error("the CRC-32 of its data is {got:08x}, the archive records {recorded:08x}")]
+    Crc {
+        /// Computed.
+        got: u32,
+        /// Recorded.
+        recorded: u32,
+    },
+}
+
+/// Calls `each` with every piece of a stored or deflated member's uncompressed bytes, in
+/// order, then checks its size and CRC-32. `each` returning `false` stops reading (nothing is
+/// checked then). The caller has checked the method.
+pub fn read_each(
+    src: &(impl ReadAt + ?Sized),
+    m: &Member,
+    mut each: impl FnMut(&[u8]) -> bool,
+) -> Result<(), MemberError> {
+    let mut crc = 0u32;
+    let mut stopped = false;
+    let mut take = |piece: &[u8]| {
+        crc = crc32_update(crc, piece);
+        if each(piece) {
+            true
+        } else {
+            stopped = true;
+            false
+        }
+    };
+    if m.method == DEFLATE {
+        inflate::inflate_each(src, m.data_offset, m.compressed_len, m.len, &mut take)?;
+    } else {
+        let mut buf = vec![0u8; inflate::PIECE.min(usize::try_from(m.len).unwrap_or(0))];
+        let mut done = 0u64;
+        while done < m.len {
+            let n = (m.len - done).min(buf.len() as u64) as usize;
+            let piece = buf.get_mut(..n).unwrap_or_default();
+            src.read_exact_at(m.data_offset + done, piece)
+                .map_err(InflateError::Io)?;
+            done += n as u64;
+            if !take(piece) {
+                break;
+            }
+        }
+    }
+    if stopped {
+        return Ok(());
+    }
+    if crc != m.crc32 {
+        return Err(MemberError::Crc {
+            got: crc,
+            recorded: m.crc32,
+        });
+    }
+    Ok(())
+}
+
+/// The names in the central directory of a whole archive in `bytes`, if it reads (for
+/// detection, over the first bytes of a file that fits in them).
+pub fn central_names(bytes: &[u8]) -> Option<Vec<String>> {
+    let dir = read_end_records(bytes).ok()?;
+    Some(
+        read_central(bytes, &dir)
+            .ok()?
+            .into_iter()
+            .map(|c| c.member.name)
+            .collect(),
+    )
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+
+    /// A member for [`zip`]: name, data, method, and whether its local header carries the
+    /// zip64 block NumPy forces.
+    pub struct Part<'a> {
+        pub name: &'a str,
+        pub data: &'a [u8],
+        pub method: u16,
+        pub zip64: bool,
+    }
+
+    pub fn stored<'a>(name: &'a str, data: &'a [u8]) -> Part<'a> {
+        Part {
+            name,
+            data,
+            method: STORED,
+            zip64: true,
+        }
+    }
+
+    pub fn deflated<'a>(name: &'a str, data: &'a [u8]) -> Part<'a> {
+        Part {
+            name,
+            data,
+            method: DEFLATE,
+            zip64: true,
+        }
+    }
+
+    /// Writes an archive the way Python's zipfile does for np.savez (deflating where asked).
+    pub fn zip(parts: &[Part<'_>]) -> Vec<u8> {
+        let mut out = Vec::new();
+        let mut central = Vec::new();
+        for p in parts {
+            let offset = out.len() as u32;
+            let crc = crc32_update(0, p.data);
+            let body = if p.method == DEFLATE {
+                miniz_oxide::deflate::compress_to_vec(p.data, 6)
+            } else {
+                p.data.to_vec()
+            };
+            let (len, clen) = (p.data.len() as u32, body.len() as u32);
+            out.extend(LOCAL_SIG.to_le_bytes());
+            out.extend([45, 0, 0, 0]);
+            out.extend(p.method.to_le_bytes());
+            out.extend([0, 0, 0x21, 0]);
+            out.extend(crc.to_le_bytes());
+            if p.zip64 {
+                out.extend([0xff; 8]);
+            } else {
+                out.extend(clen.to_le_bytes());
+                out.extend(len.to_le_bytes());
+            }
+            out.extend((p.name.len() as u16).to_le_bytes());
+            out.extend((if p.zip64 { 20u16 } else { 0 }).to_le_bytes());
+            out.extend(p.name.as_bytes());
+            if p.zip64 {
+                out.extend([1, 0, 16, 0]);
+                out.extend(u64::from(len).to_le_bytes());
+                out.extend(u64::from(clen).to_le_bytes());
+            }
+            out.extend(&body);
+            central.extend(CENTRAL_SIG.to_le_bytes());
+            central.extend([45, 3, 45, 0, 0, 0]);
+            central.extend(p.method.to_le_bytes());
+            central.extend([0, 0, 0x21, 0]);
+            central.extend(crc.to_le_bytes());
+            central.extend(clen.to_le_bytes());
+            central.extend(len.to_le_bytes());
+            central.extend((p.name.len() as u16).to_le_bytes());
+            central.extend([0; 8]);
+            central.extend(0x0180_0000u32.to_le_bytes());
+            central.extend(offset.to_le_bytes());
+            central.extend(p.name.as_bytes());
+        }
+        let cd_offset = out.len() as u32;
+        out.extend(&central);
+        out.extend(EOCD_SIG.to_le_bytes());
+        out.extend([0; 4]);
+        out.extend((parts.len() as u16).to_le_bytes());
+        out.extend((parts.len() as u16).to_le_bytes());
+        out.extend((central.len() as u32).to_le_bytes());
+        out.extend(cd_offset.to_le_bytes());
+        out.extend([0; 2]);
+        out
+    }
+
+    fn refused(bytes: &[u8]) -> ZipError {
+        read_archive(bytes).unwrap_err()
+    }
+
+    fn contents(z: &[u8], m: &Member) -> Result<Vec<u8>, MemberError> {
+        let mut out = Vec::new();
+        read_each(z, m, |p| {
+            out.extend_from_slice(p);
+            true
+        })
+        .map(|()| out)
+    }
+
+    #[test]
+    fn crc32_check_value() {
+        assert_eq!(crc32_update(0, b"123456789"), 0xCBF4_3926);
+        assert_eq!(
+            crc32_update(crc32_update(0, b"1234"), b"56789"),
+            0xCBF4_3926
+        );
+        assert_eq!(crc32_update(0, b""), 0);
+    }
+
+    #[test]
+    fn what_np_savez_writes() {
+        let z = zip(&[stored("a.npy", b"first"), stored("b.npy", b"second!")]);
+        let a = read_archive(z.as_slice()).unwrap();
+        assert!(!a.zip64);
+        let members = a.members;
+        assert_eq!(members.len(), 2);
+        assert_eq!(members[0].name, "a.npy");
+        assert_eq!(
+            (
+                members[0].header_offset,
+                members[0].data_offset,
+                members[0].len
+            ),
+            (0, 55, 5)
+        );
+        assert_eq!(
+            (
+                members[1].header_offset,
+                members[1].data_offset,
+                members[1].len
+            ),
+            (60, 115, 7)
+        );
+        assert_eq!(contents(&z, &members[1]).unwrap(), b"second!");
+        let plain = zip(&[Part {
+            zip64: false,
+            ..stored("a.npy", b"x")
+        }]);
+        assert_eq!(
+            read_archive(plain.as_slice()).unwrap().members[0].data_offset,
+            35
+        );
+    }
+
+    #[test]
+    fn deflated_members_inflate_with_their_crc() {
+        let data: Vec<u8> = (0..100_000u32).map(|i| (i % 7) as u8).collect();
+        let z = zip(&[deflated("w.npy", &data), stored("s.npy", b"xyz")]);
+        let a = read_archive(z.as_slice()).unwrap();
+        assert_eq!(a.members[0].method, DEFLATE);
+        assert!(a.members[0].compressed_len < 1000);
+        assert_eq!(contents(&z, &a.members[0]).unwrap(), data);
+        let mut bad = a.members[0].clone();
+        bad.crc32 ^= 1;
+        assert!(matches!(
+            contents(&z, &bad).unwrap_err(),
+            MemberError::Crc { .. }
+        ));
+        let mut small = a.members[0].clone();
+        small.len = 1000;
+        assert_eq!(
+            contents(&z, &small).unwrap_err(),
+            MemberError::Inflate(InflateError::TooLong(1000))
+        );
+    }
+
+    #[test]
+    fn duplicate_names() {
+        let e = refused(&zip(&[stored("a.npy", b"1"), stored("a.npy", b"2")]));
+        assert!(e.place.starts_with("central directory entry 1"), "{e}");
+        assert!(
+            e.reason.contains("already given to the member at byte 0"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn overlaps_and_gaps() {
+        let mut z = zip(&[stored("a.npy", b"12345"), stored("b.npy", b"12345")]);
+        let cd = 120usize;
+        assert_eq!(&z[cd..cd + 4], &CENTRAL_SIG.to_le_bytes());
+        let second = cd + 46 + 5;
+        z[second + 42..second + 46].copy_from_slice(&0u32.to_le_bytes());
+        let e = refused(&z);
+        assert!(e.reason.starts_with("overlaps member \"a.npy\""), "{e}");
+
+        let mut z = vec![0u8];
+        z.extend(zip(&[stored("a.npy", b"x")]));
+        // The end record's offsets no longer point at the directory (Python's zipfile would
+        // shift them by the prefix; socair refuses a prefix).
+        let e = refused(&z);
+        assert!(e.reason.contains("not a central directory entry"), "{e}");
+    }
+
+    #[test]
+    fn local_and_central_must_agree() {
+        let good = zip(&[stored("a.npy", b"hello")]);
+        let mut z = good.clone();
+        z[14] ^= 0xff;
+        assert!(refused(&z).reason.contains("CRC-32"));
+        let mut z = good.clone();
+        z[30] = b'b';
+        assert!(refused(&z).reason.contains("name \"b.npy\""));
+        let mut z = good.clone();
+        z[39] = 6;
+        assert!(
+            refused(&z)
+                .reason
+                .contains("sizes 5 stored / 6 uncompressed"),
+            "{:?}",
+            refused(&z)
+        );
+        let mut z = good.clone();
+        z[0] = b'X';
+        assert!(refused(&z).reason.contains("no local header signature"));
+    }
+
+    #[test]
+    fn end_records() {
+        let good = zip(&[stored("a.npy", b"hello")]);
+        let mut z = good.clone();
+        z.push(0);
+        assert!(refused(&z)
+            .reason
+            .contains("does not reach exactly the end"));
+        // A comment is read when it reaches the end.
+        let mut c = good.clone();
+        let n = c.len();
+        c[n - 2..].copy_from_slice(&3u16.to_le_bytes());
+        c.extend(b"abc");
+        assert_eq!(read_archive(c.as_slice()).unwrap().comment_len, 3);
+        let mut z = good.clone();
+        let n = z.len();
+        z[n - 6..n - 2].copy_from_slice(&u32::MAX.to_le_bytes());
+        assert!(refused(&z).reason.contains("zip64"));
+        assert_eq!(refused(b"PK\x05\x06").place, "end of archive");
+        let empty = [EOCD_SIG.to_le_bytes().to_vec(), vec![0; 18]].concat();
+        assert!(read_archive(empty.as_slice()).unwrap().members.is_empty());
+    }
+
+    #[test]
+    fn flags_and_names() {
+        let good = zip(&[stored("a.npy", b"hello")]);
+        let cd = 60usize;
+        let mut z = good.clone();
+        z[cd + 8] = 0x10;
+        z[6] = 0x10;
+        assert!(refused(&z).reason.starts_with("flag bits 0x0010"));
+        let mut z = good.clone();
+        z[cd + 8] = 1;
+        z[6] = 1;
+        assert!(read_archive(z.as_slice()).unwrap().members[0].encrypted);
+        let mut z = good.clone();
+        z[cd + 10] = 12;
+        z[8] = 12;
+        assert_eq!(read_archive(z.as_slice()).unwrap().members[0].method, 12);
+        let mut z = good.clone();
+        z[cd + 46] = 0xC3;
+        assert!(refused(&z).reason.contains("without the UTF-8 flag"));
+        let names = central_names(&good).unwrap();
+        assert_eq!(names, ["a.npy"]);
+    }
+}
