@@ -257,6 +257,9 @@ fn retry() -> RetryConfig {
 }
 
 fn client_options() -> ClientOptions {
+    // TLS runs on ring (see the workspace Cargo.toml): rustls needs it installed as the
+    // process's provider before a client is built. A second call finds it installed.
+    let _ = rustls::crypto::ring::default_provider().install_default();
     ClientOptions::new()
         .with_connect_timeout(Duration::from_secs(10))
         .with_timeout(Duration::from_secs(120))
