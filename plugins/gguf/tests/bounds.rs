@@ -43,7 +43,7 @@ fn gguf_metadata_array_of_millions_of_u8() {
         "gguf-u8-array",
         "gguf-u8-array.gguf",
         gguf_u8_array(TARGET),
-        "child",
+        "bounds::child",
     );
 }
 
@@ -53,7 +53,7 @@ fn gguf_metadata_array_of_millions_of_bools() {
         "gguf-bool-array",
         "gguf-bool-array.gguf",
         gguf_bool_array(TARGET),
-        "child",
+        "bounds::child",
     );
 }
 
@@ -63,7 +63,7 @@ fn gguf_metadata_array_of_millions_of_strings() {
         "gguf-string-array",
         "gguf-string-array.gguf",
         gguf_string_array(TARGET / 9),
-        "child",
+        "bounds::child",
     );
 }
 
@@ -73,7 +73,7 @@ fn gguf_metadata_nested_empty_arrays() {
         "gguf-nested-empty",
         "gguf-nested-empty.gguf",
         gguf_nested_empty(TARGET / 12),
-        "child",
+        "bounds::child",
     );
 }
 
@@ -83,7 +83,7 @@ fn gguf_metadata_deeply_nested_arrays() {
         "gguf-nested-deep",
         "gguf-nested-deep.gguf",
         gguf_nested_deep(TARGET / 84),
-        "child",
+        "bounds::child",
     );
 }
 
@@ -93,7 +93,7 @@ fn gguf_millions_of_metadata_keys() {
         "gguf-many-keys",
         "gguf-many-keys.gguf",
         gguf_many_keys(TARGET / 21),
-        "child",
+        "bounds::child",
     );
 }
 
@@ -103,7 +103,7 @@ fn gguf_a_million_zero_size_tensors() {
         "gguf-zero-tensors",
         "gguf-zero-tensors.gguf",
         gguf_zero_tensors(1_000_000, 8),
-        "child",
+        "bounds::child",
     );
 }
 
@@ -113,7 +113,7 @@ fn gguf_tensor_infos_with_long_names() {
         "gguf-long-names",
         "gguf-long-names.gguf",
         gguf_zero_tensors(TARGET / 95, 63),
-        "child",
+        "bounds::child",
     );
 }
 
@@ -123,6 +123,6 @@ fn gguf_tensors_of_removed_types() {
         "gguf-removed-types",
         "gguf-removed-types.gguf",
         gguf_removed_types(TARGET / 72),
-        "child",
+        "bounds::child",
     );
 }

@@ -46,7 +46,12 @@ fn child() {
 
 #[test]
 fn npz_deflated_members_a_thousand_times_the_archive() {
-    plugin_alone("npz-bomb", "npz-bomb.npz", npz_bomb(TARGET), "child");
+    plugin_alone(
+        "npz-bomb",
+        "npz-bomb.npz",
+        npz_bomb(TARGET),
+        "bounds::child",
+    );
 }
 
 #[test]
@@ -55,13 +60,18 @@ fn npz_members_inflating_past_their_declared_size() {
         "npz-lying-bomb",
         "npz-lying-bomb.npz",
         npz_lying_bomb(TARGET),
-        "child",
+        "bounds::child",
     );
 }
 
 #[test]
 fn npz_a_flood_of_tiny_members() {
-    plugin_alone("npz-flood", "npz-flood.npz", npz_flood(TARGET), "child");
+    plugin_alone(
+        "npz-flood",
+        "npz-flood.npz",
+        npz_flood(TARGET),
+        "bounds::child",
+    );
 }
 
 /// The shapes say what they should: the bomb inflates within the budget, the lying members

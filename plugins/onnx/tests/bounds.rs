@@ -43,7 +43,7 @@ fn onnx_millions_of_tiny_nodes() {
         "onnx-tiny-nodes",
         "onnx-tiny-nodes.onnx",
         onnx_tiny_nodes(TARGET / 19),
-        "child",
+        "bounds::child",
     );
 }
 
@@ -53,7 +53,7 @@ fn onnx_millions_of_attributes() {
         "onnx-attributes",
         "onnx-attributes.onnx",
         onnx_attributes(TARGET / 10),
-        "child",
+        "bounds::child",
     );
 }
 
@@ -63,7 +63,7 @@ fn onnx_millions_of_initializers() {
         "onnx-initializers",
         "onnx-initializers.onnx",
         onnx_initializers(TARGET / 16),
-        "child",
+        "bounds::child",
     );
 }
 
@@ -73,7 +73,7 @@ fn onnx_millions_of_unnamed_initializers() {
         "onnx-unnamed-inits",
         "onnx-unnamed-inits.onnx",
         onnx_unnamed_initializers(TARGET / 8),
-        "child",
+        "bounds::child",
     );
 }
 
@@ -83,7 +83,7 @@ fn onnx_deep_subgraph_nesting() {
         "onnx-deep-subgraphs",
         "onnx-deep-subgraphs.onnx",
         onnx_deep_subgraphs(30, TARGET / 10),
-        "child",
+        "bounds::child",
     );
 }
 
@@ -93,7 +93,7 @@ fn onnx_huge_repeated_field() {
         "onnx-repeated-inputs",
         "onnx-repeated-inputs.onnx",
         onnx_repeated_inputs(TARGET / 8),
-        "child",
+        "bounds::child",
     );
 }
 
@@ -103,7 +103,7 @@ fn onnx_millions_of_metadata_props() {
         "onnx-metadata-props",
         "onnx-metadata-props.onnx",
         onnx_metadata_props(TARGET / 22),
-        "child",
+        "bounds::child",
     );
 }
 
@@ -113,6 +113,6 @@ fn onnx_millions_of_constant_nodes() {
         "onnx-constants",
         "onnx-constants.onnx",
         onnx_constants(TARGET / 40),
-        "child",
+        "bounds::child",
     );
 }

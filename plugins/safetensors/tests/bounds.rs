@@ -44,7 +44,7 @@ fn safetensors_a_million_zero_size_tensors() {
         "st-zero-tensors",
         "st-zero-tensors.safetensors",
         safetensors_zero_tensors(TARGET / 57),
-        "child",
+        "bounds::child",
     );
 }
 
@@ -54,7 +54,7 @@ fn safetensors_huge_metadata() {
         "st-metadata",
         "st-metadata.safetensors",
         safetensors_metadata(TARGET / 14),
-        "child",
+        "bounds::child",
     );
 }
 
@@ -64,7 +64,7 @@ fn safetensors_deeply_nested_json() {
         "st-deep-json",
         "st-deep-json.safetensors",
         safetensors_deep_json(TARGET / 2),
-        "child",
+        "bounds::child",
     );
 }
 
@@ -74,7 +74,7 @@ fn safetensors_rank_of_millions() {
         "st-huge-rank",
         "st-huge-rank.safetensors",
         safetensors_huge_rank(TARGET / 2),
-        "child",
+        "bounds::child",
     );
 }
 
@@ -84,6 +84,6 @@ fn safetensors_unknown_field_with_a_huge_array() {
         "st-unknown-field",
         "st-unknown-field.safetensors",
         safetensors_unknown_field(TARGET / 2),
-        "child",
+        "bounds::child",
     );
 }

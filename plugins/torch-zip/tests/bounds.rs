@@ -13,7 +13,7 @@ use std::process::Command;
 use std::time::Instant;
 
 const SIZE: usize = 8 << 20;
-const TEST: &str = "every_flood_shape_stays_within_bounds";
+const TEST: &str = "bounds::every_flood_shape_stays_within_bounds";
 
 fn vm_hwm_kib() -> Option<u64> {
     let status = std::fs::read_to_string("/proc/self/status").ok()?;

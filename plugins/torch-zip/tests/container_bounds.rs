@@ -305,7 +305,7 @@ fn every_container_shape_stays_within_bounds() {
         let started = Instant::now();
         let out = Command::new(std::env::current_exe().unwrap())
             .args([
-                "child_measure",
+                "container_bounds::child_measure",
                 "--exact",
                 "--nocapture",
                 "--test-threads=1",

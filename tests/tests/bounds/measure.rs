@@ -191,8 +191,9 @@ pub fn write_input(name: &str, data: Vec<u8>) -> (tempfile::TempDir, std::path::
     (dir, file, data.len())
 }
 
-/// Measures the plugin alone: re-runs the current test binary with only the test `child`
-/// and `SOCAIR_BOUNDS_CHILD` naming the file, and checks the bounds.
+/// Measures the plugin alone: re-runs the current test binary with only the test `child` (its
+/// full path in that binary, such as `bounds::child`) and `SOCAIR_BOUNDS_CHILD` naming the
+/// file, and checks the bounds.
 pub fn plugin_alone(shape: &str, name: &str, data: Vec<u8>, child: &str) {
     let _one = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let (dir, file, len) = write_input(name, data);
