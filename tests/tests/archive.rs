@@ -1,9 +1,9 @@
 //! Pickles in archives that are not torch checkpoints (issue 16, item 6), end to end: the
-//! fixtures of fixtures/archive (written by CPython's zipfile: make_fixtures.py) through the
-//! built `socair scan`, against expected.json; no committed zip claimed by two plugins, and
-//! torch files still read by torch-zip; zip bombs and floods of members within the bounds
-//! every reader keeps (64 MiB + 8x the input, 5 s per 30 MB), measured as tests/tests/bounds.rs
-//! measures them.
+//! fixtures of fixtures/archive (written by CPython's zipfile, py7zr and 7-Zip:
+//! make_fixtures.py) through the built `socair scan`, against expected.json; no committed zip
+//! claimed by two plugins, and torch files still read by torch-zip; zip and 7z bombs, a 7z
+//! declaring a 4 GiB dictionary, and floods of members within the bounds every reader keeps
+//! (64 MiB + 8x the input, 5 s per 30 MB), measured as tests/tests/bounds.rs measures them.
 
 use crate::bounds::measure::{self, check, measure, write_input, TARGET};
 use crate::common::{fixture, json, repo, run, socair};
@@ -84,6 +84,38 @@ fn a_pickle_calling_os_system_in_a_plain_zip_is_a_fail() {
         "{first:#}"
     );
     assert!(!r.stdout.contains("no loaded plugin reads"), "{}", r.stdout);
+}
+
+/// The same through a 7z archive (issue 16, item 6: whatever wraps the pickle): a FAIL naming
+/// the member and the opcode, where socair used to report a LEAD "does not open 7z".
+#[test]
+fn a_pickle_calling_os_system_in_a_7z_is_a_fail() {
+    for (file, place) in [
+        ("system.7z", "member model/payload.pkl byte 2 (GLOBAL)"),
+        ("7zip-solid.7z", "member model/payload.pkl byte 2 (GLOBAL)"),
+        (
+            "system-zip-in-7z.7z",
+            "member bundle/inner.zip!/model/payload.pkl byte 2 (GLOBAL)",
+        ),
+        (
+            "system-7z-in-zip.zip",
+            "member outer/inner.7z!/model/payload.pkl byte 2 (GLOBAL)",
+        ),
+    ] {
+        let r = run(socair()
+            .arg("scan")
+            .arg(fixture(&format!("archive/{file}"))));
+        assert_eq!(r.code, 1, "{file}: {}", r.stderr);
+        let report = json(&r.stdout);
+        let pickle = row(&report, "Pickle opcode scan");
+        assert_eq!(pickle["status"], "FAIL", "{file}: {pickle:#}");
+        let first = &pickle["findings"][0];
+        assert_eq!(first["place"], place, "{file}");
+        assert!(
+            first["reason"].as_str().unwrap().contains("posix.system"),
+            "{file}: {first:#}"
+        );
+    }
 }
 
 /// The archives of fixtures/archives (written separately, by another generator, with Python's
@@ -322,8 +354,12 @@ fn bomb_entry(name: &str, matches: usize, declared: Option<u32>) -> Entry {
 }
 
 fn scan_shape(shape: &str, data: Vec<u8>) -> Value {
+    scan_shape_as(shape, &format!("{shape}.zip"), data)
+}
+
+fn scan_shape_as(shape: &str, name: &str, data: Vec<u8>) -> Value {
     let _one = measure::SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    let (dir, file, len) = write_input(&format!("{shape}.zip"), data);
+    let (dir, file, len) = write_input(name, data);
     let mut cmd = socair();
     cmd.arg("scan").arg(&file);
     let c = measure(cmd, dir.path(), "scan");
@@ -426,4 +462,155 @@ fn archive_flood_of_hostile_pickles() {
     let p = row(&report, "Pickle opcode scan");
     assert_eq!(p["status"], "FAIL", "{p:#}");
     assert!(p["findings"].as_array().unwrap().len() <= 65, "{p:#}");
+}
+
+// ---- 7z bounds -----------------------------------------------------------------------------
+
+/// A 7z NUMBER in its longest form (0xFF, then 8 bytes): 7-Zip's `ReadNumber` reads it.
+fn number(v: u64) -> Vec<u8> {
+    let mut out = vec![0xFF];
+    out.extend_from_slice(&v.to_le_bytes());
+    out
+}
+
+/// A 7z archive as 7-Zip lays one out with its header plain: the signature header, one packed
+/// stream (`packed`), and a header of one folder of one LZMA2 coder whose dictionary property
+/// byte is `dict_byte` and whose output size is declared as `declared`, holding one file.
+fn seven_z_of(name: &str, dict_byte: u8, packed: &[u8], declared: u64) -> Vec<u8> {
+    let mut h = vec![0x01, 0x04]; // kHeader, kMainStreamsInfo
+    h.push(0x06); // kPackInfo: position 0, one stream, its size
+    h.extend(number(0));
+    h.extend(number(1));
+    h.push(0x09);
+    h.extend(number(packed.len() as u64));
+    h.push(0x00);
+    h.extend([0x07, 0x0B]); // kUnpackInfo, kFolder
+    h.extend(number(1));
+    h.push(0x00); // not external
+    h.extend(number(1)); // one coder: LZMA2 (id 0x21), one property byte
+    h.extend([0x21, 0x21]);
+    h.extend(number(1));
+    h.push(dict_byte);
+    h.push(0x0C); // kCodersUnpackSize
+    h.extend(number(declared));
+    h.push(0x00); // end of unpack info
+                  // kSubStreamsInfo, empty: one stream per folder, no CRC (7-Zip defaults to that without
+                  // it; sevenz-rust2 wants the property present).
+    h.extend([0x08, 0x00]);
+    h.push(0x00); // end of streams info
+    h.push(0x05); // kFilesInfo: one file, its name
+    h.extend(number(1));
+    let utf16: Vec<u8> = name
+        .encode_utf16()
+        .chain([0])
+        .flat_map(u16::to_le_bytes)
+        .collect();
+    h.push(0x11);
+    h.extend(number(utf16.len() as u64 + 1));
+    h.push(0x00);
+    h.extend(utf16);
+    h.extend([0x00, 0x00]); // end of files info, of header
+    let mut start = Vec::new();
+    start.extend_from_slice(&(packed.len() as u64).to_le_bytes());
+    start.extend_from_slice(&(h.len() as u64).to_le_bytes());
+    start.extend_from_slice(&crc32fast::hash(&h).to_le_bytes());
+    let mut out = b"7z\xBC\xAF\x27\x1C\x00\x04".to_vec();
+    out.extend_from_slice(&crc32fast::hash(&start).to_le_bytes());
+    out.extend(start);
+    out.extend_from_slice(packed);
+    out.extend(h);
+    out
+}
+
+/// An LZMA2 stream of `chunks` copies of the chunk liblzma writes for 2 MiB of zeros
+/// (fixtures/archive/shapes/lzma2-zeros.chunk, from make_fixtures.py), each after the first
+/// resetting the state but not the dictionary, and the end marker; and the bytes it decodes to.
+fn lzma2_zeros(chunks: usize) -> (Vec<u8>, u64) {
+    let chunk = std::fs::read(fixture("archive/shapes/lzma2-zeros.chunk")).unwrap();
+    assert_eq!(chunk[0] & 0xE0, 0xE0, "a chunk that resets the dictionary");
+    let unpacked =
+        ((u64::from(chunk[0] & 0x1F) << 16) | (u64::from(chunk[1]) << 8) | u64::from(chunk[2])) + 1;
+    let mut out = Vec::with_capacity(chunk.len() * chunks + 1);
+    for i in 0..chunks {
+        out.extend_from_slice(&chunk);
+        if i > 0 {
+            let at = out.len() - chunk.len();
+            out[at] = 0xC0 | (chunk[0] & 0x1F);
+        }
+    }
+    out.push(0x00);
+    (out, unpacked * chunks as u64)
+}
+
+fn seven_z_shape(shape: &str, data: Vec<u8>) -> Value {
+    scan_shape_as(shape, &format!("{shape}.7z"), data)
+}
+
+/// ~30 MB of LZMA2 chunks decoding to ~170 GB of zeros, declared honestly: not decoded.
+#[test]
+fn archive_7z_bomb_declared() {
+    let chunk = std::fs::metadata(fixture("archive/shapes/lzma2-zeros.chunk"))
+        .unwrap()
+        .len();
+    let (packed, size) = lzma2_zeros(TARGET / chunk as usize);
+    let report = seven_z_shape(
+        "archive-7z-bomb",
+        seven_z_of("zeros.bin", 20, &packed, size),
+    );
+    assert_eq!(report["artifact"]["format"], "archive-7z");
+    let s = row(&report, "Format and structure");
+    assert_eq!(s["status"], "LEAD", "{s:#}");
+    assert!(s.to_string().contains("not decoded"), "{s:#}");
+    assert_eq!(s["findings"][0]["place"], "member zeros.bin", "{s:#}");
+}
+
+/// The same bomb declaring 1,000 bytes: decoded one byte past that, a FAIL.
+#[test]
+fn archive_7z_bomb_lying_about_its_size() {
+    let chunk = std::fs::metadata(fixture("archive/shapes/lzma2-zeros.chunk"))
+        .unwrap()
+        .len();
+    let (packed, _) = lzma2_zeros(TARGET / chunk as usize);
+    let report = seven_z_shape(
+        "archive-7z-bomb-lie",
+        seven_z_of("zeros.bin", 20, &packed, 1000),
+    );
+    let s = row(&report, "Format and structure");
+    assert_eq!(s["status"], "FAIL", "{s:#}");
+    assert!(s.to_string().contains("decodes past"), "{s:#}");
+}
+
+/// A 7z of a few hundred bytes whose folder declares a 4 GiB dictionary (property byte 40)
+/// and 4 GiB of output: refused before anything is decoded or allocated.
+#[test]
+fn archive_7z_declaring_4_gib() {
+    let (packed, _) = lzma2_zeros(1);
+    let report = seven_z_shape(
+        "archive-7z-dict-4gib-size",
+        seven_z_of("zeros.bin", 40, &packed, 4 << 30),
+    );
+    let s = row(&report, "Format and structure");
+    assert_eq!(s["status"], "LEAD", "{s:#}");
+    assert!(s.to_string().contains("not decoded"), "{s:#}");
+}
+
+/// A small 7z whose folder declares a 4 GiB dictionary over ~10 MB of zeros, declared
+/// honestly: decoded, as lzma-rust2 grows the window with what it decodes rather than to the
+/// declared size; the peak resident memory measured within 64 MiB + 8x the input.
+#[test]
+fn archive_7z_dictionary_of_4_gib_decoded_lazily() {
+    let (packed, size) = lzma2_zeros(5);
+    let report = seven_z_shape(
+        "archive-7z-dict-4gib",
+        seven_z_of("zeros.bin", 40, &packed, size),
+    );
+    let s = row(&report, "Format and structure");
+    assert!(!s.to_string().contains("not decoded"), "{s:#}");
+    assert!(
+        s["summary"]
+            .as_str()
+            .unwrap()
+            .contains(&format!("{size} bytes inflated or decoded")),
+        "{s:#}"
+    );
 }

@@ -1,10 +1,11 @@
 //! socair plugin for archives that wrap pickles: zip archives that are neither torch
 //! checkpoints nor NumPy `.npz` files (joblib/sklearn bundles zipped, hand-zipped pickles),
-//! and 7z archives, which it claims only to say that it does not open them.
+//! and 7z archives.
 //!
-//! Every member of a zip is opened ([`scan`]): a pickle goes through the `socair-wo` pickle
-//! machine, a nested zip is walked to a bounded depth, JSON and text are read as data as the
-//! host reads a model directory's companions ([`companion`]), and everything else is named as
+//! Every member of a zip ([`scan`]) or a 7z archive ([`sevenz`], decoded with the
+//! `sevenz-rust2` crate) is opened: a pickle goes through the `socair-wo` pickle machine, a
+//! nested zip or 7z is walked to a bounded depth, JSON and text are read as data as the host
+//! reads a model directory's companions ([`companion`]), and everything else is named as
 //! unchecked. The claim rule ([`detect`]) is the complement of the torch-zip and numpy
 //! plugins' rules, so that no file is claimed by two plugins.
 //!
@@ -16,6 +17,7 @@ pub mod detect;
 #[doc(hidden)]
 pub mod fuzzing;
 pub mod scan;
+pub mod sevenz;
 
 use abi_stable::{
     export_root_module,
@@ -35,7 +37,7 @@ use socair_plugin_api::{
 
 /// The zip format this plugin reads.
 pub const ZIP_FORMAT: &str = "archive-zip";
-/// The 7z format it claims.
+/// The 7z format it reads.
 pub const SEVEN_Z_FORMAT: &str = "archive-7z";
 /// The pickle grammar's rule-set name and version.
 pub const GRAMMAR: (&str, &str) = ("socair-wo", "1");
@@ -123,12 +125,12 @@ impl FormatReader for ZipReader {
                 .map(|s| s.to_string())
                 .collect();
             let analysis = scan::scan(SourceReader::new(&source), source.size(), &reviewed);
-            Ok(opened_zip(&analysis))
+            Ok(opened(&analysis, ZIP_FORMAT))
         })
     }
 }
 
-/// The 7z reader: claims 7z archives to say that nothing in them was checked.
+/// The 7z reader.
 #[derive(Debug, Clone, Copy)]
 pub struct SevenZReader;
 
@@ -145,38 +147,18 @@ impl FormatReader for SevenZReader {
 
     fn open(
         &self,
-        _source: ByteSourceRef<'_>,
-        _options: ReadOptions,
+        source: ByteSourceRef<'_>,
+        options: ReadOptions,
     ) -> RResult<OpenedFile, PluginError> {
-        guard(|| Ok(opened_7z()))
-    }
-}
-
-/// What is reported of a 7z archive: a LEAD, never a PASS.
-pub fn opened_7z() -> OpenedFile {
-    OpenedFile {
-        format: SEVEN_Z_FORMAT.into(),
-        tensors: RVec::new(),
-        unread: RVec::new(),
-        rows: RVec::from(vec![
-            ReportRow {
-                check: STRUCTURE_CHECK.into(),
-                status: RowStatus::Lead,
-                summary: "a 7z archive: socair does not open 7z; nothing in it was checked".into(),
-                findings: RVec::from(vec![Finding {
-                    place: "byte 0".into(),
-                    reason: "LEAD: the 7z signature; its members (pickles among them, perhaps) were not read".into(),
-                }]),
-            },
-            ReportRow {
-                check: PICKLE_CHECK.into(),
-                status: RowStatus::NotTested,
-                summary: "the 7z archive was not opened, so no member was run through the pickle grammar".into(),
-                findings: RVec::new(),
-            },
-        ]),
-        metadata: RVec::new(),
-        not_carried: RVec::new(),
+        guard(|| {
+            let reviewed: Vec<String> = options
+                .reviewed_globals
+                .iter()
+                .map(|s| s.to_string())
+                .collect();
+            let analysis = scan::scan_7z(SourceReader::new(&source), source.size(), &reviewed);
+            Ok(opened(&analysis, SEVEN_Z_FORMAT))
+        })
     }
 }
 
@@ -205,16 +187,19 @@ fn findings(list: Vec<ScanFinding>) -> RVec<Finding> {
         .collect()
 }
 
-/// Turns the walk of a zip into what the plugin API reports: no tensors (an archive has no
-/// tensor model), a structure row and a pickle row.
-pub fn opened_zip(a: &Analysis) -> OpenedFile {
+/// Turns the walk of a zip or 7z archive (`format`: [`ZIP_FORMAT`] or [`SEVEN_Z_FORMAT`])
+/// into what the plugin API reports: no tensors (an archive has no tensor model), a structure
+/// row and a pickle row.
+pub fn opened(a: &Analysis, format: &str) -> OpenedFile {
     let structure_worst = a.structure.worst.max(a.unchecked.worst);
     let structure_status = status(structure_worst);
     let unchecked = a.unchecked.shown.len() as u64 + a.unchecked.more;
+    let total = a.archives + a.sevenz_archives;
     let structure_summary = format!(
-        "{} zip archive(s) opened ({} nested), {} members: {} pickles, {} JSON or text read as data, {} not checked by anything; CRC-32 verified for {} members, {} bytes inflated of the {} allowed; an archive has no tensor model, so nothing in it is fingerprinted{}",
+        "{} zip and {} 7z archive(s) opened ({} nested), {} members: {} pickles, {} JSON or text read as data, {} not checked by anything; CRC-32 verified for {} members, {} bytes inflated or decoded of the {} allowed; an archive has no tensor model, so nothing in it is fingerprinted{}",
         a.archives,
-        a.archives.saturating_sub(1),
+        a.sevenz_archives,
+        total.saturating_sub(1),
         a.members,
         a.pickles,
         a.data,
@@ -270,7 +255,7 @@ pub fn opened_zip(a: &Analysis) -> OpenedFile {
         }
     };
     OpenedFile {
-        format: ZIP_FORMAT.into(),
+        format: format.into(),
         tensors: RVec::new(),
         unread: RVec::new(),
         rows: RVec::from(vec![

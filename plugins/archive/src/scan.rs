@@ -1,8 +1,8 @@
-//! The walk over a zip archive: its structure checked, every member inflated within a budget
-//! and opened (pickles run through the `socair-wo` machine, nested zips walked to
-//! [`MAX_DEPTH`], everything else classified as the host classifies a model directory's
-//! companions). A pure function over anything that reads and seeks; nothing is extracted or
-//! executed.
+//! The walk over a zip or 7z archive: its structure checked, every member inflated (zip) or
+//! decoded (7z, [`crate::sevenz`]) within one budget and opened (pickles run through the
+//! `socair-wo` machine, nested zips and 7z archives walked to [`MAX_DEPTH`], everything else
+//! classified as the host classifies a model directory's companions). A pure function over
+//! anything that reads and seeks; nothing is extracted or executed.
 
 use crate::companion::{self, Companion};
 use crate::detect::{self, Claim};
@@ -48,7 +48,12 @@ pub struct Listed {
 }
 
 impl Listed {
-    fn add(&mut self, severity: Severity, place: String, reason: impl FnOnce() -> String) {
+    pub(crate) fn add(
+        &mut self,
+        severity: Severity,
+        place: String,
+        reason: impl FnOnce() -> String,
+    ) {
         self.worst = self.worst.max(Some(severity));
         if self.shown.len() < MAX_LISTED {
             self.shown.push(Finding {
@@ -91,16 +96,22 @@ pub struct Analysis {
     pub members: u64,
     /// Zip archives opened (the file and the nested ones).
     pub archives: u64,
+    /// 7z archives opened (the file and the nested ones).
+    pub sevenz_archives: u64,
     /// Members run as pickles.
     pub pickles: u64,
     /// Members read as JSON or text data.
     pub data: u64,
     /// Members whose CRC-32 matched their inflated bytes.
     pub crc_verified: u64,
-    /// Bytes inflated.
+    /// Bytes inflated (zip) and decoded (7z).
     pub inflated: u64,
     /// The inflation budget ([`budget_for`]).
     pub budget: u64,
+    /// The working memory the 7z folders' decoders set up, summed over the folders decoded:
+    /// each decoder initialises its tables, so this is work as well as memory, and it is held
+    /// to eight times the budget ([`crate::sevenz`]).
+    pub decoder_setup: u64,
     /// Reviewed globals the pickles used.
     pub reviewed_used: Vec<String>,
 }
@@ -173,13 +184,31 @@ pub fn scan_bytes(bytes: &[u8], reviewed: &[String]) -> Analysis {
     scan(io::Cursor::new(bytes), bytes.len() as u64, reviewed)
 }
 
-struct Walk {
-    a: Analysis,
+/// Walks the 7z archive read by `reader`, an input of `input_len` bytes.
+pub fn scan_7z<R: Read + Seek>(reader: R, input_len: u64, reviewed: &[String]) -> Analysis {
+    let mut walk = Walk {
+        a: Analysis {
+            budget: budget_for(input_len),
+            ..Analysis::default()
+        },
+        reviewed: reviewed.to_vec(),
+    };
+    walk.seven_z(reader, "", 1);
+    walk.a
+}
+
+/// Walks the 7z archive in `bytes`.
+pub fn scan_7z_bytes(bytes: &[u8], reviewed: &[String]) -> Analysis {
+    scan_7z(io::Cursor::new(bytes), bytes.len() as u64, reviewed)
+}
+
+pub(crate) struct Walk {
+    pub(crate) a: Analysis,
     reviewed: Vec<String>,
 }
 
 impl Walk {
-    fn left(&self) -> u64 {
+    pub(crate) fn left(&self) -> u64 {
         self.a.budget.saturating_sub(self.a.inflated)
     }
 
@@ -379,7 +408,7 @@ impl Walk {
     }
 
     /// Opens one member's bytes.
-    fn contents(&mut self, name: &str, bytes: &[u8], prefix: &str, depth: usize) {
+    pub(crate) fn contents(&mut self, name: &str, bytes: &[u8], prefix: &str, depth: usize) {
         let place = format!("member {prefix}{name}");
         let head = &bytes[..bytes.len().min(4096)];
         if pickle::looks_like_pickle(head, bytes.len() as u64) {
@@ -387,9 +416,17 @@ impl Walk {
             return;
         }
         if bytes.starts_with(detect::SEVEN_Z_MAGIC) {
-            self.a.unchecked.add(Severity::Lead, place, || {
-                "a 7z archive: socair does not open 7z; nothing in it was checked".into()
-            });
+            if depth >= MAX_DEPTH {
+                self.a.unchecked.add(Severity::Lead, place, || {
+                    format!("a 7z archive nested {} deep, deeper than the {MAX_DEPTH} socair opens: nothing in it was checked", depth + 1)
+                });
+            } else {
+                self.seven_z(
+                    io::Cursor::new(bytes),
+                    &format!("{prefix}{name}!/"),
+                    depth + 1,
+                );
+            }
             return;
         }
         let zip_like = bytes.starts_with(detect::LOCAL_SIG) || bytes.starts_with(b"PK\x05\x06");
@@ -465,7 +502,7 @@ fn local_name<R: Read + Seek>(raw: &mut R, at: u64) -> Option<Vec<u8>> {
 
 /// Why a member name is unsafe to extract: a `..` component or an absolute path (either
 /// separator, as extractors on Windows read `\`), a drive letter, or a NUL byte.
-fn unsafe_path(name: &str) -> Option<&'static str> {
+pub(crate) fn unsafe_path(name: &str) -> Option<&'static str> {
     if name.contains('\0') {
         return Some("its name holds a NUL byte: C readers cut it there, others do not");
     }

@@ -1,4 +1,5 @@
-//! Every fixture of fixtures/archive (written by CPython's zipfile: make_fixtures.py) read by
+//! Every fixture of fixtures/archive (written by CPython's zipfile, py7zr and 7-Zip:
+//! make_fixtures.py) read by
 //! the plugin's walk, against expected.json: each row's status and the first finding's place.
 
 use serde_json::Value;
@@ -23,10 +24,14 @@ fn report(file: &str) -> Value {
     let bytes = std::fs::read(dir().join(file)).unwrap();
     let head = &bytes[..bytes.len().min(4096)];
     let opened = match socair_plugin_archive::detect::claim(head, bytes.len() as u64) {
-        socair_plugin_archive::detect::Claim::Zip => {
-            socair_plugin_archive::opened_zip(&socair_plugin_archive::scan::scan_bytes(&bytes, &[]))
-        }
-        socair_plugin_archive::detect::Claim::SevenZ => socair_plugin_archive::opened_7z(),
+        socair_plugin_archive::detect::Claim::Zip => socair_plugin_archive::opened(
+            &socair_plugin_archive::scan::scan_bytes(&bytes, &[]),
+            socair_plugin_archive::ZIP_FORMAT,
+        ),
+        socair_plugin_archive::detect::Claim::SevenZ => socair_plugin_archive::opened(
+            &socair_plugin_archive::scan::scan_7z_bytes(&bytes, &[]),
+            socair_plugin_archive::SEVEN_Z_FORMAT,
+        ),
         socair_plugin_archive::detect::Claim::No => panic!("{file} is not claimed"),
     };
     let rows: Vec<Value> = opened

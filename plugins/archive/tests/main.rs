@@ -3,3 +3,5 @@
 
 mod fixtures;
 mod fuzz_regressions;
+mod sevenz;
+mod sevenzip_differential;
