@@ -350,8 +350,8 @@ fn many_processes_at_once_keep_one_chain() {
         let mut c = socair();
         c.args(&args).arg("--store").arg(&s.path);
         c.stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::null());
-        c.spawn().unwrap()
+            .stderr(std::process::Stdio::piped());
+        (args.join(" "), c.spawn().unwrap())
     };
     for m in &models {
         children.push(spawn(vec![
@@ -378,8 +378,13 @@ fn many_processes_at_once_keep_one_chain() {
             key.clone(),
         ]));
     }
-    for mut c in children {
-        assert!(c.wait().unwrap().success());
+    for (args, c) in children {
+        let out = c.wait_with_output().unwrap();
+        assert!(
+            out.status.success(),
+            "socair {args}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
     }
     s.ok(&["airlock", "promote", &staged]);
     let log = s.ok(&["airlock", "log"]);
