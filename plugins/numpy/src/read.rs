@@ -122,8 +122,6 @@ pub struct Outcome {
     pub pickles: Vec<String>,
     /// The pickle scan's findings.
     pub pickle_findings: Vec<Finding>,
-    /// How many of the pickles are object arrays' (never a PASS).
-    pub object_arrays: usize,
 }
 
 impl Outcome {
@@ -136,7 +134,6 @@ impl Outcome {
             pass_summary: String::new(),
             pickles: Vec::new(),
             pickle_findings: Vec::new(),
-            object_arrays: 0,
         }
     }
 
@@ -188,17 +185,15 @@ impl Outcome {
         }
     }
 
-    /// The pickle row's verdict: none when the file holds no pickle (no row); `Some(None)`
-    /// (PASS) when every pickle stayed inside the grammar; FAIL for a code-running global;
-    /// LEAD otherwise, and always at least LEAD when an object array holds one (its objects
-    /// are rebuilt by NumPy's own globals, never provably data).
+    /// The pickle row's verdict: none when the file holds no object array (no row); FAIL for
+    /// a code-running global; LEAD otherwise, never PASS: an object array's objects are
+    /// rebuilt by NumPy's own globals, never provably data.
     pub fn pickle_status(&self) -> Option<Option<Severity>> {
         if self.pickles.is_empty() {
             return None;
         }
         let worst = self.pickle_findings.iter().map(|f| f.severity).max();
-        let floor = (self.object_arrays > 0).then_some(Severity::Lead);
-        Some(worst.max(floor))
+        Some(worst.max(Some(Severity::Lead)))
     }
 
     /// The pickle row's one sentence.
@@ -208,14 +203,13 @@ impl Outcome {
             "{} object array(s) whose pickle np.load(allow_pickle=True) runs",
             self.pickles.len()
         );
-        match self.pickle_status() {
-            Some(Some(Severity::Fail)) => format!(
-                "{what}; the scan found globals that run code or touch the system"
-            ),
-            Some(Some(Severity::Lead)) => format!(
+        // Never a PASS (see pickle_status): FAIL, or else LEAD.
+        if self.pickle_status() == Some(Some(Severity::Fail)) {
+            format!("{what}; the scan found globals that run code or touch the system")
+        } else {
+            format!(
                 "{what}; nothing found runs code, but what they build is outside what socair proves to be data"
-            ),
-            _ => format!("{what}; every one stays inside the weights-only grammar"),
+            )
         }
     }
 }
@@ -356,7 +350,6 @@ fn inline_bytes(src: Span<'_>, h: &Header, itemsize: u64, len: u64) -> Result<Ve
 /// Runs the pickle after an object array's header through socair's pickle machine.
 fn scan_pickle(a: &Array<'_>, h: &Header, at: String, out: &mut Outcome) {
     out.pickles.push(at.clone());
-    out.object_arrays = out.object_arrays.saturating_add(1);
     let data = match a.src.sub(h.data_offset, h.data_len()).map(|s| s.to_vec()) {
         Some(Ok(d)) => d,
         _ => {
