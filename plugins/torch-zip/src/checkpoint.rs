@@ -242,7 +242,7 @@ pub fn torch_record_name(name: &[u8]) -> bool {
 fn local_header_names(bytes: &[u8], at: u64) -> Option<Vec<&[u8]>> {
     let mut names = Vec::new();
     let mut i = 0;
-    while let Some(rel) = bytes[i..].windows(4).position(|w| w == b"PK\x03\x04") {
+    while let Some(rel) = bytes[i..].windows(4).position(|w| w == zip::LOCAL_MAGIC) {
         let p = i + rel;
         i = p + 1;
         let Some(len) = bytes.get(p + 26..p + 28) else {
@@ -272,7 +272,7 @@ pub fn looks_like_torch_zip(head: &[u8], file_len: u64) -> bool {
     if head.starts_with(b"PYTORCH1") {
         return true;
     }
-    if !head.starts_with(b"PK\x03\x04") {
+    if !head.starts_with(&zip::LOCAL_MAGIC) {
         return false;
     }
     match local_header_names(head, 0) {
@@ -325,7 +325,7 @@ pub fn not_a_zip(src: &(impl ReadAt + ?Sized)) -> Option<(Severity, String)> {
     let n = size.min(8) as usize;
     src.read_exact_at(0, &mut head[..n]).ok()?;
     let head = &head[..n];
-    if head.starts_with(b"PK\x03\x04") || head.starts_with(b"PYTORCH1") {
+    if head.starts_with(&zip::LOCAL_MAGIC) || head.starts_with(b"PYTORCH1") {
         return None;
     }
     // The end record is 22 bytes plus a comment of at most 65535.
@@ -383,7 +383,7 @@ fn analyze_zip(src: &(impl ReadAt + ?Sized), options: &AnalyzeOptions) -> Analys
     }
     let mut first = [0u8; 4];
     let is_zip =
-        src.size() >= 4 && src.read_exact_at(0, &mut first).is_ok() && &first == b"PK\x03\x04";
+        src.size() >= 4 && src.read_exact_at(0, &mut first).is_ok() && first == zip::LOCAL_MAGIC;
     let not_torch = |a: &mut Analysis| {
         let reason = "a zip archive without any record torch's reader looks for (<prefix>/version, data.pkl, constants.pkl, data/<key>, …): torch.load refuses it, so it is not a torch checkpoint whatever its name, and nothing in it was checked";
         a.add(Severity::Lead, "zip archive", reason);

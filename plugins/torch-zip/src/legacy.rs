@@ -74,7 +74,7 @@ fn magic_end(data: &[u8]) -> Option<usize> {
 /// format read every file as legacy, and their `persistent_load` asserts that a persistent id
 /// is a tuple, which PERSID's string is not: no torch loads such a file as legacy.
 pub fn looks_like_pickle(head: &[u8], file_len: u64) -> bool {
-    !head.starts_with(b"PK\x03\x04") && pickle::looks_like_pickle(head, file_len)
+    !head.starts_with(&crate::zip::LOCAL_MAGIC) && pickle::looks_like_pickle(head, file_len)
 }
 
 /// The zip reader's entry: a zip checkpoint, or a pickle stream handed to the zip reader (by

@@ -136,6 +136,9 @@ impl Archive {
 }
 
 const LOCAL_SIG: u32 = 0x0403_4b50;
+/// The first four bytes of a zip that starts with a local header: what torch's `_is_zipfile`
+/// compares a file's first bytes with to choose its zip reader over the legacy one.
+pub const LOCAL_MAGIC: [u8; 4] = LOCAL_SIG.to_le_bytes();
 const CENTRAL_SIG: u32 = 0x0201_4b50;
 const EOCD_SIG: u32 = 0x0605_4b50;
 const ZIP64_EOCD_SIG: u32 = 0x0606_4b50;
@@ -567,7 +570,7 @@ pub fn read_archive(src: &(impl ReadAt + ?Sized)) -> Result<Archive, ZipError> {
             "starts with PYTORCH1: the preview-release format torch no longer reads",
         ));
     }
-    if !head.starts_with(&LOCAL_SIG.to_le_bytes()) {
+    if !head.starts_with(&LOCAL_MAGIC) {
         return Err(invalid("byte 0", "does not start with a zip local file header (PK\\x03\\x04): leading bytes before the archive (a polyglot), or not a torch zip checkpoint"));
     }
     let bounds = read_end_records(src)?;
