@@ -262,8 +262,7 @@ impl Walk {
         prefix: &str,
         here: &str,
     ) {
-        let mut exact: HashMap<Vec<u8>, usize> = HashMap::new();
-        let mut folded: HashMap<Vec<u8>, Vec<u8>> = HashMap::new();
+        let mut seen = SeenNames::default();
         let mut count = 0usize;
         let mut at = start;
         let mut fixed = [0u8; CENTRAL_LEN];
@@ -279,20 +278,19 @@ impl Walk {
                 break;
             }
             let shown = format!("member {prefix}{}", String::from_utf8_lossy(&name));
-            if let Some(first) = exact.insert(name.clone(), count) {
-                self.a.structure.add(Severity::Fail, shown.clone(), || {
+            match seen.see(&name, count) {
+                Some(Repeat::Exact(first)) => self.a.structure.add(Severity::Fail, shown.clone(), || {
                     format!("listed twice in the central directory (entries {first} and {count}): readers disagree on which one they extract (zipfile's index keeps the last)")
-                });
-            } else if let Some(other) = folded.insert(name.to_ascii_lowercase(), name.clone()) {
-                let other = String::from_utf8_lossy(&other).into_owned();
-                self.a.structure.add(Severity::Fail, shown.clone(), || {
+                }),
+                Some(Repeat::Case(other)) => self.a.structure.add(Severity::Fail, shown.clone(), || {
                     format!("differs from member {prefix}{other} only in ASCII case: miniz (which torch and numpy read zips with) looks names up ignoring case, and extracted on a case-insensitive file system one overwrites the other")
-                });
+                }),
+                None => {}
             }
             count += 1;
             at += CENTRAL_LEN as u64 + name_len + extra + comment;
         }
-        if count != indexed && exact.len() == count {
+        if count != indexed && seen.distinct() == count {
             self.a.structure.add(Severity::Fail, here.to_owned(), || {
                 format!("its central directory holds {count} entries where the zip crate indexes {indexed}: readers see different members")
             });
@@ -498,6 +496,39 @@ fn local_name<R: Read + Seek>(raw: &mut R, at: u64) -> Option<Vec<u8>> {
     let mut name = vec![0u8; usize::from(u16::from_le_bytes([fixed[26], fixed[27]]))];
     raw.read_exact(&mut name).ok()?;
     Some(name)
+}
+
+/// The member names of one archive seen so far, to find a name listed twice, exactly or
+/// ignoring ASCII case (zip's and 7z's walks judge repeats alike).
+#[derive(Default)]
+pub(crate) struct SeenNames {
+    exact: HashMap<Vec<u8>, usize>,
+    folded: HashMap<Vec<u8>, Vec<u8>>,
+}
+
+/// How a name repeats one seen before.
+pub(crate) enum Repeat {
+    /// The same bytes, first seen as entry `.0`.
+    Exact(usize),
+    /// The same ignoring ASCII case: the name seen first.
+    Case(String),
+}
+
+impl SeenNames {
+    /// Records `name`, entry `index`, and says how it repeats an earlier one, if it does.
+    pub(crate) fn see(&mut self, name: &[u8], index: usize) -> Option<Repeat> {
+        if let Some(first) = self.exact.insert(name.to_vec(), index) {
+            return Some(Repeat::Exact(first));
+        }
+        self.folded
+            .insert(name.to_ascii_lowercase(), name.to_vec())
+            .map(|other| Repeat::Case(String::from_utf8_lossy(&other).into_owned()))
+    }
+
+    /// How many distinct names were seen.
+    pub(crate) fn distinct(&self) -> usize {
+        self.exact.len()
+    }
 }
 
 /// Why a member name is unsafe to extract: a `..` component or an absolute path (either

@@ -22,10 +22,9 @@
 //! `catch_unwind`: a panic is a FAIL for that archive, the crate's state is dropped with it, and
 //! the findings made before it stay.
 
-use crate::scan::{unsafe_path, Walk};
+use crate::scan::{unsafe_path, Repeat, SeenNames, Walk};
 use sevenz_rust2::{Archive, ArchiveEntry, Block, BlockDecoder, EncoderMethod, Error, Password};
 use socair_pickle::pickle::Severity;
-use std::collections::HashMap;
 use std::io::{Read, Seek};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
@@ -301,8 +300,7 @@ impl Walk {
     /// Checks the names as the header lists them: unsafe paths, exact duplicates, and names
     /// equal ignoring ASCII case, as the zip walk judges them.
     fn seven_z_names(&mut self, archive: &Archive, prefix: &str) {
-        let mut exact: HashMap<&str, usize> = HashMap::new();
-        let mut folded: HashMap<String, &str> = HashMap::new();
+        let mut seen = SeenNames::default();
         for (i, file) in archive.files.iter().enumerate() {
             let name = file.name.as_str();
             let place = format!("member {prefix}{name}");
@@ -311,14 +309,14 @@ impl Walk {
                     .structure
                     .add(Severity::Fail, place.clone(), || why.to_owned());
             }
-            if let Some(first) = exact.insert(name, i) {
-                self.a.structure.add(Severity::Fail, place, || {
+            match seen.see(name.as_bytes(), i) {
+                Some(Repeat::Exact(first)) => self.a.structure.add(Severity::Fail, place, || {
                     format!("listed twice in the 7z header (entries {first} and {i}): extractors disagree on which one they keep")
-                });
-            } else if let Some(other) = folded.insert(name.to_ascii_lowercase(), name) {
-                self.a.structure.add(Severity::Fail, place, || {
+                }),
+                Some(Repeat::Case(other)) => self.a.structure.add(Severity::Fail, place, || {
                     format!("differs from member {prefix}{other} only in ASCII case: extracted on a case-insensitive file system one overwrites the other")
-                });
+                }),
+                None => {}
             }
         }
     }
