@@ -668,17 +668,7 @@ fn load_in_chromium(
         .arg(&url)
         .output()
         .unwrap();
-    let decoder = png::Decoder::new(std::io::BufReader::new(
-        std::fs::File::open(&png_path).unwrap(),
-    ));
-    let mut reader = decoder.read_info().unwrap();
-    let mut buf = vec![0; reader.output_buffer_size().unwrap()];
-    let info = reader.next_frame(&mut buf).unwrap();
-    let channels = info.color_type.samples();
-    let rgba: Vec<u8> = buf[..info.buffer_size()]
-        .chunks_exact(channels)
-        .flat_map(|p| [p[0], p[1], p[2], if channels == 4 { p[3] } else { 255 }])
-        .collect();
+    let (rgba, width, height) = crate::common::png::read_rgba(&std::fs::read(&png_path).unwrap());
     let logged = format!(
         "{}{}",
         String::from_utf8_lossy(&dom.stderr),
@@ -688,8 +678,8 @@ fn load_in_chromium(
         String::from_utf8_lossy(&dom.stdout).into_owned(),
         logged,
         rgba,
-        info.width,
-        info.height,
+        width,
+        height,
     )
 }
 

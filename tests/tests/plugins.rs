@@ -3,9 +3,11 @@
 //! the same version, a library that is no socair plugin, a file that is no library at all, and
 //! a plugin that panics inside a call.
 
-use crate::common::{fixture, json, repo, run, socair, target_profile_dir};
+use crate::common::{
+    fixture, fixture_cargo, fixture_target_dir, json, repo, run, socair, target_profile_dir,
+    write_if_changed,
+};
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::sync::OnceLock;
 
 /// A minimal plugin: one reader, `panicky`, that claims files starting with `PANIC` and
@@ -56,8 +58,7 @@ impl FormatReader for Panicky {
 "#;
 
 fn write(path: &Path, text: &str) {
-    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-    std::fs::write(path, text).unwrap();
+    write_if_changed(path, text.as_bytes());
 }
 
 /// Copies plugin-api into `dest`, applying `edit` to its Cargo.toml and lib.rs.
@@ -98,18 +99,14 @@ fn workspace(dir: &Path, members: &[&str]) {
         ),
     );
     // Same dependency versions as the main workspace, and no network needed.
-    std::fs::copy(repo().join("Cargo.lock"), dir.join("Cargo.lock")).unwrap();
+    write_if_changed(
+        &dir.join("Cargo.lock"),
+        &std::fs::read(repo().join("Cargo.lock")).unwrap(),
+    );
 }
 
-fn cargo_build(workspace: &Path, target: &Path) {
-    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-    let status = Command::new(cargo)
-        .args(["build", "--offline", "--quiet", "--manifest-path"])
-        .arg(workspace.join("Cargo.toml"))
-        .arg("--target-dir")
-        .arg(target)
-        .env_remove("CARGO_TARGET_DIR")
-        .env_remove("RUSTFLAGS")
+fn cargo_build(workspace: &Path) {
+    let status = fixture_cargo("build", &workspace.join("Cargo.toml"))
         .status()
         .expect("cargo runs");
     assert!(status.success(), "building {} failed", workspace.display());
@@ -128,9 +125,9 @@ fn plugin_dir() -> &'static PathBuf {
     static DIR: OnceLock<PathBuf> = OnceLock::new();
     DIR.get_or_init(|| {
         let root = target_profile_dir().join("plugin-fixtures");
+        // Written in place (not removed first): unchanged sources are not rebuilt by a warm run.
         let src = root.join("src");
-        let _ = std::fs::remove_dir_all(&src);
-        let target = root.join("target");
+        let target = fixture_target_dir();
 
         // 1. Built against plugin-api 0.4.0: abi_stable refuses the version.
         let ws = src.join("stale");
@@ -143,7 +140,7 @@ fn plugin_dir() -> &'static PathBuf {
         });
         plugin_crate(&ws.join("plugin"), "stale", &ws.join("api"), PLUGIN_SOURCE);
         workspace(&ws, &["api", "plugin"]);
-        cargo_build(&ws, &target);
+        cargo_build(&ws);
 
         // 2. Same version number, but a field of a type the plugin shares changed type.
         let ws = src.join("relaid");
@@ -158,7 +155,7 @@ fn plugin_dir() -> &'static PathBuf {
         });
         plugin_crate(&ws.join("plugin"), "relaid", &ws.join("api"), PLUGIN_SOURCE);
         workspace(&ws, &["api", "plugin"]);
-        cargo_build(&ws, &target);
+        cargo_build(&ws);
 
         // 3. Against the real plugin-api: a plugin that panics, and a library with no root module.
         let ws = src.join("current");
@@ -178,7 +175,7 @@ fn plugin_dir() -> &'static PathBuf {
             "#[no_mangle]\npub extern \"C\" fn socair_hello() -> u32 { 7 }\n",
         );
         workspace(&ws, &["panicky", "noroot"]);
-        cargo_build(&ws, &target);
+        cargo_build(&ws);
 
         let dir = root.join("plugins");
         let _ = std::fs::remove_dir_all(&dir);

@@ -6,7 +6,10 @@
 //! attestation the unpinned plugin made is refused at promote; `socair plugins` warns about
 //! both plugins and about a plugin directory others can write.
 
-use crate::common::{fixture, json, repo, run, socair, target_profile_dir, Store};
+use crate::common::{
+    fixture, fixture_cargo, fixture_target_dir, json, repo, run, socair, target_profile_dir,
+    write_if_changed, Store,
+};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::OnceLock;
@@ -63,15 +66,34 @@ fn lenient_plugin_dir() -> &'static PathBuf {
     static DIR: OnceLock<PathBuf> = OnceLock::new();
     DIR.get_or_init(|| {
         let work = target_profile_dir().join("plugin-fixtures").join("lenient");
+        // Written in place (not removed first): unchanged sources are not rebuilt by a warm run.
         let src = work.join("src-tree");
-        let _ = std::fs::remove_dir_all(&src);
-        std::fs::create_dir_all(src.join("src")).unwrap();
         let template = repo().join("examples/plugin-template");
         for entry in std::fs::read_dir(template.join("src")).unwrap() {
             let path = entry.unwrap().path();
-            std::fs::copy(&path, src.join("src").join(path.file_name().unwrap())).unwrap();
+            let name = path.file_name().unwrap();
+            let text = std::fs::read_to_string(&path).unwrap();
+            let text = if name == "lib.rs" {
+                let start = text.find("impl FormatReader for NpyReader {").unwrap();
+                let end = text.find("impl FormatReader for NpzReader {").unwrap();
+                format!("{}{LENIENT_READER}{}", &text[..start], &text[end..])
+                    .replace(
+                        "pub const PLUGIN_NAME: &str = \"npy\";",
+                        "pub const PLUGIN_NAME: &str = \"lenient\";",
+                    )
+                    .replace(
+                        "RString::from(read::NPY), ",
+                        "RString::from(\"safetensors\"), ",
+                    )
+            } else {
+                text
+            };
+            write_if_changed(&src.join("src").join(name), text.as_bytes());
         }
-        std::fs::copy(template.join("Cargo.lock"), src.join("Cargo.lock")).unwrap();
+        write_if_changed(
+            &src.join("Cargo.lock"),
+            &std::fs::read(template.join("Cargo.lock")).unwrap(),
+        );
         let manifest = std::fs::read_to_string(template.join("Cargo.toml"))
             .unwrap()
             .replace(
@@ -86,32 +108,10 @@ fn lenient_plugin_dir() -> &'static PathBuf {
                 "path = \"../../plugin-api\"",
                 &format!("path = {:?}", repo().join("plugin-api")),
             );
-        std::fs::write(src.join("Cargo.toml"), manifest).unwrap();
-        let lib = std::fs::read_to_string(src.join("src/lib.rs")).unwrap();
-        let start = lib.find("impl FormatReader for NpyReader {").unwrap();
-        let end = lib.find("impl FormatReader for NpzReader {").unwrap();
-        let lib = format!("{}{LENIENT_READER}{}", &lib[..start], &lib[end..])
-            .replace(
-                "pub const PLUGIN_NAME: &str = \"npy\";",
-                "pub const PLUGIN_NAME: &str = \"lenient\";",
-            )
-            .replace(
-                "RString::from(read::NPY), ",
-                "RString::from(\"safetensors\"), ",
-            );
-        std::fs::write(src.join("src/lib.rs"), lib).unwrap();
-        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-        // The template's own build directory holds its dependencies already built.
-        let target = target_profile_dir()
-            .join("plugin-fixtures")
-            .join("template");
-        let out = Command::new(cargo)
-            .args(["build", "--offline", "--quiet", "--lib", "--manifest-path"])
-            .arg(src.join("Cargo.toml"))
-            .arg("--target-dir")
-            .arg(&target)
-            .env_remove("CARGO_TARGET_DIR")
-            .env_remove("RUSTFLAGS")
+        write_if_changed(&src.join("Cargo.toml"), manifest.as_bytes());
+        // The template's dependencies are already built in the shared fixture target directory.
+        let out = fixture_cargo("build", &src.join("Cargo.toml"))
+            .arg("--lib")
             .output()
             .expect("cargo runs");
         assert!(
@@ -124,7 +124,11 @@ fn lenient_plugin_dir() -> &'static PathBuf {
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).unwrap();
         let name = lib_name("socair_plugin_lenient");
-        std::fs::copy(target.join("debug").join(&name), dir.join(&name)).unwrap();
+        std::fs::copy(
+            fixture_target_dir().join("debug").join(&name),
+            dir.join(&name),
+        )
+        .unwrap();
         dir
     })
 }

@@ -5,7 +5,9 @@
 //! is checked against what NumPy says about the same files (fixtures/npy/expected.json,
 //! written by fixtures/npy/make_fixtures.py).
 
-use crate::common::{fixture, json, repo, run, socair, target_profile_dir};
+use crate::common::{
+    fixture, fixture_cargo, fixture_target_dir, json, repo, run, socair, target_profile_dir,
+};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -15,29 +17,16 @@ fn template() -> PathBuf {
     repo().join("examples/plugin-template")
 }
 
-/// Where the template is built: apart from this workspace's own target directory.
-fn template_target() -> PathBuf {
-    target_profile_dir()
-        .join("plugin-fixtures")
-        .join("template")
-}
-
-/// Runs cargo on the template, offline and with its lock file as committed.
-fn cargo(args: &[&str]) {
-    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-    let out = Command::new(cargo)
-        .args(args)
-        .args(["--offline", "--locked", "--quiet", "--manifest-path"])
-        .arg(template().join("Cargo.toml"))
-        .arg("--target-dir")
-        .arg(template_target())
-        .env_remove("CARGO_TARGET_DIR")
-        .env_remove("RUSTFLAGS")
+/// Runs cargo on the template, offline and with its lock file as committed, in the target
+/// directory every plugin project of the tests shares.
+fn cargo(subcommand: &str) {
+    let out = fixture_cargo(subcommand, &template().join("Cargo.toml"))
+        .arg("--locked")
         .output()
         .expect("cargo runs");
     assert!(
         out.status.success(),
-        "cargo {args:?} on the template failed:\n{}{}",
+        "cargo {subcommand} on the template failed:\n{}{}",
         String::from_utf8_lossy(&out.stdout),
         String::from_utf8_lossy(&out.stderr)
     );
@@ -55,12 +44,14 @@ fn lib_name() -> String {
 fn plugin_dir() -> &'static PathBuf {
     static DIR: OnceLock<PathBuf> = OnceLock::new();
     DIR.get_or_init(|| {
-        cargo(&["build"]);
-        let dir = template_target().join("plugins");
+        cargo("build");
+        let dir = target_profile_dir()
+            .join("plugin-fixtures")
+            .join("template-plugins");
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).unwrap();
         std::fs::copy(
-            template_target().join("debug").join(lib_name()),
+            fixture_target_dir().join("debug").join(lib_name()),
             dir.join(lib_name()),
         )
         .unwrap();
@@ -91,7 +82,7 @@ fn str_of<'a>(v: &'a Value, key: &str) -> &'a str {
 
 #[test]
 fn the_template_unit_tests_pass() {
-    cargo(&["test"]);
+    cargo("test");
 }
 
 #[test]

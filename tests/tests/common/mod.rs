@@ -3,6 +3,8 @@
 
 #![allow(dead_code)]
 
+pub mod png;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -27,6 +29,41 @@ pub fn target_profile_dir() -> PathBuf {
         .and_then(Path::parent)
         .expect("test executable is in target/<profile>/deps")
         .to_owned()
+}
+
+/// The one target directory shared by every plugin project the tests build with cargo (the
+/// out-of-tree template, the lenient copy of it, the refused libraries of plugins.rs). They lock
+/// the same versions of abi_stable and its macros, so a cold run compiles those once, not once
+/// per test file. Apart from the workspace's own target directory: the libraries built here must
+/// not sit beside `socair`, where it would load them.
+pub fn fixture_target_dir() -> PathBuf {
+    target_profile_dir().join("plugin-fixtures").join("target")
+}
+
+/// `cargo <subcommand>` on the plugin project at `manifest`, offline, into
+/// [`fixture_target_dir`], with no debug information (nothing reads it, and the same profile for
+/// every project is what lets them share their dependencies).
+pub fn fixture_cargo(subcommand: &str, manifest: &Path) -> Command {
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let mut cmd = Command::new(cargo);
+    cmd.args(["--config", "profile.dev.debug=false", subcommand])
+        .args(["--offline", "--quiet", "--manifest-path"])
+        .arg(manifest)
+        .arg("--target-dir")
+        .arg(fixture_target_dir())
+        .env_remove("CARGO_TARGET_DIR")
+        .env_remove("RUSTFLAGS");
+    cmd
+}
+
+/// Writes `bytes` to `path` (making its directory) unless it already holds them: an unchanged
+/// source keeps its modification time, so cargo does not rebuild it on the next run.
+pub fn write_if_changed(path: &Path, bytes: &[u8]) {
+    if std::fs::read(path).is_ok_and(|old| old == bytes) {
+        return;
+    }
+    std::fs::create_dir_all(path.parent().expect("a file path")).unwrap();
+    std::fs::write(path, bytes).unwrap();
 }
 
 /// A command running the built `socair`, with the plugin path cleared so that only the
