@@ -154,44 +154,54 @@ fn the_model_agrees_with_every_cpython_on_this_machine() {
         .ok()
         .and_then(|s| s.parse().ok())
         .unwrap_or(4000);
-    let mut total_disagree = 0;
-    let mut total_cases = 0;
+    // Every run of the generator, decided first and then run at once (each is a CPython process
+    // writing `count` cases); compared in this order afterwards.
+    let mut runs: Vec<(String, Profile, &Path, &[&str], String)> = Vec::new();
     for (n, (python, (minor, micro))) in found.iter().enumerate() {
         let profile = profile_for(*minor, *micro);
         let label = format!("CPython 3.{minor}.{micro} ({})", python.display());
-        let (summary, list) = cases(python, &[], count, &format!("{n}"));
-        total_cases += list.len();
-        total_disagree += compare(&label, profile, &summary, &list);
+        runs.push((label.clone(), profile, python, &[], format!("{n}")));
         if n == 0 {
             if profile.int_max_str_digits.is_some() {
                 let unlimited = Profile {
                     int_max_str_digits: None,
                     ..profile
                 };
-                let (summary, list) = cases(python, &["--no-int-limit"], count, "nolimit");
-                total_cases += list.len();
-                total_disagree += compare(
-                    &format!("{label} with sys.set_int_max_str_digits(0)"),
+                runs.push((
+                    format!("{label} with sys.set_int_max_str_digits(0)"),
                     unlimited,
-                    &summary,
-                    &list,
-                );
+                    python,
+                    &["--no-int-limit"],
+                    "nolimit".into(),
+                ));
             }
             if !profile.negative_block_raises {
                 let checked = Profile {
                     negative_block_raises: true,
                     ..profile
                 };
-                let (summary, list) = cases(python, &["--negative-block-check"], count, "block");
-                total_cases += list.len();
-                total_disagree += compare(
-                    &format!("{label} with gh-130577's TarInfo._block check"),
+                runs.push((
+                    format!("{label} with gh-130577's TarInfo._block check"),
                     checked,
-                    &summary,
-                    &list,
-                );
+                    python,
+                    &["--negative-block-check"],
+                    "block".into(),
+                ));
             }
         }
+    }
+    let generated: Vec<_> = std::thread::scope(|s| {
+        let handles: Vec<_> = runs
+            .iter()
+            .map(|(_, _, python, flags, tag)| s.spawn(move || cases(python, flags, count, tag)))
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    let mut total_disagree = 0;
+    let mut total_cases = 0;
+    for ((label, profile, ..), (summary, list)) in runs.iter().zip(&generated) {
+        total_cases += list.len();
+        total_disagree += compare(label, *profile, summary, list);
     }
     println!("total: {total_cases} cases, {total_disagree} disagreements");
     assert_eq!(
