@@ -118,14 +118,8 @@ impl FormatReader for ZipReader {
         source: ByteSourceRef<'_>,
         options: ReadOptions,
     ) -> RResult<OpenedFile, PluginError> {
-        guard(|| {
-            let reviewed: Vec<String> = options
-                .reviewed_globals
-                .iter()
-                .map(|s| s.to_string())
-                .collect();
-            let analysis = scan::scan(SourceReader::new(&source), source.size(), &reviewed);
-            Ok(opened(&analysis, ZIP_FORMAT))
+        open_with(&source, &options, ZIP_FORMAT, |reader, len, reviewed| {
+            scan::scan(reader, len, reviewed)
         })
     }
 }
@@ -150,16 +144,31 @@ impl FormatReader for SevenZReader {
         source: ByteSourceRef<'_>,
         options: ReadOptions,
     ) -> RResult<OpenedFile, PluginError> {
-        guard(|| {
-            let reviewed: Vec<String> = options
-                .reviewed_globals
-                .iter()
-                .map(|s| s.to_string())
-                .collect();
-            let analysis = scan::scan_7z(SourceReader::new(&source), source.size(), &reviewed);
-            Ok(opened(&analysis, SEVEN_Z_FORMAT))
-        })
+        open_with(
+            &source,
+            &options,
+            SEVEN_Z_FORMAT,
+            |reader, len, reviewed| scan::scan_7z(reader, len, reviewed),
+        )
     }
+}
+
+/// What both readers' `open` do: walk the archive with `walk` and turn the analysis into rows.
+fn open_with(
+    source: &ByteSourceRef<'_>,
+    options: &ReadOptions,
+    format: &str,
+    walk: impl FnOnce(SourceReader<'_, ByteSourceRef<'_>>, u64, &[String]) -> Analysis,
+) -> RResult<OpenedFile, PluginError> {
+    guard(|| {
+        let reviewed: Vec<String> = options
+            .reviewed_globals
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        let analysis = walk(SourceReader::new(source), source.size(), &reviewed);
+        Ok(opened(&analysis, format))
+    })
 }
 
 fn status(worst: Option<Severity>) -> RowStatus {

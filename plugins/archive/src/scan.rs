@@ -168,13 +168,7 @@ impl<S: socair_plugin_api::ReadAt + ?Sized> Seek for SourceReader<'_, S> {
 
 /// Walks the zip read by `reader`, an input of `input_len` bytes.
 pub fn scan<R: Read + Seek + Clone>(reader: R, input_len: u64, reviewed: &[String]) -> Analysis {
-    let mut walk = Walk {
-        a: Analysis {
-            budget: budget_for(input_len),
-            ..Analysis::default()
-        },
-        reviewed: reviewed.to_vec(),
-    };
+    let mut walk = Walk::new(input_len, reviewed);
     walk.zip(reader, "", 1);
     walk.a
 }
@@ -186,13 +180,7 @@ pub fn scan_bytes(bytes: &[u8], reviewed: &[String]) -> Analysis {
 
 /// Walks the 7z archive read by `reader`, an input of `input_len` bytes.
 pub fn scan_7z<R: Read + Seek>(reader: R, input_len: u64, reviewed: &[String]) -> Analysis {
-    let mut walk = Walk {
-        a: Analysis {
-            budget: budget_for(input_len),
-            ..Analysis::default()
-        },
-        reviewed: reviewed.to_vec(),
-    };
+    let mut walk = Walk::new(input_len, reviewed);
     walk.seven_z(reader, "", 1);
     walk.a
 }
@@ -205,6 +193,19 @@ pub fn scan_7z_bytes(bytes: &[u8], reviewed: &[String]) -> Analysis {
 pub(crate) struct Walk {
     pub(crate) a: Analysis,
     reviewed: Vec<String>,
+}
+
+impl Walk {
+    /// A walk of an input of `input_len` bytes, with its budget and the reviewed globals.
+    fn new(input_len: u64, reviewed: &[String]) -> Walk {
+        Walk {
+            a: Analysis {
+                budget: budget_for(input_len),
+                ..Analysis::default()
+            },
+            reviewed: reviewed.to_vec(),
+        }
+    }
 }
 
 impl Walk {
