@@ -1,8 +1,8 @@
 //! Reports: what a scan found, as the `socair.report/v1` document.
 //!
 //! Lives here: the document's types ([`document`]), the scan that gathers every plugin's rows
-//! into one report ([`scan`]), what the host says of files no plugin reads ([`companion`]), and
-//! the Tensor reference row ([`reference`]). May use `base`,
+//! into one report ([`scan`]), what the host says of files no plugin reads ([`companion`], by
+//! the plugin kit's rules), and the Tensor reference row ([`reference`]). May use `base`,
 //! `read` and `fingerprint`; never `convert`, `airlock` or `cli`.
 
 pub mod companion;

@@ -5,35 +5,28 @@
 //! Every member of a zip ([`scan`]) or a 7z archive ([`sevenz`], decoded with the
 //! `sevenz-rust2` crate) is opened: a pickle goes through the `socair-wo` pickle machine, a
 //! nested zip or 7z is walked to a bounded depth, JSON and text are read as data as the host
-//! reads a model directory's companions ([`companion`]), and everything else is named as
+//! reads a model directory's companions (`socair_plugin_kit::companion`), and everything else is named as
 //! unchecked. The claim rule ([`detect`]) is the complement of the torch-zip and numpy
 //! plugins' rules, so that no file is claimed by two plugins.
 //!
-//! This file is only the glue that exports it through `socair-plugin-api`; every exported
-//! function and trait method runs inside [`guard`].
+//! This file is the plugin's declaration (`export_plugin!`, which runs every entry point
+//! inside `guard`) and the turn of a walk into what the plugin API reports.
 
-pub mod companion;
 pub mod detect;
 #[doc(hidden)]
 pub mod fuzzing;
 pub mod scan;
 pub mod sevenz;
 
-use abi_stable::{
-    export_root_module,
-    prefix_type::PrefixTypeTrait,
-    sabi_extern_fn,
-    sabi_trait::TD_Opaque,
-    std_types::{RResult, RSlice, RString, RVec},
-};
+use abi_stable::std_types::RVec;
 use detect::Claim;
 use scan::{Analysis, Finding as ScanFinding, SourceReader};
 use socair_pickle::pickle::Severity;
 use socair_plugin_api::{
-    guard, ByteSourceRef, Finding, FingerprintEncoderBox, FormatReader, FormatReaderBox,
-    FormatReader_TO, FormatWriterBox, OpenedFile, PluginError, PluginManifest, PluginRoot,
-    PluginRoot_Ref, ReadAt, ReadOptions, ReportRow, RowStatus, RuleSetId, PLUGIN_API_VERSION,
+    ByteSourceRef, Finding, OpenedFile, PluginError, ReadAt, ReadOptions, ReportRow, RowStatus,
 };
+use socair_plugin_kit::export::{rule_set, Reader};
+use socair_plugin_kit::report::reviewed_globals;
 
 /// The zip format this plugin reads.
 pub const ZIP_FORMAT: &str = "archive-zip";
@@ -41,86 +34,38 @@ pub const ZIP_FORMAT: &str = "archive-zip";
 pub const SEVEN_Z_FORMAT: &str = "archive-7z";
 /// The pickle grammar's rule-set name and version.
 pub const GRAMMAR: (&str, &str) = ("socair-wo", "1");
-/// The structure check.
-pub const STRUCTURE_CHECK: &str = "Format and structure";
 /// The pickle check.
-pub const PICKLE_CHECK: &str = "Pickle opcode scan";
+pub use socair_plugin_kit::report::PICKLE_CHECK;
+/// The structure check.
+pub use socair_plugin_kit::report::STRUCTURE_CHECK;
 
-#[export_root_module]
-fn root_module() -> PluginRoot_Ref {
-    PluginRoot {
-        manifest,
-        readers,
-        writers,
-        encoders,
-    }
-    .leak_into_prefix()
-}
-
-#[sabi_extern_fn]
-fn manifest() -> RResult<PluginManifest, PluginError> {
-    guard(|| {
-        Ok(PluginManifest {
-            name: "archive".into(),
-            version: env!("CARGO_PKG_VERSION").into(),
-            plugin_api: PLUGIN_API_VERSION.into(),
-            formats_read: RVec::from(vec![
-                RString::from(ZIP_FORMAT),
-                RString::from(SEVEN_Z_FORMAT),
-            ]),
-            formats_written: RVec::new(),
-            rule_sets: RVec::from(vec![RuleSetId {
-                name: GRAMMAR.0.into(),
-                version: GRAMMAR.1.into(),
-            }]),
-            encoders: RVec::new(),
-        })
-    })
-}
-
-#[sabi_extern_fn]
-fn readers() -> RResult<RVec<FormatReaderBox>, PluginError> {
-    guard(|| {
-        Ok(RVec::from(vec![
-            FormatReader_TO::from_value(ZipReader, TD_Opaque),
-            FormatReader_TO::from_value(SevenZReader, TD_Opaque),
-        ]))
-    })
-}
-
-#[sabi_extern_fn]
-fn writers() -> RResult<RVec<FormatWriterBox>, PluginError> {
-    guard(|| Ok(RVec::new()))
-}
-
-#[sabi_extern_fn]
-fn encoders() -> RResult<RVec<FingerprintEncoderBox>, PluginError> {
-    guard(|| Ok(RVec::new()))
+socair_plugin_kit::export_plugin! {
+    name: "archive",
+    rule_sets: [rule_set(GRAMMAR.0, GRAMMAR.1)],
+    readers: [ZipReader, SevenZReader],
+    writers: [],
+    encoders: [],
 }
 
 /// The zip reader.
 #[derive(Debug, Clone, Copy)]
 pub struct ZipReader;
 
-impl FormatReader for ZipReader {
-    fn format(&self) -> RString {
-        RString::from(ZIP_FORMAT)
+impl Reader for ZipReader {
+    fn format(&self) -> &'static str {
+        ZIP_FORMAT
     }
 
-    fn detect(&self, head: RSlice<'_, u8>, file_len: u64) -> bool {
-        guard(|| Ok(detect::claim(head.as_slice(), file_len) == Claim::Zip))
-            .into_result()
-            .unwrap_or(false)
+    fn detect(&self, head: &[u8], file_len: u64) -> bool {
+        detect::claim(head, file_len) == Claim::Zip
     }
 
     fn open(
         &self,
-        source: ByteSourceRef<'_>,
-        options: ReadOptions,
-    ) -> RResult<OpenedFile, PluginError> {
-        open_with(&source, &options, ZIP_FORMAT, |reader, len, reviewed| {
-            scan::scan(reader, len, reviewed)
-        })
+        source: &ByteSourceRef<'_>,
+        options: &ReadOptions,
+    ) -> Result<OpenedFile, PluginError> {
+        Ok(open_with(source, options, ZIP_FORMAT, scan::scan))
     }
 }
 
@@ -128,47 +73,37 @@ impl FormatReader for ZipReader {
 #[derive(Debug, Clone, Copy)]
 pub struct SevenZReader;
 
-impl FormatReader for SevenZReader {
-    fn format(&self) -> RString {
-        RString::from(SEVEN_Z_FORMAT)
+impl Reader for SevenZReader {
+    fn format(&self) -> &'static str {
+        SEVEN_Z_FORMAT
     }
 
-    fn detect(&self, head: RSlice<'_, u8>, file_len: u64) -> bool {
-        guard(|| Ok(detect::claim(head.as_slice(), file_len) == Claim::SevenZ))
-            .into_result()
-            .unwrap_or(false)
+    fn detect(&self, head: &[u8], file_len: u64) -> bool {
+        detect::claim(head, file_len) == Claim::SevenZ
     }
 
     fn open(
         &self,
-        source: ByteSourceRef<'_>,
-        options: ReadOptions,
-    ) -> RResult<OpenedFile, PluginError> {
-        open_with(
-            &source,
-            &options,
-            SEVEN_Z_FORMAT,
-            |reader, len, reviewed| scan::scan_7z(reader, len, reviewed),
-        )
+        source: &ByteSourceRef<'_>,
+        options: &ReadOptions,
+    ) -> Result<OpenedFile, PluginError> {
+        Ok(open_with(source, options, SEVEN_Z_FORMAT, scan::scan_7z))
     }
 }
 
 /// What both readers' `open` do: walk the archive with `walk` and turn the analysis into rows.
-fn open_with(
-    source: &ByteSourceRef<'_>,
+fn open_with<'s, 'b>(
+    source: &'s ByteSourceRef<'b>,
     options: &ReadOptions,
     format: &str,
-    walk: impl FnOnce(SourceReader<'_, ByteSourceRef<'_>>, u64, &[String]) -> Analysis,
-) -> RResult<OpenedFile, PluginError> {
-    guard(|| {
-        let reviewed: Vec<String> = options
-            .reviewed_globals
-            .iter()
-            .map(|s| s.to_string())
-            .collect();
-        let analysis = walk(SourceReader::new(source), source.size(), &reviewed);
-        Ok(opened(&analysis, format))
-    })
+    walk: impl FnOnce(SourceReader<'s, ByteSourceRef<'b>>, u64, &[String]) -> Analysis,
+) -> OpenedFile {
+    let analysis = walk(
+        SourceReader::new(source),
+        source.size(),
+        &reviewed_globals(options),
+    );
+    opened(&analysis, format)
 }
 
 fn status(worst: Option<Severity>) -> RowStatus {

@@ -4,9 +4,9 @@
 //! classified as the host classifies a model directory's companions). A pure function over
 //! anything that reads and seeks; nothing is extracted or executed.
 
-use crate::companion::{self, Companion};
 use crate::detect::{self, Claim};
 use socair_pickle::pickle::{self, Severity};
+use socair_plugin_kit::companion::{self, Companion};
 use std::collections::HashMap;
 use std::io::{self, Read, Seek, SeekFrom};
 use zip::ZipArchive;
@@ -17,6 +17,9 @@ pub const MAX_DEPTH: usize = 4;
 pub const MAX_LISTED: usize = 64;
 /// A central directory header's fixed part.
 const CENTRAL_LEN: usize = 46;
+/// Who did not read a member that is neither a pickle nor an archive (the companion rules'
+/// words for a member that is none of their kinds either).
+const MEMBER_UNREAD: &str = "no reader of this archive's plugin models this member";
 
 /// The inflated bytes socair reads out of an input of `input_len` bytes, over all its members
 /// at every depth: 32 MiB + 4x the input, half the 64 MiB + 8x every reader is held to, so that
@@ -454,7 +457,7 @@ impl Walk {
             }
             return;
         }
-        match companion::classify(name, bytes) {
+        match companion::classify(name, bytes, MEMBER_UNREAD) {
             Companion::Data(_) => self.a.data += 1,
             Companion::Lead(reason) => self.a.unchecked.add(Severity::Lead, place, || reason),
         }

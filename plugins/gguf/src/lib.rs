@@ -1,105 +1,56 @@
 //! socair plugin for GGUF: a strict reader for versions 2 and 3 ([`reader`]), the ggml type
-//! table ([`types`]) and a v3 writer ([`writer`]). This file is only the glue that exports
-//! them through `socair-plugin-api`; every entry point runs inside [`guard`].
+//! table ([`types`]) and a v3 writer ([`writer`]). This file is the plugin's declaration
+//! (`export_plugin!`, which runs every entry point inside `guard`) and the turn of the
+//! reader's verdict into what the plugin API reports.
 
-pub mod bounded;
+pub use socair_plugin_kit::bounded;
 #[doc(hidden)]
 pub mod fuzzing;
 pub mod reader;
 pub mod types;
 pub mod writer;
 
-use abi_stable::{
-    export_root_module,
-    prefix_type::PrefixTypeTrait,
-    sabi_extern_fn,
-    sabi_trait::TD_Opaque,
-    std_types::{ROption, RResult, RSlice, RString, RVec, Tuple2},
-};
+use abi_stable::std_types::{ROption, RString, RVec, Tuple2};
 use socair_plugin_api::{
-    guard, ByteOrder, ByteRange, ByteSourceRef, Finding, FingerprintEncoderBox, FormatReader,
-    FormatReaderBox, FormatReader_TO, FormatWriter, FormatWriterBox, FormatWriter_TO, OpenedFile,
-    OutputLayout, Placement, PlanTensor, PluginError, PluginErrorKind, PluginManifest, PluginRoot,
-    PluginRoot_Ref, ReadOptions, ReportRow, RowStatus, TensorDescriptor, Unread,
-    PLUGIN_API_VERSION,
+    ByteOrder, ByteRange, ByteSourceRef, Finding, OpenedFile, PluginError, PluginErrorKind,
+    ReadOptions, ReportRow, RowStatus, Unread,
 };
+use socair_plugin_kit::export::{Plan, Reader, WriteTensor, Writer};
+use socair_plugin_kit::report::{refused, tensor_in_file};
 
 /// The format name.
 pub const FORMAT: &str = "gguf";
 /// The structure check.
-pub const STRUCTURE_CHECK: &str = "Format and structure";
+pub use socair_plugin_kit::report::STRUCTURE_CHECK;
 
-#[export_root_module]
-fn root_module() -> PluginRoot_Ref {
-    PluginRoot {
-        manifest,
-        readers,
-        writers,
-        encoders,
-    }
-    .leak_into_prefix()
-}
-
-#[sabi_extern_fn]
-fn manifest() -> RResult<PluginManifest, PluginError> {
-    guard(|| {
-        Ok(PluginManifest {
-            name: "gguf".into(),
-            version: env!("CARGO_PKG_VERSION").into(),
-            plugin_api: PLUGIN_API_VERSION.into(),
-            formats_read: RVec::from(vec![RString::from(FORMAT)]),
-            formats_written: RVec::from(vec![RString::from(FORMAT)]),
-            rule_sets: RVec::new(),
-            encoders: RVec::new(),
-        })
-    })
-}
-
-#[sabi_extern_fn]
-fn readers() -> RResult<RVec<FormatReaderBox>, PluginError> {
-    guard(|| {
-        Ok(RVec::from(vec![FormatReader_TO::from_value(
-            GgufReader, TD_Opaque,
-        )]))
-    })
-}
-
-#[sabi_extern_fn]
-fn writers() -> RResult<RVec<FormatWriterBox>, PluginError> {
-    guard(|| {
-        Ok(RVec::from(vec![FormatWriter_TO::from_value(
-            GgufWriter, TD_Opaque,
-        )]))
-    })
-}
-
-#[sabi_extern_fn]
-fn encoders() -> RResult<RVec<FingerprintEncoderBox>, PluginError> {
-    guard(|| Ok(RVec::new()))
+socair_plugin_kit::export_plugin! {
+    name: "gguf",
+    rule_sets: [],
+    readers: [GgufReader],
+    writers: [GgufWriter],
+    encoders: [],
 }
 
 /// The reader exported through the plugin API.
 #[derive(Debug, Clone, Copy)]
 pub struct GgufReader;
 
-impl FormatReader for GgufReader {
-    fn format(&self) -> RString {
-        RString::from(FORMAT)
+impl Reader for GgufReader {
+    fn format(&self) -> &'static str {
+        FORMAT
     }
 
-    fn detect(&self, head: RSlice<'_, u8>, _file_len: u64) -> bool {
+    fn detect(&self, head: &[u8], _file_len: u64) -> bool {
         // Big-endian files are claimed too, so `open` can say why they are refused.
-        guard(|| Ok(head.starts_with(b"GGUF") || head.starts_with(b"FUGG")))
-            .into_result()
-            .unwrap_or(false)
+        head.starts_with(b"GGUF") || head.starts_with(b"FUGG")
     }
 
     fn open(
         &self,
-        source: ByteSourceRef<'_>,
-        options: ReadOptions,
-    ) -> RResult<OpenedFile, PluginError> {
-        guard(|| Ok(opened_file(reader::parse(&source, !options.header_only))))
+        source: &ByteSourceRef<'_>,
+        options: &ReadOptions,
+    ) -> Result<OpenedFile, PluginError> {
+        Ok(opened_file(reader::parse(source, !options.header_only)))
     }
 }
 
@@ -108,26 +59,15 @@ pub fn opened_file(parsed: Result<reader::Gguf, reader::GgufError>) -> OpenedFil
     let g = match parsed {
         Ok(g) => g,
         Err(e) => {
-            return OpenedFile {
-                format: FORMAT.into(),
-                tensors: RVec::new(),
-                unread: RVec::from(vec![Unread {
-                    tensor: ROption::RNone,
-                    reason: e.to_string().into(),
-                    outside_model: false,
-                }]),
-                rows: RVec::from(vec![ReportRow {
-                    check: STRUCTURE_CHECK.into(),
-                    status: RowStatus::Fail,
-                    summary: "not a sound GGUF file: loaders may disagree on its tensors".into(),
-                    findings: RVec::from(vec![Finding {
-                        place: e.place.as_str().into(),
-                        reason: e.reason.as_str().into(),
-                    }]),
-                }]),
-                metadata: RVec::new(),
-                not_carried: RVec::new(),
-            }
+            return refused(
+                FORMAT,
+                "not a sound GGUF file: loaders may disagree on its tensors",
+                e.to_string(),
+                Finding {
+                    place: e.place.as_str().into(),
+                    reason: e.reason.as_str().into(),
+                },
+            )
         }
     };
     let file_len = g.file_len;
@@ -160,22 +100,17 @@ pub fn opened_file(parsed: Result<reader::Gguf, reader::GgufError>) -> OpenedFil
                     outside_model: false,
                 });
             }
-            (Some(ty), Some(len)) => tensors.push(TensorDescriptor {
-                name: t.name.as_str().into(),
-                dtype: ty.name.into(),
-                element_type: ty.element.map(RString::from).into(),
-                shape: t.shape().into(),
-                ranges: RVec::from(vec![ByteRange {
+            (Some(ty), Some(len)) => tensors.push(tensor_in_file(
+                &t.name,
+                ty.name,
+                ty.element,
+                t.shape(),
+                vec![ByteRange {
                     offset: g.data_start + t.offset,
                     len,
-                }]),
-                byte_order: ByteOrder::Little,
-                origin: ROption::RNone,
-                strides: ROption::RNone,
-                file: ROption::RNone,
-                inline: ROption::RNone,
-                outside_model: false,
-            }),
+                }],
+                ByteOrder::Little,
+            )),
             _ => {
                 findings.push("tensors of an unknown type", || {
                     let reason = types::unknown_reason(t.type_id);
@@ -300,44 +235,17 @@ fn budget_reason(total: usize, limit: u64, file_len: u64) -> String {
 #[derive(Debug, Clone, Copy)]
 pub struct GgufWriter;
 
-impl FormatWriter for GgufWriter {
-    fn format(&self) -> RString {
-        RString::from(FORMAT)
+impl Writer for GgufWriter {
+    fn format(&self) -> &'static str {
+        FORMAT
     }
 
     fn plan(
         &self,
-        tensors: RSlice<'_, PlanTensor>,
-        metadata: RSlice<'_, Tuple2<RString, RString>>,
-    ) -> RResult<OutputLayout, PluginError> {
-        guard(|| {
-            let tensors: Vec<writer::WriteTensor> = tensors
-                .iter()
-                .map(|t| writer::WriteTensor {
-                    name: t.name.to_string(),
-                    type_name: t.dtype.to_string(),
-                    shape: t.shape.to_vec(),
-                    byte_len: t.byte_len,
-                })
-                .collect();
-            let metadata: Vec<(String, String)> = metadata
-                .iter()
-                .map(|Tuple2(k, v)| (k.to_string(), v.to_string()))
-                .collect();
-            let plan = writer::plan(&tensors, &metadata)
-                .map_err(|e| PluginError::new(PluginErrorKind::InvalidInput, e))?;
-            Ok(OutputLayout {
-                header: plan.header.into(),
-                placements: plan
-                    .placements
-                    .into_iter()
-                    .map(|(i, offset)| Placement {
-                        tensor_index: i as u64,
-                        offset,
-                    })
-                    .collect(),
-                total_len: plan.total_len,
-            })
-        })
+        tensors: &[WriteTensor],
+        metadata: &[(String, String)],
+    ) -> Result<Plan, PluginError> {
+        writer::plan(tensors, metadata)
+            .map_err(|e| PluginError::new(PluginErrorKind::InvalidInput, e))
     }
 }

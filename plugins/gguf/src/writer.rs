@@ -13,29 +13,11 @@ use crate::reader::{
 };
 use crate::types;
 
-/// A tensor to lay out.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct WriteTensor {
-    /// Its name.
-    pub name: String,
-    /// Its ggml type name (`F32`, `F16`, `BF16`, `I32`, …).
-    pub type_name: String,
-    /// Its logical shape, outermost first (written innermost first).
-    pub shape: Vec<u64>,
-    /// Its size in bytes.
-    pub byte_len: u64,
-}
-
-/// The planned file.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Plan {
-    /// Bytes at offset 0 (through the padding before the data section).
-    pub header: Vec<u8>,
-    /// `(input index, absolute offset)` for each tensor, in file order.
-    pub placements: Vec<(usize, u64)>,
-    /// Total length, the last tensor's padding included.
-    pub total_len: u64,
-}
+/// A tensor to lay out (its `dtype` is the ggml type name: `F32`, `F16`, `BF16`, `I32`, …;
+/// its shape outermost first, written innermost first), and the planned file (its header runs
+/// through the padding before the data section; its length includes the last tensor's
+/// padding): the kit's types, which every writer plans with.
+pub use socair_plugin_kit::export::{Plan, WriteTensor};
 
 /// Tensors and `(key, typed JSON)` metadata, as [`plan`] takes them.
 pub type PlanInputs = (Vec<WriteTensor>, Vec<(String, String)>);
@@ -50,7 +32,7 @@ pub fn inputs_of(g: &crate::reader::Gguf) -> Option<PlanInputs> {
         .map(|t| {
             Some(WriteTensor {
                 name: t.name.clone(),
-                type_name: t.ggml_type?.name.to_owned(),
+                dtype: t.ggml_type?.name.to_owned(),
                 shape: t.shape(),
                 byte_len: t.byte_len?,
             })
@@ -231,8 +213,8 @@ pub fn plan(tensors: &[WriteTensor], metadata: &[(String, String)]) -> Result<Pl
                 t.shape.len()
             ));
         }
-        let ty = types::by_name(&t.type_name)
-            .ok_or_else(|| format!("{place}: ggml has no type {:?}", t.type_name))?;
+        let ty = types::by_name(&t.dtype)
+            .ok_or_else(|| format!("{place}: ggml has no type {:?}", t.dtype))?;
         let ne: Vec<u64> = t.shape.iter().rev().copied().collect();
         let len = ty.byte_len(&ne).map_err(|e| format!("{place}: {e}"))?;
         if len != t.byte_len {

@@ -5,8 +5,9 @@
 //! never evaluated), [`npy`] (the `.npy` header and dtypes), [`zip`] (a strict zip reader with
 //! CRC-32 over every member), [`inflate`] (bounded deflate through `miniz_oxide`), [`span`]
 //! (windows of the file and decoded bytes), [`read`] (what a file holds and the verdicts). This
-//! file is the glue that exports it through the plugin API. Every exported function and trait
-//! method runs inside [`guard`], so a panic becomes an error instead of unwinding into the host.
+//! file is the plugin's declaration (`export_plugin!`, which runs every entry point inside
+//! `guard`, so a panic becomes an error instead of unwinding into the host) and the turn of
+//! what was read into what the plugin API reports.
 //!
 //! It grew out of the out-of-tree template in `examples/plugin-template/` (which stays the
 //! third-party example): deflated members, object arrays' pickles (scanned by
@@ -21,78 +22,33 @@ pub mod read;
 pub mod span;
 pub mod zip;
 
-use abi_stable::{
-    export_root_module,
-    prefix_type::PrefixTypeTrait,
-    sabi_extern_fn,
-    sabi_trait::TD_Opaque,
-    std_types::{ROption, RResult, RSlice, RString, RVec},
-};
+use abi_stable::std_types::{ROption, RString, RVec};
 use read::{Bytes, Outcome, Severity};
 use socair_plugin_api::{
-    guard, ByteRange, ByteSourceRef, Finding, FingerprintEncoderBox, FormatReader, FormatReaderBox,
-    FormatReader_TO, FormatWriterBox, OpenedFile, PluginError, PluginManifest, PluginRoot,
-    PluginRoot_Ref, ReadOptions, ReportRow, RowStatus, TensorDescriptor, TensorOrigin, Unread,
-    PLUGIN_API_VERSION,
+    ByteRange, ByteSourceRef, Finding, OpenedFile, PluginError, ReadOptions, ReportRow, RowStatus,
+    TensorDescriptor, TensorOrigin, Unread,
 };
+use socair_plugin_kit::export::Reader;
+use socair_plugin_kit::report::reviewed_globals;
 use span::Span;
 
 pub use detect::{looks_like_npy, looks_like_npz};
 
-/// The plugin's name, as `socair plugins` lists it (the template is `npy`).
+/// The plugin's name, as `socair plugins` lists it.
 pub const PLUGIN_NAME: &str = "numpy";
 
 /// The check every reader reports.
-pub const STRUCTURE_CHECK: &str = "Format and structure";
+pub use socair_plugin_kit::report::STRUCTURE_CHECK;
 
 /// The check of object arrays' pickles.
-pub const PICKLE_CHECK: &str = "Pickle opcode scan";
+pub use socair_plugin_kit::report::PICKLE_CHECK;
 
-/// The root module: what the host finds in the library.
-#[export_root_module]
-fn root_module() -> PluginRoot_Ref {
-    PluginRoot {
-        manifest,
-        readers,
-        writers,
-        encoders,
-    }
-    .leak_into_prefix()
-}
-
-#[sabi_extern_fn]
-fn manifest() -> RResult<PluginManifest, PluginError> {
-    guard(|| {
-        Ok(PluginManifest {
-            name: PLUGIN_NAME.into(),
-            version: env!("CARGO_PKG_VERSION").into(),
-            plugin_api: PLUGIN_API_VERSION.into(),
-            formats_read: RVec::from(vec![RString::from(read::NPY), RString::from(read::NPZ)]),
-            formats_written: RVec::new(),
-            rule_sets: RVec::new(),
-            encoders: RVec::new(),
-        })
-    })
-}
-
-#[sabi_extern_fn]
-fn readers() -> RResult<RVec<FormatReaderBox>, PluginError> {
-    guard(|| {
-        Ok(RVec::from(vec![
-            FormatReader_TO::from_value(NpyReader, TD_Opaque),
-            FormatReader_TO::from_value(NpzReader, TD_Opaque),
-        ]))
-    })
-}
-
-#[sabi_extern_fn]
-fn writers() -> RResult<RVec<FormatWriterBox>, PluginError> {
-    guard(|| Ok(RVec::new()))
-}
-
-#[sabi_extern_fn]
-fn encoders() -> RResult<RVec<FingerprintEncoderBox>, PluginError> {
-    guard(|| Ok(RVec::new()))
+socair_plugin_kit::export_plugin! {
+    name: PLUGIN_NAME,
+    rule_sets: [],
+    readers: [NpyReader, NpzReader],
+    writers: [],
+    encoders: [],
 }
 
 /// The `.npy` reader.
@@ -103,64 +59,48 @@ pub struct NpyReader;
 #[derive(Debug, Clone, Copy)]
 pub struct NpzReader;
 
-fn reviewed(options: &ReadOptions) -> Vec<String> {
-    options
-        .reviewed_globals
-        .iter()
-        .map(|g| g.to_string())
-        .collect()
-}
-
-impl FormatReader for NpyReader {
-    fn format(&self) -> RString {
-        RString::from(read::NPY)
+impl Reader for NpyReader {
+    fn format(&self) -> &'static str {
+        read::NPY
     }
 
-    fn detect(&self, head: RSlice<'_, u8>, _file_len: u64) -> bool {
-        guard(|| Ok(looks_like_npy(head.as_slice())))
-            .into_result()
-            .unwrap_or(false)
+    fn detect(&self, head: &[u8], _file_len: u64) -> bool {
+        looks_like_npy(head)
     }
 
     fn open(
         &self,
-        source: ByteSourceRef<'_>,
-        options: ReadOptions,
-    ) -> RResult<OpenedFile, PluginError> {
+        source: &ByteSourceRef<'_>,
+        options: &ReadOptions,
+    ) -> Result<OpenedFile, PluginError> {
         // The header (and an object array's pickle) is all this reader reads, with or without
         // `header_only`.
-        guard(|| {
-            Ok(opened_file(read::read_npy(
-                Span::file(&source),
-                &reviewed(&options),
-            )))
-        })
+        Ok(opened_file(read::read_npy(
+            Span::file(source),
+            &reviewed_globals(options),
+        )))
     }
 }
 
-impl FormatReader for NpzReader {
-    fn format(&self) -> RString {
-        RString::from(read::NPZ)
+impl Reader for NpzReader {
+    fn format(&self) -> &'static str {
+        read::NPZ
     }
 
-    fn detect(&self, head: RSlice<'_, u8>, _file_len: u64) -> bool {
-        guard(|| Ok(looks_like_npz(head.as_slice())))
-            .into_result()
-            .unwrap_or(false)
+    fn detect(&self, head: &[u8], _file_len: u64) -> bool {
+        looks_like_npz(head)
     }
 
     fn open(
         &self,
-        source: ByteSourceRef<'_>,
-        options: ReadOptions,
-    ) -> RResult<OpenedFile, PluginError> {
-        guard(|| {
-            Ok(opened_file(read::read_npz(
-                Span::file(&source),
-                options.header_only,
-                &reviewed(&options),
-            )))
-        })
+        source: &ByteSourceRef<'_>,
+        options: &ReadOptions,
+    ) -> Result<OpenedFile, PluginError> {
+        Ok(opened_file(read::read_npz(
+            Span::file(source),
+            options.header_only,
+            &reviewed_globals(options),
+        )))
     }
 }
 

@@ -28,7 +28,7 @@
 //!   model-local functions are not a LEAD (a runtime resolves them to kernels it already has),
 //!   but their domains are listed in the metadata (`onnx.op_domains`) for reviewers.
 
-pub mod bounded;
+pub use socair_plugin_kit::bounded;
 pub mod decode;
 pub mod error;
 #[doc(hidden)]
@@ -37,97 +37,52 @@ pub mod model;
 pub mod proto;
 pub mod wire;
 
-use abi_stable::{
-    export_root_module,
-    prefix_type::PrefixTypeTrait,
-    sabi_extern_fn,
-    sabi_trait::TD_Opaque,
-    std_types::{ROption, RResult, RSlice, RSliceMut, RString, RVec, Tuple2},
-};
+use abi_stable::std_types::{ROption, RSliceMut, RString, RVec, Tuple2};
 use proto::schema::{MESSAGES, MODEL_PROTO};
 use proto::schema_types::Kind;
 use socair_plugin_api::{
-    guard, ByteOrder, ByteRange, ByteSourceRef, Finding, FingerprintEncoderBox, FormatReader,
-    FormatReaderBox, FormatReader_TO, FormatWriterBox, OpenedFile, PluginError, PluginErrorKind,
-    PluginManifest, PluginRoot, PluginRoot_Ref, ReadOptions, ReportRow, RowStatus,
-    TensorDescriptor, Unread, PLUGIN_API_VERSION,
+    ByteOrder, ByteRange, ByteSourceRef, Finding, OpenedFile, PluginError, PluginErrorKind,
+    ReadOptions, ReportRow, RowStatus, TensorDescriptor, Unread,
 };
+use socair_plugin_kit::export::Reader;
+use socair_plugin_kit::report::refused;
 use wire::Severity;
 
 /// The format name this plugin reads.
 pub const FORMAT: &str = "onnx";
 
 /// The check every reader reports.
-pub const STRUCTURE_CHECK: &str = "Format and structure";
+pub use socair_plugin_kit::report::STRUCTURE_CHECK;
 
-#[export_root_module]
-fn root_module() -> PluginRoot_Ref {
-    PluginRoot {
-        manifest,
-        readers,
-        writers,
-        encoders,
-    }
-    .leak_into_prefix()
-}
-
-#[sabi_extern_fn]
-fn manifest() -> RResult<PluginManifest, PluginError> {
-    guard(|| {
-        Ok(PluginManifest {
-            name: "onnx".into(),
-            version: env!("CARGO_PKG_VERSION").into(),
-            plugin_api: PLUGIN_API_VERSION.into(),
-            formats_read: RVec::from(vec![RString::from(FORMAT)]),
-            formats_written: RVec::new(),
-            rule_sets: RVec::new(),
-            encoders: RVec::new(),
-        })
-    })
-}
-
-#[sabi_extern_fn]
-fn readers() -> RResult<RVec<FormatReaderBox>, PluginError> {
-    guard(|| {
-        Ok(RVec::from(vec![FormatReader_TO::from_value(
-            OnnxReader, TD_Opaque,
-        )]))
-    })
-}
-
-#[sabi_extern_fn]
-fn writers() -> RResult<RVec<FormatWriterBox>, PluginError> {
-    guard(|| Ok(RVec::new()))
-}
-
-#[sabi_extern_fn]
-fn encoders() -> RResult<RVec<FingerprintEncoderBox>, PluginError> {
-    guard(|| Ok(RVec::new()))
+socair_plugin_kit::export_plugin! {
+    name: "onnx",
+    rule_sets: [],
+    readers: [OnnxReader],
+    writers: [],
+    encoders: [],
 }
 
 /// The reader exported through the plugin API.
 #[derive(Debug, Clone, Copy)]
 pub struct OnnxReader;
 
-impl FormatReader for OnnxReader {
-    fn format(&self) -> RString {
-        RString::from(FORMAT)
+impl Reader for OnnxReader {
+    fn format(&self) -> &'static str {
+        FORMAT
     }
 
-    fn detect(&self, head: RSlice<'_, u8>, file_len: u64) -> bool {
-        guard(|| Ok(looks_like_onnx(head.as_slice(), file_len)))
-            .into_result()
-            .unwrap_or(false)
+    fn detect(&self, head: &[u8], file_len: u64) -> bool {
+        looks_like_onnx(head, file_len)
     }
 
     fn open(
         &self,
-        source: ByteSourceRef<'_>,
-        _options: ReadOptions,
-    ) -> RResult<OpenedFile, PluginError> {
+        source: &ByteSourceRef<'_>,
+        _options: &ReadOptions,
+    ) -> Result<OpenedFile, PluginError> {
         // The reader reads the model file whole (protobuf has no index) but never a tensor's
         // bytes in external files, with or without `header_only`.
-        guard(|| open_source(&source))
+        open_source(source)
     }
 }
 
@@ -227,26 +182,15 @@ pub fn opened_file(parsed: Result<model::Model, model::OnnxError>) -> OpenedFile
     let m = match parsed {
         Ok(m) => m,
         Err(e) => {
-            return OpenedFile {
-                format: FORMAT.into(),
-                tensors: RVec::new(),
-                unread: RVec::from(vec![Unread {
-                    tensor: ROption::RNone,
+            return refused(
+                FORMAT,
+                "not a sound ONNX model: readers may disagree on its tensors",
+                e.to_string(),
+                Finding {
+                    place: e.place().into(),
                     reason: e.to_string().into(),
-                    outside_model: false,
-                }]),
-                rows: RVec::from(vec![ReportRow {
-                    check: STRUCTURE_CHECK.into(),
-                    status: RowStatus::Fail,
-                    summary: "not a sound ONNX model: readers may disagree on its tensors".into(),
-                    findings: RVec::from(vec![Finding {
-                        place: e.place().into(),
-                        reason: e.to_string().into(),
-                    }]),
-                }]),
-                metadata: RVec::new(),
-                not_carried: RVec::new(),
-            }
+                },
+            )
         }
     };
     let status = m

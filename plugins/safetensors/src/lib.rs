@@ -5,7 +5,7 @@
 //! in-process; this file is only the glue that exports it through `socair-plugin-api`. Every
 //! exported function and trait method runs inside [`guard`], so a panic becomes an error.
 
-pub mod bounded;
+pub use socair_plugin_kit::bounded;
 pub mod dtype;
 #[doc(hidden)]
 pub mod fuzzing;
@@ -13,100 +13,48 @@ pub mod header;
 pub mod json;
 pub mod writer;
 
-use abi_stable::{
-    export_root_module,
-    prefix_type::PrefixTypeTrait,
-    sabi_extern_fn,
-    sabi_trait::TD_Opaque,
-    std_types::{ROption, RResult, RSlice, RSliceMut, RString, RVec, Tuple2},
-};
+use abi_stable::std_types::{ROption, RSliceMut, RString, RVec, Tuple2};
 use socair_plugin_api::{
-    guard, ByteOrder, ByteRange, ByteSourceRef, Finding, FingerprintEncoderBox, FormatReader,
-    FormatReaderBox, FormatReader_TO, FormatWriter, FormatWriterBox, FormatWriter_TO, OpenedFile,
-    OutputLayout, Placement, PlanTensor, PluginError, PluginErrorKind, PluginManifest, PluginRoot,
-    PluginRoot_Ref, ReadOptions, ReportRow, RowStatus, TensorDescriptor, Unread,
-    PLUGIN_API_VERSION,
+    ByteOrder, ByteRange, ByteSourceRef, Finding, OpenedFile, PluginError, PluginErrorKind,
+    ReadOptions, ReportRow, RowStatus, TensorDescriptor, Unread,
 };
+use socair_plugin_kit::export::{Plan, Reader, WriteTensor, Writer};
+use socair_plugin_kit::report::{refused, tensor_in_file};
 
 /// The format name this plugin reads and writes.
 pub const FORMAT: &str = "safetensors";
 
 /// The check every reader reports.
-pub const STRUCTURE_CHECK: &str = "Format and structure";
+pub use socair_plugin_kit::report::STRUCTURE_CHECK;
 
-#[export_root_module]
-fn root_module() -> PluginRoot_Ref {
-    PluginRoot {
-        manifest,
-        readers,
-        writers,
-        encoders,
-    }
-    .leak_into_prefix()
-}
-
-#[sabi_extern_fn]
-fn manifest() -> RResult<PluginManifest, PluginError> {
-    guard(|| {
-        Ok(PluginManifest {
-            name: "safetensors".into(),
-            version: env!("CARGO_PKG_VERSION").into(),
-            plugin_api: PLUGIN_API_VERSION.into(),
-            formats_read: RVec::from(vec![RString::from(FORMAT)]),
-            formats_written: RVec::from(vec![RString::from(FORMAT)]),
-            rule_sets: RVec::new(),
-            encoders: RVec::new(),
-        })
-    })
-}
-
-#[sabi_extern_fn]
-fn readers() -> RResult<RVec<FormatReaderBox>, PluginError> {
-    guard(|| {
-        Ok(RVec::from(vec![FormatReader_TO::from_value(
-            SafetensorsReader,
-            TD_Opaque,
-        )]))
-    })
-}
-
-#[sabi_extern_fn]
-fn writers() -> RResult<RVec<FormatWriterBox>, PluginError> {
-    guard(|| {
-        Ok(RVec::from(vec![FormatWriter_TO::from_value(
-            SafetensorsWriter,
-            TD_Opaque,
-        )]))
-    })
-}
-
-#[sabi_extern_fn]
-fn encoders() -> RResult<RVec<FingerprintEncoderBox>, PluginError> {
-    guard(|| Ok(RVec::new()))
+socair_plugin_kit::export_plugin! {
+    name: "safetensors",
+    rule_sets: [],
+    readers: [SafetensorsReader],
+    writers: [SafetensorsWriter],
+    encoders: [],
 }
 
 /// The reader exported through the plugin API.
 #[derive(Debug, Clone, Copy)]
 pub struct SafetensorsReader;
 
-impl FormatReader for SafetensorsReader {
-    fn format(&self) -> RString {
-        RString::from(FORMAT)
+impl Reader for SafetensorsReader {
+    fn format(&self) -> &'static str {
+        FORMAT
     }
 
-    fn detect(&self, head: RSlice<'_, u8>, file_len: u64) -> bool {
-        guard(|| Ok(looks_like_safetensors(head.as_slice(), file_len)))
-            .into_result()
-            .unwrap_or(false)
+    fn detect(&self, head: &[u8], file_len: u64) -> bool {
+        looks_like_safetensors(head, file_len)
     }
 
     fn open(
         &self,
-        source: ByteSourceRef<'_>,
-        _options: ReadOptions,
-    ) -> RResult<OpenedFile, PluginError> {
+        source: &ByteSourceRef<'_>,
+        _options: &ReadOptions,
+    ) -> Result<OpenedFile, PluginError> {
         // The header is all this reader needs, with or without `header_only`.
-        guard(|| open_source(&source))
+        open_source(source)
     }
 }
 
@@ -179,22 +127,17 @@ pub fn opened_file(parsed: Result<header::Header, header::SafetensorsError>) -> 
                     }
                     continue;
                 }
-                tensors.push(TensorDescriptor {
-                    name: t.name.into(),
-                    dtype: t.dtype.name().into(),
-                    element_type: ROption::RSome(t.dtype.name().into()),
-                    shape: t.shape.into(),
-                    ranges: RVec::from(vec![ByteRange {
+                tensors.push(tensor_in_file(
+                    &t.name,
+                    t.dtype.name(),
+                    Some(t.dtype.name()),
+                    t.shape,
+                    vec![ByteRange {
                         offset: data_start + t.begin,
                         len: t.end - t.begin,
-                    }]),
-                    byte_order: ByteOrder::Little,
-                    origin: ROption::RNone,
-                    strides: ROption::RNone,
-                    file: ROption::RNone,
-                    inline: ROption::RNone,
-                    outside_model: false,
-                });
+                    }],
+                    ByteOrder::Little,
+                ));
             }
             if past_budget > bounded::UNREAD_PER_KIND as u64 {
                 unread.push(Unread {
@@ -265,26 +208,15 @@ pub fn opened_file(parsed: Result<header::Header, header::SafetensorsError>) -> 
                 not_carried: RVec::new(),
             }
         }
-        Err(e) => OpenedFile {
-            format: FORMAT.into(),
-            tensors: RVec::new(),
-            unread: RVec::from(vec![Unread {
-                tensor: ROption::RNone,
+        Err(e) => refused(
+            FORMAT,
+            "not a sound safetensors file: readers may disagree on its tensors",
+            e.to_string(),
+            Finding {
+                place: e.place().into(),
                 reason: e.to_string().into(),
-                outside_model: false,
-            }]),
-            rows: RVec::from(vec![ReportRow {
-                check: STRUCTURE_CHECK.into(),
-                status: RowStatus::Fail,
-                summary: "not a sound safetensors file: readers may disagree on its tensors".into(),
-                findings: RVec::from(vec![Finding {
-                    place: e.place().into(),
-                    reason: e.to_string().into(),
-                }]),
-            }]),
-            metadata: RVec::new(),
-            not_carried: RVec::new(),
-        },
+            },
+        ),
     }
 }
 
@@ -296,44 +228,17 @@ pub const OMITTED_METADATA_KEY: &str = "(socair: metadata not listed)";
 #[derive(Debug, Clone, Copy)]
 pub struct SafetensorsWriter;
 
-impl FormatWriter for SafetensorsWriter {
-    fn format(&self) -> RString {
-        RString::from(FORMAT)
+impl Writer for SafetensorsWriter {
+    fn format(&self) -> &'static str {
+        FORMAT
     }
 
     fn plan(
         &self,
-        tensors: RSlice<'_, PlanTensor>,
-        metadata: RSlice<'_, Tuple2<RString, RString>>,
-    ) -> RResult<OutputLayout, PluginError> {
-        guard(|| {
-            let tensors: Vec<writer::WriteTensor> = tensors
-                .iter()
-                .map(|t| writer::WriteTensor {
-                    name: t.name.to_string(),
-                    dtype: t.dtype.to_string(),
-                    shape: t.shape.to_vec(),
-                    byte_len: t.byte_len,
-                })
-                .collect();
-            let metadata: Vec<(String, String)> = metadata
-                .iter()
-                .map(|Tuple2(k, v)| (k.to_string(), v.to_string()))
-                .collect();
-            let plan = writer::plan(&tensors, &metadata)
-                .map_err(|e| PluginError::new(PluginErrorKind::InvalidInput, e.to_string()))?;
-            Ok(OutputLayout {
-                header: plan.header.into(),
-                placements: plan
-                    .placements
-                    .into_iter()
-                    .map(|(i, offset)| Placement {
-                        tensor_index: i as u64,
-                        offset,
-                    })
-                    .collect(),
-                total_len: plan.total_len,
-            })
-        })
+        tensors: &[WriteTensor],
+        metadata: &[(String, String)],
+    ) -> Result<Plan, PluginError> {
+        writer::plan(tensors, metadata)
+            .map_err(|e| PluginError::new(PluginErrorKind::InvalidInput, e.to_string()))
     }
 }

@@ -10,18 +10,11 @@
 use crate::dtype::Dtype;
 use crate::header::{LEN_PREFIX, MAX_HEADER_LEN, METADATA_KEY};
 
-/// A tensor to lay out.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct WriteTensor {
-    /// Its name.
-    pub name: String,
-    /// Its dtype name (`F32`, …).
-    pub dtype: String,
-    /// Its shape, outermost first.
-    pub shape: Vec<u64>,
-    /// Its size in bytes.
-    pub byte_len: u64,
-}
+/// A tensor to write (its dtype a safetensors name, `F32`, …; its shape outermost first), and
+/// the planned file (the 8-byte length and the padded JSON header, each input tensor's
+/// absolute offset in data order, the total length): the kit's types, which every writer
+/// plans with.
+pub use socair_plugin_kit::export::{Plan, WriteTensor};
 
 /// Why a layout cannot be planned.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -69,18 +62,6 @@ pub enum PlanError {
     /// The data section would not fit in 64 bits.
     #[error("total size overflows 64 bits")]
     Overflow,
-}
-
-/// The planned file: header bytes (length prefix included), each input tensor's absolute
-/// offset in input order, and the total length.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Plan {
-    /// Bytes at offset 0: the 8-byte length, then the padded JSON header.
-    pub header: Vec<u8>,
-    /// `(input index, absolute offset)` in the order the data is laid out.
-    pub placements: Vec<(usize, u64)>,
-    /// Total file length.
-    pub total_len: u64,
 }
 
 /// Plans a safetensors file for `tensors` with `metadata` (written in the order given; empty

@@ -3,8 +3,8 @@
 //! ([`checkpoint`]). Nothing in a checkpoint is ever executed: the pickle is run over typed
 //! values and globals are names.
 //!
-//! This file is only the glue that exports it through `socair-plugin-api`; every exported
-//! function and trait method runs inside [`guard`].
+//! This file is the plugin's declaration (`export_plugin!`, which runs every entry point
+//! inside `guard`) and the turn of an analysis into what the plugin API reports.
 
 pub mod checkpoint;
 #[doc(hidden)]
@@ -17,21 +17,15 @@ pub mod zip;
 /// other plugins that meet pickles.
 pub use socair_pickle::{globals, pickle};
 
-use abi_stable::{
-    export_root_module,
-    prefix_type::PrefixTypeTrait,
-    sabi_extern_fn,
-    sabi_trait::TD_Opaque,
-    std_types::{ROption, RResult, RSlice, RString, RVec, Tuple2},
-};
+use abi_stable::std_types::{ROption, RString, RVec, Tuple2};
 use checkpoint::{Analysis, AnalyzeOptions, Endian};
 use pickle::Severity;
 use socair_plugin_api::{
-    guard, ByteOrder, ByteRange, ByteSourceRef, Finding, FingerprintEncoderBox, FormatReader,
-    FormatReaderBox, FormatReader_TO, FormatWriterBox, OpenedFile, PluginError, PluginManifest,
-    PluginRoot, PluginRoot_Ref, ReadOptions, ReportRow, RowStatus, RuleSetId, TensorDescriptor,
-    TensorOrigin, Unread, PLUGIN_API_VERSION,
+    ByteOrder, ByteRange, ByteSourceRef, Finding, OpenedFile, PluginError, ReadOptions, ReportRow,
+    RowStatus, TensorDescriptor, TensorOrigin, Unread,
 };
+use socair_plugin_kit::export::{rule_set, Reader};
+use socair_plugin_kit::report::reviewed_globals;
 
 /// The format this plugin reads.
 pub const FORMAT: &str = "torch-zip";
@@ -44,89 +38,43 @@ pub const BYTEORDER_METADATA: &str = "socair.byteorder_record";
 /// `ReadOptions.rules` asks for (the newest when it asks for none).
 pub use pickle::Grammar;
 /// The check the grammar reports.
-pub const PICKLE_CHECK: &str = "Pickle opcode scan";
+pub use socair_plugin_kit::report::PICKLE_CHECK;
 /// The structure check (not tested for pickle checkpoints).
-pub const STRUCTURE_CHECK: &str = "Format and structure";
+pub use socair_plugin_kit::report::STRUCTURE_CHECK;
 
-#[export_root_module]
-fn root_module() -> PluginRoot_Ref {
-    PluginRoot {
-        manifest,
-        readers,
-        writers,
-        encoders,
-    }
-    .leak_into_prefix()
-}
-
-#[sabi_extern_fn]
-fn manifest() -> RResult<PluginManifest, PluginError> {
-    guard(|| {
-        Ok(PluginManifest {
-            name: "torch-zip".into(),
-            version: env!("CARGO_PKG_VERSION").into(),
-            plugin_api: PLUGIN_API_VERSION.into(),
-            formats_read: RVec::from(vec![RString::from(FORMAT), RString::from(LEGACY_FORMAT)]),
-            formats_written: RVec::new(),
-            rule_sets: Grammar::ALL
-                .iter()
-                .map(|g| RuleSetId {
-                    name: Grammar::RULE_SET.into(),
-                    version: g.version().into(),
-                })
-                .collect(),
-            encoders: RVec::new(),
-        })
-    })
-}
-
-#[sabi_extern_fn]
-fn readers() -> RResult<RVec<FormatReaderBox>, PluginError> {
-    guard(|| {
-        Ok(RVec::from(vec![
-            FormatReader_TO::from_value(TorchZipReader, TD_Opaque),
-            FormatReader_TO::from_value(TorchLegacyReader, TD_Opaque),
-        ]))
-    })
-}
-
-#[sabi_extern_fn]
-fn writers() -> RResult<RVec<FormatWriterBox>, PluginError> {
-    guard(|| Ok(RVec::new()))
-}
-
-#[sabi_extern_fn]
-fn encoders() -> RResult<RVec<FingerprintEncoderBox>, PluginError> {
-    guard(|| Ok(RVec::new()))
+socair_plugin_kit::export_plugin! {
+    name: "torch-zip",
+    rule_sets: Grammar::ALL
+        .iter()
+        .map(|g| rule_set(Grammar::RULE_SET, g.version())),
+    readers: [TorchZipReader, TorchLegacyReader],
+    writers: [],
+    encoders: [],
 }
 
 /// The reader exported through the plugin API.
 #[derive(Debug, Clone, Copy)]
 pub struct TorchZipReader;
 
-impl FormatReader for TorchZipReader {
-    fn format(&self) -> RString {
-        RString::from(FORMAT)
+impl Reader for TorchZipReader {
+    fn format(&self) -> &'static str {
+        FORMAT
     }
 
-    fn detect(&self, head: RSlice<'_, u8>, file_len: u64) -> bool {
+    fn detect(&self, head: &[u8], file_len: u64) -> bool {
         // A zip with a record torch's reader looks for (however malformed the rest, so that
         // `open` says why it is refused), and torch's old preview format; any other zip is left
         // to other readers.
-        guard(|| Ok(checkpoint::looks_like_torch_zip(head.as_slice(), file_len)))
-            .into_result()
-            .unwrap_or(false)
+        checkpoint::looks_like_torch_zip(head, file_len)
     }
 
     fn open(
         &self,
-        source: ByteSourceRef<'_>,
-        options: ReadOptions,
-    ) -> RResult<OpenedFile, PluginError> {
-        guard(|| {
-            let analysis = legacy::analyze_as_zip(&source, &analyze_options(&options));
-            Ok(opened_file(&analysis, options.header_only))
-        })
+        source: &ByteSourceRef<'_>,
+        options: &ReadOptions,
+    ) -> Result<OpenedFile, PluginError> {
+        let analysis = legacy::analyze_as_zip(source, &analyze_options(options));
+        Ok(opened_file(&analysis, options.header_only))
     }
 }
 
@@ -134,28 +82,24 @@ impl FormatReader for TorchZipReader {
 #[derive(Debug, Clone, Copy)]
 pub struct TorchLegacyReader;
 
-impl FormatReader for TorchLegacyReader {
-    fn format(&self) -> RString {
-        RString::from(LEGACY_FORMAT)
+impl Reader for TorchLegacyReader {
+    fn format(&self) -> &'static str {
+        LEGACY_FORMAT
     }
 
-    fn detect(&self, head: RSlice<'_, u8>, file_len: u64) -> bool {
+    fn detect(&self, head: &[u8], file_len: u64) -> bool {
         // Any pickle is claimed, of any protocol, so that a pickle named like a checkpoint is
         // scanned and said to be what it is rather than passed over.
-        guard(|| Ok(legacy::looks_like_pickle(head.as_slice(), file_len)))
-            .into_result()
-            .unwrap_or(false)
+        legacy::looks_like_pickle(head, file_len)
     }
 
     fn open(
         &self,
-        source: ByteSourceRef<'_>,
-        options: ReadOptions,
-    ) -> RResult<OpenedFile, PluginError> {
-        guard(|| {
-            let analysis = legacy::analyze(&source, &analyze_options(&options));
-            Ok(opened_file(&analysis, options.header_only))
-        })
+        source: &ByteSourceRef<'_>,
+        options: &ReadOptions,
+    ) -> Result<OpenedFile, PluginError> {
+        let analysis = legacy::analyze(source, &analyze_options(options));
+        Ok(opened_file(&analysis, options.header_only))
     }
 }
 
@@ -163,11 +107,7 @@ impl FormatReader for TorchLegacyReader {
 fn analyze_options(options: &ReadOptions) -> AnalyzeOptions {
     AnalyzeOptions {
         header_only: options.header_only,
-        reviewed: options
-            .reviewed_globals
-            .iter()
-            .map(|s| s.to_string())
-            .collect(),
+        reviewed: reviewed_globals(options),
         grammar: requested_grammar(options),
     }
 }

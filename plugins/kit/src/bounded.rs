@@ -2,7 +2,8 @@
 //! kind are listed and the rest counted, and only so many tensors are described for a file of
 //! a given size.
 //!
-//! (The three reader plugins each carry this file: they share nothing but `plugin-api`.)
+//! The same bounds for every first-party reader (GGUF, safetensors, ONNX), so a report's
+//! "… and N more" reads the same whichever reader wrote it.
 
 /// Findings of one kind listed in a row; the rest are counted in one final finding.
 pub const FINDINGS_PER_KIND: usize = 100;
@@ -18,6 +19,23 @@ pub const UNREAD_PER_KIND: usize = 1_000;
 /// host some 30 times its size. Real tensors hold data, so a real file never reaches it.
 pub fn described_limit(file_len: u64) -> u64 {
     16_384 + file_len / 256
+}
+
+/// Longest name written into a place or a reason: a name is repeated in the place of every
+/// finding under it, so a long one is cut (the tensor's own name is never cut).
+pub const NAME_IN_PLACE: usize = 128;
+
+/// `name` for a place: itself, or its first [`NAME_IN_PLACE`] bytes (at a character boundary)
+/// and how long it was.
+pub fn short(name: &str) -> String {
+    if name.len() <= NAME_IN_PLACE {
+        return name.to_owned();
+    }
+    let mut end = NAME_IN_PLACE;
+    while !name.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}…({} bytes)", &name[..end], name.len())
 }
 
 /// `n` with thousands separators: `999,990`.

@@ -1,11 +1,16 @@
-//! Members no reader here models (neither pickles nor archives): what can be said of them.
+//! Files that no reader models, judged by what they are: what the host says of a model
+//! directory's companion files and what the archive plugin says of an archive's members, by
+//! the same rules (one place, so a `config.json` in a directory and in a zip get one verdict).
 //!
-//! This mirrors the host's rules for a model directory's companion files
-//! (`host/src/report/companion.rs`) exactly, over a member's bytes instead of a file: JSON
-//! parsed strictly, plain text as UTF-8 without NUL bytes, both read as data; code, a JSON
-//! whose `auto_map` names code, and everything else are LEADs: nothing in them was checked.
+//! Nothing unknown is clean. JSON documents and plain text (configs, tokenizer vocabularies,
+//! READMEs) are parsed here as data: JSON strictly, text as UTF-8 without NUL bytes; a loader
+//! reads them as data and nothing in them runs. Code (Python modules that `trust_remote_code`
+//! imports, scripts, native libraries, executables), a `config.json` whose `auto_map` names
+//! such code, and every other file are LEADs: nothing in them was checked, and a person must
+//! look.
 
 use serde::de::IgnoredAny;
+use std::borrow::Cow;
 
 /// JSON documents larger than this are not parsed here.
 const MAX_JSON: u64 = 256 << 20;
@@ -34,7 +39,7 @@ const TEXT_NAMES: &[&str] = &[
     ".gitignore",
 ];
 
-/// What can be said of a member.
+/// What can be said of a file or member no reader models.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Companion {
     /// Read as data: the summary says what it is.
@@ -50,6 +55,38 @@ struct TopLevel {
     auto_map: Option<IgnoredAny>,
 }
 
+/// The bytes being classified: a file the host opened, or an archive member already in
+/// memory (borrowed, not copied). Errors are the reader's own words, shown in the LEAD.
+pub trait Contents {
+    /// Their length.
+    fn len(&self) -> u64;
+    /// Whether there are none.
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+    /// Fills `buf` from the first byte.
+    fn head(&self, buf: &mut [u8]) -> Result<(), String>;
+    /// All of them (read only after the size checks below).
+    fn all(&self) -> Result<Cow<'_, [u8]>, String>;
+}
+
+impl Contents for [u8] {
+    fn len(&self) -> u64 {
+        <[u8]>::len(self) as u64
+    }
+    fn head(&self, buf: &mut [u8]) -> Result<(), String> {
+        let n = buf.len();
+        let src = self
+            .get(..n)
+            .ok_or_else(|| "read past the end".to_owned())?;
+        buf.copy_from_slice(src);
+        Ok(())
+    }
+    fn all(&self) -> Result<Cow<'_, [u8]>, String> {
+        Ok(Cow::Borrowed(self))
+    }
+}
+
 fn extension(rel: &str) -> Option<String> {
     let name = rel.rsplit('/').next().unwrap_or(rel);
     name.rsplit_once('.')
@@ -57,11 +94,22 @@ fn extension(rel: &str) -> Option<String> {
         .map(|(_, ext)| ext.to_ascii_lowercase())
 }
 
-/// Classifies the member named `rel` (its path in the archive) whose bytes are `bytes`.
-pub fn classify(rel: &str, bytes: &[u8]) -> Companion {
+/// Classifies `input`, the file or member at `rel` that no reader models. `unread` says who
+/// did not read it, for the LEAD of a file that is none of the kinds here ("no loaded plugin
+/// reads this file", "no reader of this archive's plugin models this member").
+pub fn classify(rel: &str, input: &(impl Contents + ?Sized), unread: &str) -> Companion {
     let name = rel.rsplit('/').next().unwrap_or(rel);
     let ext = extension(rel);
-    let head = &bytes[..bytes.len().min(4)];
+    let mut head = [0u8; 4];
+    let n = (input.len() as usize).min(4);
+    let head = match input.head(&mut head[..n]) {
+        Ok(()) => &head[..n],
+        Err(e) => {
+            return Companion::Lead(format!(
+                "it cannot be read ({e}): nothing in it was checked"
+            ))
+        }
+    };
     let native = head.starts_with(b"\x7fELF")
         || head.starts_with(b"MZ")
         || matches!(
@@ -89,15 +137,23 @@ pub fn classify(rel: &str, bytes: &[u8]) -> Companion {
         return Companion::Lead(format!("a .{e} file: {why}"));
     }
     if ext.as_deref() == Some("json") {
-        if bytes.len() as u64 > MAX_JSON {
+        if input.len() > MAX_JSON {
             return Companion::Lead(format!(
                 "a JSON file of {} bytes, larger than the {MAX_JSON} socair parses: nothing in it was checked",
-                bytes.len()
+                input.len()
             ));
         }
-        let auto_map = match serde_json::from_slice::<TopLevel>(bytes) {
+        let bytes = match input.all() {
+            Ok(b) => b,
+            Err(e) => {
+                return Companion::Lead(format!(
+                    "it cannot be read ({e}): nothing in it was checked"
+                ))
+            }
+        };
+        let auto_map = match serde_json::from_slice::<TopLevel>(&bytes) {
             Ok(top) => top.auto_map.is_some(),
-            Err(_) => match serde_json::from_slice::<IgnoredAny>(bytes) {
+            Err(_) => match serde_json::from_slice::<IgnoredAny>(&bytes) {
                 Ok(_) => false,
                 Err(e) => {
                     return Companion::Lead(format!(
@@ -118,30 +174,35 @@ pub fn classify(rel: &str, bytes: &[u8]) -> Companion {
             .iter()
             .any(|t| name == *t || name.strip_prefix(t).is_some_and(|r| r.starts_with('.')));
     if text_like {
-        if bytes.len() as u64 > MAX_TEXT {
+        if input.len() > MAX_TEXT {
             return Companion::Lead(format!(
                 "a text file of {} bytes, larger than the {MAX_TEXT} socair reads: nothing in it was checked",
-                bytes.len()
+                input.len()
             ));
         }
-        return if !bytes.contains(&0) && std::str::from_utf8(bytes).is_ok() {
-            Companion::Data("UTF-8 text, read as data")
-        } else {
-            Companion::Lead(
+        return match input.all() {
+            Ok(b) if !b.contains(&0) && std::str::from_utf8(&b).is_ok() => {
+                Companion::Data("UTF-8 text, read as data")
+            }
+            Ok(_) => Companion::Lead(
                 "named as text but not UTF-8 text (or it holds NUL bytes): nothing in it was checked".into(),
-            )
+            ),
+            Err(e) => Companion::Lead(format!("it cannot be read ({e}): nothing in it was checked")),
         };
     }
-    Companion::Lead("no reader of this archive's plugin models this member, and it is neither JSON nor text: nothing in it was checked".into())
+    Companion::Lead(format!(
+        "{unread}, and it is neither JSON nor text: nothing in it was checked"
+    ))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    /// The host's own cases (`host/src/report/companion.rs`), with the same verdicts.
+    const UNREAD: &str = "no reader here models this member";
+
     #[test]
-    fn data_code_and_unknown_members() {
+    fn data_code_and_unknown_files() {
         for (name, bytes) in [
             ("config.json", &br#"{"a": [1, {"b": null}]}"#[..]),
             ("vocab.txt", b"[PAD]\nhello\n"),
@@ -150,7 +211,7 @@ mod tests {
             ("dir/notes.yaml", b"a: 1\n"),
         ] {
             assert!(
-                matches!(classify(name, bytes), Companion::Data(_)),
+                matches!(classify(name, bytes, UNREAD), Companion::Data(_)),
                 "{name} should be data"
             );
         }
@@ -168,9 +229,38 @@ mod tests {
             ("weights.npy", b"\x93NUMPY"),
         ] {
             assert!(
-                matches!(classify(name, bytes), Companion::Lead(_)),
+                matches!(classify(name, bytes, UNREAD), Companion::Lead(_)),
                 "{name} should be a LEAD"
             );
         }
+        assert_eq!(
+            classify("tokenizer.model", &b"\x0a\x05hello"[..], UNREAD),
+            Companion::Lead(format!(
+                "{UNREAD}, and it is neither JSON nor text: nothing in it was checked"
+            ))
+        );
+    }
+
+    /// A source that cannot be read: the LEAD names the reader's error.
+    struct Unreadable;
+
+    impl Contents for Unreadable {
+        fn len(&self) -> u64 {
+            10
+        }
+        fn head(&self, _buf: &mut [u8]) -> Result<(), String> {
+            Err("disk on fire".into())
+        }
+        fn all(&self) -> Result<Cow<'_, [u8]>, String> {
+            Err("disk on fire".into())
+        }
+    }
+
+    #[test]
+    fn an_unreadable_file_is_a_lead_naming_why() {
+        assert_eq!(
+            classify("config.json", &Unreadable, UNREAD),
+            Companion::Lead("it cannot be read (disk on fire): nothing in it was checked".into())
+        );
     }
 }

@@ -1,0 +1,20 @@
+//! What socair's first-party plugins share, written once: the guarded export of a plugin
+//! ([`export_plugin!`] and the adapters in [`export`]), the bounds on what one read reports
+//! ([`bounded`]), the rules for files no reader models ([`companion`], which the host uses
+//! too), the pieces of an `OpenedFile` every reader builds ([`report`]), and the zip
+//! primitives every zip reader needs ([`zip`]).
+//!
+//! `socair-plugin-api` stays the small ABI contract that third-party plugins build against;
+//! this crate is a normal library that first-party plugins link in, and nothing in it crosses
+//! the boundary but the API's own types.
+
+pub mod bounded;
+pub mod companion;
+pub mod export;
+pub mod report;
+pub mod zip;
+
+/// abi_stable, for the same.
+pub use abi_stable;
+/// The API crate, for the paths [`export_plugin!`] expands to.
+pub use socair_plugin_api as api;
