@@ -21,11 +21,14 @@
 //! record name after **every** central-header signature in the bytes, which finds every name
 //! torch-zip's parser can find and perhaps more: a doubtful file is left unclaimed (the host
 //! then reports that no plugin read it) rather than claimed by two plugins.
+//!
+//! Both rules are written once, in the plugin kit (`socair_plugin_kit::zip::claims`), which
+//! torch-zip and numpy read too: this file only says which parts make this plugin's claim.
+
+use socair_plugin_kit::zip::claims::{central_header_names, npz_claims, torch_record_name};
 
 /// A zip local file header's signature.
-pub const LOCAL_SIG: &[u8; 4] = b"PK\x03\x04";
-/// A zip central directory header's signature.
-const CENTRAL_SIG: &[u8; 4] = b"PK\x01\x02";
+pub const LOCAL_SIG: &[u8; 4] = &socair_plugin_kit::zip::LOCAL_MAGIC;
 /// The 7z signature.
 pub const SEVEN_Z_MAGIC: &[u8; 6] = b"7z\xBC\xAF\x27\x1C";
 
@@ -60,99 +63,14 @@ pub fn claims_member(bytes: &[u8]) -> Claim {
 /// torch-zip's rule (`checkpoint::looks_like_torch_zip`), with the whole-file case widened to
 /// every central-header signature.
 pub fn torch_claims(head: &[u8], file_len: u64) -> bool {
-    if head.starts_with(b"PYTORCH1") {
-        return true;
-    }
-    if !head.starts_with(LOCAL_SIG) {
-        return false;
-    }
-    match local_header_names(head) {
-        None => return true,
-        Some(names) if names.iter().any(|n| torch_record_name(n)) => return true,
-        Some(_) => {}
-    }
-    file_len <= head.len() as u64 && central_header_names(head).any(torch_record_name)
+    socair_plugin_kit::zip::claims::torch_claims(head, file_len, |head| {
+        central_header_names(head).any(torch_record_name)
+    })
 }
 
 /// numpy's rule (`looks_like_npz`): the first local header's name ends in `.npy`.
 pub fn numpy_claims(head: &[u8]) -> bool {
-    let (Some(sig), Some(&[n0, n1])) = (head.get(..4), head.get(26..28)) else {
-        return false;
-    };
-    if sig != LOCAL_SIG {
-        return false;
-    }
-    let name_len = usize::from(u16::from_le_bytes([n0, n1]));
-    head.get(30..30 + name_len)
-        .is_some_and(|name| name.ends_with(b".npy"))
-}
-
-/// torch-zip's `torch_record_name`: a record name torch's reader looks for or writes, under a
-/// top-level directory, compared ignoring ASCII case as miniz compares names.
-pub fn torch_record_name(name: &[u8]) -> bool {
-    let Some(slash) = name.iter().position(|&b| b == b'/') else {
-        return false;
-    };
-    if slash == 0 {
-        return false;
-    }
-    let rel = name[slash + 1..].to_ascii_lowercase();
-    let decimal_under = |dir: &[u8]| {
-        rel.strip_prefix(dir)
-            .is_some_and(|k| !k.is_empty() && k.iter().all(u8::is_ascii_digit))
-    };
-    matches!(
-        rel.as_slice(),
-        b"data.pkl"
-            | b"constants.pkl"
-            | b"bytecode.pkl"
-            | b"version"
-            | b".data/version"
-            | b"byteorder"
-            | b".format_version"
-            | b".storage_alignment"
-            | b".data/serialization_id"
-    ) || decimal_under(b"data/")
-        || decimal_under(b"constants/")
-        || rel.starts_with(b"code/__torch__/")
-}
-
-/// torch-zip's `local_header_names` over a head that starts the file: the names of every local
-/// header whose fixed part lies in `bytes`; `None` when the first one's name runs past them.
-fn local_header_names(bytes: &[u8]) -> Option<Vec<&[u8]>> {
-    let mut names = Vec::new();
-    let mut i = 0;
-    while let Some(rel) = bytes[i..].windows(4).position(|w| w == LOCAL_SIG) {
-        let p = i + rel;
-        i = p + 1;
-        let Some(len) = bytes.get(p + 26..p + 28) else {
-            if p == 0 {
-                return None;
-            }
-            continue;
-        };
-        let len = usize::from(u16::from_le_bytes([len[0], len[1]]));
-        match bytes.get(p + 30..p + 30 + len) {
-            Some(name) => names.push(name),
-            None if p == 0 => return None,
-            None => {}
-        }
-    }
-    Some(names)
-}
-
-/// The name after every central directory header signature in `bytes` whose name lies in
-/// them.
-fn central_header_names(bytes: &[u8]) -> impl Iterator<Item = &[u8]> {
-    bytes
-        .windows(4)
-        .enumerate()
-        .filter(|(_, w)| *w == CENTRAL_SIG)
-        .filter_map(move |(p, _)| {
-            let len = bytes.get(p + 28..p + 30)?;
-            let len = usize::from(u16::from_le_bytes([len[0], len[1]]));
-            bytes.get(p + 46..p + 46 + len)
-        })
+    npz_claims(head)
 }
 
 #[cfg(test)]

@@ -7,6 +7,9 @@
 use crate::detect::{self, Claim};
 use socair_pickle::pickle::{self, Severity};
 use socair_plugin_kit::companion::{self, Companion};
+use socair_plugin_kit::zip::crc::crc32;
+use socair_plugin_kit::zip::headers::{CentralHeader, LocalHeader};
+use socair_plugin_kit::zip::{CENTRAL_LEN, LOCAL_LEN};
 use std::collections::HashMap;
 use std::io::{self, Read, Seek, SeekFrom};
 use zip::ZipArchive;
@@ -15,8 +18,6 @@ use zip::ZipArchive;
 pub const MAX_DEPTH: usize = 4;
 /// Findings listed per kind; the rest are counted exactly.
 pub const MAX_LISTED: usize = 64;
-/// A central directory header's fixed part.
-const CENTRAL_LEN: usize = 46;
 /// Who did not read a member that is neither a pickle nor an archive (the companion rules'
 /// words for a member that is none of their kinds either).
 const MEMBER_UNREAD: &str = "no reader of this archive's plugin models this member";
@@ -269,15 +270,13 @@ impl Walk {
         let mut seen = SeenNames::default();
         let mut count = 0usize;
         let mut at = start;
-        let mut fixed = [0u8; CENTRAL_LEN];
+        let mut fixed = [0u8; CENTRAL_LEN as usize];
         // Each entry takes at least 46 bytes of the input: the walk is bounded by its size.
         while raw.seek(SeekFrom::Start(at)).is_ok() && raw.read_exact(&mut fixed).is_ok() {
-            if &fixed[..4] != b"PK\x01\x02" {
+            let Some(h) = CentralHeader::parse(&fixed) else {
                 break;
-            }
-            let u16_at = |o: usize| u64::from(u16::from_le_bytes([fixed[o], fixed[o + 1]]));
-            let (name_len, extra, comment) = (u16_at(28), u16_at(30), u16_at(32));
-            let mut name = vec![0u8; name_len as usize];
+            };
+            let mut name = vec![0u8; usize::from(h.name_len)];
             if raw.read_exact(&mut name).is_err() {
                 break;
             }
@@ -292,7 +291,7 @@ impl Walk {
                 None => {}
             }
             count += 1;
-            at += CENTRAL_LEN as u64 + name_len + extra + comment;
+            at += CENTRAL_LEN + h.variable_len() as u64;
         }
         if count != indexed && seen.distinct() == count {
             self.a.structure.add(Severity::Fail, here.to_owned(), || {
@@ -398,7 +397,7 @@ impl Walk {
             });
             return;
         }
-        let actual = crc32fast::hash(&bytes);
+        let actual = crc32(&bytes);
         if actual != crc {
             self.a.structure.add(Severity::Fail, place, || {
                 format!("the CRC-32 of its inflated bytes is {actual:08x}, the central directory records {crc:08x}: the member was altered, or readers read different bytes")
@@ -491,13 +490,10 @@ impl Walk {
 
 /// The name in the local header at `at`, when one is there.
 fn local_name<R: Read + Seek>(raw: &mut R, at: u64) -> Option<Vec<u8>> {
-    let mut fixed = [0u8; 30];
+    let mut fixed = [0u8; LOCAL_LEN as usize];
     raw.seek(SeekFrom::Start(at)).ok()?;
     raw.read_exact(&mut fixed).ok()?;
-    if &fixed[..4] != detect::LOCAL_SIG {
-        return None;
-    }
-    let mut name = vec![0u8; usize::from(u16::from_le_bytes([fixed[26], fixed[27]]))];
+    let mut name = vec![0u8; usize::from(LocalHeader::parse(&fixed)?.name_len)];
     raw.read_exact(&mut name).ok()?;
     Some(name)
 }

@@ -162,7 +162,8 @@ fn signature_header<R: Read + Seek>(reader: &mut R) -> Signature {
     if head[8..32].iter().all(|&b| b == 0) {
         return Signature::Zeroed;
     }
-    let crc_right = u32_at(&head, 8) == Some(u64::from(crc32fast::hash(&head[12..32])));
+    let crc_right =
+        u32_at(&head, 8) == Some(u64::from(socair_plugin_kit::zip::crc::crc32(&head[12..32])));
     if n == 32 && head[6] == 0 && crc_right && head[12..28].iter().all(|&b| b == 0) {
         return Signature::Empty;
     }

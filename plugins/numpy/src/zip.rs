@@ -29,9 +29,24 @@
 //! Members compressed with a method other than stored (0) or deflate (8) are listed with their
 //! method and not read: the caller says nothing checked them. CRC-32 and declared sizes are
 //! checked by [`Member`] readers ([`read_each`]) over every byte of a member, deflated or not.
+//!
+//! The records' layouts, extra blocks, zip64 values, name decoding and CRC-32 are the plugin
+//! kit's (`socair_plugin_kit::zip`, whose module comment tables where these rules differ from
+//! torch-zip's and the archive plugin's); the rules and the words of each refusal are here.
 
 use crate::inflate::{self, InflateError};
 use socair_plugin_api::ReadAt;
+use socair_plugin_kit::zip::crc::{each_piece, Crc32};
+use socair_plugin_kit::zip::extra::{self, ExtraError, Zip64Error};
+use socair_plugin_kit::zip::headers::{
+    CentralHeader, EndRecord, LocalHeader, Zip64End, Zip64Locator,
+};
+use socair_plugin_kit::zip::names::{self, NameError};
+use socair_plugin_kit::zip::{
+    Fields, CENTRAL_LEN, DESCRIPTOR_SIG, EOCD_LEN, EOCD_MAGIC, EXTRA_UNICODE_PATH, EXTRA_ZIP64,
+    FLAG_DEFLATE_OPTIONS, FLAG_DESCRIPTOR, FLAG_ENCRYPTED, FLAG_UTF8, LOCAL_LEN, ZIP64_EOCD_LEN,
+    ZIP64_LOCATOR_LEN as LOCATOR_LEN,
+};
 
 /// Why an archive is refused: where, and what.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -115,56 +130,8 @@ pub struct Archive {
     pub comment_len: u16,
 }
 
-const LOCAL_SIG: u32 = 0x0403_4b50;
-const CENTRAL_SIG: u32 = 0x0201_4b50;
-const EOCD_SIG: u32 = 0x0605_4b50;
-const ZIP64_EOCD_SIG: u32 = 0x0606_4b50;
-const ZIP64_LOCATOR_SIG: u32 = 0x0706_4b50;
-const DESCRIPTOR_SIG: u32 = 0x0807_4b50;
-const EOCD_LEN: u64 = 22;
-const LOCATOR_LEN: u64 = 20;
-const ZIP64_EOCD_LEN: u64 = 56;
-const CENTRAL_LEN: usize = 46;
-const LOCAL_LEN: u64 = 30;
 /// The largest central directory read: at 46 bytes an entry, a million and a half members.
 pub const MAX_CENTRAL_DIRECTORY: u64 = 64 << 20;
-const FLAG_ENCRYPTED: u16 = 1;
-const FLAG_DEFLATE_OPTIONS: u16 = 0b110;
-const FLAG_DESCRIPTOR: u16 = 1 << 3;
-const FLAG_UTF8: u16 = 1 << 11;
-const EXTRA_ZIP64: u16 = 0x0001;
-const EXTRA_UNICODE_PATH: u16 = 0x7075;
-
-/// Little-endian fields from a buffer; a read past its end yields zeros and is caught by the
-/// callers' length checks before any field is read.
-struct Fields<'a> {
-    bytes: &'a [u8],
-    at: usize,
-}
-
-impl Fields<'_> {
-    fn take<const N: usize>(&mut self) -> [u8; N] {
-        let mut out = [0u8; N];
-        if let Some(src) = self
-            .at
-            .checked_add(N)
-            .and_then(|end| self.bytes.get(self.at..end))
-        {
-            out.copy_from_slice(src);
-        }
-        self.at = self.at.saturating_add(N);
-        out
-    }
-    fn u16(&mut self) -> u16 {
-        u16::from_le_bytes(self.take())
-    }
-    fn u32(&mut self) -> u32 {
-        u32::from_le_bytes(self.take())
-    }
-    fn u64(&mut self) -> u64 {
-        u64::from_le_bytes(self.take())
-    }
-}
 
 fn read_vec(
     src: &(impl ReadAt + ?Sized),
@@ -215,8 +182,7 @@ fn find_end_record(src: &(impl ReadAt + ?Sized)) -> Result<u64, ZipError> {
     let tail_len = size.min(EOCD_LEN + 0xffff);
     let tail_at = size - tail_len;
     let tail = read_vec(src, tail_at, tail_len, "end of archive")?;
-    let sig = EOCD_SIG.to_le_bytes();
-    let Some(i) = tail.windows(4).rposition(|w| w == sig) else {
+    let Some(i) = tail.windows(4).rposition(|w| w == EOCD_MAGIC) else {
         return err(
             "end of archive",
             "no end of central directory record in the last 64 KiB",
@@ -238,19 +204,21 @@ fn find_end_record(src: &(impl ReadAt + ?Sized)) -> Result<u64, ZipError> {
 fn read_end_records(src: &(impl ReadAt + ?Sized)) -> Result<Directory, ZipError> {
     let at = find_end_record(src)?;
     let place = format!("end of central directory record (byte {at})");
-    let buf = read_vec(src, at, EOCD_LEN, &place)?;
-    let mut f = Fields { bytes: &buf, at: 4 };
-    let (disk, cd_disk, here, total) = (f.u16(), f.u16(), f.u16(), f.u16());
-    let (size, offset, comment_len) = (f.u32(), f.u32(), f.u16());
-    if disk != 0 || cd_disk != 0 || here != total {
+    // find_end_record found the signature at `at`.
+    let Some(end) = EndRecord::parse(&read_vec(src, at, EOCD_LEN, &place)?) else {
+        return err(place, "no end of central directory signature");
+    };
+    let (total, size, offset) = (end.entries, end.directory_size, end.directory_offset);
+    let comment_len = end.comment_len;
+    if end.disk != 0 || end.directory_disk != 0 || end.entries_here != total {
         return err(place, "an archive split over several disks");
     }
     let locator_at = at.checked_sub(LOCATOR_LEN);
     let locator = match locator_at {
-        Some(l) => read_vec(src, l, LOCATOR_LEN, &place)?,
-        None => Vec::new(),
+        Some(l) => Zip64Locator::parse(&read_vec(src, l, LOCATOR_LEN, &place)?),
+        None => None,
     };
-    if locator.get(..4) != Some(&ZIP64_LOCATOR_SIG.to_le_bytes()[..]) {
+    let Some(locator) = locator else {
         if total == u16::MAX || size == u32::MAX || offset == u32::MAX {
             return err(
                 place,
@@ -264,14 +232,10 @@ fn read_end_records(src: &(impl ReadAt + ?Sized)) -> Result<Directory, ZipError>
             zip64: false,
             comment_len,
         });
-    }
+    };
     let locator_at = locator_at.unwrap_or(0);
     let lplace = format!("zip64 end of central directory locator (byte {locator_at})");
-    let mut l = Fields {
-        bytes: &locator,
-        at: 4,
-    };
-    let (z_disk, z_at, disks) = (l.u32(), l.u64(), l.u32());
+    let (z_disk, z_at, disks) = (locator.disk, locator.end_offset, locator.disks);
     if z_disk != 0 || disks != 1 {
         return err(lplace, "an archive split over several disks");
     }
@@ -286,13 +250,12 @@ fn read_end_records(src: &(impl ReadAt + ?Sized)) -> Result<Directory, ZipError>
     }
     let zplace = format!("zip64 end of central directory record (byte {z_at})");
     let rec = read_vec(src, z_at, ZIP64_EOCD_LEN, &zplace)?;
-    let mut z = Fields { bytes: &rec, at: 0 };
-    let (sig, rec_size) = (z.u32(), z.u64());
-    let (_made_by, _needed, d, cdd) = (z.u16(), z.u16(), z.u32(), z.u32());
-    let (z_here, z_total, z_size, z_offset) = (z.u64(), z.u64(), z.u64(), z.u64());
-    if sig != ZIP64_EOCD_SIG {
+    let Some(z) = Zip64End::parse(&rec) else {
         return err(zplace, "no zip64 end of central directory signature");
-    }
+    };
+    let (rec_size, d, cdd) = (z.record_size, z.disk, z.directory_disk);
+    let (z_here, z_total) = (z.entries_here, z.entries);
+    let (z_size, z_offset) = (z.directory_size, z.directory_offset);
     if rec_size != ZIP64_EOCD_LEN - 12 {
         return err(
             zplace,
@@ -325,15 +288,15 @@ fn read_end_records(src: &(impl ReadAt + ?Sized)) -> Result<Directory, ZipError>
 
 /// Whether a name decodes the same for every reader and is a usable member name.
 fn decode_name(raw: &[u8], flags: u16, place: &str) -> Result<String, ZipError> {
-    if flags & FLAG_UTF8 == 0 && !raw.is_ascii() {
-        return err(
-            place,
-            "a non-ASCII name without the UTF-8 flag (readers decode it as CP437 or as UTF-8)",
-        );
-    }
-    let Ok(name) = std::str::from_utf8(raw) else {
-        return err(place, "the name is not UTF-8");
-    };
+    let name =
+        match names::decode(raw, flags) {
+            Ok(name) => name,
+            Err(NameError::NotAsciiWithoutUtf8Flag) => return err(
+                place,
+                "a non-ASCII name without the UTF-8 flag (readers decode it as CP437 or as UTF-8)",
+            ),
+            Err(NameError::NotUtf8) => return err(place, "the name is not UTF-8"),
+        };
     if name.is_empty() {
         return err(place, "an empty name");
     }
@@ -343,21 +306,22 @@ fn decode_name(raw: &[u8], flags: u16, place: &str) -> Result<String, ZipError> 
     Ok(name.to_owned())
 }
 
-/// Splits an extra field into `(id, body)` blocks that must tile it exactly.
+/// Splits an extra field into `(id, body)` blocks that must tile it exactly, each judged as it
+/// comes: given once, and no Unicode Path block.
 fn extra_blocks<'a>(extra: &'a [u8], place: &str) -> Result<Vec<(u16, &'a [u8])>, ZipError> {
-    let mut blocks = Vec::new();
-    let mut rest = extra;
-    while !rest.is_empty() {
-        let mut f = Fields { bytes: rest, at: 0 };
-        if rest.len() < 4 {
-            return err(place, "the extra field ends inside a block header");
-        }
-        let (id, len) = (f.u16(), usize::from(f.u16()));
-        let Some(body) = rest.get(4..4 + len) else {
-            return err(
-                place,
-                format!("extra block 0x{id:04x} of {len} bytes runs past the extra field"),
-            );
+    let mut blocks: Vec<(u16, &[u8])> = Vec::new();
+    for block in extra::blocks(extra) {
+        let (id, body) = match block {
+            Ok(b) => b,
+            Err(ExtraError::EndsInBlockHeader) => {
+                return err(place, "the extra field ends inside a block header")
+            }
+            Err(ExtraError::RunsPast { id, len }) => {
+                return err(
+                    place,
+                    format!("extra block 0x{id:04x} of {len} bytes runs past the extra field"),
+                )
+            }
         };
         if blocks.iter().any(|(seen, _)| *seen == id) {
             return err(place, format!("extra block 0x{id:04x} given twice"));
@@ -369,7 +333,6 @@ fn extra_blocks<'a>(extra: &'a [u8], place: &str) -> Result<Vec<(u16, &'a [u8])>
             );
         }
         blocks.push((id, body));
-        rest = rest.get(4 + len..).unwrap_or_default();
     }
     Ok(blocks)
 }
@@ -385,33 +348,19 @@ fn zip64_values(
         .iter()
         .find(|(id, _)| *id == EXTRA_ZIP64)
         .map(|(_, b)| *b);
-    let wanted = saturated.iter().filter(|&&s| s).count();
-    let Some(body) = body else {
-        if wanted > 0 {
-            return err(
-                place,
-                "saturated sizes or offset without a zip64 extra block",
-            );
-        }
-        return Ok([None; 3]);
-    };
-    if body.len() != 8 * wanted {
-        return err(
+    extra::zip64_values(body, saturated).or_else(|e| match e {
+        Zip64Error::Missing => err(
+            place,
+            "saturated sizes or offset without a zip64 extra block",
+        ),
+        Zip64Error::Length { have, want } => err(
             place,
             format!(
-                "a zip64 extra block of {} bytes for {wanted} saturated fields",
-                body.len()
+                "a zip64 extra block of {have} bytes for {} saturated fields",
+                want / 8
             ),
-        );
-    }
-    let mut f = Fields { bytes: body, at: 0 };
-    let mut out = [None; 3];
-    for (slot, s) in out.iter_mut().zip(saturated) {
-        if s {
-            *slot = Some(f.u64());
-        }
-    }
-    Ok(out)
+        ),
+    })
 }
 
 struct Central {
@@ -421,6 +370,7 @@ struct Central {
 }
 
 fn read_central(src: &(impl ReadAt + ?Sized), dir: &Directory) -> Result<Vec<Central>, ZipError> {
+    const CENTRAL: usize = CENTRAL_LEN as usize;
     if dir.size > MAX_CENTRAL_DIRECTORY {
         return err(
             "central directory",
@@ -430,7 +380,7 @@ fn read_central(src: &(impl ReadAt + ?Sized), dir: &Directory) -> Result<Vec<Cen
             ),
         );
     }
-    if dir.entries > dir.size / CENTRAL_LEN as u64 {
+    if dir.entries > dir.size / CENTRAL_LEN {
         return err(
             "central directory",
             format!(
@@ -447,22 +397,17 @@ fn read_central(src: &(impl ReadAt + ?Sized), dir: &Directory) -> Result<Vec<Cen
     for index in 0..dir.entries {
         let file_at = dir.offset.saturating_add(at as u64);
         let place = format!("central directory entry {index} (byte {file_at})");
-        let Some(fixed) = at.checked_add(CENTRAL_LEN).and_then(|end| cd.get(at..end)) else {
+        let Some(fixed) = at.checked_add(CENTRAL).and_then(|end| cd.get(at..end)) else {
             return err(place, "the central directory ends inside this entry");
         };
-        let mut f = Fields {
-            bytes: fixed,
-            at: 0,
-        };
-        if f.u32() != CENTRAL_SIG {
+        let Some(h) = CentralHeader::parse(fixed) else {
             return err(place, "not a central directory entry signature");
-        }
-        let (_made_by, _needed, flags, method) = (f.u16(), f.u16(), f.u16(), f.u16());
-        let (_time, _date, crc32) = (f.u16(), f.u16(), f.u32());
-        let (compressed, len) = (f.u32(), f.u32());
-        let (name_len, extra_len, comment_len) = (f.u16(), f.u16(), f.u16());
-        let (disk, _internal, _external, header_offset) = (f.u16(), f.u16(), f.u32(), f.u32());
-        let var_start = at + CENTRAL_LEN;
+        };
+        let (flags, method, crc32) = (h.flags, h.method, h.crc32);
+        let (compressed, len) = (h.compressed, h.uncompressed);
+        let (name_len, extra_len, comment_len) = (h.name_len, h.extra_len, h.comment_len);
+        let (disk, header_offset) = (h.disk, h.header_offset);
+        let var_start = at + CENTRAL;
         let name_end = var_start + usize::from(name_len);
         let extra_end = name_end + usize::from(extra_len);
         let end = extra_end + usize::from(comment_len);
@@ -564,24 +509,13 @@ fn read_central(src: &(impl ReadAt + ?Sized), dir: &Directory) -> Result<Vec<Cen
 fn read_local(src: &(impl ReadAt + ?Sized), c: &Central) -> Result<(u64, bool), ZipError> {
     let m = &c.member;
     let place = m.place();
-    let fixed = read_vec(src, m.header_offset, LOCAL_LEN, &place)?;
-    let mut f = Fields {
-        bytes: &fixed,
-        at: 0,
-    };
-    if f.u32() != LOCAL_SIG {
+    let Some(h) = LocalHeader::parse(&read_vec(src, m.header_offset, LOCAL_LEN, &place)?) else {
         return err(place, "no local header signature");
-    }
-    let (_needed, flags, method) = (f.u16(), f.u16(), f.u16());
-    let (_time, _date, crc32) = (f.u16(), f.u16(), f.u32());
-    let (compressed, len) = (f.u32(), f.u32());
-    let (name_len, extra_len) = (f.u16(), f.u16());
-    let var = read_vec(
-        src,
-        m.header_offset + LOCAL_LEN,
-        u64::from(name_len) + u64::from(extra_len),
-        &place,
-    )?;
+    };
+    let (flags, method, crc32) = (h.flags, h.method, h.crc32);
+    let (compressed, len) = (h.compressed, h.uncompressed);
+    let name_len = h.name_len;
+    let var = read_vec(src, m.header_offset + LOCAL_LEN, h.variable_len(), &place)?;
     let (raw_name, extra) = var.split_at(usize::from(name_len).min(var.len()));
     let mut disagree = Vec::new();
     if flags != c.flags {
@@ -604,7 +538,7 @@ fn read_local(src: &(impl ReadAt + ?Sized), c: &Central) -> Result<(u64, bool), 
             if len == u32::MAX || compressed == u32::MAX {
                 match blocks.iter().find(|(id, _)| *id == EXTRA_ZIP64) {
                     Some((_, body)) if body.len() >= 16 => {
-                        let mut z = Fields { bytes: body, at: 0 };
+                        let mut z = Fields::new(body);
                         (z.u64(), z.u64())
                     }
                     _ => return err(
@@ -648,7 +582,7 @@ fn read_descriptor(
     let width: u64 = if zip64 { 8 } else { 4 };
     let avail = src.size().saturating_sub(at).min(4 + 4 + 2 * width);
     let buf = read_vec(src, at, avail, &place)?;
-    let mut f = Fields { bytes: &buf, at: 0 };
+    let mut f = Fields::new(&buf);
     let first = f.u32();
     let (sig_len, crc) = if first == DESCRIPTOR_SIG {
         (4u64, f.u32())
@@ -736,36 +670,6 @@ pub fn read_archive(src: &(impl ReadAt + ?Sized)) -> Result<Archive, ZipError> {
     })
 }
 
-/// The CRC-32 table (IEEE 802.3, reflected polynomial 0xEDB88320), built at compile time.
-const CRC_TABLE: [u32; 256] = {
-    let mut table = [0u32; 256];
-    let mut i = 0;
-    while i < 256 {
-        let mut c = i as u32;
-        let mut k = 0;
-        while k < 8 {
-            c = if c & 1 != 0 {
-                0xEDB8_8320 ^ (c >> 1)
-            } else {
-                c >> 1
-            };
-            k += 1;
-        }
-        table[i] = c;
-        i += 1;
-    }
-    table
-};
-
-/// Continues a CRC-32 over `bytes` (start with 0).
-pub fn crc32_update(crc: u32, bytes: &[u8]) -> u32 {
-    let mut c = !crc;
-    for &b in bytes {
-        c = CRC_TABLE[usize::from((c as u8) ^ b)] ^ (c >> 8);
-    }
-    !c
-}
-
 /// Why a member's bytes are refused.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum MemberError {
@@ -790,10 +694,10 @@ pub fn read_each(
     m: &Member,
     mut each: impl FnMut(&[u8]) -> bool,
 ) -> Result<(), MemberError> {
-    let mut crc = 0u32;
+    let mut crc = Crc32::new();
     let mut stopped = false;
     let mut take = |piece: &[u8]| {
-        crc = crc32_update(crc, piece);
+        crc.update(piece);
         if each(piece) {
             true
         } else {
@@ -804,22 +708,13 @@ pub fn read_each(
     if m.method == DEFLATE {
         inflate::inflate_each(src, m.data_offset, m.compressed_len, m.len, &mut take)?;
     } else {
-        let mut buf = vec![0u8; inflate::PIECE.min(usize::try_from(m.len).unwrap_or(0))];
-        let mut done = 0u64;
-        while done < m.len {
-            let n = (m.len - done).min(buf.len() as u64) as usize;
-            let piece = buf.get_mut(..n).unwrap_or_default();
-            src.read_exact_at(m.data_offset + done, piece)
-                .map_err(InflateError::Io)?;
-            done += n as u64;
-            if !take(piece) {
-                break;
-            }
-        }
+        each_piece(src, m.data_offset, m.len, inflate::PIECE, &mut take)
+            .map_err(|e| InflateError::Io(e.message))?;
     }
     if stopped {
         return Ok(());
     }
+    let crc = crc.finalize();
     if crc != m.crc32 {
         return Err(MemberError::Crc {
             got: crc,
@@ -843,268 +738,4 @@ pub fn central_names(bytes: &[u8]) -> Option<Vec<String>> {
 }
 
 #[cfg(test)]
-pub(crate) mod tests {
-    use super::*;
-
-    /// A member for [`zip`]: name, data, method, and whether its local header carries the
-    /// zip64 block NumPy forces.
-    pub struct Part<'a> {
-        pub name: &'a str,
-        pub data: &'a [u8],
-        pub method: u16,
-        pub zip64: bool,
-    }
-
-    pub fn stored<'a>(name: &'a str, data: &'a [u8]) -> Part<'a> {
-        Part {
-            name,
-            data,
-            method: STORED,
-            zip64: true,
-        }
-    }
-
-    pub fn deflated<'a>(name: &'a str, data: &'a [u8]) -> Part<'a> {
-        Part {
-            name,
-            data,
-            method: DEFLATE,
-            zip64: true,
-        }
-    }
-
-    /// Writes an archive the way Python's zipfile does for np.savez (deflating where asked).
-    pub fn zip(parts: &[Part<'_>]) -> Vec<u8> {
-        let mut out = Vec::new();
-        let mut central = Vec::new();
-        for p in parts {
-            let offset = out.len() as u32;
-            let crc = crc32_update(0, p.data);
-            let body = if p.method == DEFLATE {
-                miniz_oxide::deflate::compress_to_vec(p.data, 6)
-            } else {
-                p.data.to_vec()
-            };
-            let (len, clen) = (p.data.len() as u32, body.len() as u32);
-            out.extend(LOCAL_SIG.to_le_bytes());
-            out.extend([45, 0, 0, 0]);
-            out.extend(p.method.to_le_bytes());
-            out.extend([0, 0, 0x21, 0]);
-            out.extend(crc.to_le_bytes());
-            if p.zip64 {
-                out.extend([0xff; 8]);
-            } else {
-                out.extend(clen.to_le_bytes());
-                out.extend(len.to_le_bytes());
-            }
-            out.extend((p.name.len() as u16).to_le_bytes());
-            out.extend((if p.zip64 { 20u16 } else { 0 }).to_le_bytes());
-            out.extend(p.name.as_bytes());
-            if p.zip64 {
-                out.extend([1, 0, 16, 0]);
-                out.extend(u64::from(len).to_le_bytes());
-                out.extend(u64::from(clen).to_le_bytes());
-            }
-            out.extend(&body);
-            central.extend(CENTRAL_SIG.to_le_bytes());
-            central.extend([45, 3, 45, 0, 0, 0]);
-            central.extend(p.method.to_le_bytes());
-            central.extend([0, 0, 0x21, 0]);
-            central.extend(crc.to_le_bytes());
-            central.extend(clen.to_le_bytes());
-            central.extend(len.to_le_bytes());
-            central.extend((p.name.len() as u16).to_le_bytes());
-            central.extend([0; 8]);
-            central.extend(0x0180_0000u32.to_le_bytes());
-            central.extend(offset.to_le_bytes());
-            central.extend(p.name.as_bytes());
-        }
-        let cd_offset = out.len() as u32;
-        out.extend(&central);
-        out.extend(EOCD_SIG.to_le_bytes());
-        out.extend([0; 4]);
-        out.extend((parts.len() as u16).to_le_bytes());
-        out.extend((parts.len() as u16).to_le_bytes());
-        out.extend((central.len() as u32).to_le_bytes());
-        out.extend(cd_offset.to_le_bytes());
-        out.extend([0; 2]);
-        out
-    }
-
-    fn refused(bytes: &[u8]) -> ZipError {
-        read_archive(bytes).unwrap_err()
-    }
-
-    fn contents(z: &[u8], m: &Member) -> Result<Vec<u8>, MemberError> {
-        let mut out = Vec::new();
-        read_each(z, m, |p| {
-            out.extend_from_slice(p);
-            true
-        })
-        .map(|()| out)
-    }
-
-    #[test]
-    fn crc32_check_value() {
-        assert_eq!(crc32_update(0, b"123456789"), 0xCBF4_3926);
-        assert_eq!(
-            crc32_update(crc32_update(0, b"1234"), b"56789"),
-            0xCBF4_3926
-        );
-        assert_eq!(crc32_update(0, b""), 0);
-    }
-
-    #[test]
-    fn what_np_savez_writes() {
-        let z = zip(&[stored("a.npy", b"first"), stored("b.npy", b"second!")]);
-        let a = read_archive(z.as_slice()).unwrap();
-        assert!(!a.zip64);
-        let members = a.members;
-        assert_eq!(members.len(), 2);
-        assert_eq!(members[0].name, "a.npy");
-        assert_eq!(
-            (
-                members[0].header_offset,
-                members[0].data_offset,
-                members[0].len
-            ),
-            (0, 55, 5)
-        );
-        assert_eq!(
-            (
-                members[1].header_offset,
-                members[1].data_offset,
-                members[1].len
-            ),
-            (60, 115, 7)
-        );
-        assert_eq!(contents(&z, &members[1]).unwrap(), b"second!");
-        let plain = zip(&[Part {
-            zip64: false,
-            ..stored("a.npy", b"x")
-        }]);
-        assert_eq!(
-            read_archive(plain.as_slice()).unwrap().members[0].data_offset,
-            35
-        );
-    }
-
-    #[test]
-    fn deflated_members_inflate_with_their_crc() {
-        let data: Vec<u8> = (0..100_000u32).map(|i| (i % 7) as u8).collect();
-        let z = zip(&[deflated("w.npy", &data), stored("s.npy", b"xyz")]);
-        let a = read_archive(z.as_slice()).unwrap();
-        assert_eq!(a.members[0].method, DEFLATE);
-        assert!(a.members[0].compressed_len < 1000);
-        assert_eq!(contents(&z, &a.members[0]).unwrap(), data);
-        let mut bad = a.members[0].clone();
-        bad.crc32 ^= 1;
-        assert!(matches!(
-            contents(&z, &bad).unwrap_err(),
-            MemberError::Crc { .. }
-        ));
-        let mut small = a.members[0].clone();
-        small.len = 1000;
-        assert_eq!(
-            contents(&z, &small).unwrap_err(),
-            MemberError::Inflate(InflateError::TooLong(1000))
-        );
-    }
-
-    #[test]
-    fn duplicate_names() {
-        let e = refused(&zip(&[stored("a.npy", b"1"), stored("a.npy", b"2")]));
-        assert!(e.place.starts_with("central directory entry 1"), "{e}");
-        assert!(
-            e.reason.contains("already given to the member at byte 0"),
-            "{e}"
-        );
-    }
-
-    #[test]
-    fn overlaps_and_gaps() {
-        let mut z = zip(&[stored("a.npy", b"12345"), stored("b.npy", b"12345")]);
-        let cd = 120usize;
-        assert_eq!(&z[cd..cd + 4], &CENTRAL_SIG.to_le_bytes());
-        let second = cd + 46 + 5;
-        z[second + 42..second + 46].copy_from_slice(&0u32.to_le_bytes());
-        let e = refused(&z);
-        assert!(e.reason.starts_with("overlaps member \"a.npy\""), "{e}");
-
-        let mut z = vec![0u8];
-        z.extend(zip(&[stored("a.npy", b"x")]));
-        // The end record's offsets no longer point at the directory (Python's zipfile would
-        // shift them by the prefix; socair refuses a prefix).
-        let e = refused(&z);
-        assert!(e.reason.contains("not a central directory entry"), "{e}");
-    }
-
-    #[test]
-    fn local_and_central_must_agree() {
-        let good = zip(&[stored("a.npy", b"hello")]);
-        let mut z = good.clone();
-        z[14] ^= 0xff;
-        assert!(refused(&z).reason.contains("CRC-32"));
-        let mut z = good.clone();
-        z[30] = b'b';
-        assert!(refused(&z).reason.contains("name \"b.npy\""));
-        let mut z = good.clone();
-        z[39] = 6;
-        assert!(
-            refused(&z)
-                .reason
-                .contains("sizes 5 stored / 6 uncompressed"),
-            "{:?}",
-            refused(&z)
-        );
-        let mut z = good.clone();
-        z[0] = b'X';
-        assert!(refused(&z).reason.contains("no local header signature"));
-    }
-
-    #[test]
-    fn end_records() {
-        let good = zip(&[stored("a.npy", b"hello")]);
-        let mut z = good.clone();
-        z.push(0);
-        assert!(refused(&z)
-            .reason
-            .contains("does not reach exactly the end"));
-        // A comment is read when it reaches the end.
-        let mut c = good.clone();
-        let n = c.len();
-        c[n - 2..].copy_from_slice(&3u16.to_le_bytes());
-        c.extend(b"abc");
-        assert_eq!(read_archive(c.as_slice()).unwrap().comment_len, 3);
-        let mut z = good.clone();
-        let n = z.len();
-        z[n - 6..n - 2].copy_from_slice(&u32::MAX.to_le_bytes());
-        assert!(refused(&z).reason.contains("zip64"));
-        assert_eq!(refused(b"PK\x05\x06").place, "end of archive");
-        let empty = [EOCD_SIG.to_le_bytes().to_vec(), vec![0; 18]].concat();
-        assert!(read_archive(empty.as_slice()).unwrap().members.is_empty());
-    }
-
-    #[test]
-    fn flags_and_names() {
-        let good = zip(&[stored("a.npy", b"hello")]);
-        let cd = 60usize;
-        let mut z = good.clone();
-        z[cd + 8] = 0x10;
-        z[6] = 0x10;
-        assert!(refused(&z).reason.starts_with("flag bits 0x0010"));
-        let mut z = good.clone();
-        z[cd + 8] = 1;
-        z[6] = 1;
-        assert!(read_archive(z.as_slice()).unwrap().members[0].encrypted);
-        let mut z = good.clone();
-        z[cd + 10] = 12;
-        z[8] = 12;
-        assert_eq!(read_archive(z.as_slice()).unwrap().members[0].method, 12);
-        let mut z = good.clone();
-        z[cd + 46] = 0xC3;
-        assert!(refused(&z).reason.contains("without the UTF-8 flag"));
-        let names = central_names(&good).unwrap();
-        assert_eq!(names, ["a.npy"]);
-    }
-}
+pub(crate) mod tests;

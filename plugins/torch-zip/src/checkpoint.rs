@@ -202,64 +202,10 @@ fn is_torchscript_record(name: &str) -> bool {
     }
 }
 
-/// Whether a zip record name is one torch's reader looks for or writes: `<prefix>/` then
-/// `data.pkl`, `constants.pkl`, `bytecode.pkl`, `version`, `.data/version`, `byteorder`,
-/// `.format_version`, `.storage_alignment`, `.data/serialization_id`, a storage
-/// `data/<decimal key>` or `constants/<decimal key>`, or TorchScript code under
-/// `code/__torch__/`. Compared ignoring ASCII case, as torch's reader (miniz) finds them.
-pub fn torch_record_name(name: &[u8]) -> bool {
-    let Some(slash) = name.iter().position(|&b| b == b'/') else {
-        return false;
-    };
-    if slash == 0 {
-        return false;
-    }
-    let rel = name[slash + 1..].to_ascii_lowercase();
-    let decimal_under = |dir: &[u8]| {
-        rel.strip_prefix(dir)
-            .is_some_and(|k| !k.is_empty() && k.iter().all(u8::is_ascii_digit))
-    };
-    matches!(
-        rel.as_slice(),
-        b"data.pkl"
-            | b"constants.pkl"
-            | b"bytecode.pkl"
-            | b"version"
-            | b".data/version"
-            | b"byteorder"
-            | b".format_version"
-            | b".storage_alignment"
-            | b".data/serialization_id"
-    ) || decimal_under(b"data/")
-        || decimal_under(b"constants/")
-        || rel.starts_with(b"code/__torch__/")
-}
-
-/// The names of the zip local headers whose fixed part lies in `bytes` (`at` is where `bytes`
-/// starts in the file), wherever they are: torch's reader (miniz) goes by the central
-/// directory, so a local header anywhere may be one it reads. `None` for a header at file
-/// offset 0 whose name runs past `bytes` (its name cannot be seen).
-fn local_header_names(bytes: &[u8], at: u64) -> Option<Vec<&[u8]>> {
-    let mut names = Vec::new();
-    let mut i = 0;
-    while let Some(rel) = bytes[i..].windows(4).position(|w| w == zip::LOCAL_MAGIC) {
-        let p = i + rel;
-        i = p + 1;
-        let Some(len) = bytes.get(p + 26..p + 28) else {
-            if at + p as u64 == 0 {
-                return None;
-            }
-            continue;
-        };
-        let len = usize::from(u16::from_le_bytes([len[0], len[1]]));
-        match bytes.get(p + 30..p + 30 + len) {
-            Some(name) => names.push(name),
-            None if at + p as u64 == 0 => return None,
-            None => {}
-        }
-    }
-    Some(names)
-}
+/// Whether a zip record name is one torch's reader looks for or writes (the kit's rule, which
+/// the archive plugin's complement reads too).
+pub use socair_plugin_kit::zip::claims::torch_record_name;
+use socair_plugin_kit::zip::claims::{local_header_names, torch_claims};
 
 /// Whether the first bytes of a file (and its length) show a zip that torch reads as a
 /// checkpoint or a TorchScript archive: `PYTORCH1` (torch's preview format, which it refuses
@@ -269,20 +215,11 @@ fn local_header_names(bytes: &[u8], at: u64) -> Option<Vec<&[u8]>> {
 /// `head`, the central directory's names count too. Any other zip is not claimed: it falls to
 /// other readers, or to the host's report of a file no reader checked.
 pub fn looks_like_torch_zip(head: &[u8], file_len: u64) -> bool {
-    if head.starts_with(b"PYTORCH1") {
-        return true;
-    }
-    if !head.starts_with(&zip::LOCAL_MAGIC) {
-        return false;
-    }
-    match local_header_names(head, 0) {
-        None => return true,
-        Some(names) if names.iter().any(|n| torch_record_name(n)) => return true,
-        Some(_) => {}
-    }
-    file_len <= head.len() as u64
-        && zip::central_names(head)
+    // The whole-file case goes by this plugin's own reading of the central directory.
+    torch_claims(head, file_len, |head| {
+        zip::central_names(head)
             .is_some_and(|names| names.iter().any(|n| torch_record_name(n.as_bytes())))
+    })
 }
 
 /// [`looks_like_torch_zip`] over the whole file: the central directory's names when it can be

@@ -13,11 +13,29 @@
 //! disagree with the classic ones, and truncation.
 //!
 //! Parsing is over [`ReadAt`], implemented for `[u8]` (tests, fuzzing) and by the plugin for
-//! the host's byte source. Every length is checked against the file before it is read.
+//! the host's byte source. Every length is checked against the file before it is read. The
+//! records' layouts, extra blocks, zip64 values, name decoding and CRC-32 are the plugin kit's
+//! (`socair_plugin_kit::zip`, whose module comment tables where this reader's rules differ
+//! from the numpy and archive readers'); the rules and the words of each refusal are here.
 
+use socair_plugin_kit::zip::crc::crc32_of_range;
+use socair_plugin_kit::zip::extra::{self, ExtraError, Zip64Error};
+use socair_plugin_kit::zip::headers::{
+    CentralHeader, EndRecord, LocalHeader, Zip64End, Zip64Locator,
+};
+use socair_plugin_kit::zip::names::{self, NameError};
+use socair_plugin_kit::zip::{
+    Fields, CENTRAL_LEN, DESCRIPTOR_SIG, EOCD_LEN, EXTRA_ZIP64, FLAG_DESCRIPTOR, FLAG_UTF8,
+    LOCAL_LEN, ZIP64_EOCD_LEN, ZIP64_LOCATOR_LEN,
+};
 use std::collections::HashMap;
 
 pub use socair_plugin_api::ReadAt;
+/// A name as miniz compares it: `MZ_TOLOWER` lowers ASCII `A`-`Z` and leaves every other byte.
+pub use socair_plugin_kit::zip::names::fold;
+/// The first four bytes of a zip that starts with a local header: what torch's `_is_zipfile`
+/// compares a file's first bytes with to choose its zip reader over the legacy one.
+pub use socair_plugin_kit::zip::LOCAL_MAGIC;
 
 /// Why an archive is refused. Every variant names the place.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -135,52 +153,10 @@ impl Archive {
     }
 }
 
-const LOCAL_SIG: u32 = 0x0403_4b50;
-/// The first four bytes of a zip that starts with a local header: what torch's `_is_zipfile`
-/// compares a file's first bytes with to choose its zip reader over the legacy one.
-pub const LOCAL_MAGIC: [u8; 4] = LOCAL_SIG.to_le_bytes();
-const CENTRAL_SIG: u32 = 0x0201_4b50;
-const EOCD_SIG: u32 = 0x0605_4b50;
-const ZIP64_EOCD_SIG: u32 = 0x0606_4b50;
-const ZIP64_LOCATOR_SIG: u32 = 0x0706_4b50;
-const DESCRIPTOR_SIG: u32 = 0x0807_4b50;
-const EOCD_LEN: u64 = 22;
-const ZIP64_LOCATOR_LEN: u64 = 20;
-const ZIP64_EOCD_LEN: u64 = 56;
-const CENTRAL_LEN: u64 = 46;
-const LOCAL_LEN: u64 = 30;
 /// Flag bits torch's writer sets: 3 (sizes in a data descriptor) and 11 (UTF-8 names).
-const ALLOWED_FLAGS: u16 = (1 << 3) | (1 << 11);
-const EXTRA_ZIP64: u16 = 0x0001;
+const ALLOWED_FLAGS: u16 = FLAG_DESCRIPTOR | FLAG_UTF8;
 /// torch's alignment padding: `FB`, then `Z` bytes.
 const EXTRA_TORCH_PADDING: u16 = 0x4246;
-
-/// Little-endian field reader over a small buffer whose length the caller checked.
-struct Fields<'a> {
-    bytes: &'a [u8],
-    at: usize,
-}
-
-impl<'a> Fields<'a> {
-    fn new(bytes: &'a [u8]) -> Self {
-        Fields { bytes, at: 0 }
-    }
-    fn take<const N: usize>(&mut self) -> [u8; N] {
-        let mut out = [0u8; N];
-        out.copy_from_slice(&self.bytes[self.at..self.at + N]);
-        self.at += N;
-        out
-    }
-    fn u16(&mut self) -> u16 {
-        u16::from_le_bytes(self.take())
-    }
-    fn u32(&mut self) -> u32 {
-        u32::from_le_bytes(self.take())
-    }
-    fn u64(&mut self) -> u64 {
-        u64::from_le_bytes(self.take())
-    }
-}
 
 fn read_vec(src: &(impl ReadAt + ?Sized), offset: u64, len: u64) -> Result<Vec<u8>, ZipError> {
     let end = offset.checked_add(len).filter(|&e| e <= src.size());
@@ -219,18 +195,16 @@ fn read_end_records(src: &(impl ReadAt + ?Sized)) -> Result<DirectoryBounds, Zip
         ));
     }
     let eocd_at = size - EOCD_LEN;
-    let eocd = read_vec(src, eocd_at, EOCD_LEN)?;
-    let mut f = Fields::new(&eocd);
-    if f.u32() != EOCD_SIG {
+    let Some(end) = EndRecord::parse(&read_vec(src, eocd_at, EOCD_LEN)?) else {
         return Err(invalid(
             "end of file",
             "no end-of-central-directory record in the last 22 bytes: the file is truncated, or trailing bytes (a comment, another file) follow the archive",
         ));
-    }
+    };
     let place = format!("end-of-central-directory record at byte {eocd_at}");
-    let (disk, cd_disk, entries_disk, entries) = (f.u16(), f.u16(), f.u16(), f.u16());
-    let (cd_size, cd_offset, comment_len) = (f.u32(), f.u32(), f.u16());
-    if disk != 0 || cd_disk != 0 || entries_disk != entries {
+    let (entries, cd_size, cd_offset) = (end.entries, end.directory_size, end.directory_offset);
+    let comment_len = end.comment_len;
+    if end.disk != 0 || end.directory_disk != 0 || end.entries_here != entries {
         return Err(invalid(
             &place,
             "multi-disk archives are not torch checkpoints",
@@ -244,11 +218,7 @@ fn read_end_records(src: &(impl ReadAt + ?Sized)) -> Result<DirectoryBounds, Zip
     }
     let locator_at = eocd_at.checked_sub(ZIP64_LOCATOR_LEN);
     let locator = match locator_at {
-        Some(at) => {
-            let bytes = read_vec(src, at, ZIP64_LOCATOR_LEN)?;
-            (u32::from_le_bytes([bytes[0], bytes[1], bytes[2], bytes[3]]) == ZIP64_LOCATOR_SIG)
-                .then_some((at, bytes))
-        }
+        Some(at) => Zip64Locator::parse(&read_vec(src, at, ZIP64_LOCATOR_LEN)?).map(|l| (at, l)),
         None => None,
     };
     let Some((locator_at, locator)) = locator else {
@@ -272,9 +242,7 @@ fn read_end_records(src: &(impl ReadAt + ?Sized)) -> Result<DirectoryBounds, Zip
         }
         return Ok(bounds);
     };
-    let mut f = Fields::new(&locator);
-    let _sig = f.u32();
-    let (z_disk, z_offset, disks) = (f.u32(), f.u64(), f.u32());
+    let (z_disk, z_offset, disks) = (locator.disk, locator.end_offset, locator.disks);
     let lplace = format!("zip64 end locator at byte {locator_at}");
     if z_disk != 0 || disks != 1 {
         return Err(invalid(
@@ -289,14 +257,13 @@ fn read_end_records(src: &(impl ReadAt + ?Sized)) -> Result<DirectoryBounds, Zip
     }
     let z = read_vec(src, z_offset, ZIP64_EOCD_LEN)?;
     let zplace = format!("zip64 end record at byte {z_offset}");
-    let mut f = Fields::new(&z);
-    if f.u32() != ZIP64_EOCD_SIG {
+    let Some(z) = Zip64End::parse(&z) else {
         return Err(invalid(&zplace, "bad signature"));
-    }
-    let record_size = f.u64();
-    let (_made_by, _needed) = (f.u16(), f.u16());
-    let (zd, zcd) = (f.u32(), f.u32());
-    let (z_entries_disk, z_entries, z_cd_size, z_cd_offset) = (f.u64(), f.u64(), f.u64(), f.u64());
+    };
+    let record_size = z.record_size;
+    let (zd, zcd) = (z.disk, z.directory_disk);
+    let (z_entries_disk, z_entries) = (z.entries_here, z.entries);
+    let (z_cd_size, z_cd_offset) = (z.directory_size, z.directory_offset);
     if record_size != ZIP64_EOCD_LEN - 12 {
         return Err(invalid(
             &zplace,
@@ -345,65 +312,58 @@ struct CentralEntry {
     header_offset: u64,
 }
 
-/// Splits extra-field blocks, which must tile `extra` exactly.
+/// Splits extra-field blocks, which must tile `extra` exactly (all of them, before any id is
+/// judged).
 fn extra_blocks<'a>(extra: &'a [u8], place: &Place<'_>) -> Result<Vec<(u16, &'a [u8])>, ZipError> {
-    let mut blocks = Vec::new();
-    let mut at = 0usize;
-    while at < extra.len() {
-        if extra.len() - at < 4 {
-            return Err(invalid(place, "extra field ends inside a block header"));
-        }
-        let id = u16::from_le_bytes([extra[at], extra[at + 1]]);
-        let len = usize::from(u16::from_le_bytes([extra[at + 2], extra[at + 3]]));
-        let body = extra.get(at + 4..at + 4 + len).ok_or_else(|| {
-            invalid(
+    extra::blocks(extra)
+        .collect::<Result<_, _>>()
+        .map_err(|e| match e {
+            ExtraError::EndsInBlockHeader => {
+                invalid(place, "extra field ends inside a block header")
+            }
+            ExtraError::RunsPast { id, .. } => invalid(
                 place,
                 format!("extra block {id:#06x} runs past the extra field"),
-            )
-        })?;
-        blocks.push((id, body));
-        at += 4 + len;
-    }
-    Ok(blocks)
+            ),
+        })
 }
 
 /// Applies a zip64 extra block to the 32-bit fields that hold the placeholder, in the order
 /// APPNOTE 4.5.3 gives (uncompressed, compressed, offset); the block must hold exactly those.
-fn apply_zip64(body: &[u8], fields: &mut [&mut u64], place: &Place<'_>) -> Result<(), ZipError> {
-    let wanted: Vec<usize> = (0..fields.len())
-        .filter(|&i| *fields[i] == 0xffff_ffff)
-        .collect();
-    if body.len() != wanted.len() * 8 {
-        return Err(invalid(
+fn apply_zip64(body: &[u8], fields: [&mut u64; 3], place: &Place<'_>) -> Result<(), ZipError> {
+    let saturated = fields.each_ref().map(|f| **f == 0xffff_ffff);
+    match extra::zip64_values(Some(body), saturated) {
+        Ok(values) => {
+            for (field, value) in fields.into_iter().zip(values) {
+                if let Some(v) = value {
+                    *field = v;
+                }
+            }
+            Ok(())
+        }
+        Err(Zip64Error::Length { have, want }) => Err(invalid(
             place,
             format!(
-                "zip64 extra block holds {} bytes but {} fields are placeholders",
-                body.len(),
-                wanted.len()
+                "zip64 extra block holds {have} bytes but {} fields are placeholders",
+                want / 8
             ),
-        ));
+        )),
+        Err(Zip64Error::Missing) => Err(invalid(
+            place,
+            "holds a zip64 placeholder without a zip64 extra field",
+        )),
     }
-    for (n, &i) in wanted.iter().enumerate() {
-        let mut v = [0u8; 8];
-        v.copy_from_slice(&body[n * 8..n * 8 + 8]);
-        *fields[i] = u64::from_le_bytes(v);
-    }
-    Ok(())
 }
 
 fn decode_name(raw: &[u8], flags: u16, place: &Place<'_>) -> Result<String, ZipError> {
-    if flags & (1 << 11) == 0 && !raw.is_ascii() {
-        return Err(invalid(
+    match names::decode(raw, flags) {
+        Ok(name) => Ok(name.to_owned()),
+        Err(NameError::NotAsciiWithoutUtf8Flag) => Err(invalid(
             place,
             "name is not ASCII and the UTF-8 flag is not set (readers decode it differently)",
-        ));
+        )),
+        Err(NameError::NotUtf8) => Err(invalid(place, "name is not UTF-8")),
     }
-    String::from_utf8(raw.to_vec()).map_err(|_| invalid(place, "name is not UTF-8"))
-}
-
-/// A name as miniz compares it: `MZ_TOLOWER` lowers ASCII `A`-`Z` and leaves every other byte.
-pub fn fold(name: &str) -> String {
-    name.to_ascii_lowercase()
 }
 
 /// The longest name torch's `getAllRecords` reads whole: it copies names into a
@@ -468,23 +428,20 @@ fn read_central(
         let fixed = dir
             .get(at..at + CENTRAL_LEN as usize)
             .ok_or_else(|| invalid(&place, "runs past the central directory"))?;
-        let mut f = Fields::new(fixed);
-        if f.u32() != CENTRAL_SIG {
+        let Some(h) = CentralHeader::parse(fixed) else {
             return Err(invalid(&place, "bad signature"));
-        }
-        let (_made_by, _needed, flags, method, _time, _date) =
-            (f.u16(), f.u16(), f.u16(), f.u16(), f.u16(), f.u16());
-        let crc32 = f.u32();
-        let (mut compressed, mut uncompressed) = (u64::from(f.u32()), u64::from(f.u32()));
+        };
+        let (flags, method, crc32, disk) = (h.flags, h.method, h.crc32, h.disk);
+        let (mut compressed, mut uncompressed) =
+            (u64::from(h.compressed), u64::from(h.uncompressed));
         let (name_len, extra_len, comment_len) = (
-            usize::from(f.u16()),
-            usize::from(f.u16()),
-            usize::from(f.u16()),
+            usize::from(h.name_len),
+            usize::from(h.extra_len),
+            usize::from(h.comment_len),
         );
-        let (disk, _internal, _external) = (f.u16(), f.u16(), f.u32());
-        let mut header_offset = u64::from(f.u32());
+        let mut header_offset = u64::from(h.header_offset);
         let var_start = at + CENTRAL_LEN as usize;
-        let var_end = var_start + name_len + extra_len + comment_len;
+        let var_end = var_start + h.variable_len();
         let var = dir.get(var_start..var_end).ok_or_else(|| {
             invalid(
                 &place,
@@ -506,7 +463,7 @@ fn read_central(
                     seen_zip64 = true;
                     apply_zip64(
                         body,
-                        &mut [&mut uncompressed, &mut compressed, &mut header_offset],
+                        [&mut uncompressed, &mut compressed, &mut header_offset],
                         &place,
                     )?;
                 }
@@ -682,15 +639,12 @@ fn read_local(
     place: &Place<'_>,
 ) -> Result<(u64, u64), ZipError> {
     let at = entry.header_offset;
-    let fixed = read_vec(src, at, LOCAL_LEN)?;
-    let mut f = Fields::new(&fixed);
-    if f.u32() != LOCAL_SIG {
+    let Some(h) = LocalHeader::parse(&read_vec(src, at, LOCAL_LEN)?) else {
         return Err(invalid(place, format!("no local file header at byte {at}")));
-    }
-    let (_needed, flags, method, _time, _date) = (f.u16(), f.u16(), f.u16(), f.u16(), f.u16());
-    let crc32 = f.u32();
-    let (mut compressed, mut uncompressed) = (u64::from(f.u32()), u64::from(f.u32()));
-    let (name_len, extra_len) = (u64::from(f.u16()), u64::from(f.u16()));
+    };
+    let (flags, method, crc32) = (h.flags, h.method, h.crc32);
+    let (mut compressed, mut uncompressed) = (u64::from(h.compressed), u64::from(h.uncompressed));
+    let (name_len, extra_len) = (u64::from(h.name_len), u64::from(h.extra_len));
     let var = read_vec(src, at + LOCAL_LEN, name_len + extra_len)?;
     let name = decode_name(&var[..name_len as usize], flags, place)?;
     if name != entry.name {
@@ -769,7 +723,7 @@ fn read_local(
             )
         })?;
     let mut next = data_end;
-    if flags & (1 << 3) != 0 {
+    if flags & FLAG_DESCRIPTOR != 0 {
         // Sizes and CRC deferred to a data descriptor: the local fields hold zeros (a zip64
         // block's values were checked above).
         if crc32 != 0
@@ -820,22 +774,11 @@ fn read_local(
 /// zero means the writer never computed one (torch's `compute_crc32` off): refused too, since
 /// then nothing ties the bytes torch reads to what was written.
 pub fn verify_crc(src: &(impl ReadAt + ?Sized), record: &Record) -> Result<(), ZipError> {
-    let mut hasher = crc32fast::Hasher::new();
-    let mut buf = vec![0u8; record.len.min(1 << 20) as usize];
-    let mut at = record.data_offset;
-    let end = record.data_offset + record.len;
-    while at < end {
-        let n = (end - at).min(buf.len() as u64) as usize;
-        src.read_exact_at(at, &mut buf[..n])
-            .map_err(|message| ZipError::Io {
-                offset: at,
-                len: n as u64,
-                message,
-            })?;
-        hasher.update(&buf[..n]);
-        at += n as u64;
-    }
-    let actual = hasher.finalize();
+    let actual = crc32_of_range(src, record.data_offset, record.len).map_err(|e| ZipError::Io {
+        offset: e.offset,
+        len: e.len,
+        message: e.message,
+    })?;
     if actual == record.crc32 {
         return Ok(());
     }
@@ -855,6 +798,9 @@ pub fn verify_crc(src: &(impl ReadAt + ?Sized), record: &Record) -> Result<(), Z
 #[cfg(test)]
 mod tests {
     use super::*;
+    use socair_plugin_kit::zip::{
+        CENTRAL_SIG, EOCD_SIG, LOCAL_SIG, ZIP64_EOCD_SIG, ZIP64_LOCATOR_SIG,
+    };
 
     /// Writes an archive the way torch's writer does (flags 0x0808, data descriptors, a zip64
     /// end record), with `local_zip64` as each local header's zip64 extra block: a function of
