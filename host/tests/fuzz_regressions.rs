@@ -1,21 +1,8 @@
 //! Replays every saved `documents` fuzz input and the DSSE and JSON fixtures through the
 //! property the fuzz target checks.
 
-use std::path::{Path, PathBuf};
-
-fn files_under(dir: &Path, out: &mut Vec<PathBuf>) {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return;
-    };
-    for entry in entries {
-        let path = entry.unwrap().path();
-        if path.is_dir() {
-            files_under(&path, out);
-        } else {
-            out.push(path);
-        }
-    }
-}
+use socair_plugin_kit::testing::files_under;
+use std::path::PathBuf;
 
 #[test]
 fn every_saved_input_keeps_the_property() {
@@ -26,7 +13,7 @@ fn every_saved_input_keeps_the_property() {
         "fuzz/corpus/documents",
         "fixtures/dsse",
     ] {
-        files_under(&repo.join(dir), &mut inputs);
+        inputs.extend(files_under(&repo.join(dir)));
     }
     assert!(inputs.len() >= 4);
     for path in &inputs {

@@ -2,29 +2,16 @@
 //! archive fixture through the property the fuzz target checks.
 
 use socair_plugin_archive::fuzzing::check_reader;
-use std::path::{Path, PathBuf};
-
-fn files_under(dir: &Path, out: &mut Vec<PathBuf>) {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return;
-    };
-    for entry in entries {
-        let path = entry.unwrap().path();
-        if path.is_dir() {
-            files_under(&path, out);
-        } else {
-            out.push(path);
-        }
-    }
-}
+use socair_plugin_kit::testing::files_under;
+use std::path::PathBuf;
 
 #[test]
 fn every_saved_input_keeps_the_properties() {
     let repo = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..");
     let mut inputs = Vec::new();
-    files_under(&repo.join("fuzz/regressions/archive"), &mut inputs);
-    files_under(&repo.join("fuzz/corpus/archive_reader"), &mut inputs);
-    files_under(&repo.join("fixtures/archive"), &mut inputs);
+    inputs.extend(files_under(&repo.join("fuzz/regressions/archive")));
+    inputs.extend(files_under(&repo.join("fuzz/corpus/archive_reader")));
+    inputs.extend(files_under(&repo.join("fixtures/archive")));
     assert!(inputs.len() > 15, "fixtures missing");
     for path in &inputs {
         check_reader(&std::fs::read(path).unwrap());

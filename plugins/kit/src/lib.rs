@@ -12,6 +12,7 @@ pub mod bounded;
 pub mod companion;
 pub mod export;
 pub mod report;
+pub mod testing;
 pub mod zip;
 
 /// abi_stable, for the same.

@@ -20,27 +20,11 @@ use socair_plugin_numpy::{opened_file, read, span::Span};
 /// In a child run only: reads the file named by `SOCAIR_BOUNDS_CHILD` and opens it.
 #[test]
 fn child() {
-    let Ok(path) = std::env::var("SOCAIR_BOUNDS_CHILD") else {
+    let Some(data) = measure::child_input() else {
         return;
     };
-    let data = std::fs::read(path).unwrap();
     let opened = opened_file(read::read_npz(Span::file_bytes(&data), false, &[]));
-    let findings: usize = opened.rows.iter().map(|r| r.findings.len()).sum();
-    let inline: usize = opened
-        .tensors
-        .iter()
-        .map(|t| t.inline.as_ref().map_or(0, |b| b.len()))
-        .sum();
-    let statuses: Vec<String> = opened
-        .rows
-        .iter()
-        .map(|r| format!("{:?}", r.status))
-        .collect();
-    println!(
-        "plugin: {} tensors ({inline} inline bytes), {} unread, {findings} findings, rows {statuses:?}",
-        opened.tensors.len(),
-        opened.unread.len(),
-    );
+    println!("plugin: {}", socair_plugin_kit::testing::summary(&opened));
     measure::print_own_peak();
 }
 

@@ -1,31 +1,18 @@
 //! Replays every saved fuzz input (crashes kept as regressions, and the seed corpus) and every
 //! ONNX fixture through the property the fuzz target checks.
 
+use socair_plugin_kit::testing::files_under;
 use socair_plugin_onnx::fuzzing::check_reader;
-use std::path::{Path, PathBuf};
-
-fn files_under(dir: &Path, out: &mut Vec<PathBuf>) {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return;
-    };
-    for entry in entries {
-        let path = entry.unwrap().path();
-        if path.is_dir() {
-            files_under(&path, out);
-        } else {
-            out.push(path);
-        }
-    }
-}
+use std::path::PathBuf;
 
 #[test]
 fn every_saved_input_keeps_the_properties() {
     let repo = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..");
     let mut inputs = Vec::new();
-    files_under(&repo.join("fuzz/regressions/onnx"), &mut inputs);
-    files_under(&repo.join("fuzz/corpus/onnx_reader"), &mut inputs);
+    inputs.extend(files_under(&repo.join("fuzz/regressions/onnx")));
+    inputs.extend(files_under(&repo.join("fuzz/corpus/onnx_reader")));
     let saved = inputs.len();
-    files_under(&repo.join("fixtures/onnx"), &mut inputs);
+    inputs.extend(files_under(&repo.join("fixtures/onnx")));
     assert!(inputs.len() > saved + 15, "fixtures missing");
     for path in &inputs {
         let data = std::fs::read(path).unwrap();

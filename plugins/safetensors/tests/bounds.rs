@@ -16,25 +16,13 @@ use shapes::*;
 /// In a child run only: reads the file named by `SOCAIR_BOUNDS_CHILD` and opens it.
 #[test]
 fn child() {
-    let Ok(path) = std::env::var("SOCAIR_BOUNDS_CHILD") else {
+    let Some(data) = measure::child_input() else {
         return;
     };
-    let data = std::fs::read(path).unwrap();
     let opened = socair_plugin_safetensors::opened_file(
         socair_plugin_safetensors::header::parse_header(&data, data.len() as u64),
     );
-    let findings: usize = opened.rows.iter().map(|r| r.findings.len()).sum();
-    let statuses: Vec<String> = opened
-        .rows
-        .iter()
-        .map(|r| format!("{:?}", r.status))
-        .collect();
-    println!(
-        "plugin: {} tensors, {} unread, {findings} findings, {} metadata, rows {statuses:?}",
-        opened.tensors.len(),
-        opened.unread.len(),
-        opened.metadata.len()
-    );
+    println!("plugin: {}", socair_plugin_kit::testing::summary(&opened));
     measure::print_own_peak();
 }
 

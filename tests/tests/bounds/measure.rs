@@ -216,6 +216,12 @@ pub fn plugin_alone(shape: &str, name: &str, data: Vec<u8>, child: &str) {
 }
 
 /// In a child run: prints this process's own peak resident set (`VmHWM`, KiB) for
+/// In a child run of [`plugin_alone`] only: the bytes of the file `SOCAIR_BOUNDS_CHILD` names.
+pub fn child_input() -> Option<Vec<u8>> {
+    let path = std::env::var("SOCAIR_BOUNDS_CHILD").ok()?;
+    Some(std::fs::read(path).unwrap())
+}
+
 /// [`plugin_alone`].
 pub fn print_own_peak() {
     let status = std::fs::read_to_string("/proc/self/status").unwrap();
