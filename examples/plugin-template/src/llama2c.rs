@@ -14,7 +14,8 @@ pub const MAGIC: u32 = 0x616b_3432;
 pub const PARAMS: &str = "dim hidden_dim n_layers n_heads n_kv_heads vocab_size seq_len";
 /// The most this reader accepts of each: above every published Llama, and low enough that no
 /// size overflows and the tensor list stays short (at most 9 × 1024 + 5 tensors). Version 0
-/// has no magic, so plausible params are half of what claims a file.
+/// has no magic: params within these bounds, and a file exactly as long as they imply, are
+/// what claims one.
 pub const BOUNDS: [i32; 7] = [1 << 16, 1 << 18, 1 << 10, 1 << 10, 1 << 10, 1 << 21, 1 << 20];
 /// The order `legacy_export` writes; a per-layer key is one tensor per layer, layer 0 first.
 const V0_ORDER: &str = "tok_embeddings.weight attention_norm attention.wq attention.wk \
