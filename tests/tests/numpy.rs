@@ -1,6 +1,6 @@
 //! The first-party NumPy plugin (`plugins/numpy`, plugin `numpy`) end to end: the built
 //! `socair` with its built plugins on the files NumPy 2.4.6 wrote (fixtures/npy/plugin/ and
-//! the template's fixtures/npy/valid/, by fixtures/npy/make_fixtures.py), checked against what
+//! fixtures/npy/valid/, by fixtures/npy/make_fixtures.py), checked against what
 //! NumPy says of them (each array's dtype, shape, size and SHA-256, and the float32 values
 //! hash), the verdicts and places of both rows, and the bounds on zip bombs and floods of
 //! members (64 MiB + 8x the input, 5 s per 30 MB, as `bounds.rs` measures them).
@@ -145,10 +145,10 @@ fn malformed_fixtures_fail_with_their_reason_and_place() {
     }
 }
 
-/// The template's fixtures, read by this plugin: NumPy's hashes of every array; the arrays
+/// The fixtures of npy/valid/, read by this plugin: NumPy's hashes of every array; the arrays
 /// `np.savez_compressed` deflated fingerprint exactly as the same arrays `np.savez` stored.
 #[test]
-fn the_templates_fixtures_match_numpy_and_deflated_equals_stored() {
+fn the_valid_fixtures_match_numpy_and_deflated_equals_stored() {
     let e = expected("npy/expected.json");
     for (file, want) in e["valid"].as_object().unwrap() {
         let r = run(socair()

@@ -111,13 +111,13 @@ fn pinned_plugins_decide_what_scans_converts_and_promotes() {
         .is_none());
     assert_eq!(s.run(&["airlock", "scan", &sha, "--key", &scanner]).code, 0);
 
-    // A pinned plugin that is not loaded (the out-of-tree npy example is not installed here):
+    // A pinned plugin that is not loaded (the out-of-tree llama2c example is not installed here):
     // nothing scans until it is.
     let r = s.run(&[
         "airlock",
         "pin",
         "plugin",
-        "npy",
+        "llama2c",
         "--version",
         "=0.1.0",
         "--any-build",
@@ -125,9 +125,9 @@ fn pinned_plugins_decide_what_scans_converts_and_promotes() {
     assert_eq!(r.code, 0, "{}", r.stderr);
     refused(
         &s.run(&["airlock", "scan", &sha, "--key", &scanner]),
-        "pins plugin npy, which is not loaded",
+        "pins plugin llama2c, which is not loaded",
     );
-    let r = s.run(&["airlock", "pin", "plugin", "npy", "--remove"]);
+    let r = s.run(&["airlock", "pin", "plugin", "llama2c", "--remove"]);
     assert_eq!(r.code, 0, "{}", r.stderr);
     assert_eq!(s.run(&["airlock", "scan", &sha, "--key", &scanner]).code, 0);
     // Pinning a plugin that is not loaded needs an explicit version.

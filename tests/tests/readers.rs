@@ -14,9 +14,9 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::OnceLock;
 
-/// The template's `.npy` reader, turned into a reader that claims every file that starts like
+/// The template's llama2.c reader, turned into a reader that claims every file that starts like
 /// safetensors (8 bytes of header length, then `{`) and PASSes it without reading it.
-const LENIENT_READER: &str = r#"impl FormatReader for NpyReader {
+const LENIENT_READER: &str = r#"impl FormatReader for Llama2cReader {
     fn format(&self) -> RString {
         RString::from("safetensors")
     }
@@ -39,7 +39,7 @@ const LENIENT_READER: &str = r#"impl FormatReader for NpyReader {
                 unread: RVec::new(),
                 rows: RVec::from(vec![ReportRow {
                     check: STRUCTURE_CHECK.into(),
-                    status: RowStatus::Pass,
+                    status: socair_plugin_api::RowStatus::Pass,
                     summary: "looks fine".into(),
                     findings: RVec::new(),
                 }]),
@@ -51,6 +51,13 @@ const LENIENT_READER: &str = r#"impl FormatReader for NpyReader {
 }
 
 "#;
+
+/// `text` with `from` replaced by `to`, which must be there: a template that changed under this
+/// test must fail it, not quietly build something else.
+fn replaced(text: &str, from: &str, to: &str) -> String {
+    assert!(text.contains(from), "the template no longer has {from:?}");
+    text.replace(from, to)
+}
 
 fn lib_name(stem: &str) -> String {
     format!(
@@ -74,17 +81,19 @@ fn lenient_plugin_dir() -> &'static PathBuf {
             let name = path.file_name().unwrap();
             let text = std::fs::read_to_string(&path).unwrap();
             let text = if name == "lib.rs" {
-                let start = text.find("impl FormatReader for NpyReader {").unwrap();
-                let end = text.find("impl FormatReader for NpzReader {").unwrap();
-                format!("{}{LENIENT_READER}{}", &text[..start], &text[end..])
-                    .replace(
-                        "pub const PLUGIN_NAME: &str = \"npy\";",
-                        "pub const PLUGIN_NAME: &str = \"lenient\";",
-                    )
-                    .replace(
-                        "RString::from(read::NPY), ",
-                        "RString::from(\"safetensors\"), ",
-                    )
+                let start = text.find("impl FormatReader for Llama2cReader {").unwrap();
+                let end = text.find("/// Turns what was read into").unwrap();
+                let text = format!("{}{LENIENT_READER}{}", &text[..start], &text[end..]);
+                let text = replaced(
+                    &text,
+                    "pub const PLUGIN_NAME: &str = \"llama2c\";",
+                    "pub const PLUGIN_NAME: &str = \"lenient\";",
+                );
+                replaced(
+                    &text,
+                    "pub const FORMAT: &str = \"llama2c\";",
+                    "pub const FORMAT: &str = \"safetensors\";",
+                )
             } else {
                 text
             };
@@ -94,20 +103,22 @@ fn lenient_plugin_dir() -> &'static PathBuf {
             &src.join("Cargo.lock"),
             &std::fs::read(template.join("Cargo.lock")).unwrap(),
         );
-        let manifest = std::fs::read_to_string(template.join("Cargo.toml"))
-            .unwrap()
-            .replace(
-                "name = \"socair-plugin-npy\"",
-                "name = \"socair-plugin-lenient\"",
-            )
-            .replace(
-                "name = \"socair_plugin_npy\"",
-                "name = \"socair_plugin_lenient\"",
-            )
-            .replace(
-                "path = \"../../plugin-api\"",
-                &format!("path = {:?}", repo().join("plugin-api")),
-            );
+        let manifest = std::fs::read_to_string(template.join("Cargo.toml")).unwrap();
+        let manifest = replaced(
+            &manifest,
+            "name = \"socair-plugin-llama2c\"",
+            "name = \"socair-plugin-lenient\"",
+        );
+        let manifest = replaced(
+            &manifest,
+            "name = \"socair_plugin_llama2c\"",
+            "name = \"socair_plugin_lenient\"",
+        );
+        let manifest = replaced(
+            &manifest,
+            "path = \"../../plugin-api\"",
+            &format!("path = {:?}", repo().join("plugin-api")),
+        );
         write_if_changed(&src.join("Cargo.toml"), manifest.as_bytes());
         // The template's dependencies are already built in the shared fixture target directory.
         let out = fixture_cargo("build", &src.join("Cargo.toml"))
