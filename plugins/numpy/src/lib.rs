@@ -9,9 +9,10 @@
 //! `guard`, so a panic becomes an error instead of unwinding into the host) and the turn of
 //! what was read into what the plugin API reports.
 //!
-//! It grew out of the out-of-tree template in `examples/plugin-template/` (which stays the
-//! third-party example): deflated members, object arrays' pickles (scanned by
-//! `socair-pickle`), zip64 end records and data descriptors are what it adds.
+//! It grew out of an earlier out-of-tree template that read stored `.npy`/`.npz` files (the
+//! template in `examples/plugin-template/` reads llama2.c checkpoints now): deflated members,
+//! object arrays' pickles (scanned by `socair-pickle`), zip64 end records and data
+//! descriptors are what it adds.
 
 pub mod detect;
 pub mod fuzzing;

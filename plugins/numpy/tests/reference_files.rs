@@ -3,8 +3,8 @@
 //! NumPy says of it in plugin/expected.json: each array's dtype, shape, size and the SHA-256 of
 //! its row-major bytes (gathered here from the descriptor's range and strides, or its inline
 //! bytes), what is left unread, the verdicts of both rows, and the place of the finding that
-//! decides them. The template's fixtures (fixtures/npy/valid, malformed) are read too, for the
-//! hashes NumPy computed of their arrays.
+//! decides them. The older fixtures (fixtures/npy/valid, malformed, which the first plugin
+//! template read) are read too, for the hashes NumPy computed of their arrays.
 
 #![allow(clippy::unwrap_used, clippy::indexing_slicing, clippy::panic)]
 
@@ -201,10 +201,10 @@ fn the_plugins_malformed_fixtures_are_refused_with_their_place() {
     }
 }
 
-/// The template's fixtures: the same arrays, as NumPy hashed them; this plugin reads the
-/// deflated ones too, and reports object arrays in their own row.
+/// The older fixtures: the same arrays, as NumPy hashed them; this plugin reads the deflated
+/// ones too, and reports object arrays in their own row.
 #[test]
-fn the_templates_fixtures_match_numpy() {
+fn the_older_fixtures_match_numpy() {
     let e = expected("expected.json");
     let mut arrays = 0;
     for (file, want) in e["valid"].as_object().unwrap() {
@@ -218,7 +218,7 @@ fn the_templates_fixtures_match_numpy() {
             out.pickle_findings
         );
         if file == "savez-compressed.npz" {
-            // The template leaves these unread; NumPy's own hashes of them, from the stored
+            // Deflated, so inline bytes here; NumPy's own hashes of them come from the stored
             // archive holding the same arrays.
             assert_eq!(out.tensors.len(), 2);
             assert!(out
@@ -235,8 +235,8 @@ fn the_templates_fixtures_match_numpy() {
         if file == "bad-magic.npy" {
             continue;
         }
-        // Python's zipfile reads these two, and so does this plugin (the template refuses
-        // them): a comment after the end record, and sizes in data descriptors.
+        // Python's zipfile reads these two, and so does this plugin (the first template
+        // refused them): a comment after the end record, and sizes in data descriptors.
         if file == "comment.npz" || file == "data-descriptor.npz" {
             assert_eq!(
                 want["numpy_load"], "accepted",
