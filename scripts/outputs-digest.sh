@@ -7,8 +7,9 @@
 #   scripts/outputs-digest.sh old/socair PLUGINS > before.txt
 #   scripts/outputs-digest.sh new/socair PLUGINS > after.txt && diff before.txt after.txt
 #
-# PLUGINS is one plugin directory given to both builds (a plugin's file hash is part of every
-# report, so both must load the same plugin files).
+# PLUGINS is the plugin directory each build loads. A plugin's file hash is part of every
+# report; each plugin file's sha256 is replaced by its file name before the digest, so a change
+# to the plugins themselves is checked too (old host with old plugins, new host with new ones).
 set -euo pipefail
 bin=$(realpath "$1")
 plugins=$(realpath "$2")
@@ -18,12 +19,20 @@ trap 'rm -rf "$work"' EXIT
 
 digest() { sha256sum | cut -c1-16; }
 
+# One sed expression per plugin file: its sha256 becomes "plugin:<file name>".
+plugin_hashes=()
+for so in "$plugins"/*.so; do
+  [ -e "$so" ] || continue
+  plugin_hashes+=(-e "s#$(sha256sum "$so" | cut -c1-64)#plugin:$(basename "$so")#g")
+done
+normalize() { sed -i -e "s#$work#WORK#g" "${plugin_hashes[@]}" "$@"; }
+
 # Runs socair with the given arguments; prints "<code> <stdout digest> <stderr digest>".
 # Temporary paths in messages are replaced by a fixed name first.
 run() {
   local code=0
   "$bin" --plugin-dir "$plugins" "$@" >"$work/out" 2>"$work/err" </dev/null || code=$?
-  sed -i "s#$work#WORK#g" "$work/out" "$work/err"
+  normalize "$work/out" "$work/err"
   printf '%s %s %s' "$code" "$(digest <"$work/out")" "$(digest <"$work/err")"
 }
 
@@ -40,6 +49,7 @@ for f in "${files[@]}" "${dirs[@]}"; do
       rm -f "$work/converted"
       line=$(run convert "$f" "$work/converted" --from "$from" --to "$to")
       if [ -f "$work/converted" ]; then
+        normalize "$work/converted"
         line="$line $(digest <"$work/converted")"
       fi
       echo "convert $from $to $f: $line"
