@@ -9,9 +9,9 @@
 //! `raw_data` is a zero-copy slice of the file whose offset is known.
 //!
 //! This file holds [`parse`] itself: the pre-pass, the decode, the names and the budgets; the
-//! parts apart are what it yields ([`results`]), the ONNX data types ([`data_type`]), one
-//! tensor located ([`tensor`]), the value of a Constant node ([`constant`]), the tensors
-//! outside the model ([`outside`]) and the model's metadata ([`metadata`]).
+//! parts apart are what it yields (`results`), the ONNX data types (`data_type`), one
+//! tensor located (`tensor`), the value of a Constant node (`constant`), the tensors
+//! outside the model (`outside`) and the model's metadata (`metadata`).
 
 mod constant;
 mod data_type;

@@ -3,9 +3,9 @@
 //! state-dict model (`ReadStateDict`) that `socair tensors` and conversion read.
 //!
 //! This file holds what decides that a file is a torch zip and the reading of one from its
-//! zip layer to its storages; the parts apart are the analysis they fill ([`analysis`]), the
-//! records torch's reader looks up beside `data.pkl` ([`records`]), the storages and tensors
-//! as torch loads them ([`tensors`]) and the state-dict model ([`state_dict`]), which the
+//! zip layer to its storages; the parts apart are the analysis they fill (`analysis`), the
+//! records torch's reader looks up beside `data.pkl` (`records`), the storages and tensors
+//! as torch loads them (`tensors`) and the state-dict model (`state_dict`), which the
 //! legacy format reads too.
 
 mod analysis;

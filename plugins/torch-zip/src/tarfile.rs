@@ -27,9 +27,9 @@
 //! verdict says so. Every read is bounded by the file, nesting by [`MAX_DEPTH`].
 //!
 //! This file holds the verdict over every profile; the parts apart are the profiles
-//! ([`profile`]), one `tarfile.open` under one profile with the chain of headers it reads
-//! ([`open`]), one header block as `frombuf` reads it ([`header`]), pax extended headers
-//! ([`pax`]), and Python's exceptions and `int()` as far as the model needs them ([`py`]).
+//! (`profile`), one `tarfile.open` under one profile with the chain of headers it reads
+//! (`open`), one header block as `frombuf` reads it (`header`), pax extended headers
+//! (`pax`), and Python's exceptions and `int()` as far as the model needs them (`py`).
 
 mod header;
 mod open;
