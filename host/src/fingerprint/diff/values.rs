@@ -1,0 +1,253 @@
+//! The value passes, when both sides are models: pairs by name that differ get their numbers
+//! (and a rounded or transposed copy is told apart), then leftover float tensors are paired
+//! by order-free statistics and confirmed in full, as they are, transposed or unpermuted.
+//! Apart from the passes over manifests, which need no bytes.
+
+use super::document::{MatchedBy, Outcome, Transform};
+use super::roles::role_pass;
+use super::sides::{Entry, ModelBytes, NewPair, Pairing};
+use crate::fingerprint::numeric::{self, Alignment, FlatTensor, Moments, Numbers};
+use rayon::prelude::*;
+use std::collections::HashMap;
+
+/// How many candidate statistics comparisons the value pass makes at most: it stays
+/// near-linear for 100k-tensor models whose tensors share a few shapes.
+const CANDIDATE_BUDGET: u64 = 50_000_000;
+/// Candidates compared in full per tensor, best statistics first.
+const VERIFY_PER_TENSOR: usize = 3;
+
+/// The alignments under which two tensors' values may line up: as they are, unpermuted (a Q
+/// or K projection, either side the GGUF) or transposed.
+fn alignments(
+    ea: &Entry<'_>,
+    er: &Entry<'_>,
+    ab: &ModelBytes<'_>,
+    rb: &ModelBytes<'_>,
+) -> Vec<(Alignment, Option<Transform>)> {
+    use crate::fingerprint::unpermute::heads_for;
+    let (sa, sr) = (&ea.t.shape, &er.t.shape);
+    let mut out = Vec::new();
+    if sa == sr {
+        out.push((Alignment::Same, None));
+        let permuted = |bytes: &ModelBytes<'_>, e: &Entry<'_>| {
+            bytes
+                .permuted
+                .get(&e.t.file)
+                .and_then(|&h| heads_for(&e.t.name, h))
+        };
+        if let Some(n_head) = permuted(ab, ea) {
+            out.push((
+                Alignment::Unpermute {
+                    n_head,
+                    reference_permuted: false,
+                },
+                Some(Transform::Unpermute),
+            ));
+        }
+        if let Some(n_head) = permuted(rb, er) {
+            out.push((
+                Alignment::Unpermute {
+                    n_head,
+                    reference_permuted: true,
+                },
+                Some(Transform::Unpermute),
+            ));
+        }
+    }
+    if numeric::applies(Alignment::Transposed, sa, sr) {
+        out.push((Alignment::Transposed, Some(Transform::Transpose)));
+    }
+    out.retain(|(al, _)| numeric::applies(*al, sa, sr));
+    out
+}
+
+fn flat<'a>(bytes: &'a ModelBytes<'a>, e: &Entry<'_>) -> Result<FlatTensor<'a>, String> {
+    let (file, t) = bytes
+        .tensors
+        .get(&(e.t.file.clone(), e.t.name.clone()))
+        .ok_or("its bytes are not at hand")?;
+    FlatTensor::new(file, t)
+}
+
+/// Compares two entries in full under `alignment`.
+fn numbers_of(
+    ea: &Entry<'_>,
+    er: &Entry<'_>,
+    ab: &ModelBytes<'_>,
+    rb: &ModelBytes<'_>,
+    alignment: Alignment,
+) -> Result<Numbers, String> {
+    numeric::compare(&flat(ab, ea)?, &flat(rb, er)?, alignment)
+}
+
+/// The outcome two tensors compared in full have, if they are the same weights.
+fn same_weights(n: &Numbers, alignment: Alignment) -> Option<Outcome> {
+    if n.elements_changed == 0 {
+        return Some(match alignment {
+            Alignment::Same => Outcome::SameValues,
+            Alignment::Transposed => Outcome::SameValuesTransposed,
+            Alignment::Unpermute { .. } => Outcome::SameValuesAfterUnpermute,
+        });
+    }
+    (n.narrower_is_rounded_wider == Some(true)).then_some(Outcome::LowerPrecision)
+}
+
+/// Numbers of a pair and the line-up they were taken under, or why there are none.
+type Measured = Result<(Numbers, Alignment), String>;
+/// A candidate confirmed in full: its index, outcome, transform and numbers.
+type Confirmed = (usize, Outcome, Option<Transform>, Numbers);
+
+pub(super) fn by_values_pass(
+    a: &[Entry<'_>],
+    r: &[Entry<'_>],
+    ab: &ModelBytes<'_>,
+    rb: &ModelBytes<'_>,
+    p: &mut Pairing,
+    new_pair: &NewPair<'_>,
+) {
+    // 3a. Pairs by name that differ: numbers, and a rounded or transposed copy told apart.
+    let jobs: Vec<usize> = p
+        .pairs
+        .iter()
+        .enumerate()
+        .filter(|(_, (_, _, pair))| pair.outcome == Outcome::Differs)
+        .map(|(k, _)| k)
+        .collect();
+    let results: Vec<(usize, Measured)> = jobs
+        .par_iter()
+        .map(|&k| {
+            let (i, j, _) = &p.pairs[k];
+            let (ea, er) = (&a[*i], &r[*j]);
+            if !(ea.is_float() && er.is_float()) {
+                return (
+                    k,
+                    Err(format!(
+                        "{} against {}: numbers are computed for F32, F16 and BF16",
+                        ea.t.dtype, er.t.dtype
+                    )),
+                );
+            }
+            // As they are first; transposed only when that does not show the same weights
+            // (a square matrix lines up both ways). The first line-up that shows the same
+            // weights wins, else the element-wise one.
+            let mut first: Option<Measured> = None;
+            for (al, _) in alignments(ea, er, ab, rb)
+                .into_iter()
+                .filter(|(al, _)| matches!(al, Alignment::Same | Alignment::Transposed))
+            {
+                let measured = numbers_of(ea, er, ab, rb, al).map(|n| (n, al));
+                if matches!(&measured, Ok((n, al)) if same_weights(n, *al).is_some()) {
+                    return (k, measured);
+                }
+                first.get_or_insert(measured);
+            }
+            let best = first.unwrap_or_else(|| {
+                Err(format!(
+                    "shapes {:?} and {:?} do not line up",
+                    ea.t.shape, er.t.shape
+                ))
+            });
+            (k, best)
+        })
+        .collect();
+    for (k, result) in results {
+        let pair = &mut p.pairs[k].2;
+        match result {
+            Ok((n, al)) => {
+                if let Some(outcome) = same_weights(&n, al) {
+                    pair.outcome = outcome;
+                }
+                if al == Alignment::Transposed {
+                    pair.transform = Some(Transform::Transpose);
+                }
+                pair.numbers = Some(n);
+            }
+            Err(why) => pair.numbers_missing = Some(why),
+        }
+    }
+
+    // 3b. Leftover floats: candidates by order-free statistics, confirmed in full.
+    let left = |used: &[bool], side: &[Entry<'_>]| -> Vec<usize> {
+        (0..side.len())
+            .filter(|&i| !used[i] && side[i].is_float())
+            .collect()
+    };
+    let (la, lr) = (left(&p.a_used, a), left(&p.r_used, r));
+    let moments =
+        |side: &[Entry<'_>], bytes: &ModelBytes<'_>, idx: &[usize]| -> HashMap<usize, Moments> {
+            idx.par_iter()
+                .filter_map(|&i| {
+                    let t = flat(bytes, &side[i]).ok()?;
+                    numeric::float_moments(&t).ok().map(|m| (i, m))
+                })
+                .collect()
+        };
+    let (ma, mr) = rayon::join(|| moments(a, ab, &la), || moments(r, rb, &lr));
+    let mut r_by_count: HashMap<u64, Vec<usize>> = HashMap::new();
+    for &j in &lr {
+        if let Some(m) = mr.get(&j) {
+            r_by_count.entry(m.elements).or_default().push(j);
+        }
+    }
+    let mut budget = CANDIDATE_BUDGET;
+    let mut candidates: Vec<(usize, Vec<usize>)> = Vec::new();
+    for &i in &la {
+        let Some(m) = ma.get(&i) else { continue };
+        let Some(pool) = r_by_count.get(&m.elements) else {
+            continue;
+        };
+        if budget < pool.len() as u64 {
+            break;
+        }
+        budget -= pool.len() as u64;
+        let mut scored: Vec<(f64, usize)> = pool
+            .iter()
+            .filter(|&&j| !alignments(&a[i], &r[j], ab, rb).is_empty())
+            .filter_map(|&j| m.distance(&mr[&j], 2f64.powi(-8)).map(|d| (d, j)))
+            .collect();
+        scored.sort_by(|x, y| x.0.total_cmp(&y.0));
+        if !scored.is_empty() {
+            candidates.push((
+                i,
+                scored
+                    .into_iter()
+                    .take(VERIFY_PER_TENSOR)
+                    .map(|(_, j)| j)
+                    .collect(),
+            ));
+        }
+    }
+    // Every candidate line-up compared in full, in parallel; then each tensor takes its best
+    // confirmed candidate still free, in the artifact's order.
+    let verified: Vec<(usize, Vec<Confirmed>)> = candidates
+        .par_iter()
+        .map(|(i, js)| {
+            let mut ok = Vec::new();
+            for &j in js {
+                for (al, transform) in alignments(&a[*i], &r[j], ab, rb) {
+                    if let Ok(n) = numbers_of(&a[*i], &r[j], ab, rb, al) {
+                        if let Some(outcome) = same_weights(&n, al) {
+                            ok.push((j, outcome, transform, n));
+                            break;
+                        }
+                    }
+                }
+            }
+            (*i, ok)
+        })
+        .collect();
+    for (i, ok) in verified {
+        if let Some((j, outcome, transform, n)) = ok.into_iter().find(|(j, ..)| !p.r_used[*j]) {
+            p.a_used[i] = true;
+            p.r_used[j] = true;
+            let mut pair = new_pair(&a[i], &r[j], outcome, MatchedBy::Values, transform);
+            if outcome == Outcome::LowerPrecision {
+                pair.numbers = Some(n);
+            }
+            p.pairs.push((i, j, pair));
+        }
+    }
+
+    // 3c. A quantized tensor against a float one of the same role.
+    role_pass(a, r, ab, rb, p, new_pair, &ma, &mr);
+}

@@ -1,0 +1,66 @@
+//! What the tests read and how they measure it: the committed fixtures compared remotely, a
+//! large checkpoint made on the spot, a file's digest, and the bytes socair says it fetched.
+
+use super::s3::hex;
+use crate::common::{fixture, repo};
+use sha2::{Digest, Sha256};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// The `fetched N bytes` socair prints after reading object storage.
+pub(super) fn fetched(stderr: &str) -> u64 {
+    stderr
+        .split("fetched ")
+        .nth(1)
+        .and_then(|s| s.split(' ').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no `fetched N bytes` line in:\n{stderr}"))
+}
+
+pub(super) fn sha256_file(p: &Path) -> String {
+    hex(&Sha256::digest(std::fs::read(p).unwrap()))
+}
+
+/// A torch checkpoint of `mib` MiB in `dir`, made by scripts/make_big_checkpoint.py; `None`
+/// when python3 is absent.
+pub(super) fn big_checkpoint(dir: &Path, mib: u32) -> Option<PathBuf> {
+    let out = dir.join(format!("big{mib}.pt"));
+    let status = Command::new("python3")
+        .arg(repo().join("scripts/make_big_checkpoint.py"))
+        .arg(&out)
+        .arg(mib.to_string())
+        .arg("4")
+        .status();
+    match status {
+        Ok(s) if s.success() => Some(out),
+        _ => {
+            eprintln!("skipped: python3 cannot run scripts/make_big_checkpoint.py");
+            None
+        }
+    }
+}
+
+/// The committed fixtures a remote scan is compared on: every legit and malicious torch
+/// checkpoint, every safetensors and GGUF file at the top of its fixture folder.
+pub(super) fn fixture_files() -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for dir in [
+        "torch/legit",
+        "torch/malicious",
+        "safetensors",
+        "gguf/valid",
+    ] {
+        let mut files: Vec<PathBuf> = std::fs::read_dir(fixture(dir))
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| {
+                p.is_file()
+                    && p.extension()
+                        .is_some_and(|e| e == "pt" || e == "safetensors" || e == "gguf")
+            })
+            .collect();
+        files.sort();
+        out.extend(files);
+    }
+    out
+}
