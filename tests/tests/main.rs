@@ -22,6 +22,7 @@ mod pins;
 mod plugins;
 mod py2;
 mod readers;
+mod remote_keys;
 mod reviews;
 mod scale;
 mod structure;
