@@ -20,6 +20,8 @@ mod onnx;
 mod packaging;
 mod pins;
 mod plugins;
+mod pointers;
+mod polyglot;
 mod py2;
 mod readers;
 mod remote_keys;
