@@ -10,7 +10,7 @@
 //! does not: loaders read fewer bytes or refuse), and a model file scanned alone whose tensors
 //! lie in other files has bytes the scan never read (a LEAD: scan the directory).
 
-use super::targets::{judge_target, resolve, target, Findings, Target};
+use super::targets::{judge_target, resolve, Findings, Names, Target};
 use crate::read::artifact::{Artifact, FileJob};
 use socair_plugin_api::{OpenedFile, ReportRow, RowStatus};
 use std::collections::BTreeMap;
@@ -30,6 +30,7 @@ struct Named {
 pub(super) fn rows(
     artifact: &Artifact<'_>,
     opened: &[(&FileJob<'_>, OpenedFile)],
+    names: &Names<'_, '_>,
 ) -> Vec<(String, ReportRow)> {
     // Per model file: the other files its tensors name, with those tensors.
     let mut named: BTreeMap<String, BTreeMap<String, Named>> = BTreeMap::new();
@@ -103,7 +104,7 @@ pub(super) fn rows(
                     continue;
                 }
             };
-            match target(artifact, &resolved) {
+            match names.target(&resolved) {
                 // Data files are read as bytes, whoever claims them (or none).
                 Target::Read(_) | Target::NotRead(_) => {
                     if let Some(why) = &n.set_aside {

@@ -15,8 +15,8 @@
 //!
 //! The keys come from the metadata the GGUF reader passes on (values as JSON text).
 
-use super::targets::{judge_target, tensor_names, Findings, Target};
-use crate::read::artifact::{Artifact, FileJob};
+use super::targets::{judge_target, tensor_names, Findings, Names, Target};
+use crate::read::artifact::FileJob;
 use socair_plugin_api::{OpenedFile, ReportRow, RowStatus};
 use std::collections::BTreeMap;
 
@@ -78,8 +78,8 @@ fn split_prefix(name: &str, no: u64, count: u64) -> Option<&str> {
 
 /// A row per first split in a model directory, and one per split whose first is not there.
 pub(super) fn rows(
-    artifact: &Artifact<'_>,
     opened: &[(&FileJob<'_>, OpenedFile)],
+    names: &Names<'_, '_>,
 ) -> Vec<(String, ReportRow)> {
     let mut out = Vec::new();
     let ggufs: Vec<&(&FileJob<'_>, OpenedFile)> = opened
@@ -99,7 +99,7 @@ pub(super) fn rows(
         }
         out.push((
             job.rel.clone(),
-            judge_first(artifact, opened, job, o, count, &mut covered),
+            judge_first(names, job, o, count, &mut covered),
         ));
     }
     for (job, o) in &ggufs {
@@ -129,8 +129,7 @@ pub(super) fn rows(
 }
 
 fn judge_first(
-    artifact: &Artifact<'_>,
-    opened: &[(&FileJob<'_>, OpenedFile)],
+    names: &Names<'_, '_>,
     job: &FileJob<'_>,
     first: &OpenedFile,
     count: u64,
@@ -138,6 +137,15 @@ fn judge_first(
 ) -> ReportRow {
     let mut found = Findings::default();
     let what = "the first split of a GGUF model";
+    // llama.cpp reads the count as a uint16: a larger one is refused, and is not walked.
+    if count > u64::from(u16::MAX) {
+        found.add(
+            RowStatus::Lead,
+            "metadata \"split.count\"",
+            format!("is {count}, more than the uint16 llama.cpp reads it as: llama.cpp refuses the model, and socair does not look for that many splits"),
+        );
+        return found.row(what, String::new());
+    }
     let (dir, name) = match job.rel.rsplit_once('/') {
         Some((d, n)) => (format!("{d}/"), n),
         None => (String::new(), job.rel.as_str()),
@@ -167,7 +175,7 @@ fn judge_first(
     for no in 1..count {
         let rel = format!("{dir}{}", split_path(prefix, no, count));
         let place = format!("split {} of {count}", no + 1);
-        let t = super::targets::target(artifact, &rel);
+        let t = names.target(&rel);
         if let Some((status, why)) = judge_target(&t, &rel, LOADER) {
             found.add(status, place, why);
             incomplete = true;
@@ -175,10 +183,9 @@ fn judge_first(
         }
         let Target::Read(split_job) = t else { continue };
         covered.push(split_job.rel.clone());
-        let Some((_, o)) = opened
-            .iter()
-            .find(|(j, _)| j.rel == split_job.rel)
-            .filter(|(_, o)| o.format.as_str() == "gguf")
+        let Some(o) = names
+            .opened(&split_job.rel)
+            .filter(|o| o.format.as_str() == "gguf")
         else {
             found.add(
                 RowStatus::Lead,

@@ -41,11 +41,12 @@ pub fn rows(
     }
     // Indexes and splits name other files of a directory; a file scanned alone stays as it is
     // (one shard is judged as itself).
+    let names = targets::Names::new(artifact, opened);
     if artifact.is_dir {
-        out.extend(weight_index::rows(artifact, opened));
-        out.extend(gguf_split::rows(artifact, opened));
+        out.extend(weight_index::rows(artifact, &names));
+        out.extend(gguf_split::rows(opened, &names));
     }
-    out.extend(external::rows(artifact, opened));
+    out.extend(external::rows(artifact, opened, &names));
     out
 }
 

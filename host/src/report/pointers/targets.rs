@@ -5,6 +5,7 @@ use crate::read::artifact::{Artifact, FileJob};
 use crate::read::modeldir::DirLink;
 use crate::report::document::{rank, STRUCTURE_CHECK};
 use socair_plugin_api::{Finding, OpenedFile, ReportRow, RowStatus};
+use std::collections::{HashMap, HashSet};
 
 /// The most findings one row lists; the rest are counted in a last finding.
 pub const MAX_FINDINGS: usize = 32;
@@ -63,29 +64,62 @@ pub(super) fn resolve(from: &str, name: &str) -> Result<String, String> {
     Ok(parts.join("/"))
 }
 
-/// What the file at `rel` (a resolved name) is in the artifact.
-pub(super) fn target<'a, 'p>(artifact: &'a Artifact<'p>, rel: &str) -> Target<'a, 'p> {
-    // A link at the name or at any directory on its way: the loader would follow it.
-    let mut prefix = String::new();
-    for part in rel.split('/') {
-        if !prefix.is_empty() {
-            prefix.push('/');
+/// The artifact's files by relative path, built once per scan so that each name a file holds
+/// is looked up in constant time (an index may name a million shards).
+pub(super) struct Names<'a, 'p> {
+    links: HashMap<&'a str, &'a DirLink>,
+    jobs: HashMap<&'a str, &'a FileJob<'p>>,
+    opened: HashMap<&'a str, &'a OpenedFile>,
+    unclaimed: HashSet<&'a str>,
+    unreadable: HashSet<&'a str>,
+}
+
+impl<'a, 'p> Names<'a, 'p> {
+    pub(super) fn new(
+        artifact: &'a Artifact<'p>,
+        opened: &'a [(&'a FileJob<'p>, OpenedFile)],
+    ) -> Self {
+        Names {
+            links: artifact.links.iter().map(|l| (l.rel.as_str(), l)).collect(),
+            jobs: artifact.jobs.iter().map(|j| (j.rel.as_str(), j)).collect(),
+            opened: opened.iter().map(|(j, o)| (j.rel.as_str(), o)).collect(),
+            unclaimed: artifact.unclaimed.iter().map(|u| u.rel.as_str()).collect(),
+            unreadable: artifact
+                .unreadable
+                .iter()
+                .map(|(r, _)| r.as_str())
+                .collect(),
         }
-        prefix.push_str(part);
-        if let Some(link) = artifact.links.iter().find(|l| l.rel == prefix) {
-            return Target::Link(link);
+    }
+
+    /// What the file at `rel` (a resolved name) is in the artifact.
+    pub(super) fn target(&self, rel: &str) -> Target<'a, 'p> {
+        // A link at the name or at any directory on its way: the loader would follow it.
+        for (i, _) in rel
+            .match_indices('/')
+            .chain(std::iter::once((rel.len(), "")))
+        {
+            if let Some(link) = self.links.get(&rel[..i]) {
+                return Target::Link(link);
+            }
         }
+        if let Some(job) = self.jobs.get(rel) {
+            return Target::Read(job);
+        }
+        if self.unclaimed.contains(rel) {
+            return Target::NotRead("no reader claims it (it was judged as a companion file only)");
+        }
+        if self.unreadable.contains(rel) {
+            return Target::NotRead("no loaded reader could read it");
+        }
+        Target::Missing
     }
-    if let Some(job) = artifact.jobs.iter().find(|j| j.rel == rel) {
-        return Target::Read(job);
+
+    /// What a reader made of the file at `rel`, when one read it (and it was not set aside as
+    /// another file's data).
+    pub(super) fn opened(&self, rel: &str) -> Option<&'a OpenedFile> {
+        self.opened.get(rel).copied()
     }
-    if artifact.unclaimed.iter().any(|u| u.rel == rel) {
-        return Target::NotRead("no reader claims it (it was judged as a companion file only)");
-    }
-    if artifact.unreadable.iter().any(|(r, _)| r == rel) {
-        return Target::NotRead("no loaded reader could read it");
-    }
-    Target::Missing
 }
 
 /// The status and reason for a name that resolves to something other than a file a reader

@@ -21,8 +21,8 @@
 //! does not list, are LEADs (the model loads, but not as the index describes: the tensor is
 //! loaded from another shard or left at its initial value; an unlisted tensor loads anyway).
 
-use super::targets::{judge_target, resolve, target, tensor_names, Findings, Target};
-use crate::read::artifact::{Artifact, FileJob};
+use super::targets::{judge_target, resolve, tensor_names, Findings, Names, Target};
+use crate::read::artifact::Artifact;
 use socair_plugin_api::{OpenedFile, ReportRow, RowStatus};
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -36,10 +36,7 @@ const LOADER: &str = "transformers' from_pretrained";
 const JOINS: &str = "transformers' from_pretrained joins each weight_map value to the model's directory with os.path.join, unchecked (5.24.0 `utils/hub.py` `get_checkpoint_shard_files`), and loads that file";
 
 /// A row per weight index among the directory's files no reader claimed.
-pub(super) fn rows(
-    artifact: &Artifact<'_>,
-    opened: &[(&FileJob<'_>, OpenedFile)],
-) -> Vec<(String, ReportRow)> {
+pub(super) fn rows(artifact: &Artifact<'_>, names: &Names<'_, '_>) -> Vec<(String, ReportRow)> {
     let mut out = Vec::new();
     for u in &artifact.unclaimed {
         if !u.rel.ends_with(".json") {
@@ -69,7 +66,7 @@ pub(super) fn rows(
             }
             Err(_) => continue,
         };
-        out.push((u.rel.clone(), judge_index(artifact, opened, &u.rel, &map)));
+        out.push((u.rel.clone(), judge_index(names, &u.rel, &map)));
     }
     out
 }
@@ -138,12 +135,7 @@ fn place(keys: &[&str]) -> String {
     }
 }
 
-fn judge_index(
-    artifact: &Artifact<'_>,
-    opened: &[(&FileJob<'_>, OpenedFile)],
-    index: &str,
-    map: &serde_json::Value,
-) -> ReportRow {
+fn judge_index(names: &Names<'_, '_>, index: &str, map: &serde_json::Value) -> ReportRow {
     let mut found = Findings::default();
     let what = "a weight index";
     let Some(map) = map.as_object() else {
@@ -177,7 +169,7 @@ fn judge_index(
                 continue;
             }
         };
-        let t = target(artifact, &rel);
+        let t = names.target(&rel);
         if let Some((status, why)) = judge_target(&t, &rel, LOADER) {
             let why = if *value == rel {
                 why
@@ -188,8 +180,8 @@ fn judge_index(
             continue;
         }
         let Target::Read(job) = t else { continue };
-        match opened.iter().find(|(j, _)| j.rel == job.rel) {
-            Some((_, o)) => {
+        match names.opened(&job.rel) {
+            Some(o) => {
                 let entry = shards.entry(rel).or_insert((o, Vec::new()));
                 entry.1.extend(keys.iter().copied());
             }
