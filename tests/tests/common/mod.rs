@@ -113,6 +113,26 @@ pub fn json(s: &str) -> serde_json::Value {
     serde_json::from_str(s).unwrap_or_else(|e| panic!("not JSON ({e}):\n{s}"))
 }
 
+/// A report's row for `check`.
+pub fn report_row<'a>(report: &'a serde_json::Value, check: &str) -> &'a serde_json::Value {
+    report["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["check"] == check)
+        .unwrap_or_else(|| panic!("no {check} row in {report:#}"))
+}
+
+/// The names of the plugins a report says read the artifact, in its order.
+pub fn report_plugins(report: &serde_json::Value) -> Vec<&str> {
+    report["tool"]["plugins"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["name"].as_str().unwrap())
+        .collect()
+}
+
 /// A store in a temporary directory, with helpers to make keys and attestations.
 pub struct Store {
     pub dir: tempfile::TempDir,
