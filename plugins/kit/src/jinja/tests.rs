@@ -1,3 +1,5 @@
+use super::names::format_attributes;
+use super::source::decode_python_string;
 use super::*;
 
 fn worst(t: &str) -> Option<Severity> {
