@@ -265,6 +265,14 @@ fn chat_templates(metadata: &[(String, reader::Value)]) -> Templates {
         let (true, reader::Value::String(text)) = (is_template, value) else {
             continue;
         };
+        if judged == MAX_TEMPLATES {
+            out.worst = out.worst.max(Some(jinja::Severity::Lead));
+            out.findings.push(Finding {
+                place: format!("metadata {key}").into(),
+                reason: format!("a chat template past the first {MAX_TEMPLATES} (a GGUF carries a handful), which socair does not parse: it and the ones after it were not checked").into(),
+            });
+            break;
+        }
         judged += 1;
         let j = jinja::judge(text);
         out.worst = out.worst.max(j.worst());
@@ -295,6 +303,9 @@ fn chat_templates(metadata: &[(String, reader::Value)]) -> Templates {
     };
     out
 }
+
+/// Chat templates judged in one file (llama.cpp's models carry one to three).
+pub const MAX_TEMPLATES: usize = 64;
 
 /// The chat template's metadata key.
 pub const CHAT_TEMPLATE_KEY: &str = "tokenizer.chat_template";
@@ -331,5 +342,41 @@ impl Writer for GgufWriter {
     ) -> Result<Plan, PluginError> {
         writer::plan(tensors, metadata)
             .map_err(|e| PluginError::new(PluginErrorKind::InvalidInput, e))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn template(key: &str, text: &str) -> (String, reader::Value) {
+        (key.to_owned(), reader::Value::String(text.to_owned()))
+    }
+
+    #[test]
+    fn every_template_key_is_judged_and_their_number_bounded() {
+        let t = chat_templates(&[
+            template("tokenizer.chat_template", "{{ messages[0].content }}"),
+            template("tokenizer.chat_template.tool_use", "{{ x.__class__ }}"),
+            template("tokenizer.chat_templates", "{{ x.__class__ }}"),
+            template("tokenizer.chat_template_x", "{{ x.__class__ }}"),
+            (
+                "tokenizer.chat_template.rag".into(),
+                reader::Value::Bool(true),
+            ),
+        ]);
+        assert_eq!(t.worst, Some(jinja::Severity::Fail));
+        assert_eq!(t.findings.len(), 1, "{:?}", t.findings);
+        assert_eq!(
+            t.findings[0].place.as_str(),
+            "metadata tokenizer.chat_template.tool_use line 1 column 6"
+        );
+        let many: Vec<_> = (0..MAX_TEMPLATES + 3)
+            .map(|i| template(&format!("tokenizer.chat_template.t{i}"), "{{ x }}"))
+            .collect();
+        let t = chat_templates(&many);
+        assert_eq!(t.worst, Some(jinja::Severity::Lead));
+        assert_eq!(t.findings.len(), 1);
+        assert!(t.findings[0].reason.contains("past the first 64"));
     }
 }

@@ -2,10 +2,10 @@
 //! jinja2 3.1.6's sandbox and runtime, the filters that look attributes up by an argument,
 //! and the fields of a `str.format` string.
 
-use super::Severity;
+use super::types::Severity;
 
 /// What an unsandboxed renderer does with a FAIL's lookup, said once.
-pub(super) const REACHES: &str = "rendered by a plain jinja2 `Environment` (as llama-cpp-python did before 0.2.72, CVE-2024-34359), it reaches Python's internals, from which a template imports modules and runs commands; jinja2's sandbox refuses it";
+pub(super) const REACHES: &str = "a plain jinja2 `Environment` reaches Python's internals through it, as llama-cpp-python's did before 0.2.72 (CVE-2024-34359); jinja2's sandbox refuses it";
 
 /// Private attributes of the objects jinja2 3.1.6 hands a template (`jinja2/runtime.py`
 /// `Macro`, `LoopContext`, `BlockReference`, `Context`, `Undefined`; `jinja2/utils.py`

@@ -2,7 +2,7 @@
 //! tokenizer within the token bounds that decodes every string literal as jinja2 does and
 //! finds transformers' `{% generation %}` tags.
 
-use super::{Judgement, Severity, MAX_BLOCK_TOKENS, MAX_TOKENS};
+use super::types::{Judgement, Severity, MAX_BLOCK_TOKENS, MAX_TOKENS};
 use minijinja::machinery::{tokenize, Token};
 use minijinja::syntax::SyntaxConfig;
 

@@ -4,7 +4,7 @@
 
 use super::names::{format_attributes, name_verdict, ATTRIBUTE_FILTERS, NUMERIC_FILTERS};
 use super::source::StrTok;
-use super::{Severity, MAX_DEPTH, MAX_FOLDED, MAX_NODES, MAX_RAW_FLAGS};
+use super::types::{Severity, MAX_DEPTH, MAX_FOLDED, MAX_NODES, MAX_RAW_FLAGS};
 use minijinja::machinery::ast::{self, CallArg, Expr, Stmt};
 use minijinja::machinery::Span;
 use std::collections::HashSet;
