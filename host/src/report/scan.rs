@@ -208,6 +208,18 @@ pub fn scan(
                 summary: what.into(),
                 findings: Default::default(),
             },
+            Companion::Fail { summary, findings } => ReportRow {
+                check: STRUCTURE_CHECK.into(),
+                status: RowStatus::Fail,
+                summary: summary.into(),
+                findings: findings
+                    .into_iter()
+                    .map(|(place, reason)| socair_plugin_api::Finding {
+                        place: place.into(),
+                        reason: reason.into(),
+                    })
+                    .collect(),
+            },
             Companion::Lead(why) => ReportRow {
                 check: STRUCTURE_CHECK.into(),
                 status: RowStatus::Lead,

@@ -459,6 +459,13 @@ impl Walk {
         match companion::classify(name, bytes, MEMBER_UNREAD) {
             Companion::Data(_) => self.a.data += 1,
             Companion::Lead(reason) => self.a.unchecked.add(Severity::Lead, place, || reason),
+            Companion::Fail { findings, .. } => {
+                for (at, reason) in findings {
+                    self.a
+                        .structure
+                        .add(Severity::Fail, format!("{place} {at}"), || reason);
+                }
+            }
         }
     }
 
