@@ -154,7 +154,7 @@ pub fn opened_file(outcome: Outcome) -> OpenedFile {
             TensorDescriptor {
                 name: t.name.into(),
                 dtype: t.dtype.into(),
-                element_type: ROption::RSome(t.element_type.into()),
+                element_type: t.element_type.map(RString::from).into(),
                 shape: t.shape.into(),
                 ranges,
                 byte_order: t.byte_order,

@@ -12,9 +12,15 @@
 //! * **LEAD**: something this plugin did not check: a member that is not an `.npy` file, a
 //!   compression method other than stored and deflate, an encrypted member, a descr NumPy's
 //!   writer does not produce, deflated members past the decoding bound.
-//! * **PASS**: otherwise. Arrays of sound NumPy dtypes that socair has no element type for
-//!   (strings, datetimes, complex128, structured records) are listed as unread, which is not a
-//!   finding.
+//! * **PASS**: otherwise. Arrays of sound NumPy dtypes whose values the host has no encoding
+//!   for (complex128, extended-precision floats and complex numbers, strings, datetimes, raw
+//!   void and structured records) are fingerprinted by their bytes: the tensor-fingerprint
+//!   spec's `sha256` of the row-major bytes in their stored byte order, and no `values` hash
+//!   (defined for F32, F16 and BF16 only). complex128 has socair's element type `C128` (the
+//!   torch readers' name); the others have none, their `dtype` is NumPy's descr as the header
+//!   gives it (a structured one as `repr` of its field list). A column-major one is put in
+//!   row-major order by this plugin (the host gathers strided layouts only of the element
+//!   types it knows the size of).
 //!
 //! An object array (`descr` `'|O'`, or a structured dtype with an object field) holds a pickle
 //! that `np.load(allow_pickle=True)` runs (`read_array`: `pickle.load(fp, encoding='ASCII',
@@ -90,8 +96,11 @@ pub struct Tensor {
     pub name: String,
     /// NumPy's descr, such as `<f4` (so the byte order of the stored bytes is visible).
     pub dtype: String,
-    /// socair's element type, such as `F32`.
-    pub element_type: &'static str,
+    /// socair's element type, such as `F32`; none for a dtype only NumPy names (extended
+    /// precision, strings, datetimes, records), which is fingerprinted by its bytes alone.
+    pub element_type: Option<&'static str>,
+    /// Bytes per element.
+    pub itemsize: u64,
     /// The shape, outermost first.
     pub shape: Vec<u64>,
     /// Its bytes.
@@ -253,83 +262,91 @@ fn describe(a: &Array<'_>, h: &Header, out: &mut Outcome) {
     let place = |offset: u64| place_in(a.member, offset);
     let name = Some(a.name);
     let descr_text = h.descr.text();
-    match npy::classify(&h.descr) {
+    let (element_type, byte_order, itemsize, host_gathers) = match npy::classify(&h.descr) {
         Kind::Element {
             element_type,
             byte_order,
             itemsize,
+        } => (Some(element_type), byte_order, itemsize, true),
+        // A dtype the host has no element size for: fingerprinted by its bytes, which the
+        // host hashes in order; a column-major one is put in row-major order here.
+        Kind::Other {
+            itemsize: Some(itemsize),
+            element_type,
+            byte_order,
+            ..
+        } => (element_type, byte_order, itemsize, false),
+        Kind::Object => return object_array(a, h, out),
+        Kind::Other {
+            itemsize: None,
+            what,
+            ..
         } => {
-            let len = match npy::check_data_len(h, itemsize) {
-                Ok(len) => len,
-                Err(e) => return out.refuse(name, Severity::Fail, place(e.offset), e.reason),
-            };
-            let origin = a
-                .member
-                .map(|w| (w.name.clone(), h.data_offset.saturating_sub(w.base)));
-            let tensor = |bytes, byte_order, strides| Tensor {
-                name: a.name.to_owned(),
-                dtype: descr_text.clone(),
-                element_type,
-                shape: h.shape.clone(),
-                bytes,
-                byte_order,
-                strides,
-                origin: origin.clone(),
-            };
-            match a.src.file_offset {
-                Some(file_base) => {
-                    let strides = if h.fortran_order {
-                        npy::fortran_strides(&h.shape)
-                    } else {
-                        None
-                    };
-                    let offset = file_base.saturating_add(h.data_offset);
-                    out.tensors
-                        .push(tensor(Bytes::Range { offset, len }, byte_order, strides));
-                }
-                None => match inline_bytes(a.src, h, itemsize, len) {
-                    Ok(bytes) => {
-                        out.tensors
-                            .push(tensor(Bytes::Inline(bytes), byte_order, None));
-                    }
-                    Err(reason) => {
-                        out.refuse(name, Severity::Fail, place(h.data_offset), reason);
-                    }
-                },
-            }
-        }
-        Kind::Object => {
-            let at = place(h.data_offset);
-            out.unread.push((
+            return out.unread.push((
                 Some(a.name.to_owned()),
                 format!(
-                    "{}: object dtype {descr_text:?}: its data is a pickle of Python objects (scanned in the Pickle opcode scan row), not numbers; not fingerprinted",
+                    "{}: {what} whose element size is not known; not fingerprinted",
                     place(h.descr_offset)
                 ),
-            ));
-            scan_pickle(a, h, at, out);
+            ))
         }
-        Kind::Other { itemsize, what } => {
-            if let Some(size) = itemsize {
-                if let Err(e) = npy::check_data_len(h, size) {
-                    return out.refuse(name, Severity::Fail, place(e.offset), e.reason);
-                }
-            }
-            out.unread.push((
-                Some(a.name.to_owned()),
-                format!(
-                    "{}: {what} has no socair element type; not fingerprinted",
-                    place(h.descr_offset)
-                ),
-            ));
+        Kind::Unknown { what } => {
+            return out.refuse(
+                name,
+                Severity::Lead,
+                place(h.descr_offset),
+                format!("{what}; not read"),
+            )
         }
-        Kind::Unknown { what } => out.refuse(
-            name,
-            Severity::Lead,
-            place(h.descr_offset),
-            format!("{what}; not read"),
-        ),
+    };
+    let len = match npy::check_data_len(h, itemsize) {
+        Ok(len) => len,
+        Err(e) => return out.refuse(name, Severity::Fail, place(e.offset), e.reason),
+    };
+    let origin = a
+        .member
+        .map(|w| (w.name.clone(), h.data_offset.saturating_sub(w.base)));
+    let tensor = |bytes, strides| Tensor {
+        name: a.name.to_owned(),
+        dtype: descr_text.clone(),
+        element_type,
+        itemsize,
+        shape: h.shape.clone(),
+        bytes,
+        byte_order,
+        strides,
+        origin: origin.clone(),
+    };
+    let strides = match a.src.file_offset {
+        Some(_) if h.fortran_order => npy::fortran_strides(&h.shape),
+        _ => None,
+    };
+    match a.src.file_offset {
+        Some(file_base) if strides.is_none() || host_gathers => {
+            let offset = file_base.saturating_add(h.data_offset);
+            out.tensors
+                .push(tensor(Bytes::Range { offset, len }, strides));
+        }
+        _ => match inline_bytes(a.src, h, itemsize, len) {
+            Ok(bytes) => out.tensors.push(tensor(Bytes::Inline(bytes), None)),
+            Err(reason) => out.refuse(name, Severity::Fail, place(h.data_offset), reason),
+        },
     }
+}
+
+/// An object array: listed unread, its pickle scanned.
+fn object_array(a: &Array<'_>, h: &Header, out: &mut Outcome) {
+    let place = |offset: u64| place_in(a.member, offset);
+    let at = place(h.data_offset);
+    out.unread.push((
+        Some(a.name.to_owned()),
+        format!(
+            "{}: object dtype {:?}: its data is a pickle of Python objects (scanned in the Pickle opcode scan row), not numbers; not fingerprinted",
+            place(h.descr_offset),
+            h.descr.text()
+        ),
+    ));
+    scan_pickle(a, h, at, out);
 }
 
 /// An inflated array's bytes, in row-major order and in the byte order they were stored in
