@@ -29,13 +29,12 @@
 //! LEAD otherwise — never PASS, since its objects are Python values NumPy rebuilds by calling
 //! `numpy._core.multiarray._reconstruct` and friends, not data socair can check.
 
-use crate::inflate;
 use crate::npy::{self, Header, Kind};
 use crate::span::Span;
-use crate::zip::{self, Member, MemberError};
 use socair_pickle::pickle;
 use socair_plugin_api::ByteOrder;
-use std::collections::BTreeSet;
+
+mod npz;
 
 /// The format names.
 pub const NPY: &str = "npy";
@@ -129,12 +128,15 @@ pub struct Outcome {
     pub pass_summary: String,
     /// The object arrays whose pickles were scanned, by place.
     pub pickles: Vec<String>,
+    /// The members that are not arrays but pickles (`np.load` returns their raw bytes, which
+    /// a caller may unpickle), scanned too, by place.
+    pub raw_pickles: Vec<String>,
     /// The pickle scan's findings.
     pub pickle_findings: Vec<Finding>,
 }
 
 impl Outcome {
-    fn new(format: &'static str) -> Self {
+    pub(crate) fn new(format: &'static str) -> Self {
         Outcome {
             format,
             tensors: Vec::new(),
@@ -142,6 +144,7 @@ impl Outcome {
             findings: Vec::new(),
             pass_summary: String::new(),
             pickles: Vec::new(),
+            raw_pickles: Vec::new(),
             pickle_findings: Vec::new(),
         }
     }
@@ -198,7 +201,7 @@ impl Outcome {
     /// a code-running global; LEAD otherwise, never PASS: an object array's objects are
     /// rebuilt by NumPy's own globals, never provably data.
     pub fn pickle_status(&self) -> Option<Option<Severity>> {
-        if self.pickles.is_empty() {
+        if self.pickles.is_empty() && self.raw_pickles.is_empty() {
             return None;
         }
         let worst = self.pickle_findings.iter().map(|f| f.severity).max();
@@ -207,11 +210,20 @@ impl Outcome {
 
     /// The pickle row's one sentence.
     pub fn pickle_summary(&self) -> String {
-        // Every pickle this plugin reads is an object array's.
-        let what = format!(
-            "{} object array(s) whose pickle np.load(allow_pickle=True) runs",
-            self.pickles.len()
-        );
+        let mut what = Vec::new();
+        if !self.pickles.is_empty() {
+            what.push(format!(
+                "{} object array(s) whose pickle np.load(allow_pickle=True) runs",
+                self.pickles.len()
+            ));
+        }
+        if !self.raw_pickles.is_empty() {
+            what.push(format!(
+                "{} member(s) holding a pickle that np.load returns as raw bytes (its caller may unpickle them)",
+                self.raw_pickles.len()
+            ));
+        }
+        let what = what.join(" and ");
         // Never a PASS (see pickle_status): FAIL, or else LEAD.
         if self.pickle_status() == Some(Some(Severity::Fail)) {
             format!("{what}; the scan found globals that run code or touch the system")
@@ -224,7 +236,7 @@ impl Outcome {
 }
 
 /// A place inside an archive member, or in the file.
-fn place_in(member: Option<&Where>, offset: u64) -> String {
+pub(crate) fn place_in(member: Option<&Where>, offset: u64) -> String {
     match member {
         Some(w) if w.inflated => format!("member {:?} byte {offset} (inflated)", w.name),
         Some(w) => format!("member {:?} byte {offset}", w.name),
@@ -233,32 +245,32 @@ fn place_in(member: Option<&Where>, offset: u64) -> String {
 }
 
 /// The member holding an array, and how its offsets count.
-struct Where {
+pub(crate) struct Where {
     /// The member's name.
-    name: String,
+    pub(crate) name: String,
     /// Where the member's uncompressed bytes start in the offsets of the header (the file
     /// offset of a stored member's data; 0 for inflated bytes).
-    base: u64,
+    pub(crate) base: u64,
     /// Offsets are in the inflated bytes, not in the file.
-    inflated: bool,
+    pub(crate) inflated: bool,
 }
 
 /// Context for one array.
-struct Array<'a> {
+pub(crate) struct Array<'a> {
     /// The bytes its header was read from (the file, or an inflated member).
-    src: Span<'a>,
+    pub(crate) src: Span<'a>,
     /// Its name in the manifest.
-    name: &'a str,
+    pub(crate) name: &'a str,
     /// Its member, for an archive.
-    member: Option<&'a Where>,
+    pub(crate) member: Option<&'a Where>,
     /// The opened file's length (the pickle machine's memory grows with it).
-    file_len: u64,
+    pub(crate) file_len: u64,
     /// Globals the operator reviewed.
-    reviewed: &'a [String],
+    pub(crate) reviewed: &'a [String],
 }
 
 /// Adds what the header `h` describes to `out`.
-fn describe(a: &Array<'_>, h: &Header, out: &mut Outcome) {
+pub(crate) fn describe(a: &Array<'_>, h: &Header, out: &mut Outcome) {
     let place = |offset: u64| place_in(a.member, offset);
     let name = Some(a.name);
     let descr_text = h.descr.text();
@@ -367,33 +379,43 @@ fn inline_bytes(src: Span<'_>, h: &Header, itemsize: u64, len: u64) -> Result<Ve
 /// Runs the pickle after an object array's header through socair's pickle machine.
 fn scan_pickle(a: &Array<'_>, h: &Header, at: String, out: &mut Outcome) {
     out.pickles.push(at.clone());
-    let data = match a.src.sub(h.data_offset, h.data_len()).map(|s| s.to_vec()) {
-        Some(Ok(d)) => d,
-        _ => {
-            out.pickle_findings.push(Finding {
-                severity: Severity::Lead,
-                place: at,
-                reason: "its pickle could not be read; not scanned".into(),
-            });
-            return;
-        }
-    };
+    match a.src.sub(h.data_offset, h.data_len()).map(|s| s.to_vec()) {
+        Some(Ok(d)) => run_pickle(&d, a.member, h.data_offset, at, a.file_len, a.reviewed, out),
+        _ => out.pickle_findings.push(Finding {
+            severity: Severity::Lead,
+            place: at,
+            reason: "its pickle could not be read; not scanned".into(),
+        }),
+    }
+}
+
+/// Runs `data` (at `offset` of `member`'s bytes, or of the file) through socair's pickle
+/// machine, its findings in the pickle row.
+pub(crate) fn run_pickle(
+    data: &[u8],
+    member: Option<&Where>,
+    offset: u64,
+    at: String,
+    file_len: u64,
+    reviewed: &[String],
+    out: &mut Outcome,
+) {
     let options = pickle::Options {
-        reviewed: a.reviewed.to_vec(),
+        reviewed: reviewed.to_vec(),
         legacy: false,
-        input_len: a.file_len,
-        // An object array's pickle never PASSes (see the row's verdict), so the Python 2
+        input_len: file_len,
+        // A pickle this plugin scans never PASSes (see the row's verdict), so the Python 2
         // opcodes socair-wo/2 adds would change no verdict here.
         grammar: pickle::Grammar::V1,
     };
-    let run = pickle::run(&data, &options);
+    let run = pickle::run(data, &options);
     for f in run.findings {
         out.pickle_findings.push(Finding {
             severity: match f.severity {
                 pickle::Severity::Fail => Severity::Fail,
                 pickle::Severity::Lead => Severity::Lead,
             },
-            place: place_in(a.member, h.data_offset.saturating_add(f.offset)),
+            place: place_in(member, offset.saturating_add(f.offset)),
             reason: format!("{} ({})", f.reason, f.opcode),
         });
     }
@@ -438,186 +460,16 @@ pub fn read_npy(file: Span<'_>, reviewed: &[String]) -> Outcome {
     out
 }
 
-/// Reads an `.npz` archive; CRC-32s are checked unless `header_only`.
-pub fn read_npz(file: Span<'_>, header_only: bool, reviewed: &[String]) -> Outcome {
-    let mut out = Outcome::new(NPZ);
-    let archive = match zip::read_archive(&file) {
-        Ok(a) => a,
-        Err(e) => {
-            out.refuse(None, Severity::Fail, e.place, e.reason);
-            return out;
-        }
-    };
-    let members = archive.members;
-    // np.load(f)[key] looks `key` up as a member name first, then as `key + ".npy"`: a member
-    // named `x` and another named `x.npy` make `x` mean two different arrays.
-    let names: BTreeSet<&str> = members.iter().map(|m| m.name.as_str()).collect();
-    let ambiguous: BTreeSet<&str> = members
-        .iter()
-        .filter_map(|m| m.name.strip_suffix(".npy"))
-        .filter(|stem| names.contains(stem))
-        .collect();
-    let mut budget = inflate_budget(file.len);
-    let (mut stored, mut deflated) = (0usize, 0usize);
-    for m in &members {
-        let Some(name) = m.name.strip_suffix(".npy") else {
-            out.refuse(
-                Some(&m.name),
-                Severity::Lead,
-                m.place(),
-                "not an .npy member (np.load returns its raw bytes, not an array); not read".into(),
-            );
-            continue;
-        };
-        if ambiguous.contains(name) {
-            out.refuse(
-                Some(name),
-                Severity::Fail,
-                m.place(),
-                format!("np.load()[{name:?}] returns the member named {name:?}, not this one; the name means two arrays"),
-            );
-            continue;
-        }
-        if m.encrypted {
-            out.refuse(
-                Some(name),
-                Severity::Lead,
-                m.place(),
-                "encrypted; not read".into(),
-            );
-            continue;
-        }
-        match m.method {
-            zip::STORED => {
-                stored = stored.saturating_add(1);
-                read_stored(&file, m, name, header_only, reviewed, &mut out);
-            }
-            zip::DEFLATE => {
-                deflated = deflated.saturating_add(1);
-                if m.len > budget {
-                    out.refuse(
-                        Some(name),
-                        Severity::Lead,
-                        m.place(),
-                        format!(
-                            "deflated to {} bytes, which declare {} bytes inflated: past the {} bytes socair inflates from this archive; not read, CRC-32 not checked",
-                            m.compressed_len,
-                            m.len,
-                            inflate_budget(file.len)
-                        ),
-                    );
-                    continue;
-                }
-                budget = budget.saturating_sub(m.len);
-                read_deflated(&file, m, name, reviewed, &mut out);
-            }
-            other => out.refuse(
-                Some(name),
-                Severity::Lead,
-                m.place(),
-                format!(
-                    "compressed with method {other} ({}); np.savez writes stored and deflate only; not read",
-                    zip::method_name(other)
-                ),
-            ),
-        }
-    }
-    out.pass_summary = format!(
-        ".npz zip of {} member(s) ({stored} stored, {deflated} deflated): local headers agree with the central directory, members tile the file with no gap, overlap or duplicate name, {}",
-        members.len(),
-        if header_only {
-            "CRC-32 of stored members not checked (header only); deflated members inflated within bounds and checked"
-        } else {
-            "CRC-32 and size of every member verified"
-        },
-    );
-    out
-}
-
-fn read_stored(
-    file: &Span<'_>,
-    m: &Member,
-    name: &str,
-    header_only: bool,
-    reviewed: &[String],
-    out: &mut Outcome,
-) {
-    if !header_only {
-        if let Err(e) = zip::read_each(file, m, |_| true) {
-            return out.refuse(Some(name), Severity::Fail, m.place(), e.to_string());
-        }
-    }
-    let w = Where {
-        name: m.name.clone(),
-        base: m.data_offset,
-        inflated: false,
-    };
-    let a = Array {
-        src: *file,
-        name,
-        member: Some(&w),
-        file_len: file.len,
-        reviewed,
-    };
-    match npy::read_header(file, m.data_offset, m.len) {
-        Ok(h) => describe(&a, &h, out),
-        Err(e) => out.refuse(
-            Some(name),
-            Severity::Fail,
-            place_in(Some(&w), e.offset),
-            e.reason,
-        ),
-    }
-}
-
-fn read_deflated(file: &Span<'_>, m: &Member, name: &str, reviewed: &[String], out: &mut Outcome) {
-    // m.len fits in the budget, so this allocation is bounded.
-    let mut bytes = Vec::with_capacity(usize::try_from(m.len).unwrap_or(0));
-    let result = zip::read_each(file, m, |piece| {
-        bytes.extend_from_slice(piece);
-        true
-    });
-    if let Err(e) = result {
-        let reason = match e {
-            MemberError::Inflate(inflate::InflateError::TooLong(n)) => format!(
-                "its deflate stream inflates past the {n} bytes the archive declares (a zip bomb, or a member readers read differently); stopped there"
-            ),
-            e => e.to_string(),
-        };
-        return out.refuse(Some(name), Severity::Fail, m.place(), reason);
-    }
-    let w = Where {
-        name: m.name.clone(),
-        base: 0,
-        inflated: true,
-    };
-    let member = Span::memory(&bytes);
-    let a = Array {
-        src: member,
-        name,
-        member: Some(&w),
-        file_len: file.len,
-        reviewed,
-    };
-    match npy::read_header(&member, 0, member.len) {
-        Ok(h) => describe(&a, &h, out),
-        Err(e) => out.refuse(
-            Some(name),
-            Severity::Fail,
-            place_in(Some(&w), e.offset),
-            e.reason,
-        ),
-    }
-}
+pub use npz::read_npz;
 
 #[cfg(test)]
 #[allow(clippy::unwrap_used, clippy::indexing_slicing)]
 mod tests {
     use super::*;
     use crate::npy::tests::npy;
-    use crate::zip::tests::{deflated, stored, zip};
+    use crate::zip::tests::{self as ztests, deflated, stored, zip};
 
-    fn npz(parts: &[zip::tests::Part<'_>]) -> Outcome {
+    fn npz(parts: &[ztests::Part<'_>]) -> Outcome {
         let z = zip(parts);
         read_npz(Span::file_bytes(&z), false, &[])
     }
