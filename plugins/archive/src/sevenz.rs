@@ -262,6 +262,7 @@ impl Walk {
                 self.contents(&file.name, &[], prefix, depth);
             }
         }
+        self.keras_verdict(prefix, &here);
     }
 
     fn header_refused(&mut self, here: &str, e: Error, limit_kb: usize) {
