@@ -20,6 +20,7 @@ mod onnx;
 mod packaging;
 mod pins;
 mod plugins;
+mod pt2;
 mod py2;
 mod readers;
 mod reviews;
