@@ -30,5 +30,6 @@ mod template;
 mod tensors;
 mod torch;
 mod torch_containers;
+mod torch_tar;
 mod training;
 mod trust;

@@ -90,8 +90,9 @@ impl Reader for TorchLegacyReader {
 
     fn detect(&self, head: &[u8], file_len: u64) -> bool {
         // Any pickle is claimed, of any protocol, so that a pickle named like a checkpoint is
-        // scanned and said to be what it is rather than passed over.
-        legacy::looks_like_pickle(head, file_len)
+        // scanned and said to be what it is rather than passed over; and torch's oldest
+        // format, a tar of torch 0.1's members.
+        legacy::looks_like_legacy(head, file_len)
     }
 
     fn open(
