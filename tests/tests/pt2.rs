@@ -5,17 +5,7 @@
 //! that sympy.sympify evaluates checked, an AOTInductor package's native code a FAIL; the raw
 //! weights fingerprinted with the hashes torch computed of them.
 
-use crate::common::{fixture, json, run, socair};
-use serde_json::Value;
-
-fn row<'a>(report: &'a Value, check: &str) -> &'a Value {
-    report["rows"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|r| r["check"] == check)
-        .unwrap_or_else(|| panic!("no {check} row: {report:#}"))
-}
+use crate::common::{fixture, has_finding, json, report_row as row, run, socair};
 
 #[test]
 fn every_pt2_fixture_gets_its_verdict() {
@@ -52,12 +42,7 @@ fn every_pt2_fixture_gets_its_verdict() {
                 pickle
             };
             assert!(
-                deciding["findings"]
-                    .as_array()
-                    .unwrap()
-                    .iter()
-                    .any(|f| f["place"].as_str().unwrap().starts_with(place)
-                        && f["reason"].as_str().unwrap().contains(reason)),
+                has_finding(deciding, place, reason),
                 "{file}: no finding at {place:?} naming {reason:?}: {deciding:#}"
             );
         }

@@ -5,7 +5,7 @@
 //! `storages`, `tensors` and `pickle` members through the machine; a member that is a link a
 //! FAIL.
 
-use crate::common::{fixture, json, run, socair};
+use crate::common::{fixture, has_finding, json, report_row, run, socair};
 
 #[test]
 fn torch_tar_checkpoints_get_their_verdicts() {
@@ -24,20 +24,12 @@ fn torch_tar_checkpoints_get_their_verdicts() {
             assert_eq!(r.code, 1, "{file}: {}", r.stderr);
             let report = json(&r.stdout);
             assert_eq!(report["artifact"]["format"], "torch-legacy", "{file}");
-            let pickle = report["rows"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .find(|r| r["check"] == "Pickle opcode scan")
-                .unwrap();
+            let pickle = report_row(&report, "Pickle opcode scan");
             assert_eq!(pickle["status"], want["status"], "{file}: {pickle:#}");
             let keyword = want["keyword"].as_str().unwrap();
             let place = want["place"].as_str().unwrap_or("");
             assert!(
-                pickle["findings"].as_array().unwrap().iter().any(|f| {
-                    f["place"].as_str().unwrap().starts_with(place)
-                        && f["reason"].as_str().unwrap().contains(keyword)
-                }),
+                has_finding(pickle, place, keyword),
                 "{file}: no finding at {place:?} naming {keyword:?}: {pickle:#}"
             );
         }

@@ -113,6 +113,26 @@ pub fn json(s: &str) -> serde_json::Value {
     serde_json::from_str(s).unwrap_or_else(|e| panic!("not JSON ({e}):\n{s}"))
 }
 
+/// The report row of `check` (a test fails when there is none).
+pub fn report_row<'a>(report: &'a serde_json::Value, check: &str) -> &'a serde_json::Value {
+    report["rows"]
+        .as_array()
+        .expect("a report has rows")
+        .iter()
+        .find(|r| r["check"] == check)
+        .unwrap_or_else(|| panic!("no {check} row: {report:#}"))
+}
+
+/// Whether some finding of `row` is placed at `place` (a prefix) and names `reason`.
+pub fn has_finding(row: &serde_json::Value, place: &str, reason: &str) -> bool {
+    row["findings"].as_array().is_some_and(|f| {
+        f.iter().any(|f| {
+            f["place"].as_str().is_some_and(|p| p.starts_with(place))
+                && f["reason"].as_str().is_some_and(|r| r.contains(reason))
+        })
+    })
+}
+
 /// A store in a temporary directory, with helpers to make keys and attestations.
 pub struct Store {
     pub dir: tempfile::TempDir,

@@ -213,12 +213,18 @@ fn read_stored(
         file_len: file.len,
         reviewed,
     };
-    match npy::read_header(file, m.data_offset, m.len) {
-        Ok(h) => describe(&a, &h, out),
+    array(&a, file, (m.data_offset, m.len), out);
+}
+
+/// The `.npy` bytes at `base..base + len` of `src`, the array `a`: its header read and what
+/// it describes added, or the refusal with its place.
+fn array(a: &Array<'_>, src: &Span<'_>, (base, len): (u64, u64), out: &mut Outcome) {
+    match npy::read_header(src, base, len) {
+        Ok(h) => describe(a, &h, out),
         Err(e) => out.refuse(
-            Some(key),
+            Some(a.name),
             Severity::Fail,
-            place_in(Some(&w), e.offset),
+            place_in(a.member, e.offset),
             e.reason,
         ),
     }
@@ -266,13 +272,5 @@ fn read_decoded(file: &Span<'_>, m: &Member, key: &str, reviewed: &[String], out
         file_len: file.len,
         reviewed,
     };
-    match npy::read_header(&member, 0, member.len) {
-        Ok(h) => describe(&a, &h, out),
-        Err(e) => out.refuse(
-            Some(key),
-            Severity::Fail,
-            place_in(Some(&w), e.offset),
-            e.reason,
-        ),
-    }
+    array(&a, &member, (0, member.len), out);
 }

@@ -70,14 +70,7 @@ pub fn open_outcome(src: &(impl ReadAt + ?Sized), profile: Profile) -> Outcome {
 
 /// The outcome, and whether a read asked for [`HUGE_READ`] bytes or more past the end.
 pub(super) fn run(src: &(impl ReadAt + ?Sized), profile: Profile) -> (Outcome, bool) {
-    let mut tar = Tar {
-        src,
-        profile,
-        pos: 0,
-        offset: 0,
-        global: PaxDict::default(),
-        huge_read: false,
-    };
+    let mut tar = Tar::new(src, profile);
     let outcome = match tar.fromtarfile(0, true) {
         Ok(_) => Outcome::Opened { members: true },
         // TarFile.next at offset 0: an end block ends an empty archive.
@@ -131,14 +124,7 @@ pub fn walk(
     profile: Profile,
     max: usize,
 ) -> (Vec<TarMember>, WalkEnd) {
-    let mut tar = Tar {
-        src,
-        profile,
-        pos: 0,
-        offset: 0,
-        global: PaxDict::default(),
-        huge_read: false,
-    };
+    let mut tar = Tar::new(src, profile);
     let mut members = Vec::new();
     let member = |m: Member| TarMember {
         name: m.name,
@@ -194,7 +180,19 @@ struct Tar<'a, R: ReadAt + ?Sized> {
     huge_read: bool,
 }
 
-impl<R: ReadAt + ?Sized> Tar<'_, R> {
+impl<'a, R: ReadAt + ?Sized> Tar<'a, R> {
+    /// A `TarFile` just opened over `src`, its file object at the start.
+    fn new(src: &'a R, profile: Profile) -> Self {
+        Tar {
+            src,
+            profile,
+            pos: 0,
+            offset: 0,
+            global: PaxDict::default(),
+            huge_read: false,
+        }
+    }
+
     /// `fileobj.read(n)` as `io.BytesIO` does it: a negative `n` reads to the end, an `n`
     /// outside a C `ssize_t` raises `OverflowError`.
     fn read_len(&mut self, n: PyInt) -> Result<u64, PyErr> {
