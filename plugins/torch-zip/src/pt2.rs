@@ -414,8 +414,8 @@ impl<R: ReadAt + ?Sized> Reader<'_, R> {
         let Some(bytes) = self.bytes(rec, MAX_JSON) else {
             return;
         };
-        let value: serde_json::Value = match serde_json::from_slice(&bytes) {
-            Ok(v) => v,
+        let (found, more) = match graph::check(&bytes, LISTED) {
+            Ok(found) => found,
             Err(e) => {
                 self.structure.add(
                     Severity::Fail,
@@ -425,7 +425,6 @@ impl<R: ReadAt + ?Sized> Reader<'_, R> {
                 return;
             }
         };
-        let (found, more) = graph::check(&value, LISTED);
         self.graph_checked += 1;
         for (severity, path, reason) in found {
             self.structure

@@ -20,7 +20,6 @@
 //!   code or does I/O is a FAIL, whatever reaches it) and is otherwise a LEAD.
 
 use crate::pickle::Severity;
-use serde_json::Value;
 
 /// The functions torch's deserializer puts in `sympify`'s locals (torch 2.15
 /// `ExportedProgramDeserializer`'s `sympy_functions`), and the sympy functions torch's
@@ -293,67 +292,156 @@ fn data_flow_target(target: &str) -> bool {
 /// One finding about the graph: how bad, the JSON path, why.
 pub type GraphFinding = (Severity, String, String);
 
-/// Walks the parsed graph (`model.json`): every `expr_str` and every node's `target`. At most
-/// `limit` findings are returned; the count of the rest is the second value.
-pub fn check(graph: &Value, limit: usize) -> (Vec<GraphFinding>, u64) {
-    let mut out = Vec::new();
-    let mut more = 0u64;
-    let mut add = |f: GraphFinding| {
-        if out.len() < limit {
-            out.push(f);
-        } else {
-            more += 1;
-        }
-    };
-    // serde_json's own recursion limit (128) bounds the tree's depth; the walk is iterative.
-    let mut stack: Vec<(&Value, String)> = vec![(graph, String::new())];
-    while let Some((v, path)) = stack.pop() {
-        match v {
-            Value::Object(map) => {
-                if let Some(Value::String(e)) = map.get("expr_str") {
-                    let at = format!("{path}.expr_str");
-                    match judge_expr(e) {
-                        Expr::Sympy => {}
-                        Expr::UnknownCall(name) => add((
-                            Severity::Lead,
-                            at,
-                            format!("the symbolic expression {e:?} calls {name}, a function torch's serializer does not write: torch.export.load evaluates it with sympy.sympify, whose namespace holds functions that do more than arithmetic"),
-                        )),
-                        Expr::Code(what) => add((
-                            Severity::Fail,
-                            at,
-                            format!("the symbolic expression {e:?} holds {what}: torch.export.load passes it to sympy.sympify, which evaluates it as Python (eval), so it runs when the program is loaded"),
-                        )),
-                    }
-                }
-                if let (Some(Value::String(t)), true) =
-                    (map.get("target"), map.contains_key("inputs"))
-                {
-                    if let Some(f) = judge_target(t, &path) {
-                        add(f);
-                    }
-                }
-                for (k, child) in map {
-                    stack.push((child, format!("{path}.{k}")));
-                }
-            }
-            Value::Array(items) => {
-                for (i, child) in items.iter().enumerate() {
-                    stack.push((child, format!("{path}[{i}]")));
-                }
-            }
-            _ => {}
-        }
-    }
-    (out, more)
+/// What a walk found: the first `limit` findings, and how many more.
+struct Found {
+    out: Vec<GraphFinding>,
+    more: u64,
+    limit: usize,
 }
 
-fn judge_target(target: &str, path: &str) -> Option<GraphFinding> {
+impl Found {
+    fn add(&mut self, f: GraphFinding) {
+        if self.out.len() < self.limit {
+            self.out.push(f);
+        } else {
+            self.more += 1;
+        }
+    }
+
+    fn expr(&mut self, e: &str, at: String) {
+        match judge_expr(e) {
+            Expr::Sympy => {}
+            Expr::UnknownCall(name) => self.add((
+                Severity::Lead,
+                at,
+                format!("the symbolic expression {e:?} calls {name}, a function torch's serializer does not write: torch.export.load evaluates it with sympy.sympify, whose namespace holds functions that do more than arithmetic"),
+            )),
+            Expr::Code(what) => self.add((
+                Severity::Fail,
+                at,
+                format!("the symbolic expression {e:?} holds {what}: torch.export.load passes it to sympy.sympify, which evaluates it as Python (eval), so it runs when the program is loaded"),
+            )),
+        }
+    }
+}
+
+/// A JSON value walked as it is parsed, never built: a string is returned (for the key it is
+/// the value of), a map or a list is walked with `path` extended, anything else skipped. The
+/// memory is the path's, whatever the document holds; serde_json's recursion limit (128)
+/// bounds the depth.
+struct Walk<'f> {
+    found: &'f mut Found,
+    path: &'f mut String,
+}
+
+impl<'de> serde::de::DeserializeSeed<'de> for Walk<'_> {
+    type Value = Option<String>;
+
+    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> serde::de::Visitor<'de> for Walk<'_> {
+    type Value = Option<String>;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("a JSON value")
+    }
+
+    fn visit_str<E>(self, v: &str) -> Result<Self::Value, E> {
+        Ok(Some(v.to_owned()))
+    }
+
+    fn visit_bool<E>(self, _: bool) -> Result<Self::Value, E> {
+        Ok(None)
+    }
+    fn visit_i64<E>(self, _: i64) -> Result<Self::Value, E> {
+        Ok(None)
+    }
+    fn visit_u64<E>(self, _: u64) -> Result<Self::Value, E> {
+        Ok(None)
+    }
+    fn visit_f64<E>(self, _: f64) -> Result<Self::Value, E> {
+        Ok(None)
+    }
+    fn visit_unit<E>(self) -> Result<Self::Value, E> {
+        Ok(None)
+    }
+
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+        let mut i = 0u64;
+        loop {
+            let len = self.path.len();
+            // Into the path itself: no string per element.
+            let _ = std::fmt::Write::write_fmt(&mut *self.path, format_args!("[{i}]"));
+            let next = seq.next_element_seed(Walk {
+                found: &mut *self.found,
+                path: &mut *self.path,
+            })?;
+            self.path.truncate(len);
+            if next.is_none() {
+                return Ok(None);
+            }
+            i += 1;
+        }
+    }
+
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+        while let Some(key) = map.next_key::<std::borrow::Cow<'de, str>>()? {
+            let len = self.path.len();
+            self.path.push('.');
+            self.path.push_str(&key);
+            let value = map.next_value_seed(Walk {
+                found: &mut *self.found,
+                path: &mut *self.path,
+            })?;
+            let at = self.path.clone();
+            self.path.truncate(len);
+            match (key.as_ref(), value) {
+                ("expr_str", Some(e)) => self.found.expr(&e, at),
+                // A node's target (and any other `target`: only what deserialize_operator
+                // resolves is judged).
+                ("target", Some(t)) => {
+                    if let Some(f) = judge_target(&t, &at) {
+                        self.found.add(f);
+                    }
+                }
+                _ => {}
+            }
+        }
+        Ok(None)
+    }
+}
+
+/// Walks the graph's JSON (`model.json`) as it parses it: every `expr_str` and every node's
+/// `target`. At most `limit` findings are returned; the count of the rest is the second
+/// value. `Err` when it is not JSON.
+pub fn check(json: &[u8], limit: usize) -> Result<(Vec<GraphFinding>, u64), serde_json::Error> {
+    let mut found = Found {
+        out: Vec::new(),
+        more: 0,
+        limit,
+    };
+    let mut path = String::new();
+    let mut d = serde_json::Deserializer::from_slice(json);
+    serde::de::DeserializeSeed::deserialize(
+        Walk {
+            found: &mut found,
+            path: &mut path,
+        },
+        &mut d,
+    )?;
+    d.end()?;
+    Ok((found.out, found.more))
+}
+
+fn judge_target(target: &str, place: &str) -> Option<GraphFinding> {
     // aten::from_file maps a file named by its argument into memory.
     if target.starts_with("torch.ops.aten.from_file") {
         return Some((
             Severity::Fail,
-            format!("{path}.target"),
+            place.to_owned(),
             format!("the graph calls {target}, which reads the local file its argument names"),
         ));
     }
@@ -368,13 +456,13 @@ fn judge_target(target: &str, path: &str) -> Option<GraphFinding> {
         _ if target.starts_with('#') => {
             return Some((
                 Severity::Lead,
-                format!("{path}.target"),
+                place.to_owned(),
                 format!("the graph calls the extension operator {target}, which a deserializer registered in the loading process resolves: not modelled"),
             ))
         }
         _ => return None,
     };
-    let place = format!("{path}.target");
+    let place = place.to_owned();
     Some(match crate::globals::classify(module, name) {
         crate::globals::Class::Dangerous(does) => (
             Severity::Fail,
@@ -444,7 +532,7 @@ mod tests {
 
     #[test]
     fn targets() {
-        let graph: Value = serde_json::json!({"graph_module": {"graph": {"nodes": [
+        let graph = serde_json::json!({"graph_module": {"graph": {"nodes": [
             {"target": "torch.ops.aten.linear.default", "inputs": []},
             {"target": "_operator.getitem", "inputs": []},
             {"target": "torch.load", "inputs": []},
@@ -452,7 +540,14 @@ mod tests {
             {"target": "torch.ops.aten.from_file.default", "inputs": []},
             {"target": "torch.sym_max", "inputs": [{"arg": {"as_sym_int": {"as_expr": {"expr_str": "__import__('os')"}}}}]},
         ]}}});
-        let (found, more) = check(&graph, 10);
+        let (found, more) = check(graph.to_string().as_bytes(), 10).unwrap();
+        assert!(
+            found
+                .iter()
+                .any(|f| f.1 == ".graph_module.graph.nodes[2].target"),
+            "{found:#?}"
+        );
+        assert!(check(b"{\"a\": [1, 2", 10).is_err());
         assert_eq!(more, 0);
         let fails: Vec<&str> = found
             .iter()
