@@ -71,17 +71,6 @@ fn descr_holds_objects(header: &[u8]) -> bool {
     rest[..end].contains('O')
 }
 
-/// The signs of a Keras archive seen in one archive's top level.
-#[derive(Debug, Default, Clone)]
-pub(crate) struct KerasSigns {
-    /// A `config.json` member.
-    pub(crate) config: bool,
-    /// The `keras_version` of a `metadata.json` member.
-    pub(crate) version: Option<String>,
-    /// The weights member (`model.weights.h5` or `model.weights.npz`).
-    pub(crate) weights: Option<String>,
-}
-
 impl Walk {
     /// Notes what a top-level member of the archive at `prefix` says about it being Keras's.
     pub(crate) fn keras_sign(&mut self, name: &str, bytes: &[u8], prefix: &str) {

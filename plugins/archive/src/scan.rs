@@ -5,7 +5,6 @@
 //! anything that reads and seeks; nothing is extracted or executed.
 
 use crate::detect;
-use crate::members::KerasSigns;
 use socair_pickle::pickle::{self, Severity};
 use socair_plugin_kit::companion::{self, Companion};
 use socair_plugin_kit::zip::claims::torch_record_name;
@@ -194,6 +193,17 @@ pub fn scan_7z<R: Read + Seek>(reader: R, input_len: u64, reviewed: &[String]) -
 /// Walks the 7z archive in `bytes`.
 pub fn scan_7z_bytes(bytes: &[u8], reviewed: &[String]) -> Analysis {
     scan_7z(io::Cursor::new(bytes), bytes.len() as u64, reviewed)
+}
+
+/// The signs of a Keras archive seen in one archive's top level.
+#[derive(Debug, Default, Clone)]
+pub(crate) struct KerasSigns {
+    /// A `config.json` member.
+    pub(crate) config: bool,
+    /// The `keras_version` of a `metadata.json` member.
+    pub(crate) version: Option<String>,
+    /// The weights member (`model.weights.h5` or `model.weights.npz`).
+    pub(crate) weights: Option<String>,
 }
 
 pub(crate) struct Walk {

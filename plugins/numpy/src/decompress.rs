@@ -188,25 +188,6 @@ mod tests {
         .map(|()| out)
     }
 
-    /// The first member of an archive Python's `zipfile` wrote with ZIP_LZMA (version 9.4,
-    /// 5 property bytes, raw LZMA1 with an end marker, flag bit 1), and its plain bytes as
-    /// the stored twin holds them.
-    fn lzma_member() -> (Vec<u8>, Vec<u8>) {
-        let z = include_bytes!("../../../fixtures/npy/plugin/valid/lzma.npz");
-        let s = include_bytes!("../../../fixtures/npy/plugin/valid/stored-numeric.npz");
-        let m = &crate::zip::read_archive(&z[..]).unwrap().members[0];
-        assert_eq!(m.method, LZMA);
-        let packed = z[m.data_offset as usize..][..m.compressed_len as usize].to_vec();
-        let twin = crate::zip::read_archive(&s[..])
-            .unwrap()
-            .members
-            .into_iter()
-            .find(|t| t.name == m.name)
-            .unwrap();
-        let plain = s[twin.data_offset as usize..][..twin.len as usize].to_vec();
-        (packed, plain)
-    }
-
     #[test]
     fn bzip2_round_trip_and_strictness() {
         let plain: Vec<u8> = (0..700_000u32).map(|i| (i % 253) as u8).collect();
@@ -234,43 +215,5 @@ mod tests {
             InflateError::Truncated | InflateError::Corrupt(_)
         ));
         assert!(all(BZIP2, b"BZh9garbage", 10).is_err());
-    }
-
-    #[test]
-    fn lzma_round_trip_and_strictness() {
-        let (member, plain) = lzma_member();
-        assert_eq!(all(LZMA, &member, plain.len() as u64).unwrap(), plain);
-        assert_eq!(
-            all(LZMA, &member, 100).unwrap_err(),
-            InflateError::TooLong(100)
-        );
-        let mut trailing = member.clone();
-        trailing.extend_from_slice(b"junk");
-        assert!(matches!(
-            all(LZMA, &trailing, plain.len() as u64).unwrap_err(),
-            InflateError::Trailing(_)
-        ));
-        let mut six = member.clone();
-        six[2] = 6;
-        assert!(matches!(
-            all(LZMA, &six, plain.len() as u64).unwrap_err(),
-            InflateError::Options(_)
-        ));
-        assert_eq!(
-            all(LZMA, &member[..3], 1).unwrap_err(),
-            InflateError::Truncated
-        );
-        // Told the size (no flag bit 1), the end marker that follows it is accepted; a size
-        // short of the stream leaves the range coder mid-stream.
-        assert_eq!(
-            marked(LZMA, false, &member, plain.len() as u64).unwrap(),
-            plain
-        );
-        assert!(matches!(
-            marked(LZMA, false, &member, 100).unwrap_err(),
-            InflateError::Corrupt(_)
-        ));
-        let cut = &member[..member.len() / 2];
-        assert!(all(LZMA, cut, plain.len() as u64).is_err());
     }
 }

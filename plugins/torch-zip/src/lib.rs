@@ -125,7 +125,7 @@ impl Reader for Pt2Reader {
         source: &ByteSourceRef<'_>,
         options: &ReadOptions,
     ) -> Result<OpenedFile, PluginError> {
-        Ok(pt2::open(source, &analyze_options(options)))
+        Ok(pt2::open(source, &analyze_options(options), opened_file))
     }
 }
 

@@ -145,6 +145,7 @@ impl Listed {
 struct Reader<'s, R: ?Sized> {
     src: &'s R,
     options: &'s AnalyzeOptions,
+    to_opened: ToOpened,
     archive: Archive,
     /// Records accounted for, by index.
     read: BTreeSet<usize>,
@@ -160,8 +161,17 @@ struct Reader<'s, R: ?Sized> {
     graph_checked: u64,
 }
 
-/// Reads a PT2 archive completely (or its headers only), without running anything in it.
-pub fn open(src: &(impl ReadAt + ?Sized), options: &AnalyzeOptions) -> OpenedFile {
+/// How a checkpoint's analysis becomes what the plugin API reports (the plugin's
+/// `opened_file`, handed in so that this module never imports the crate root).
+pub type ToOpened = fn(&crate::checkpoint::Analysis, bool) -> OpenedFile;
+
+/// Reads a PT2 archive completely (or its headers only), without running anything in it;
+/// nested torch files' analyses become descriptors through `to_opened`.
+pub fn open(
+    src: &(impl ReadAt + ?Sized),
+    options: &AnalyzeOptions,
+    to_opened: ToOpened,
+) -> OpenedFile {
     let archive = match zip::read_archive(src) {
         Ok(a) => a,
         Err(e) => {
@@ -175,6 +185,7 @@ pub fn open(src: &(impl ReadAt + ?Sized), options: &AnalyzeOptions) -> OpenedFil
     let mut r = Reader {
         src,
         options,
+        to_opened,
         archive,
         read: BTreeSet::new(),
         structure: Listed::default(),
@@ -638,7 +649,7 @@ impl<R: ReadAt + ?Sized> Reader<'_, R> {
             };
             row.add(f.severity, place, f.reason.clone());
         }
-        let opened = crate::opened_file(&a, self.options.header_only);
+        let opened = (self.to_opened)(&a, self.options.header_only);
         for mut t in opened.tensors.into_iter() {
             for r in t.ranges.iter_mut() {
                 r.offset += rec.data_offset;

@@ -4,7 +4,7 @@
 use super::*;
 
 fn open_fixture(bytes: &[u8]) -> OpenedFile {
-    open(bytes, &AnalyzeOptions::default())
+    open(bytes, &AnalyzeOptions::default(), crate::opened_file)
 }
 
 fn row<'a>(o: &'a OpenedFile, check: &str) -> &'a ReportRow {
