@@ -158,34 +158,37 @@ pub fn decode_each(
     }
 }
 
+/// All of `data` (compressed with `method`) decoded, for the tests of this module and of the
+/// zip reader.
+#[cfg(test)]
+pub(crate) fn decode_all(
+    method: u16,
+    end_marker: bool,
+    data: &[u8],
+    declared: u64,
+) -> Result<Vec<u8>, InflateError> {
+    let mut out = Vec::new();
+    decode_each(
+        data,
+        method,
+        end_marker,
+        (0, data.len() as u64),
+        declared,
+        |p| {
+            out.extend_from_slice(p);
+            true
+        },
+    )
+    .map(|()| out)
+}
+
 #[cfg(test)]
 #[allow(clippy::unwrap_used, clippy::indexing_slicing)]
 mod tests {
     use super::*;
 
     fn all(method: u16, data: &[u8], declared: u64) -> Result<Vec<u8>, InflateError> {
-        marked(method, true, data, declared)
-    }
-
-    fn marked(
-        method: u16,
-        end_marker: bool,
-        data: &[u8],
-        declared: u64,
-    ) -> Result<Vec<u8>, InflateError> {
-        let mut out = Vec::new();
-        decode_each(
-            data,
-            method,
-            end_marker,
-            (0, data.len() as u64),
-            declared,
-            |p| {
-                out.extend_from_slice(p);
-                true
-            },
-        )
-        .map(|()| out)
+        decode_all(method, true, data, declared)
     }
 
     #[test]

@@ -262,23 +262,11 @@ fn flags_and_names() {
 /// 9.4, 5 property bytes, raw LZMA1 with an end marker, flag bit 1): read with this module's
 /// reader, decoded, and held to the declared size and the stream's end.
 mod lzma_members {
-    use crate::decompress::{decode_each, LZMA};
+    use crate::decompress::{decode_all, LZMA};
     use crate::inflate::InflateError;
 
     fn marked(end_marker: bool, data: &[u8], declared: u64) -> Result<Vec<u8>, InflateError> {
-        let mut out = Vec::new();
-        decode_each(
-            data,
-            LZMA,
-            end_marker,
-            (0, data.len() as u64),
-            declared,
-            |p| {
-                out.extend_from_slice(p);
-                true
-            },
-        )
-        .map(|()| out)
+        decode_all(LZMA, end_marker, data, declared)
     }
 
     fn all(data: &[u8], declared: u64) -> Result<Vec<u8>, InflateError> {
