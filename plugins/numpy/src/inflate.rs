@@ -43,8 +43,11 @@ pub enum InflateError {
     #[error("{0} compressed bytes follow the end of its deflate stream")]
     Trailing(u64),
     /// The input ran out before the stream ended.
-    #[error("its compressed bytes end before its deflate stream does")]
+    #[error("its compressed bytes end before its stream does")]
     Truncated,
+    /// The stream's own parameters are refused (an LZMA member's properties).
+    #[error("{0}")]
+    Options(String),
 }
 
 /// Inflates the `clen` bytes at `offset` of `src`, calling `each` with every decoded piece in

@@ -15,7 +15,12 @@
 //!    its bytes (little-endian elements, whatever machine wrote them: `THPStorage_writeFileRaw`).
 //!
 //! torch.load runs every one of these pickles, so each goes through the same machine as a zip
-//! checkpoint's `data.pkl`; only the main pickle may build tensors. Every check has its zip
+//! checkpoint's `data.pkl`; only the main pickle may build tensors.
+//!
+//! Before them torch.load tries its oldest format, a tar archive (torch 0.1: members
+//! `sys_info`, `pickle`, `tensors`, `storages`), read by [`crate::tarfile::torch`]: a file
+//! whose first bytes CPython's tarfile opens and whose members are torch's is read as that,
+//! every pickle of its members through the machine. Every check has its zip
 //! analogue: keys listed once and equal to the keys the pickle names, each count equal to the
 //! persistent id's, every storage inside the file, no byte after the last one.
 
@@ -80,14 +85,34 @@ pub fn looks_like_pickle(head: &[u8], file_len: u64) -> bool {
 /// The zip reader's entry: a zip checkpoint, or a pickle stream handed to the zip reader (by
 /// its name, `pytorch_model.bin`), which is run as what it is.
 pub fn analyze_as_zip(src: &(impl ReadAt + ?Sized), options: &AnalyzeOptions) -> Analysis {
-    if not_a_zip(src).is_some() && looks_like_pickle(&head_of(src), src.size()) {
+    let head = head_of(src);
+    if not_a_zip(src).is_some()
+        && (looks_like_pickle(&head, src.size()) || tarfile::torch::looks_like_torch_tar(&head))
+    {
         return analyze(src, options);
     }
     checkpoint::analyze(src, options)
 }
 
+/// Whether the first bytes of a file are torch's legacy format: a pickle (see
+/// [`looks_like_pickle`]), or a tar archive holding one of torch 0.1's members, which
+/// `torch.load` tries first (`tarfile::torch`).
+pub fn looks_like_legacy(head: &[u8], file_len: u64) -> bool {
+    looks_like_pickle(head, file_len)
+        || (!head.starts_with(&crate::zip::LOCAL_MAGIC)
+            && tarfile::torch::looks_like_torch_tar(head))
+}
+
 /// Reads a legacy checkpoint completely, without running its pickles.
 pub fn analyze(src: &(impl ReadAt + ?Sized), options: &AnalyzeOptions) -> Analysis {
+    // torch's oldest format: a tar archive of torch 0.1's members and no pickle at the start.
+    let head = head_of(src);
+    if !pickle::looks_like_pickle(&head, src.size()) && tarfile::torch::looks_like_torch_tar(&head)
+    {
+        let mut a = tarfile::torch::analyze(src, options);
+        a.finish();
+        return a;
+    }
     let mut a = analyze_stream(src, options);
     a.finish();
     // A zip end record near the end: torch.load reads the pickles at the front (it looks only
@@ -101,6 +126,13 @@ pub fn analyze(src: &(impl ReadAt + ?Sized), options: &AnalyzeOptions) -> Analys
     if let Some(reason) = tar_finding(&tarfile::tarfile_verdict(src)) {
         a.add(Severity::Fail, "byte 0", reason.clone());
         a.unread.push((None, reason));
+        // What torch.load reads instead: the tar's members, when they are torch's.
+        if tarfile::torch::looks_like_torch_tar(&head) {
+            let tar = tarfile::torch::analyze(src, options);
+            for f in tar.findings {
+                a.add(f.severity, f.place, f.reason);
+            }
+        }
     }
     a
 }

@@ -133,6 +133,16 @@ pub fn report_plugins(report: &serde_json::Value) -> Vec<&str> {
         .collect()
 }
 
+/// Whether some finding of `row` is placed at `place` (a prefix) and names `reason`.
+pub fn has_finding(row: &serde_json::Value, place: &str, reason: &str) -> bool {
+    row["findings"].as_array().is_some_and(|f| {
+        f.iter().any(|f| {
+            f["place"].as_str().is_some_and(|p| p.starts_with(place))
+                && f["reason"].as_str().is_some_and(|r| r.contains(reason))
+        })
+    })
+}
+
 /// A store in a temporary directory, with helpers to make keys and attestations.
 pub struct Store {
     pub dir: tempfile::TempDir,
