@@ -368,6 +368,7 @@ fn scan_pickle(a: &Array<'_>, h: &Header, at: String, out: &mut Outcome) {
         // An object array's pickle never PASSes (see the row's verdict), so the Python 2
         // opcodes socair-wo/2 adds would change no verdict here.
         grammar: pickle::Grammar::V1,
+        ..Default::default()
     };
     let run = pickle::run(&data, &options);
     for f in run.findings {

@@ -197,6 +197,7 @@ fn analyze_window(
         legacy: true,
         input_len: src.size(),
         grammar: options.grammar,
+        ..Default::default()
     };
     let mut at = 0usize;
     // Runs the pickle at `at` under `name`, adding its findings; `None` when the window ends
@@ -444,6 +445,11 @@ fn plain_pickles(
     truncated_window: bool,
     options: &pickle::Options,
 ) -> Option<Analysis> {
+    // Not a torch checkpoint: `pickle.load`'s caller chooses how Python 2 `str`s decode.
+    let options = &pickle::Options {
+        python2_str: pickle::Python2Str::CallerChooses,
+        ..options.clone()
+    };
     let outcome = pickle::run(data, options);
     if outcome.end.is_none() && truncated_window {
         return None;
@@ -484,7 +490,7 @@ fn dict_of<'o>(outcome: &'o pickle::Outcome, v: &Value) -> Option<&'o [(Value, V
     match v {
         Value::Obj(id) => match outcome.objects.get(*id)? {
             Object::Dict(d) => Some(&d.items),
-            Object::List(_) => None,
+            Object::List(_) | Object::Record(_) => None,
         },
         _ => None,
     }
