@@ -31,3 +31,4 @@ mod torch;
 mod torch_containers;
 mod training;
 mod trust;
+mod weights_only;
