@@ -9,7 +9,7 @@
 //! torch 2.15 loaded them back) and fixtures/safetensors/read-the-same/ (make_header_
 //! fixtures.py, with what safetensors 0.8.0 itself reads from each).
 
-use crate::common::{fixture, json, run, socair, Store};
+use crate::common::{fixture, json, run, socair, tensor_hashes, Store};
 use serde_json::Value;
 use std::collections::BTreeMap;
 
@@ -140,18 +140,7 @@ fn pinned_reports(cases: &[(String, Value)], pin: &str) -> Vec<(String, Value)> 
         let name = format!("{i}-{}", file.replace('/', "-"));
         let src = s.dir.path().join(&name);
         std::fs::copy(fixture(&format!("torch/weights-only/{file}")), &src).unwrap();
-        let sha = s.run(&["airlock", "pull", src.to_str().unwrap()]);
-        assert_eq!(sha.code, 0, "{file}: {}", sha.stderr);
-        let sha = sha.stdout.trim().to_owned();
-        let _ = s.run(&["airlock", "scan", &sha, "--key", &scanner]);
-        let attestation = s
-            .path()
-            .join("incoming")
-            .join(&sha)
-            .join("attestation.dsse.json");
-        let verified = s.run(&["verify", "--signature-only", attestation.to_str().unwrap()]);
-        assert_eq!(verified.code, 0, "{file}: {}", verified.stderr);
-        out.push((file.clone(), json(&verified.stdout)["predicate"].clone()));
+        out.push((file.clone(), s.pull_and_scan(&src, &scanner)));
     }
     out
 }
@@ -199,18 +188,7 @@ fn a_bare_tuple_or_list_converts_under_the_names_tensors_gives_and_leads_do_not_
         let out = dir.path().join(format!("{file}.safetensors"));
         let r = convert(&fixture(&format!("torch/weights-only/{file}")), &out, from);
         assert_eq!(r.code, 0, "{file}: {}", r.stderr);
-        let m = json(&run(socair().arg("tensors").arg(&out)).stdout);
-        let got: BTreeMap<String, String> = m["tensors"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|t| {
-                (
-                    t["name"].as_str().unwrap().to_owned(),
-                    t["sha256"].as_str().unwrap().to_owned(),
-                )
-            })
-            .collect();
+        let got = tensor_hashes(&json(&run(socair().arg("tensors").arg(&out)).stdout));
         let want: BTreeMap<String, String> = cases[file]["tensors"]
             .as_array()
             .unwrap()
@@ -286,18 +264,12 @@ fn safetensors_headers_the_library_reads_the_same_are_read_the_same() {
         // The tensors are the library's, byte for byte.
         let t = run(socair().arg("tensors").arg(&path));
         assert_eq!(t.code, 0, "{file}: {}", t.stderr);
-        let m = json(&t.stdout);
-        let got: BTreeMap<String, Value> = m["tensors"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|t| (t["name"].as_str().unwrap().to_owned(), t["sha256"].clone()))
-            .collect();
-        let want: BTreeMap<String, Value> = case["safetensors_0_8"]["tensors"]
+        let got = tensor_hashes(&json(&t.stdout));
+        let want: BTreeMap<String, String> = case["safetensors_0_8"]["tensors"]
             .as_object()
             .unwrap()
             .iter()
-            .map(|(k, v)| (k.clone(), v.clone()))
+            .map(|(k, v)| (k.clone(), v.as_str().unwrap().to_owned()))
             .collect();
         assert_eq!(got, want, "{file}");
     }

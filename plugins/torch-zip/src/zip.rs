@@ -910,22 +910,11 @@ pub fn crc_state(src: &(impl ReadAt + ?Sized), record: &Record) -> Result<CrcSta
         })?
     } else {
         let mut hasher = crc32fast::Hasher::new();
-        inflate_each(
-            src,
-            record.data_offset,
-            record.compressed,
-            record.len,
-            |piece| {
-                hasher.update(piece);
-                true
-            },
-        )
-        .map_err(|e| {
-            invalid(
-                format!("record {:?}", record.name),
-                format!("deflated: {e}"),
-            )
-        })?;
+        inflated(src, record, |piece| {
+            hasher.update(piece);
+            true
+        })
+        .map_err(|e| invalid(format!("record {:?}", record.name), e))?;
         hasher.finalize()
     };
     Ok(match record.crc32 {
@@ -933,6 +922,17 @@ pub fn crc_state(src: &(impl ReadAt + ?Sized), record: &Record) -> Result<CrcSta
         0 => CrcState::Absent { actual },
         recorded => CrcState::Wrong { recorded, actual },
     })
+}
+
+/// Inflates a deflated record in bounded pieces, handing each to `each` (which may stop early
+/// by returning `false`): it must give exactly its declared size and end at its last byte.
+fn inflated(
+    src: &(impl ReadAt + ?Sized),
+    record: &Record,
+    each: impl FnMut(&[u8]) -> bool,
+) -> Result<(), String> {
+    inflate_each(src, record.data_offset, record.compressed, record.len, each)
+        .map_err(|e| format!("record {:?} (deflated): {e}", record.name))
 }
 
 /// A record's bytes as torch reads them, inflated when it is deflated; at most `limit` bytes
@@ -952,17 +952,10 @@ pub fn read_bytes(
         return read_vec(src, record.data_offset, record.len).map_err(|e| e.to_string());
     }
     let mut out = Vec::with_capacity(usize::try_from(record.len).unwrap_or(0));
-    inflate_each(
-        src,
-        record.data_offset,
-        record.compressed,
-        record.len,
-        |piece| {
-            out.extend_from_slice(piece);
-            true
-        },
-    )
-    .map_err(|e| format!("record {:?} (deflated): {e}", record.name))?;
+    inflated(src, record, |piece| {
+        out.extend_from_slice(piece);
+        true
+    })?;
     Ok(out)
 }
 
@@ -974,18 +967,12 @@ pub fn read_head(src: &(impl ReadAt + ?Sized), record: &Record, n: u64) -> Resul
         return read_vec(src, record.data_offset, n).map_err(|e| e.to_string());
     }
     let mut out = Vec::new();
-    inflate_each(
-        src,
-        record.data_offset,
-        record.compressed,
-        record.len,
-        |piece| {
-            let take = piece.len().min(usize::try_from(n).unwrap_or(0) - out.len());
-            out.extend_from_slice(&piece[..take]);
-            (out.len() as u64) < n
-        },
-    )
-    .map_err(|e| format!("record {:?} (deflated): {e}", record.name))?;
+    let want = usize::try_from(n).unwrap_or(0);
+    inflated(src, record, |piece| {
+        let take = piece.len().min(want.saturating_sub(out.len()));
+        out.extend_from_slice(piece.get(..take).unwrap_or_default());
+        out.len() < want
+    })?;
     Ok(out)
 }
 

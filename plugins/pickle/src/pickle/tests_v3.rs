@@ -4,21 +4,8 @@
 //! writes them (protocol 2, `GLOBAL`, `BINUNICODE`); fixtures/torch/weights-only/ holds the
 //! files torch itself wrote.
 
+use super::tests_python2::{reasons, v};
 use super::*;
-
-fn v(grammar: Grammar) -> Options {
-    Options {
-        grammar,
-        ..Options::default()
-    }
-}
-
-fn reasons(out: &Outcome) -> Vec<String> {
-    out.findings
-        .iter()
-        .map(|f| format!("{:?} {} @{}: {}", f.severity, f.opcode, f.offset, f.reason))
-        .collect()
-}
 
 fn has(out: &Outcome, severity: Severity, text: &str) -> bool {
     out.findings
@@ -128,28 +115,27 @@ fn dict(items: &[(&str, Vec<u8>)]) -> Vec<u8> {
     out
 }
 
-fn result_composite(out: &Outcome) -> Rc<Composite> {
+/// The value under the first key of the dict at STOP.
+fn first_value(out: &Outcome) -> Value {
     let Some(Value::Obj(id)) = out.result else {
         panic!("{:?}", reasons(out));
     };
     let Object::Dict(d) = &out.objects[id] else {
         panic!()
     };
-    match &d.items[0].1 {
-        Value::Composite(c) => c.clone(),
+    d.items[0].1.clone()
+}
+
+fn result_composite(out: &Outcome) -> Rc<Composite> {
+    match first_value(out) {
+        Value::Composite(c) => c,
         other => panic!("{other:?} {:?}", reasons(out)),
     }
 }
 
 fn result_tensor(out: &Outcome) -> Rc<TensorModel> {
-    let Some(Value::Obj(id)) = out.result else {
-        panic!("{:?}", reasons(out));
-    };
-    let Object::Dict(d) = &out.objects[id] else {
-        panic!()
-    };
-    match &d.items[0].1 {
-        Value::Tensor(t) => t.clone(),
+    match first_value(out) {
+        Value::Tensor(t) => t,
         other => panic!("{other:?} {:?}", reasons(out)),
     }
 }
@@ -581,13 +567,7 @@ fn a_plain_pickle_s_latin_1_strs_are_its_callers_and_a_torch_pickle_s_are_refuse
     let out = run(p, &plain);
     assert_eq!(out.worst(), Some(Severity::Lead), "{:?}", reasons(&out));
     assert!(has(&out, Severity::Lead, "latin1"));
-    let Some(Value::Obj(id)) = out.result else {
-        panic!("still modeled: {:?}", reasons(&out));
-    };
-    let Object::Dict(d) = &out.objects[id] else {
-        panic!()
-    };
-    assert!(matches!(&d.items[0].1, Value::Str(s) if &**s == "caf\u{e9}"));
+    assert!(matches!(first_value(&out), Value::Str(s) if &*s == "caf\u{e9}"));
     // A torch checkpoint's pickle is decoded as torch.load decodes it, under every version.
     for g in [Grammar::V2, Grammar::V3] {
         let out = run(p, &v(g));

@@ -126,25 +126,20 @@ impl Run<'_, '_> {
             k if self.options.grammar >= Grammar::V3 => {
                 match self.call_v3(k, &dotted, &args, newobj) {
                     Some(v) => v,
-                    None => {
-                        let text = format!(
-                            "calls {dotted} with {} arguments: outside {gname}",
-                            args.len()
-                        );
-                        self.note(Kind::Call, Severity::Lead, None, || text);
-                        Value::Opaque(Rc::from(dotted.as_str()))
-                    }
+                    None => self.call_outside(&dotted, args.len()),
                 }
             }
-            _ => {
-                let text = format!(
-                    "calls {dotted} with {} arguments: outside {gname}",
-                    args.len()
-                );
-                self.note(Kind::Call, Severity::Lead, None, || text);
-                Value::Opaque(Rc::from(dotted.as_str()))
-            }
+            _ => self.call_outside(&dotted, args.len()),
         }
+    }
+
+    /// A call of a grammar global with arguments the grammar does not model: a LEAD, and an
+    /// opaque result.
+    fn call_outside(&mut self, dotted: &str, n: usize) -> Value {
+        let gname = self.options.grammar.name();
+        let text = format!("calls {dotted} with {n} arguments: outside {gname}");
+        self.note(Kind::Call, Severity::Lead, None, || text);
+        Value::Opaque(Rc::from(dotted))
     }
 
     /// `collections.OrderedDict(items)` as Python 2.7 pickled an OrderedDict: its

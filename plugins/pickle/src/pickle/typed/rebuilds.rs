@@ -10,11 +10,10 @@
 
 use super::tensor_attrs::TENSOR_ATTRIBUTES;
 use super::tensors::Rebuild;
-use crate::globals::weights_only::{int_repr_dtype, is_quantized};
 use crate::globals::{Class, Known};
 use crate::pickle::machine::Run;
 use crate::pickle::values::{
-    check_bounds, describe, Composite, Layout, Object, Severity, StorageClass, TensorModel, Value,
+    describe, Composite, Layout, Object, Severity, StorageClass, TensorModel, Value,
 };
 use std::rc::Rc;
 
@@ -43,7 +42,7 @@ impl Run<'_, '_> {
     pub(super) fn rebuild_qtensor(&mut self, args: &[Value]) -> Value {
         let name = "_rebuild_qtensor";
         let opaque = || Value::Opaque(Rc::from(name));
-        let [Value::Storage(storage), offset, size, stride, Value::Tuple(qparams, _), Value::Bool(requires_grad), hooks] =
+        let [storage, offset, size, stride, Value::Tuple(qparams, _), requires_grad @ Value::Bool(_), hooks] =
             args
         else {
             self.structure(
@@ -55,23 +54,19 @@ impl Run<'_, '_> {
         if !self.hooks_ok(name, hooks) {
             return opaque();
         }
-        let qdtype = match storage.class {
-            StorageClass::Typed(d) if is_quantized(d) => d,
-            _ => {
-                self.structure(
-                    Severity::Fail,
-                    format!("{name} over a storage that is not quantized: torch makes an empty quantized tensor of the storage's dtype, which raises"),
-                );
-                return opaque();
-            }
-        };
-        // The tensor over the storage, as `_rebuild_tensor` would make it, then its integer
-        // representation's dtype.
-        let rebuilt = self.rebuild_tensor_over(name, storage, offset, size, stride, *requires_grad);
-        let Some(mut t) = rebuilt else {
+        // The tensor over the storage, as `_rebuild_tensor` makes it, in the dtype of its
+        // integer representation.
+        let tensor_args = [
+            storage.clone(),
+            offset.clone(),
+            size.clone(),
+            stride.clone(),
+            requires_grad.clone(),
+        ];
+        let Value::Tensor(t) = self.rebuild_tensor(&tensor_args, Rebuild::Quantized) else {
             return opaque();
         };
-        let mut parts: Vec<(&'static str, Value)> = Vec::new();
+        let mut parts: Vec<(&'static str, Value)> = vec![("int_repr", Value::Tensor(t.clone()))];
         let scheme = match qparams.first() {
             Some(Value::Global(g)) => match g.class {
                 Class::Known(Known::QScheme(q)) => Some(q),
@@ -126,95 +121,15 @@ impl Run<'_, '_> {
                 return opaque();
             }
         }
-        let kind = format!("a quantized {} tensor", qdtype.torch);
-        match int_repr_dtype(qdtype) {
-            Some(int) => {
-                t.dtype = int;
-                let t = Rc::new(t);
-                self.t().tensors.push(t.clone());
-                parts.insert(0, ("int_repr", Value::Tensor(t)));
-            }
-            None => self.structure(
-                Severity::Lead,
-                format!("{kind} packs several values in each byte: its integer representation is not fingerprinted"),
-            ),
-        }
+        let StorageClass::Typed(qdtype) = t.storage.class else {
+            return opaque();
+        };
         self.charge(64 + 32 * parts.len());
         Value::Composite(Rc::new(Composite {
-            kind,
+            kind: format!("a quantized {} tensor", qdtype.torch),
             parts,
             why: QUANTIZED_WHY,
         }))
-    }
-
-    /// The tensor `_rebuild_tensor` makes over a typed storage, checked as
-    /// [`Run::rebuild_tensor`] checks it, without registering it.
-    fn rebuild_tensor_over(
-        &mut self,
-        name: &str,
-        storage: &Rc<crate::pickle::StorageRef>,
-        offset: &Value,
-        size: &Value,
-        stride: &Value,
-        requires_grad: bool,
-    ) -> Option<TensorModel> {
-        let ints = |v: &Value| -> Option<Vec<u64>> {
-            let Value::Tuple(items, _) = v else {
-                return None;
-            };
-            items
-                .iter()
-                .map(|v| match v {
-                    Value::Int(i) => u64::try_from(*i).ok(),
-                    _ => None,
-                })
-                .collect()
-        };
-        let StorageClass::Typed(dtype) = storage.class else {
-            return None;
-        };
-        let (Some(shape), Some(stride), Value::Int(off)) = (ints(size), ints(stride), offset)
-        else {
-            self.structure(
-                Severity::Fail,
-                format!("{name} with a size, stride or offset that is negative or not an integer"),
-            );
-            return None;
-        };
-        let Ok(storage_offset) = u64::try_from(*off) else {
-            self.structure(Severity::Fail, format!("{name} with a negative offset"));
-            return None;
-        };
-        if shape.len() != stride.len() {
-            self.structure(
-                Severity::Fail,
-                format!(
-                    "{name} with {} sizes but {} strides",
-                    shape.len(),
-                    stride.len()
-                ),
-            );
-            return None;
-        }
-        let t = TensorModel {
-            storage: storage.clone(),
-            dtype,
-            storage_offset,
-            shape,
-            stride,
-            requires_grad,
-            parameter: false,
-            conj: false,
-            neg: false,
-            pickle_offset: self.op_at as u64,
-            attributes: Vec::new(),
-        };
-        if let Err(why) = check_bounds(&t) {
-            self.structure(Severity::Fail, format!("{name}: {why}"));
-            return None;
-        }
-        self.charge(std::mem::size_of::<TensorModel>() + 96 + 16 * t.shape.len());
-        Some(t)
     }
 
     /// `_rebuild_sparse_tensor(layout, data)`: COO `(indices, values, size[, is_coalesced])`,

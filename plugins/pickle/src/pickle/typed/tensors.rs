@@ -3,7 +3,7 @@
 //! offset, size and stride, `requires_grad`, backward hooks, metadata). Apart from the calls
 //! that reach them ([`super::calls`]).
 
-use crate::globals::weights_only::is_quantized;
+use crate::globals::weights_only::{int_repr_dtype, is_quantized};
 use crate::globals::{Class, Known};
 use crate::pickle::machine::{Run, Typed, ENTRY};
 use crate::pickle::values::{
@@ -58,6 +58,10 @@ pub(super) enum Rebuild {
     V1,
     V2,
     V3,
+    /// The integer representation of `_rebuild_qtensor`'s tensor: `(storage, storage_offset,
+    /// size, stride, requires_grad)` over a quantized storage, in the dtype `int_repr()`
+    /// gives.
+    Quantized,
 }
 
 impl Run<'_, '_> {
@@ -224,14 +228,16 @@ impl Run<'_, '_> {
             Rebuild::V1 => "_rebuild_tensor",
             Rebuild::V2 => "_rebuild_tensor_v2",
             Rebuild::V3 => "_rebuild_tensor_v3",
+            Rebuild::Quantized => "_rebuild_qtensor",
         };
         let fixed = match which {
             Rebuild::V1 => 4,
+            Rebuild::Quantized => 5,
             Rebuild::V2 => 6,
             Rebuild::V3 => 7,
         };
         let opaque = |what: &str| Value::Opaque(Rc::from(what));
-        let with_metadata = which != Rebuild::V1 && args.len() == fixed + 1;
+        let with_metadata = matches!(which, Rebuild::V2 | Rebuild::V3) && args.len() == fixed + 1;
         if args.len() != fixed && !with_metadata {
             self.structure(
                 Severity::Fail,
@@ -263,11 +269,18 @@ impl Run<'_, '_> {
             );
             return opaque(name);
         };
-        if which != Rebuild::V1 && !self.hooks_ok(name, &args[5]) {
+        if matches!(which, Rebuild::V2 | Rebuild::V3) && !self.hooks_ok(name, &args[5]) {
             return opaque(name);
         }
         if let StorageClass::Typed(d) = storage.class {
-            if is_quantized(d) {
+            if !is_quantized(d) && which == Rebuild::Quantized {
+                self.structure(
+                    Severity::Fail,
+                    format!("{name} over a storage that is not quantized: torch makes an empty quantized tensor of the storage's dtype, which raises"),
+                );
+                return opaque(name);
+            }
+            if is_quantized(d) && which != Rebuild::Quantized {
                 self.structure(
                     Severity::Lead,
                     format!("{name} over a {} storage: torch.save rebuilds a quantized tensor with _rebuild_qtensor, which carries its scale and zero point", d.torch),
@@ -299,6 +312,16 @@ impl Run<'_, '_> {
             }
         } else {
             match storage.class {
+                StorageClass::Typed(d) if which == Rebuild::Quantized => match int_repr_dtype(d) {
+                    Some(int) => int,
+                    None => {
+                        self.structure(
+                            Severity::Lead,
+                            format!("a quantized {} tensor packs several values in each byte: its integer representation is not fingerprinted", d.torch),
+                        );
+                        return opaque(name);
+                    }
+                },
                 StorageClass::Typed(d) => d,
                 StorageClass::Untyped => {
                     self.structure(
