@@ -271,7 +271,7 @@ fn analyze_zip(src: &(impl ReadAt + ?Sized), options: &AnalyzeOptions) -> Analys
             // bytes as they are, as socair does; readers that check CRCs refuse them.
             Ok(zip::CrcState::Absent { .. }) => {
                 a.crc_absent += 1;
-                if crc_absent_names.len() < 4 {
+                if crc_absent_names.is_empty() {
                     crc_absent_names.push(format!("{:?}", r.name));
                 }
             }
@@ -287,11 +287,18 @@ fn analyze_zip(src: &(impl ReadAt + ?Sized), options: &AnalyzeOptions) -> Analys
         let more = a.crc_absent - crc_absent_names.len();
         a.add(
             Severity::Lead,
-            format!("zip records {}", crc_absent_names.join(", ")),
             format!(
-                "{} record(s){} have a CRC-32 recorded as 0 over bytes whose CRC-32 is not (torch.save under torch.serialization.set_crc32_options(False)): torch.load reads the bytes unchecked, as socair does, while Python's zipfile and other checking readers refuse the records, and nothing ties the bytes to what was written",
-                a.crc_absent,
-                if more > 0 { format!(" ({more} more than named)") } else { String::new() }
+                "zip records {}{}",
+                crc_absent_names.join(", "),
+                if more > 0 {
+                    format!(" and {more} more")
+                } else {
+                    String::new()
+                }
+            ),
+            format!(
+                "{} record(s) without a CRC-32 (recorded as 0: torch.save under torch.serialization.set_crc32_options(False)): torch.load reads them unchecked, as socair does; Python's zipfile and other checking readers refuse them, and nothing ties their bytes to what was written",
+                a.crc_absent
             ),
         );
     }

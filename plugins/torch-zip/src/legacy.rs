@@ -465,7 +465,11 @@ fn plain_pickles(
     a.add(
         Severity::Lead,
         "byte 0",
-        "a pickle that does not start with torch's legacy magic number: not a torch checkpoint, whatever its name",
+        if is_dcp_metadata(&outcome) {
+            "a torch.distributed.checkpoint metadata file (dcp.save's .metadata, read with pickle.load): it holds no tensor, only where they lie in the .distcp files beside it, which socair does not read as one checkpoint; not a torch checkpoint itself"
+        } else {
+            "a pickle that does not start with torch's legacy magic number: not a torch checkpoint, whatever its name"
+        },
     );
     if truncated_window {
         a.add(
@@ -477,6 +481,18 @@ fn plain_pickles(
     a.unread
         .push((None, "not torch's legacy format (no magic number)".into()));
     Some(a)
+}
+
+/// Whether the pickle's value is `torch.distributed.checkpoint.metadata.Metadata` (what
+/// `FileSystemWriter.finish` pickles), as `socair-wo/3` models it.
+fn is_dcp_metadata(outcome: &pickle::Outcome) -> bool {
+    matches!(
+        outcome.result.as_ref().and_then(|r| match r {
+            Value::Obj(id) => outcome.objects.get(*id),
+            _ => None,
+        }),
+        Some(Object::Record(r)) if &*r.class == "torch.distributed.checkpoint.metadata.Metadata"
+    )
 }
 
 struct SysInfo {

@@ -274,7 +274,7 @@ fn find_end_record(
         return Err(invalid(
             &place,
             format!(
-                "declares a {}-byte comment but {} bytes follow it: readers that trust the length and readers that scan for the record disagree on where the archive ends",
+                "declares a {}-byte comment but {} trailing bytes follow it: readers that trust the length and readers that scan for the record disagree on where the archive ends",
                 end.comment_len,
                 after - EOCD_LEN
             ),

@@ -6,6 +6,8 @@
 
 use super::tests_python2::{reasons, v};
 use super::*;
+use crate::globals::weights_only::{DCP_DATACLASSES, DCP_ENUMS, TORCH_ALLOWED};
+use crate::globals::{classify_in, Class};
 
 fn has(out: &Outcome, severity: Severity, text: &str) -> bool {
     out.findings
@@ -583,4 +585,59 @@ fn a_plain_pickle_s_latin_1_strs_are_its_callers_and_a_torch_pickle_s_are_refuse
         },
     );
     assert!(has(&out, Severity::Fail, "UnicodeDecodeError"));
+}
+
+/// Every global torch 2.15's weights-only unpickler allows is part of `/3` or, at worst,
+/// a LEAD; none is dangerous. The names `/3` models are exactly those GRAMMAR.md lists.
+#[test]
+fn nothing_torch_allows_is_dangerous_under_3() {
+    let mut unknown = Vec::new();
+    for dotted in TORCH_ALLOWED {
+        let (m, n) = dotted.rsplit_once('.').unwrap();
+        match classify_in(m, n, Grammar::V3) {
+            Class::Known(_) => {}
+            Class::Unknown => unknown.push(*dotted),
+            Class::Dangerous(why) => panic!("{dotted} is dangerous under /3: {why}"),
+        }
+    }
+    assert!(unknown.is_empty(), "{unknown:?}");
+    // /1 leaves most of them outside (and `torch.serialization._get_layout` dangerous).
+    assert!(matches!(
+        classify_in("torch.serialization", "_get_layout", Grammar::V1),
+        Class::Dangerous(_)
+    ));
+    for (m, n) in [
+        ("pathlib", "PosixPath"),
+        ("torch.distributed.checkpoint.metadata", "Metadata"),
+    ] {
+        assert!(matches!(
+            classify_in(m, n, Grammar::V2),
+            Class::Dangerous(_)
+        ));
+        assert!(matches!(classify_in(m, n, Grammar::V3), Class::Known(_)));
+    }
+}
+
+#[test]
+fn grammar_md_lists_every_name_3_models() {
+    let doc = include_str!("../../../torch-zip/GRAMMAR.md");
+    for name in DCP_DATACLASSES
+        .iter()
+        .chain(DCP_ENUMS.iter().map(|(e, _)| e))
+    {
+        assert!(
+            doc.contains(&format!("`{name}`")),
+            "GRAMMAR.md lacks {name}"
+        );
+    }
+    for name in [
+        "_rebuild_qtensor",
+        "_rebuild_sparse_tensor",
+        "_rebuild_meta_tensor_no_storage",
+        "_rebuild_from_type_v2",
+        "PurePosixPath",
+        "_get_layout",
+    ] {
+        assert!(doc.contains(name), "GRAMMAR.md lacks {name}");
+    }
 }

@@ -202,7 +202,7 @@ fn a_comment_is_found_as_miniz_finds_it_under_3() {
     let short = with_comment(&bytes, 3, b"hello");
     let err = read_archive_with(&short[..], V3).unwrap_err().to_string();
     assert!(
-        err.contains("declares a 3-byte comment but 5 bytes follow"),
+        err.contains("declares a 3-byte comment but 5 trailing bytes follow"),
         "{err}"
     );
     // A signature in the last 21 bytes: zipfile takes it and refuses, miniz skips it.

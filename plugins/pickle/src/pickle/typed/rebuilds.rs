@@ -19,6 +19,8 @@ use std::rc::Rc;
 
 /// Most values looked at when deciding whether an attribute holds a tensor.
 const HOLDS_BUDGET: usize = 4096;
+/// Attributes of one tensor named; the rest are counted.
+const MAX_ATTRIBUTES_NAMED: usize = 16;
 /// Deepest nesting looked through for a tensor; deeper counts as holding one.
 const HOLDS_DEPTH: usize = 64;
 
@@ -394,6 +396,10 @@ impl Run<'_, '_> {
         };
         let mut names: Vec<Rc<str>> = Vec::new();
         let mut problem: Option<String> = None;
+        let mut more = 0usize;
+        // One budget for the whole state, and the work charged to the model: a pickle that
+        // hands every tensor the same large state pays for each look.
+        let mut budget = HOLDS_BUDGET;
         let objects = &self.typed.as_ref()?.objects;
         for id in dicts {
             let Some(Object::Dict(d)) = objects.get(id) else {
@@ -415,14 +421,21 @@ impl Run<'_, '_> {
                     problem = Some(format!("{name} state sets {k:?}, an attribute torch.Tensor defines: loading it changes the tensor itself"));
                     break;
                 }
-                let mut budget = HOLDS_BUDGET;
                 if holds_tensor(objects, v, &mut budget) {
                     problem = Some(format!("{name} state gives the attribute {k:?} a value that holds a tensor, which no name of the model reaches"));
                     break;
                 }
-                names.push(k.clone());
+                if names.len() < MAX_ATTRIBUTES_NAMED {
+                    names.push(k.clone());
+                } else {
+                    more += 1;
+                }
             }
         }
+        if more > 0 {
+            names.push(Rc::from(format!("and {more} more").as_str()));
+        }
+        self.charge(16 * (HOLDS_BUDGET - budget));
         if let Some(why) = problem {
             self.structure(Severity::Lead, format!("{why}: outside {gname}"));
             return None;
