@@ -259,23 +259,23 @@ fn analyze_zip(src: &(impl ReadAt + ?Sized), options: &AnalyzeOptions) -> Analys
             inflate_left -= r.len;
         }
         if !rules.torch_writer_options {
-            match zip::verify_crc(src, r) {
+            match zip::bytes::verify_crc(src, r) {
                 Ok(()) => a.crc_verified += 1,
                 Err(e) => a.add(Severity::Fail, format!("zip {}", e.place()), e.to_string()),
             }
             continue;
         }
-        match zip::crc_state(src, r) {
-            Ok(zip::CrcState::Holds) => a.crc_verified += 1,
+        match zip::bytes::crc_state(src, r) {
+            Ok(zip::bytes::CrcState::Holds) => a.crc_verified += 1,
             // What `torch.serialization.set_crc32_options(False)` writes: torch reads the
             // bytes as they are, as socair does; readers that check CRCs refuse them.
-            Ok(zip::CrcState::Absent { .. }) => {
+            Ok(zip::bytes::CrcState::Absent { .. }) => {
                 a.crc_absent += 1;
                 if crc_absent_names.is_empty() {
                     crc_absent_names.push(format!("{:?}", r.name));
                 }
             }
-            Ok(zip::CrcState::Wrong { recorded, actual }) => a.add(
+            Ok(zip::bytes::CrcState::Wrong { recorded, actual }) => a.add(
                 Severity::Fail,
                 format!("zip record {:?}", r.name),
                 format!("CRC-32 does not hold: recorded {recorded:#010x}, data has {actual:#010x} (torch reads it unchecked, other readers refuse it: the bytes changed after they were written)"),

@@ -12,7 +12,7 @@ pub(super) fn read_record(
     r: &zip::Record,
     limit: u64,
 ) -> Result<Vec<u8>, String> {
-    zip::read_bytes(src, r, limit)
+    zip::bytes::read_bytes(src, r, limit)
 }
 
 /// `archive.get(rel)`, and a FAIL when the record torch finds differs from `rel` in case: torch
@@ -124,7 +124,7 @@ pub(super) fn check_version(
     };
     // stoull stops at the first byte that is not a digit: the first 64 bytes say everything a
     // version torch accepts can say.
-    let head = match zip::read_head(src, record, 64) {
+    let head = match zip::bytes::read_head(src, record, 64) {
         Ok(head) => head,
         Err(e) => {
             a.add(Severity::Fail, format!("zip record {:?}", record.name), e);

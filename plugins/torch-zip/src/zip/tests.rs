@@ -1,4 +1,5 @@
 //! The zip layer against archives written the way torch's writer writes them.
+use super::bytes::*;
 use super::*;
 use socair_plugin_kit::zip::{CENTRAL_SIG, EOCD_SIG, LOCAL_SIG, ZIP64_EOCD_SIG, ZIP64_LOCATOR_SIG};
 
