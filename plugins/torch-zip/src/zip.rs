@@ -138,7 +138,7 @@ pub struct Rules {
     /// (`mz_zip_reader_locate_header_sig` scans back from the end for the last end-record
     /// signature with 22 bytes after it), and deflated records (`getRecord` extracts with
     /// `mz_zip_reader_extract_to_mem`, which inflates method 8). Records without a CRC-32
-    /// (`set_crc32_options(False)`) are judged by the checkpoint ([`crc_state`]).
+    /// (`set_crc32_options(False)`) are judged by the checkpoint ([`bytes::crc_state`]).
     pub torch_writer_options: bool,
 }
 
@@ -596,7 +596,7 @@ fn read_central(
 }
 
 /// Reads and validates the archive structure. Record contents are not read here: call
-/// [`verify_crc`] for each record whose integrity matters.
+/// [`bytes::verify_crc`] for each record whose integrity matters.
 /// The record names the central directory lists, when it can be read (whatever else is wrong
 /// with the archive): enough to say what kind of archive a refused one is.
 pub fn central_names(src: &(impl ReadAt + ?Sized)) -> Option<Vec<String>> {
