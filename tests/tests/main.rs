@@ -38,3 +38,4 @@ mod torch_tar;
 mod training;
 mod trust;
 mod unread_files;
+mod weights_only;

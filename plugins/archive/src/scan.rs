@@ -512,6 +512,7 @@ impl Walk {
             // The rule set this plugin declares (GRAMMAR): a Python 2 pickle's opcodes fall
             // outside it and stay a LEAD.
             grammar: pickle::Grammar::V1,
+            ..Default::default()
         };
         let outcome = pickle::run(bytes, &options);
         for f in &outcome.findings {

@@ -18,7 +18,8 @@
 pub mod decompress;
 pub mod detect;
 pub mod fuzzing;
-pub mod inflate;
+/// Bounded deflate, shared with torch-zip through the plugin kit.
+pub use socair_plugin_kit::zip::inflate;
 pub mod literal;
 pub mod npy;
 pub mod read;

@@ -409,6 +409,7 @@ fn run_pickle(
         // A pickle this plugin scans never PASSes (see the row's verdict), so the Python 2
         // opcodes socair-wo/2 adds would change no verdict here.
         grammar: pickle::Grammar::V1,
+        ..Default::default()
     };
     let run = pickle::run(data, &options);
     for f in run.findings {

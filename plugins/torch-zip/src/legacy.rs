@@ -229,6 +229,7 @@ fn analyze_window(
         legacy: true,
         input_len: src.size(),
         grammar: options.grammar,
+        ..Default::default()
     };
     let mut at = 0usize;
     // Runs the pickle at `at` under `name`, adding its findings; `None` when the window ends
@@ -476,6 +477,11 @@ fn plain_pickles(
     truncated_window: bool,
     options: &pickle::Options,
 ) -> Option<Analysis> {
+    // Not a torch checkpoint: `pickle.load`'s caller chooses how Python 2 `str`s decode.
+    let options = &pickle::Options {
+        python2_str: pickle::Python2Str::CallerChooses,
+        ..options.clone()
+    };
     let outcome = pickle::run(data, options);
     if outcome.end.is_none() && truncated_window {
         return None;
@@ -491,7 +497,11 @@ fn plain_pickles(
     a.add(
         Severity::Lead,
         "byte 0",
-        "a pickle that does not start with torch's legacy magic number: not a torch checkpoint, whatever its name",
+        if is_dcp_metadata(&outcome) {
+            "a torch.distributed.checkpoint metadata file (dcp.save's .metadata, read with pickle.load): it holds no tensor, only where they lie in the .distcp files beside it, which socair does not read as one checkpoint; not a torch checkpoint itself"
+        } else {
+            "a pickle that does not start with torch's legacy magic number: not a torch checkpoint, whatever its name"
+        },
     );
     if truncated_window {
         a.add(
@@ -505,6 +515,18 @@ fn plain_pickles(
     Some(a)
 }
 
+/// Whether the pickle's value is `torch.distributed.checkpoint.metadata.Metadata` (what
+/// `FileSystemWriter.finish` pickles), as `socair-wo/3` models it.
+fn is_dcp_metadata(outcome: &pickle::Outcome) -> bool {
+    matches!(
+        outcome.result.as_ref().and_then(|r| match r {
+            Value::Obj(id) => outcome.objects.get(*id),
+            _ => None,
+        }),
+        Some(Object::Record(r)) if &*r.class == "torch.distributed.checkpoint.metadata.Metadata"
+    )
+}
+
 struct SysInfo {
     little_endian: bool,
     short: i64,
@@ -516,7 +538,7 @@ fn dict_of<'o>(outcome: &'o pickle::Outcome, v: &Value) -> Option<&'o [(Value, V
     match v {
         Value::Obj(id) => match outcome.objects.get(*id)? {
             Object::Dict(d) => Some(&d.items),
-            Object::List(_) => None,
+            Object::List(_) | Object::Record(_) => None,
         },
         _ => None,
     }

@@ -1,5 +1,5 @@
 //! socair plugin for PyTorch zip checkpoints: a hardened zip layer ([`zip`]), the
-//! `socair-wo` pickle grammar (versions 1 and 2) ([`pickle`], [`globals`]), and the checkpoint model
+//! `socair-wo` pickle grammar (versions 1, 2 and 3) ([`pickle`], [`globals`]), and the checkpoint model
 //! ([`checkpoint`]). Nothing in a checkpoint is ever executed: the pickle is run over typed
 //! values and globals are names.
 //!

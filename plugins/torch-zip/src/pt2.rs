@@ -325,7 +325,7 @@ impl<R: ReadAt + ?Sized> Reader<'_, R> {
             if self.options.header_only && raw {
                 continue;
             }
-            if let Err(e) = zip::verify_crc(self.src, &rec) {
+            if let Err(e) = zip::bytes::verify_crc(self.src, &rec) {
                 self.structure
                     .add(Severity::Fail, format!("zip {}", e.place()), e.to_string());
             }
@@ -688,6 +688,8 @@ impl<R: ReadAt + ?Sized> Reader<'_, R> {
                 legacy: false,
                 input_len: self.src.size(),
                 grammar: self.options.grammar,
+                // torch.export.load's pickles go through torch.load: strict UTF-8.
+                python2_str: pickle::Python2Str::TorchUtf8,
             },
         );
         for f in &outcome.findings {

@@ -143,6 +143,21 @@ pub fn has_finding(row: &serde_json::Value, place: &str, reason: &str) -> bool {
     })
 }
 
+/// A `socair tensors` manifest's tensors: name to sha256.
+pub fn tensor_hashes(manifest: &serde_json::Value) -> std::collections::BTreeMap<String, String> {
+    manifest["tensors"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| {
+            (
+                t["name"].as_str().unwrap().to_owned(),
+                t["sha256"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect()
+}
+
 /// A store in a temporary directory, with helpers to make keys and attestations.
 pub struct Store {
     pub dir: tempfile::TempDir,
@@ -190,6 +205,23 @@ impl Store {
             .arg(input)
             .arg("--output")
             .arg(staged.join(output)))
+    }
+
+    /// Pulls `src`, scans it with `key`, and returns the report of the scan attestation
+    /// (checked for its signature only).
+    pub fn pull_and_scan(&self, src: &Path, key: &str) -> serde_json::Value {
+        let sha = self.run(&["airlock", "pull", src.to_str().unwrap()]);
+        assert_eq!(sha.code, 0, "{}", sha.stderr);
+        let sha = sha.stdout.trim().to_owned();
+        let _ = self.run(&["airlock", "scan", &sha, "--key", key]);
+        let attestation = self
+            .path()
+            .join("incoming")
+            .join(&sha)
+            .join("attestation.dsse.json");
+        let verified = self.run(&["verify", "--signature-only", attestation.to_str().unwrap()]);
+        assert_eq!(verified.code, 0, "{}", verified.stderr);
+        json(&verified.stdout)["predicate"].clone()
     }
 
     pub fn attest(&self, src: &Path, key: &str) -> String {

@@ -142,6 +142,8 @@ pub fn analyze(src: &(impl ReadAt + ?Sized), options: &AnalyzeOptions) -> Analys
         legacy: true,
         input_len: size,
         grammar: options.grammar,
+        // torch.load reads the tar's pickles: strict UTF-8.
+        python2_str: pickle::Python2Str::TorchUtf8,
     };
     for (name, bytes, start) in &data {
         match *name {
