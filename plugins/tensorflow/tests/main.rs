@@ -1,0 +1,4 @@
+//! This crate's integration tests in one binary (a module per file), so that `cargo test`
+//! links it once instead of once per file.
+
+mod reference_files;
