@@ -26,6 +26,7 @@ mod reviews;
 mod scale;
 mod structure;
 mod template;
+mod tensorflow;
 mod tensors;
 mod torch;
 mod torch_containers;

@@ -88,9 +88,10 @@ impl Reader for OnnxReader {
 
 /// Whether `head` (the file's first bytes) starts like an ONNX model: field 1 (`ir_version`,
 /// a varint from 1 to 63) first, as every ONNX serializer writes it, then at least one more
-/// ModelProto field with the wire type onnx.proto gives it, and every field that fits in
-/// `head` well-formed. Conservative: a safetensors length prefix, a zip, a pickle or GGUF
-/// never parses so.
+/// ModelProto field with the wire type onnx.proto gives it, every field that fits in `head`
+/// well-formed, strings UTF-8, and the name fields ([`NAME_FIELDS`]) printable text within
+/// `head`. Conservative: a safetensors length prefix, a zip, a pickle, GGUF or a TensorFlow
+/// SavedModel (`saved_model.pb`) never parses so.
 pub fn looks_like_onnx(head: &[u8], file_len: u64) -> bool {
     if head.first() != Some(&0x08) || file_len < 4 {
         return false;
@@ -138,12 +139,19 @@ pub fn looks_like_onnx(head: &[u8], file_len: u64) -> bool {
                 let Some(stop) = usize::try_from(len).ok().and_then(|l| at.checked_add(l)) else {
                     return false;
                 };
+                let name = NAME_FIELDS.contains(&(key >> 3));
                 if stop > end {
-                    // Runs past what we were shown (the graph, usually): plausible.
-                    return true;
+                    // Runs past what we were shown (the graph, usually): plausible, unless
+                    // it is a name (a producer name of kilobytes is some other message).
+                    return !name && (field.kind != Kind::String || utf8_prefix(&head[at..]));
                 }
-                if field.kind == Kind::String && std::str::from_utf8(&head[at..stop]).is_err() {
-                    return false;
+                if field.kind == Kind::String {
+                    let Ok(text) = std::str::from_utf8(&head[at..stop]) else {
+                        return false;
+                    };
+                    if name && text.chars().any(char::is_control) {
+                        return false;
+                    }
                 }
                 at = stop;
             }
@@ -151,6 +159,23 @@ pub fn looks_like_onnx(head: &[u8], file_len: u64) -> bool {
         }
     }
     fields > 1
+}
+
+/// ModelProto's name fields (onnx.proto: `producer_name` 2, `producer_version` 3, `domain`
+/// 4): short text every ONNX writer fills with a name (`pytorch`, `tf2onnx`, `skl2onnx`,
+/// `ai.onnx`). A TensorFlow SavedModel starts as ONNX does, with field 1 a varint
+/// (`saved_model_schema_version`, tensorflow/core/protobuf/saved_model.proto), and then
+/// field 2 is `meta_graphs`, a MetaGraphDef message whose bytes start with a field tag
+/// (`0x0a` meta_info_def, `0x12` graph_def ...) and lengths: control characters, never a
+/// name. Requiring the name fields to be printable and within the head tells them apart.
+const NAME_FIELDS: &[u64] = &[2, 3, 4];
+
+/// Whether `bytes` are UTF-8 up to a character the end of the head cuts.
+fn utf8_prefix(bytes: &[u8]) -> bool {
+    match std::str::from_utf8(bytes) {
+        Ok(_) => true,
+        Err(e) => e.error_len().is_none(),
+    }
 }
 
 fn open_source(source: &ByteSourceRef<'_>) -> Result<OpenedFile, PluginError> {

@@ -112,7 +112,7 @@ mod tests {
         b.push(8 - 1); // element 0 at 8: back to 1
         b.push(9 - 5); // element 1 at 9: back to 5
         b.extend([STRING << 2, STRING << 2]); // types
-        b.push(13 - 8); // root at 13: back to the vector at 8
+        b.push(12 - 8); // root at 12: back to the vector at 8
         b.push(VECTOR << 2); // root type, width 1
         b.push(1); // root width
         b

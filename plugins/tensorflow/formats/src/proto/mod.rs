@@ -39,7 +39,7 @@ mod tests {
 
     #[test]
     fn generated_code_matches_the_vendored_descriptors() {
-        let fds = include_bytes!("../../proto/descriptors.binpb");
+        let fds = include_bytes!("../../../proto/descriptors.binpb");
         let hex: String = Sha256::digest(fds)
             .iter()
             .map(|b| format!("{b:02x}"))

@@ -41,7 +41,7 @@ const SCHEMA_VERSION: u32 = 3;
 /// `BuiltinOperator_CUSTOM`.
 const CUSTOM: i32 = 32;
 
-const ENUMS: &str = include_str!("../../proto/tflite/builtin_ops.tsv");
+const ENUMS: &str = include_str!("../../../proto/tflite/builtin_ops.tsv");
 
 fn enum_names(kind: &str) -> &'static BTreeMap<i32, &'static str> {
     static OPS: OnceLock<BTreeMap<i32, &'static str>> = OnceLock::new();

@@ -43,7 +43,7 @@ pub struct Op {
     pub why: &'static str,
 }
 
-const TABLE: &str = include_str!("../ops/ops-2.21.0.tsv");
+const TABLE: &str = include_str!("../../ops/ops-2.21.0.tsv");
 
 fn parse_class(s: &str) -> Option<Class> {
     Some(match s {

@@ -340,7 +340,8 @@ pub(crate) mod tests {
         let mut h = Vec::new();
         varint(data.0, &mut h);
         varint(data.1, &mut h);
-        let last = entries.last().map_or(&b""[..], |e| e.0);
+        // The index's separator: at least every key of the block.
+        let last = entries.iter().map(|e| e.0).max().unwrap_or(&b""[..]);
         let index = push_block(&mut file, &block_bytes(&[(last, &h)]));
         let mut footer = Vec::new();
         for (o, s) in [meta, index] {
@@ -360,8 +361,9 @@ pub(crate) mod tests {
         assert_eq!(e.len(), 3);
         assert_eq!(e[2].key, b"b");
         assert_eq!(&t[e[2].value.0..][..e[2].value.1], b"22");
-        // Any byte of a block changed: its checksum no longer matches.
-        for i in 0..t.len() - FOOTER_LEN {
+        // Any byte of a block read changed: its checksum no longer matches. (The meta-index
+        // block, bytes 30..43 here, is never read, by TensorFlow's Table::Open either.)
+        for i in (0..t.len() - FOOTER_LEN).filter(|i| !(30..43).contains(i)) {
             let mut bad = t.clone();
             bad[i] ^= 0x40;
             assert!(entries(&bad, 100).is_err(), "byte {i}");

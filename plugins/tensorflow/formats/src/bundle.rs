@@ -16,6 +16,7 @@
 
 use crate::decode::decode;
 use crate::dtype::dtype;
+use crate::dtype::DType;
 use crate::outcome::Outcome;
 use crate::proto::schema::{BUNDLE_ENTRY, BUNDLE_HEADER};
 use crate::proto::tensorflow::{BundleEntryProto, BundleHeaderProto};
@@ -76,6 +77,7 @@ pub fn read(data: Bytes) -> OpenedFile {
     out.metadata
         .push(("tensorflow.bundle.shards".into(), shards.to_string()));
     let mut described = 0u64;
+    let mut object_graph = false;
     for e in &entries[1..] {
         let name = String::from_utf8_lossy(&e.key).into_owned();
         let place = || format!("entry {:?}", short(&name));
@@ -117,10 +119,6 @@ pub fn read(data: Bytes) -> OpenedFile {
                 continue;
             }
         };
-        if e.key == OBJECT_GRAPH_KEY {
-            out.unread("the object graph", Some(&name), "the checkpoint's object graph (a TrackableObjectGraph in a string tensor): what the checkpoint's keys belong to, not a weight".into(), true);
-            continue;
-        }
         if !entry.slices.is_empty() {
             out.unread(
                 "slices of partitioned variables",
@@ -134,19 +132,34 @@ pub fn read(data: Bytes) -> OpenedFile {
             );
             continue;
         }
-        let Some(dt) = dtype(entry.dtype) else {
-            out.unread(
-                "tensors that are not numeric",
-                Some(&name),
-                format!(
-                    "{}: a {} tensor, not a weight socair fingerprints",
-                    place(),
-                    crate::dtype::name(entry.dtype)
-                ),
-                true,
-            );
-            continue;
+        let dt = match dtype(entry.dtype) {
+            Some(dt) => dt,
+            // A string tensor (the object graph a TF2 checkpoint keeps under
+            // `_CHECKPOINTABLE_OBJECT_GRAPH`, a vocabulary): its stored bytes (each string's
+            // length, a checksum, the strings) fingerprinted as they are, outside the model.
+            None if entry.dtype == 7 => DType {
+                name: "DT_STRING",
+                width: 0,
+                element: None,
+            },
+            None => {
+                out.unread(
+                    "tensors that are not numeric",
+                    Some(&name),
+                    format!(
+                        "{}: a {} tensor, not a weight socair fingerprints",
+                        place(),
+                        crate::dtype::name(entry.dtype)
+                    ),
+                    true,
+                );
+                continue;
+            }
         };
+        let outside = dt.width == 0;
+        if e.key == OBJECT_GRAPH_KEY {
+            object_graph = true;
+        }
         let checked = (|| {
             if entry.shard_id < 0 || entry.shard_id >= shards {
                 return Err(format!(
@@ -161,7 +174,7 @@ pub fn read(data: Bytes) -> OpenedFile {
             let offset =
                 u64::try_from(entry.offset).map_err(|_| format!("offset {}", entry.offset))?;
             let len = u64::try_from(entry.size).map_err(|_| format!("size {}", entry.size))?;
-            if len != size {
+            if dt.width > 0 && len != size {
                 return Err(format!(
                     "it says it holds {len} bytes but {shape:?} elements of {} take {size} (BundleReader: \"Invalid size in bundle entry\")",
                     dt.name
@@ -186,7 +199,7 @@ pub fn read(data: Bytes) -> OpenedFile {
                     },
                     order,
                     Some(&file),
-                    false,
+                    outside,
                 );
                 described += 1;
             }
@@ -206,9 +219,10 @@ pub fn read(data: Bytes) -> OpenedFile {
     let total = entries.len() - 1;
     out.finish(|status| match status {
         RowStatus::Pass => format!(
-            "TensorFlow checkpoint index (tensor bundle of {shards} shard(s)): {} entries, every block's checksum verified, {} tensors located in the data shards (their crc32c fields not checked: the host hashes the shards' bytes)",
+            "TensorFlow checkpoint index (tensor bundle of {shards} shard(s)): {} entries, every block's checksum verified, {} tensors located in the data shards{} (their crc32c fields not checked: the host hashes the shards' bytes)",
             thousands(total as u64),
-            thousands(described)
+            thousands(described),
+            if object_graph { ", the object graph among them as a string tensor outside the model" } else { "" }
         ),
         RowStatus::Fail => "not a sound TensorFlow checkpoint index: TensorFlow would refuse or read it otherwise".into(),
         _ => format!(
