@@ -7,11 +7,8 @@
 //! source and hand them to it. The host also opens `saved_model.pb` and `*.tflite` by name.
 
 use bytes::Bytes;
-use socair_plugin_api::{
-    abi_stable::std_types::RSliceMut, ByteSourceRef, OpenedFile, PluginError, PluginErrorKind,
-    ReadOptions,
-};
-use socair_plugin_kit::export::Reader;
+use socair_plugin_api::{ByteSourceRef, OpenedFile, PluginError, ReadOptions};
+use socair_plugin_kit::export::{read_prefix, Reader};
 use socair_tensorflow::{bundle, decode, graphdef, parts, savedmodel, tflite};
 use socair_tensorflow::{
     looks_like_fingerprint, looks_like_graph_def, looks_like_keras_metadata, looks_like_saved_model,
@@ -25,33 +22,28 @@ socair_plugin_kit::export_plugin! {
     encoders: [],
 }
 
-/// Reads the first `max` bytes of the source (all of it when shorter).
-fn read_prefix(source: &ByteSourceRef<'_>, max: u64) -> Result<Bytes, PluginError> {
-    let len = source.file_len().min(max);
-    let mut buf = vec![
-        0u8;
-        usize::try_from(len).map_err(|_| {
-            PluginError::new(PluginErrorKind::InvalidInput, "file length over usize")
-        })?
-    ];
-    source
-        .read_at(0, RSliceMut::from_mut_slice(&mut buf))
-        .into_result()?;
-    Ok(Bytes::from(buf))
-}
-
-/// A file too large to be what it claims.
-fn too_large(format: &str, what: &str, len: u64, max: u64) -> OpenedFile {
-    let reason = format!("the file is {len} bytes; {what} is at most {max} bytes");
-    socair_plugin_kit::report::refused(
-        format,
-        "not a sound file of its format: it is larger than its format allows",
-        reason.clone(),
-        socair_plugin_api::Finding {
-            place: "file".into(),
-            reason: reason.into(),
-        },
-    )
+/// The whole file, when it is at most `max` bytes (`what` saying what is at most that), else a
+/// refusal naming the limit.
+fn whole(
+    source: &ByteSourceRef<'_>,
+    format: &str,
+    what: &str,
+    max: u64,
+) -> Result<Result<Bytes, OpenedFile>, PluginError> {
+    let len = source.file_len();
+    if len > max {
+        let reason = format!("the file is {len} bytes; {what} is at most {max} bytes");
+        return Ok(Err(socair_plugin_kit::report::refused(
+            format,
+            "not a sound file of its format: it is larger than its format allows",
+            reason.clone(),
+            socair_plugin_api::Finding {
+                place: "file".into(),
+                reason: reason.into(),
+            },
+        )));
+    }
+    Ok(Ok(Bytes::from(read_prefix(source, len)?)))
 }
 
 /// The SavedModel reader: `saved_model.pb`, `fingerprint.pb`, `keras_metadata.pb`.
@@ -75,15 +67,15 @@ impl Reader for SavedModelReader {
         _options: &ReadOptions,
     ) -> Result<OpenedFile, PluginError> {
         let len = source.file_len();
-        if len > decode::MAX_PROTO_LEN {
-            return Ok(too_large(
-                savedmodel::FORMAT,
-                "a protobuf message",
-                len,
-                decode::MAX_PROTO_LEN,
-            ));
-        }
-        let data = read_prefix(source, len)?;
+        let data = match whole(
+            source,
+            savedmodel::FORMAT,
+            "a protobuf message",
+            decode::MAX_PROTO_LEN,
+        )? {
+            Ok(data) => data,
+            Err(refused) => return Ok(refused),
+        };
         let head = &data[..data.len().min(4096)];
         Ok(if looks_like_fingerprint(head, len) {
             parts::fingerprint(data)
@@ -113,16 +105,13 @@ impl Reader for CheckpointReader {
         source: &ByteSourceRef<'_>,
         _options: &ReadOptions,
     ) -> Result<OpenedFile, PluginError> {
-        let len = source.file_len();
-        if len > bundle::MAX_INDEX_LEN {
-            return Ok(too_large(
-                bundle::FORMAT,
-                "an index this reader reads",
-                len,
-                bundle::MAX_INDEX_LEN,
-            ));
-        }
-        Ok(bundle::read(read_prefix(source, len)?))
+        Ok(whole(
+            source,
+            bundle::FORMAT,
+            "an index this reader reads",
+            bundle::MAX_INDEX_LEN,
+        )?
+        .map_or_else(|refused| refused, bundle::read))
     }
 }
 
@@ -144,16 +133,13 @@ impl Reader for GraphDefReader {
         source: &ByteSourceRef<'_>,
         _options: &ReadOptions,
     ) -> Result<OpenedFile, PluginError> {
-        let len = source.file_len();
-        if len > decode::MAX_PROTO_LEN {
-            return Ok(too_large(
-                graphdef::FORMAT,
-                "a protobuf message",
-                len,
-                decode::MAX_PROTO_LEN,
-            ));
-        }
-        Ok(graphdef::read(read_prefix(source, len)?))
+        Ok(whole(
+            source,
+            graphdef::FORMAT,
+            "a protobuf message",
+            decode::MAX_PROTO_LEN,
+        )?
+        .map_or_else(|refused| refused, graphdef::read))
     }
 }
 
@@ -178,6 +164,6 @@ impl Reader for TfliteReader {
         let len = source.file_len();
         // The flatbuffer is at most 2 GiB; buffers placed after it are located, not read.
         let data = read_prefix(source, tflite::flatbuf::MAX_BUFFER as u64)?;
-        Ok(tflite::read(data, len))
+        Ok(tflite::read(Bytes::from(data), len))
     }
 }

@@ -297,17 +297,7 @@ fn block_entries(
 pub(crate) mod tests {
     use super::*;
 
-    fn varint(mut v: u64, out: &mut Vec<u8>) {
-        loop {
-            let b = (v & 0x7f) as u8;
-            v >>= 7;
-            if v == 0 {
-                out.push(b);
-                return;
-            }
-            out.push(b | 0x80);
-        }
-    }
+    use socair_plugin_kit::protobuf::write_varint as varint;
 
     fn block_bytes(entries: &[(&[u8], &[u8])]) -> Vec<u8> {
         let mut b = Vec::new();

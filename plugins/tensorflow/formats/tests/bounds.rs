@@ -23,17 +23,7 @@ fn child() {
     measure::print_own_peak();
 }
 
-fn varint(mut v: u64, out: &mut Vec<u8>) {
-    loop {
-        let b = (v & 0x7f) as u8;
-        v >>= 7;
-        if v == 0 {
-            out.push(b);
-            return;
-        }
-        out.push(b | 0x80);
-    }
-}
+use socair_plugin_kit::protobuf::write_varint as varint;
 
 fn field(number: u32, payload: &[u8], out: &mut Vec<u8>) {
     varint(u64::from(number) << 3 | 2, out);
