@@ -151,6 +151,20 @@ pub trait Visitor {
         tag_at: usize,
     ) -> Result<Self::Role, WireError>;
 
+    /// What decoding the message in field `field` (message type `child`, its `index`-th
+    /// occurrence) allocates, given the schema's estimate `default` (the decoded struct's size,
+    /// twice for a repeated field's growth): a format whose decoded types allocate otherwise
+    /// (a map's first entry allocating a whole tree node) says so here.
+    fn message_cost(
+        &self,
+        _field: &'static Field,
+        _child: usize,
+        _index: u64,
+        default: u64,
+    ) -> u64 {
+        default
+    }
+
     /// A `bytes` field's payload, `buf[p0..p1]`.
     fn bytes(
         &mut self,
@@ -427,7 +441,8 @@ impl Core<'_> {
                     ));
                 }
                 let size = self.dialect.messages[child].size as u64;
-                self.cost(tag_at, size * slack, "messages")?;
+                let cost = v.message_cost(field, child, index, size * slack);
+                self.cost(tag_at, cost, "messages")?;
                 let child_role = v.enter(self, role, field, child, index, tag_at)?;
                 self.path.push(Seg {
                     name: field.name,

@@ -71,6 +71,12 @@ fn main() {
     config
         .bytes(["."])
         .btree_map(["."])
+        // An AttrValue is held in every node's attribute map: its large variants boxed, it is
+        // a few dozen bytes instead of a whole TensorProto's.
+        .boxed(".tensorflow.AttrValue.value.tensor")
+        .boxed(".tensorflow.AttrValue.value.list")
+        .boxed(".tensorflow.AttrValue.value.shape")
+        .boxed(".tensorflow.AttrValue.value.func")
         .compile_well_known_types()
         .out_dir(tmp.path());
     config.compile_fds(fds.clone()).expect("prost-build");
@@ -115,6 +121,14 @@ fn main() {
         let _ = writeln!(s, "/// Index of `{}` in [`MESSAGES`].", full.trim_start_matches('.'));
         let _ = writeln!(s, "pub const {name}: usize = {};", index_of(full));
     }
+    let maps: Vec<String> = messages
+        .iter()
+        .enumerate()
+        .filter(|(_, (_, _, m))| m.options.as_ref().and_then(|o| o.map_entry) == Some(true))
+        .map(|(i, _)| i.to_string())
+        .collect();
+    let _ = writeln!(s, "/// The message types that are map entries (a map field's elements), sorted.");
+    let _ = writeln!(s, "pub static MAP_ENTRIES: &[usize] = &[{}];", maps.join(", "));
     s.push_str("\n/// Every message type, with its fields sorted by number.\npub static MESSAGES: &[MessageSchema] = &[\n");
     for (full, rust, m) in &messages {
         let size = if m.options.as_ref().and_then(|o| o.map_entry) == Some(true) {

@@ -3,7 +3,7 @@
 //! bounds what decoding allocates, then prost, from a `Bytes` buffer so that every `bytes`
 //! field (a Const's `tensor_content`) is a zero-copy slice of the file whose offset is known.
 
-use crate::proto::schema::MESSAGES;
+use crate::proto::schema::{MAP_ENTRIES, MESSAGES};
 use bytes::Bytes;
 use socair_plugin_kit::protobuf::schema::Field;
 use socair_plugin_kit::protobuf::walk::{self, Core, Dialect, Visitor, Walked, WireError};
@@ -57,6 +57,21 @@ struct Plain;
 
 impl Visitor for Plain {
     type Role = ();
+
+    /// A map's entries decode into a `BTreeMap`, whose first entry allocates a whole leaf of
+    /// eleven slots (std's `B = 6`) and whose later ones at most a half-full node's share: the
+    /// first costs twelve entries, each later one three.
+    fn message_cost(&self, _field: &'static Field, child: usize, index: u64, default: u64) -> u64 {
+        if MAP_ENTRIES.binary_search(&child).is_err() {
+            return default;
+        }
+        let entry = MESSAGES.get(child).map_or(0, |m| m.size as u64);
+        if index == 0 {
+            entry * 12
+        } else {
+            entry * 3
+        }
+    }
 
     fn enter(
         &mut self,

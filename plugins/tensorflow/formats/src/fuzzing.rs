@@ -8,7 +8,7 @@ use socair_plugin_api::OpenedFile;
 /// Every reader of the plugin on arbitrary bytes: it returns (never panics), and every tensor
 /// it locates in the file lies inside it (or in a named data shard, for the checkpoint
 /// reader), holds exactly its shape's bytes when its element type has a width, and decoded
-/// bytes total at most 8 times the input.
+/// bytes total at most 4 times the input.
 pub fn check_readers(data: &[u8]) {
     let len = data.len() as u64;
     let head = &data[..data.len().min(4096)];
@@ -59,7 +59,7 @@ fn check(opened: &OpenedFile, len: u64) {
             assert!(f.starts_with("{stem}.data-"), "{f}");
         }
     }
-    assert!(inline <= 8 * len.max(1), "{inline} bytes decoded");
+    assert!(inline <= 4 * len.max(1), "{inline} bytes decoded");
 }
 
 fn crate_width(e: &str) -> Option<u64> {

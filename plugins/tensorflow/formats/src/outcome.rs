@@ -41,7 +41,9 @@ pub struct Outcome {
     limit: u64,
     /// Tensors past the limit.
     pub past_limit: u64,
-    /// Decoded bytes that may still be passed inline (8x the input at most).
+    /// Decoded bytes that may still be passed inline: 4x the input at most, so that with the
+    /// input itself and its decoded structure (at most 2x the input and 64 MiB, the wire
+    /// pre-pass's limit) a read stays within the 64 MiB + 8x every reader is held to.
     pub inline_budget: u64,
     /// The worst severity noted, kept or not.
     worst: Option<Severity>,
@@ -59,7 +61,7 @@ impl Outcome {
             not_carried: Vec::new(),
             limit: bounded::described_limit(file_len),
             past_limit: 0,
-            inline_budget: file_len.saturating_mul(8),
+            inline_budget: file_len.saturating_mul(4),
             worst: None,
         }
     }

@@ -25,6 +25,8 @@ use socair_plugin_kit::protobuf::read_varint;
 pub const FOOTER_LEN: usize = 48;
 /// The table magic number (`kTableMagicNumber`).
 pub const MAGIC: u64 = 0xdb47_7524_8b80_fb57;
+/// What [`entries`] says past its count of entries.
+pub const TOO_MANY: &str = "more entries than this reader reads for a file of this size";
 /// The block trailer's length.
 const TRAILER_LEN: usize = 5;
 

@@ -38,8 +38,9 @@ pub fn open(path: &Path) -> OpenedFile {
     let data = std::fs::read(path).unwrap();
     let len = data.len() as u64;
     let head = data[..data.len().min(4096)].to_vec();
-    let bytes = bytes::Bytes::from(data.clone());
-    match claimant(&data) {
+    let claim = claimant(&data);
+    let bytes = bytes::Bytes::from(data);
+    match claim {
         Some("tflite") => tf::tflite::read(bytes, len),
         Some("tf-checkpoint") => tf::bundle::read(bytes),
         Some("savedmodel") if tf::looks_like_fingerprint(&head, len) => {

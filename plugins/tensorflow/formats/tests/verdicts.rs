@@ -170,7 +170,7 @@ fn a_table_filled_from_a_path_the_graph_names_fails() {
     c.attr.insert(
         "value".into(),
         AttrValue {
-            value: Some(attr_value::Value::Tensor(path)),
+            value: Some(attr_value::Value::Tensor(Box::new(path))),
         },
     );
     g.node.push(c);
@@ -240,7 +240,7 @@ fn the_saver_joined_with_a_path_that_leaves_its_directory_fails() {
     c.attr.insert(
         "value".into(),
         AttrValue {
-            value: Some(attr_value::Value::Tensor(suffix)),
+            value: Some(attr_value::Value::Tensor(Box::new(suffix))),
         },
     );
     let o = reread(&sm);
@@ -277,12 +277,12 @@ fn a_saver_function_called_from_a_signature_is_not_the_saver_s() {
     call.attr.insert(
         "f".into(),
         AttrValue {
-            value: Some(attr_value::Value::Func(
+            value: Some(attr_value::Value::Func(Box::new(
                 socair_tensorflow::proto::tensorflow::NameAttrList {
                     name: restore,
                     attr: Default::default(),
                 },
-            )),
+            ))),
         },
     );
     mg.graph_def.as_mut().unwrap().node.push(call);

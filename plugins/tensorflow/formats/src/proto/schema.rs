@@ -34,6 +34,10 @@ pub const BUNDLE_ENTRY: usize = 108;
 pub const FINGERPRINT_DEF: usize = 109;
 /// Index of `third_party.tensorflow.python.keras.protobuf.SavedMetadata` in [`MESSAGES`].
 pub const SAVED_METADATA: usize = 111;
+/// The message types that are map entries (a map field's elements), sorted.
+pub static MAP_ENTRIES: &[usize] = &[
+    11, 14, 23, 25, 26, 27, 28, 29, 35, 36, 37, 38, 48, 70, 72, 87, 88, 89, 100, 101, 102,
+];
 
 /// Every message type, with its fields sorted by number.
 pub static MESSAGES: &[MessageSchema] = &[

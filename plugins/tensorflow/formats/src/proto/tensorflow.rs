@@ -358,13 +358,13 @@ pub mod attr_value {
         #[prost(enumeration = "super::DataType", tag = "6")]
         Type(i32),
         #[prost(message, tag = "7")]
-        Shape(super::TensorShapeProto),
+        Shape(::prost::alloc::boxed::Box<super::TensorShapeProto>),
         #[prost(message, tag = "8")]
-        Tensor(super::TensorProto),
+        Tensor(::prost::alloc::boxed::Box<super::TensorProto>),
         #[prost(message, tag = "1")]
-        List(ListValue),
+        List(::prost::alloc::boxed::Box<ListValue>),
         #[prost(message, tag = "10")]
-        Func(super::NameAttrList),
+        Func(::prost::alloc::boxed::Box<super::NameAttrList>),
         #[prost(string, tag = "9")]
         Placeholder(::prost::alloc::string::String),
     }
