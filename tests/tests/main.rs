@@ -31,6 +31,7 @@ mod reviews;
 mod scale;
 mod structure;
 mod template;
+mod tensorflow;
 mod tensors;
 mod torch;
 mod torch_containers;

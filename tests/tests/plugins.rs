@@ -255,6 +255,7 @@ fn incompatible_and_invalid_plugins_are_refused_with_reasons() {
             "numpy",
             "onnx",
             "safetensors",
+            "tensorflow",
             "torch-zip"
         ]
     );

@@ -488,6 +488,29 @@ impl Walk {
             }
             return;
         }
+        // TensorFlow files (a SavedModel zipped, a .tflite): judged by that plugin's readers.
+        if let Some(m) = socair_tensorflow::member::read(name, bytes) {
+            use socair_plugin_api::RowStatus;
+            let severity = match m.status {
+                RowStatus::Fail => Severity::Fail,
+                RowStatus::Pass => {
+                    self.a.data += 1;
+                    return;
+                }
+                _ => Severity::Lead,
+            };
+            for (at, reason) in m.findings {
+                self.a
+                    .unchecked
+                    .add(severity, format!("{place} ({}) {at}", m.format), || reason);
+            }
+            return;
+        }
+        if socair_tensorflow::member::is_data_shard(name) {
+            // A checkpoint's data shard: raw tensor bytes its index locates.
+            self.a.data += 1;
+            return;
+        }
         match companion::classify(name, bytes, MEMBER_UNREAD) {
             Companion::Data(_) => self.a.data += 1,
             Companion::Lead(reason) => self.a.unchecked.add(Severity::Lead, place, || reason),
