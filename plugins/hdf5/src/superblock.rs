@@ -34,9 +34,10 @@ pub struct Superblock {
     pub version: u8,
     /// The root group's object header address.
     pub root: u64,
-    /// The base address the writer recorded (absolute).
+    /// The base address the writer recorded.
     pub base: u64,
-    /// The end-of-file address the writer recorded (relative to that base).
+    /// The end-of-file address the writer recorded (the end lies `eof - base` bytes after
+    /// the superblock).
     pub eof: u64,
 }
 
@@ -149,9 +150,14 @@ pub fn read<S: ReadAt + ?Sized>(
     // The library takes the superblock's own offset as the base address whatever the field
     // says, moving the end-of-file address with it (`H5F__super_read`, `H5Fsuper.c`: "Check if
     // superblock address is different from base address and adjust base address and end of
-    // file address if so"), and refuses a file shorter than its end-of-file address.
+    // file address if so"): the end lies `eof - base` bytes after the superblock. It refuses a
+    // file shorter than that ("truncated file").
     src.base = at;
-    let end = sb.base.saturating_add(sb.eof);
+    let end = sb
+        .eof
+        .checked_sub(sb.base)
+        .and_then(|rel| rel.checked_add(at))
+        .unwrap_or(u64::MAX);
     if sb.eof == UNDEFINED || end > src.len {
         return Err(Hdf5Error::new(
             format!("superblock at byte {at}"),

@@ -45,6 +45,12 @@ pub enum Type {
     },
     /// A variable-length string (its elements are global heap references).
     VarString,
+    /// An opaque type of `size` bytes (what h5py stores for a NumPy `void` dtype, such as
+    /// `ml_dtypes.bfloat16`, which Keras marks with a `dtype` attribute).
+    Opaque {
+        /// Bytes.
+        size: u32,
+    },
     /// Any other type: what it is, and its element size.
     Other {
         /// What it is, for a reason.
@@ -61,6 +67,7 @@ impl Type {
             Type::Int { size, .. }
             | Type::Float { size, .. }
             | Type::FixedString { size, .. }
+            | Type::Opaque { size }
             | Type::Other { size, .. } => u64::from(*size),
             Type::Bool => 1,
             // Length (4), collection address, object index (4).
@@ -108,6 +115,7 @@ impl Type {
             Type::Bool => "bool".into(),
             Type::FixedString { size, .. } => format!("a string of {size} bytes"),
             Type::VarString => "a variable-length string".into(),
+            Type::Opaque { size } => format!("an opaque type of {size} bytes"),
             Type::Other { what, .. } => what.clone(),
         }
     }
@@ -216,7 +224,7 @@ pub fn datatype(data: &[u8], offsets: u8, lengths: u8) -> Result<Type, Hdf5Error
         }
         2 => other("a time type"),
         4 => other("a bitfield"),
-        5 => other("an opaque type"),
+        5 => Type::Opaque { size },
         6 => other("a compound type"),
         7 => other("a reference"),
         10 => other("an array type"),

@@ -377,6 +377,7 @@ impl<S: ReadAt + ?Sized> Walk<'_, S> {
                 Value::Strings(out)
             }
             Type::Other { what, .. } => Value::Other(what.clone()),
+            Type::Opaque { size } => Value::Other(format!("an opaque type of {size} bytes")),
         })
     }
 
@@ -389,7 +390,7 @@ impl<S: ReadAt + ?Sized> Walk<'_, S> {
         layout: &Layout,
         filters: &[messages::Filter],
     ) -> Result<Storage, Hdf5Error> {
-        if ty.element().is_none() {
+        if ty.element().is_none() && !matches!(ty, Type::Opaque { .. }) {
             return Ok(Storage::Unread(format!(
                 "its elements are {}, not a tensor type",
                 ty.describe()
