@@ -13,6 +13,9 @@
 //!   file is in the first bytes, a torch record in its central directory counts too;
 //! * numpy (`looks_like_npz`) claims a zip whose first local header's name ends in `.npy`, as
 //!   `np.savez` writes;
+//! * keras (`socair_plugin_kit::zip::claims::keras_claims`) claims a zip whose first local
+//!   header names `metadata.json`, `config.json` or `model.weights.h5` (a `.keras` archive),
+//!   unless torch-zip's rule as widened here claims it (then neither does);
 //! * torch-zip's legacy reader (`legacy::looks_like_pickle`) claims files whose first bytes
 //!   run as a pickle, but never one that starts with a zip local header's signature, as
 //!   `torch.load` (`_is_zipfile`) sends those to its zip reader: so no zip here is its.
@@ -25,7 +28,9 @@
 //! Both rules are written once, in the plugin kit (`socair_plugin_kit::zip::claims`), which
 //! torch-zip and numpy read too: this file only says which parts make this plugin's claim.
 
-use socair_plugin_kit::zip::claims::{central_header_names, npz_claims, torch_record_name};
+use socair_plugin_kit::zip::claims::{
+    central_header_names, keras_claims, npz_claims, torch_record_name,
+};
 
 /// A zip local file header's signature.
 pub const LOCAL_SIG: &[u8; 4] = &socair_plugin_kit::zip::LOCAL_MAGIC;
@@ -48,7 +53,11 @@ pub fn claim(head: &[u8], file_len: u64) -> Claim {
     if head.starts_with(SEVEN_Z_MAGIC) {
         return Claim::SevenZ;
     }
-    if !head.starts_with(LOCAL_SIG) || torch_claims(head, file_len) || numpy_claims(head) {
+    if !head.starts_with(LOCAL_SIG)
+        || torch_claims(head, file_len)
+        || numpy_claims(head)
+        || keras_claims(head)
+    {
         return Claim::No;
     }
     Claim::Zip
@@ -94,6 +103,8 @@ mod tests {
         assert_eq!(claim(&local(b"ARCHIVE/Data/0"), 1 << 20), Claim::No);
         assert_eq!(claim(&local(b"w.npy"), 1 << 20), Claim::No);
         assert_eq!(claim(b"PYTORCH1", 8), Claim::No);
+        assert_eq!(claim(&local(b"metadata.json"), 1 << 20), Claim::No);
+        assert_eq!(claim(&local(b"assets/metadata.json"), 1 << 20), Claim::Zip);
         assert_eq!(claim(b"7z\xBC\xAF\x27\x1C\x00\x04", 32), Claim::SevenZ);
         assert_eq!(claim(b"\x80\x02}q\x00.", 6), Claim::No);
         // The first name runs past the head: torch-zip claims it.

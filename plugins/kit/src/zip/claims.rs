@@ -8,6 +8,11 @@
 //!   whole file is in the first bytes, a torch record in its central directory counts too.
 //! * numpy ([`npz_claims`]) claims a zip whose first local header's name ends in `.npy`, as
 //!   `np.savez` writes.
+//! * keras ([`keras_claims`]) claims a zip whose first local header names `metadata.json`,
+//!   `config.json` or `model.weights.h5`, as `keras.saving` writes a `.keras` archive
+//!   (`keras/src/saving/saving_lib.py` `_save_model_to_fileobj`, keras 3.15.1: `metadata.json`
+//!   first, then `config.json`, then the weights), unless torch-zip's rule (widened as the
+//!   archive plugin widens it) claims it too.
 //! * archive claims every other zip. For the whole-file case it looks for a torch record name
 //!   after **every** central-header signature ([`central_header_names`]), where torch-zip reads
 //!   the central directory with its own parser: that finds every name torch-zip's parser finds
@@ -134,6 +139,26 @@ pub fn npz_claims(head: &[u8]) -> bool {
         .is_some_and(|name| name.ends_with(b".npy"))
 }
 
+/// The first members of a `.keras` archive, any of which may come first (Keras writes
+/// `metadata.json` first; the others allow for archives re-zipped in another order).
+pub const KERAS_FIRST_MEMBERS: &[&[u8]] = &[b"metadata.json", b"config.json", b"model.weights.h5"];
+
+/// keras' claim: `head` starts with a zip local header whose member name is one of
+/// [`KERAS_FIRST_MEMBERS`]. (The Keras plugin leaves to torch-zip what torch's rule claims.)
+pub fn keras_claims(head: &[u8]) -> bool {
+    let (Some(sig), Some(len)) = (head.get(..4), head.get(26..28)) else {
+        return false;
+    };
+    if sig != LOCAL_MAGIC {
+        return false;
+    }
+    let name_len = usize::from(Fields::new(len).u16());
+    30usize
+        .checked_add(name_len)
+        .and_then(|end| head.get(30..end))
+        .is_some_and(|name| KERAS_FIRST_MEMBERS.contains(&name))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -190,6 +215,17 @@ mod tests {
             vec![&b"a/b"[..]]
         );
         assert_eq!(central_header_names(&central[..48]).count(), 0);
+    }
+
+    #[test]
+    fn keras_is_a_first_member_keras_writes() {
+        assert!(keras_claims(&local(b"metadata.json")));
+        assert!(keras_claims(&local(b"config.json")));
+        assert!(keras_claims(&local(b"model.weights.h5")));
+        assert!(!keras_claims(&local(b"assets/metadata.json")));
+        assert!(!keras_claims(&local(b"w.npy")));
+        assert!(!keras_claims(&local(b"metadata.json")[..40]));
+        assert!(!npz_claims(&local(b"config.json")));
     }
 
     #[test]
