@@ -14,6 +14,7 @@ mod faults;
 mod gguf;
 mod hostile_pickles;
 mod human;
+mod keras;
 mod legacy;
 mod numpy;
 mod onnx;

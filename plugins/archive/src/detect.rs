@@ -14,8 +14,8 @@
 //! * numpy (`looks_like_npz`) claims a zip whose first local header's name ends in `.npy`, as
 //!   `np.savez` writes;
 //! * keras (`socair_plugin_kit::zip::claims::keras_claims`) claims a zip whose first local
-//!   header names `metadata.json`, `config.json` or `model.weights.h5` (a `.keras` archive),
-//!   unless torch-zip's rule as widened here claims it (then neither does);
+//!   headers name two of `metadata.json`, `config.json` and `model.weights.h5` (a `.keras`
+//!   archive), unless torch-zip's rule as widened here claims it (then neither does);
 //! * torch-zip's legacy reader (`legacy::looks_like_pickle`) claims files whose first bytes
 //!   run as a pickle, but never one that starts with a zip local header's signature, as
 //!   `torch.load` (`_is_zipfile`) sends those to its zip reader: so no zip here is its.
@@ -103,8 +103,10 @@ mod tests {
         assert_eq!(claim(&local(b"ARCHIVE/Data/0"), 1 << 20), Claim::No);
         assert_eq!(claim(&local(b"w.npy"), 1 << 20), Claim::No);
         assert_eq!(claim(b"PYTORCH1", 8), Claim::No);
-        assert_eq!(claim(&local(b"metadata.json"), 1 << 20), Claim::No);
-        assert_eq!(claim(&local(b"assets/metadata.json"), 1 << 20), Claim::Zip);
+        let mut keras = local(b"metadata.json");
+        keras.extend(local(b"config.json"));
+        assert_eq!(claim(&keras, 1 << 20), Claim::No);
+        assert_eq!(claim(&local(b"config.json"), 1 << 20), Claim::Zip);
         assert_eq!(claim(b"7z\xBC\xAF\x27\x1C\x00\x04", 32), Claim::SevenZ);
         assert_eq!(claim(b"\x80\x02}q\x00.", 6), Claim::No);
         // The first name runs past the head: torch-zip claims it.
