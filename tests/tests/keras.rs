@@ -201,3 +201,42 @@ fn header_only_reads_name_the_same_weights() {
         assert_eq!(verdict(&head), "PASS", "{rel}");
     }
 }
+
+#[test]
+fn keras_files_in_zips_and_model_directories_are_judged_alike() {
+    let e = expected("keras/containers/expected.json");
+    for (rel, want) in &e {
+        let path = fixture(&format!("keras/containers/{rel}"));
+        let r = run(socair().args(["scan", "--json"]).arg(&path));
+        let report = json(&r.stdout);
+        assert_eq!(verdict(&report), want, "{rel}: {report:#}");
+        if rel.starts_with("mixed") {
+            let text = report.to_string();
+            assert!(
+                text.contains(
+                    "member lambda-bytecode.keras config.json config.layers[1].config.function"
+                ),
+                "{rel}: {report:#}"
+            );
+            assert!(
+                text.contains("member tf-keras-lambda.h5 attribute model_config"),
+                "{rel}: {report:#}"
+            );
+        }
+    }
+    // In a model directory each file goes to its reader: both formats, every weight located.
+    let r = run(socair()
+        .arg("tensors")
+        .arg(fixture("keras/containers/model-dir")));
+    let m = json(&r.stdout);
+    let files: Vec<&str> = m["tensors"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["file"].as_str().unwrap())
+        .collect();
+    assert!(
+        files.contains(&"model.h5") && files.contains(&"model.keras"),
+        "{m:#}"
+    );
+}
