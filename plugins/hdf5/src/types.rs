@@ -109,9 +109,13 @@ impl Type {
     pub fn describe(&self) -> String {
         match self {
             Type::Int { size, signed, .. } => {
-                format!("{}int{}", if *signed { "" } else { "u" }, size * 8)
+                format!(
+                    "{}int{}",
+                    if *signed { "" } else { "u" },
+                    u64::from(*size) * 8
+                )
             }
-            Type::Float { size, .. } => format!("float{}", size * 8),
+            Type::Float { size, .. } => format!("float{}", u64::from(*size) * 8),
             Type::Bool => "bool".into(),
             Type::FixedString { size, .. } => format!("a string of {size} bytes"),
             Type::VarString => "a variable-length string".into(),
@@ -150,7 +154,7 @@ pub fn datatype(data: &[u8], offsets: u8, lengths: u8) -> Result<Type, Hdf5Error
             let precision = c.u16()?;
             let padded = bits[0] & 0b110 != 0;
             if offset != 0
-                || u32::from(precision) != size * 8
+                || u64::from(precision) != u64::from(size) * 8
                 || padded
                 || !matches!(size, 1 | 2 | 4 | 8)
             {
@@ -182,9 +186,9 @@ pub fn datatype(data: &[u8], offsets: u8, lengths: u8) -> Result<Type, Hdf5Error
             let sign = bits[1];
             let norm = (bits[0] >> 4) & 3;
             let fine = offset == 0
-                && u32::from(precision) == size * 8
+                && u64::from(precision) == u64::from(size) * 8
                 && (exp_at, exp_size, mant_at, mant_size, bias) == ieee
-                && u32::from(sign) == size * 8 - 1
+                && u64::from(sign) + 1 == u64::from(size) * 8
                 && norm == 2
                 && bits[0] & 0b0100_1110 == 0;
             if fine {

@@ -31,6 +31,7 @@ struct Walk<'a, S: ReadAt + ?Sized> {
     headers: HashSet<u64>,
     heaps: GlobalHeaps,
     inline_left: u64,
+    text_left: u64,
 }
 
 /// Reads the file (see [`crate::read`]).
@@ -44,6 +45,7 @@ pub fn read<S: ReadAt + ?Sized>(src: &S, options: Options) -> Result<File, Hdf5E
         headers: HashSet::new(),
         heaps: GlobalHeaps::default(),
         inline_left: inline_budget(src.size()),
+        text_left: inline_budget(src.size()),
     };
     let mut early = Vec::new();
     let sb = superblock::read(&mut w.src, &mut early)?;
@@ -352,13 +354,18 @@ impl<S: ReadAt + ?Sized> Walk<'_, S> {
                 let mut out = Vec::with_capacity(n.min(1 << 16));
                 for i in 0..n {
                     let mut c = Cursor::with(elem(i), self.src.offsets, self.src.lengths, "string");
-                    let len = u64::from(c.u32()?);
+                    let len = c.u32()?;
                     let heap = c.addr()?;
                     let index = c.u32()?;
                     if heap == UNDEFINED || (len == 0 && index == 0) {
                         out.push(String::new());
                         continue;
                     }
+                    if u64::from(len) > self.text_left {
+                        self.find(Severity::Lead, place.to_owned(), format!("the strings of attribute {:?} would pass what socair decodes for a file of this size (its size and 1 MiB): not read", raw.name));
+                        return Ok(Value::Other("strings past the decoding budget".into()));
+                    }
+                    self.text_left -= u64::from(len);
                     let bytes = self.heaps.object(&mut self.src, heap, index, &what)?;
                     let s = usize::try_from(len)
                         .ok()

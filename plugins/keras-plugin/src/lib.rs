@@ -4,6 +4,9 @@
 //! declaration (`export_plugin!`, which runs every entry point inside `guard`), its claims,
 //! and the turn of an [`Analysis`] into what the plugin API reports.
 
+#[doc(hidden)]
+pub mod fuzzing;
+
 use abi_stable::std_types::{ROption, RString, RVec, Tuple2};
 use socair_hdf5::Severity;
 use socair_keras::{Analysis, Bytes, Findings};

@@ -146,6 +146,14 @@ fn judge_with(
         j.out.add(Severity::Lead, file.to_owned(), format!("{} bytes of config, more than the {MAX_CONFIG} socair parses: nothing in it was checked", text.len()));
         return j.out;
     }
+    // A parsed JSON value costs some 256 bytes of memory: a document of more values than
+    // the memory bound allows (64 MiB + 4x its size) is not parsed.
+    let values = values_in(text);
+    let allowed = ((64u64 << 20) + 4 * text.len() as u64) / VALUE_COST;
+    if values > allowed {
+        j.out.add(Severity::Lead, file.to_owned(), format!("{values} JSON values in {} bytes, more than the {allowed} socair parses for a document of this size (64 MiB + 4x its size, at {VALUE_COST} bytes a value): nothing in it was checked", text.len()));
+        return j.out;
+    }
     let value = match parse(text) {
         Ok(v) => v,
         Err(e) => {
@@ -161,6 +169,33 @@ fn judge_with(
         _ => j.out.add(Severity::Lead, file.to_owned(), "not a serialized Keras object (an object with `class_name` and `config`): outside what keras.saving writes".into()),
     }
     j.out
+}
+
+/// What one parsed JSON value costs in memory, about (a `serde_json::Value` in a map node).
+const VALUE_COST: u64 = 256;
+
+/// How many values a JSON text holds, about: the separators and openings outside strings,
+/// counted in one pass without parsing.
+fn values_in(text: &[u8]) -> u64 {
+    let (mut n, mut in_string, mut escaped) = (1u64, false, false);
+    for &b in text {
+        if in_string {
+            if escaped {
+                escaped = false;
+            } else if b == b'\\' {
+                escaped = true;
+            } else if b == b'"' {
+                in_string = false;
+            }
+            continue;
+        }
+        match b {
+            b'"' => in_string = true,
+            b',' | b'[' | b'{' | b':' => n += 1,
+            _ => {}
+        }
+    }
+    n
 }
 
 /// Parses JSON as Python's `json.loads` reads what `json.dumps` writes: `NaN`, `Infinity` and
