@@ -1,4 +1,4 @@
-//! Which files this plugin claims: zips that neither the torch-zip plugin nor the numpy plugin
+//! Which files this plugin claims: zips that neither the torch-zip, numpy nor keras plugin
 //! claims, and 7z archives.
 //!
 //! The host refuses to choose when readers of two different plugins claim one file, so this
