@@ -41,7 +41,7 @@ impl Walk {
         if let Some(r) = &a.refused {
             add(self, r.severity, &r.place, &r.reason);
         }
-        let config = a.config.iter().flat_map(|o| o.findings.iter());
+        let config = a.config.iter().flat_map(|o| o.found.shown.iter());
         for f in a
             .structure
             .shown

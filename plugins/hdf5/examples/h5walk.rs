@@ -24,7 +24,7 @@ fn main() {
                     println!("  @{} = {}", a.name, &v[..v.len().min(200)]);
                 }
             }
-            for x in &f.findings {
+            for x in &f.findings.shown {
                 println!("{:?} {}: {}", x.severity, x.place, x.reason);
             }
             println!("metadata read: {}", f.metadata_read);

@@ -79,6 +79,43 @@ pub struct Finding {
     pub reason: String,
 }
 
+/// Findings: the first [`MAX_FINDINGS`] listed, the rest counted, the worst kept (one type
+/// for the HDF5 walk and the Keras checks built on it).
+#[derive(Debug, Clone, Default)]
+pub struct Listed {
+    /// Listed.
+    pub shown: Vec<Finding>,
+    /// Counted past those.
+    pub more: u64,
+    /// The worst of all of them.
+    pub worst: Option<Severity>,
+}
+
+impl Listed {
+    /// Adds one.
+    pub fn add(&mut self, severity: Severity, place: impl Into<String>, reason: impl Into<String>) {
+        self.worst = self.worst.max(Some(severity));
+        if self.shown.len() < MAX_FINDINGS {
+            self.shown.push(Finding {
+                severity,
+                place: place.into(),
+                reason: reason.into(),
+            });
+        } else {
+            self.more += 1;
+        }
+    }
+
+    /// Adds every finding of `other`, listed or counted.
+    pub fn extend(&mut self, other: Listed) {
+        for f in other.shown {
+            self.add(f.severity, f.place, f.reason);
+        }
+        self.more += other.more;
+        self.worst = self.worst.max(other.worst);
+    }
+}
+
 /// An attribute's value.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Value {
@@ -171,10 +208,8 @@ pub struct File {
     pub superblock_version: u8,
     /// Every object, depth first, each group's links by name.
     pub objects: Vec<Object>,
-    /// What lies outside the subset or opens other files (the first [`MAX_FINDINGS`]).
-    pub findings: Vec<Finding>,
-    /// Findings past [`MAX_FINDINGS`], counted.
-    pub more_findings: u64,
+    /// What lies outside the subset or opens other files.
+    pub findings: Listed,
     /// Metadata bytes read.
     pub metadata_read: u64,
 }
@@ -187,7 +222,7 @@ impl File {
 
     /// The worst finding's severity.
     pub fn worst(&self) -> Option<Severity> {
-        self.findings.iter().map(|f| f.severity).max()
+        self.findings.worst
     }
 }
 

@@ -64,7 +64,7 @@ pub fn read<S: ReadAt + ?Sized>(
     let mut c = Cursor::with(&bytes, 8, 8, "superblock");
     c.skip(8)?;
     let version = c.u8()?;
-    let sb = match version {
+    let (offsets, lengths, base, eof, root, note) = match version {
         0 | 1 => {
             let free_space = c.u8()?;
             let root_stab = c.u8()?;
@@ -92,22 +92,8 @@ pub fn read<S: ReadAt + ?Sized>(
             // The root group's symbol table entry: link name offset, header address, cache.
             let _name = c.addr()?;
             let root = c.addr()?;
-            if driver != UNDEFINED {
-                findings.push(Finding {
-                    severity: Severity::Lead,
-                    place: format!("superblock at byte {at}"),
-                    reason: "it names a driver information block (the family, multi or split drivers, which keep the file's data in other files): outside what h5py writes by default, not read".into(),
-                });
-            }
-            src.offsets = offsets;
-            src.lengths = lengths;
-            Superblock {
-                at,
-                version,
-                root,
-                base,
-                eof,
-            }
+            let note = (driver != UNDEFINED).then_some("it names a driver information block (the family, multi or split drivers, which keep the file's data in other files): outside what h5py writes by default, not read");
+            (offsets, lengths, base, eof, root, note)
         }
         2 | 3 => {
             let (offsets, lengths) = sizes(c.u8()?, c.u8()?)?;
@@ -123,22 +109,8 @@ pub fn read<S: ReadAt + ?Sized>(
                 bytes.get(..fixed + 4).unwrap_or_default(),
                 &format!("superblock at byte {at}"),
             )?;
-            if extension != UNDEFINED {
-                findings.push(Finding {
-                    severity: Severity::Lead,
-                    place: format!("superblock at byte {at}"),
-                    reason: "it has a superblock extension (shared messages, file-space settings): outside what h5py writes for Keras, not read".into(),
-                });
-            }
-            src.offsets = offsets;
-            src.lengths = lengths;
-            Superblock {
-                at,
-                version,
-                root,
-                base,
-                eof,
-            }
+            let note = (extension != UNDEFINED).then_some("it has a superblock extension (shared messages, file-space settings): outside what h5py writes for Keras, not read");
+            (offsets, lengths, base, eof, root, note)
         }
         v => {
             return Err(Hdf5Error::new(
@@ -146,6 +118,22 @@ pub fn read<S: ReadAt + ?Sized>(
                 format!("version {v}, which no HDF5 library writes (0 to 3 exist)"),
             ))
         }
+    };
+    if let Some(reason) = note {
+        findings.push(Finding {
+            severity: Severity::Lead,
+            place: format!("superblock at byte {at}"),
+            reason: reason.into(),
+        });
+    }
+    src.offsets = offsets;
+    src.lengths = lengths;
+    let sb = Superblock {
+        at,
+        version,
+        root,
+        base,
+        eof,
     };
     // The library takes the superblock's own offset as the base address whatever the field
     // says, moving the end-of-file address with it (`H5F__super_read`, `H5Fsuper.c`: "Check if

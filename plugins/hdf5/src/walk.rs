@@ -8,8 +8,8 @@ use crate::messages::{self, kind, Layout, LinkTarget};
 use crate::superblock;
 use crate::types::{self, Type};
 use crate::{
-    Attribute, Dataset, File, Finding, Hdf5Error, Kind, Object, Options, ReadAt, Severity, Storage,
-    Value, MAX_FINDINGS, UNDEFINED,
+    Attribute, Dataset, File, Hdf5Error, Kind, Listed, Object, Options, ReadAt, Severity, Storage,
+    Value, UNDEFINED,
 };
 use std::collections::HashSet;
 
@@ -26,8 +26,7 @@ struct Walk<'a, S: ReadAt + ?Sized> {
     src: Source<'a, S>,
     options: Options,
     objects: Vec<Object>,
-    findings: Vec<Finding>,
-    more: u64,
+    findings: Listed,
     headers: HashSet<u64>,
     heaps: GlobalHeaps,
     inline_left: u64,
@@ -40,8 +39,7 @@ pub fn read<S: ReadAt + ?Sized>(src: &S, options: Options) -> Result<File, Hdf5E
         src: Source::new(src),
         options,
         objects: Vec::new(),
-        findings: Vec::new(),
-        more: 0,
+        findings: Listed::default(),
         headers: HashSet::new(),
         heaps: GlobalHeaps::default(),
         inline_left: inline_budget(src.size()),
@@ -58,7 +56,6 @@ pub fn read<S: ReadAt + ?Sized>(src: &S, options: Options) -> Result<File, Hdf5E
         superblock_version: sb.version,
         objects: w.objects,
         findings: w.findings,
-        more_findings: w.more,
         metadata_read: w.src.read,
     })
 }
@@ -70,15 +67,7 @@ fn shown(path: &str) -> String {
 
 impl<S: ReadAt + ?Sized> Walk<'_, S> {
     fn find(&mut self, severity: Severity, place: String, reason: String) {
-        if self.findings.len() < MAX_FINDINGS {
-            self.findings.push(Finding {
-                severity,
-                place,
-                reason,
-            });
-        } else {
-            self.more += 1;
-        }
+        self.findings.add(severity, place, reason);
     }
 
     fn object(&mut self, addr: u64, path: String, depth: usize) -> Result<(), Hdf5Error> {

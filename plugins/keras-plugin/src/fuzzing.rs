@@ -47,9 +47,9 @@ pub fn check_hdf5(data: &[u8]) {
 pub fn check_config(data: &[u8]) {
     for d in [Dialect::Keras3, Dialect::Legacy] {
         let o = grammar::judge(data, "config.json", d, &[]);
-        assert!(o.findings.len() <= grammar::MAX_LISTED);
-        if o.worst.is_none() {
-            assert!(o.findings.is_empty());
+        assert!(o.found.shown.len() <= grammar::MAX_LISTED);
+        if o.found.worst.is_none() {
+            assert!(o.found.shown.is_empty());
         }
         let _ = grammar::judge_document(data, "training_config", d, &[]);
     }

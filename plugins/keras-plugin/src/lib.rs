@@ -221,8 +221,8 @@ pub fn opened(a: Analysis, format: &str, file_len: u64) -> OpenedFile {
     rows.push(match &a.config {
         Some(o) => ReportRow {
             check: CONFIG_CHECK.into(),
-            status: status(o.worst),
-            summary: match o.worst {
+            status: status(o.found.worst),
+            summary: match o.found.worst {
                 None => format!("{} serialized object(s), every one a Keras layer, model, optimizer or other modeling object the grammar holds (socair-keras 1: keras 3.15.1, tf-keras 2.21)", o.objects),
                 Some(Severity::Lead) => format!("{} serialized object(s); some lie outside the grammar (custom objects, names it does not model): a person should look", o.objects),
                 Some(Severity::Fail) => format!("{} serialized object(s); the config runs code or touches files when Keras loads it", o.objects),
@@ -230,7 +230,7 @@ pub fn opened(a: Analysis, format: &str, file_len: u64) -> OpenedFile {
             .into(),
             findings: {
                 let mut f = Findings::default();
-                f.extend(o.findings.iter().cloned(), o.more);
+                f.extend(o.found.clone());
                 findings(&f, "config findings")
             },
         },

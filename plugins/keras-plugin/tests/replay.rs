@@ -78,15 +78,19 @@ fn python_constants_are_numbers_and_strings_stay_strings() {
         Dialect::Keras3,
         &[],
     );
-    assert!(o.worst.is_none(), "{:?}", o.findings);
+    assert!(o.found.worst.is_none(), "{:?}", o.found.shown);
     let o = judge(
         br#"{"module": "keras.layers", "class_name": "Dense", "config": {"x": NaN, "a": {"module": "os", "class_name": "function", "config": "system"}}}"#,
         "config.json",
         Dialect::Keras3,
         &[],
     );
-    assert_eq!(o.findings.len(), 1);
-    assert!(o.findings[0].place.contains("config.a"), "{:?}", o.findings);
+    assert_eq!(o.found.shown.len(), 1);
+    assert!(
+        o.found.shown[0].place.contains("config.a"),
+        "{:?}",
+        o.found.shown
+    );
 }
 
 #[test]
@@ -100,6 +104,6 @@ fn the_generated_shapes_read_as_what_they_are() {
     }
     let k = keras_unknown_objects(10);
     let a = socair_keras::archive::read(&k[..], true, &[]);
-    assert_eq!(a.config.as_ref().unwrap().findings.len(), 10);
+    assert_eq!(a.config.as_ref().unwrap().found.shown.len(), 10);
     assert_eq!(a.tensors.len(), 4);
 }

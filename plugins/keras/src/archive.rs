@@ -252,8 +252,7 @@ fn member(
             let mut inner = Analysis::default();
             weights(bytes, 0, bytes.len() as u64, 0, &mut inner, reviewed, true);
             h5model::inline(&mut inner, bytes, 0);
-            a.structure
-                .extend(inner.structure.shown, inner.structure.more);
+            a.structure.extend(inner.structure);
             a.tensors.extend(inner.tensors);
             a.unread.extend(inner.unread);
             if let Some(r) = inner.refused {
@@ -267,25 +266,9 @@ fn member(
         _ => {
             let head = &bytes[..bytes.len().min(4096)];
             if pickle::looks_like_pickle(head, bytes.len() as u64) {
-                let outcome = pickle::run(
-                    bytes,
-                    &pickle::Options {
-                        reviewed: reviewed.to_vec(),
-                        legacy: false,
-                        input_len: 0,
-                        grammar: pickle::Grammar::V1,
-                    },
-                );
-                for f in &outcome.findings {
-                    let sev = match f.severity {
-                        pickle::Severity::Fail => Severity::Fail,
-                        pickle::Severity::Lead => Severity::Lead,
-                    };
-                    a.members.add(
-                        sev,
-                        format!("{place} byte {} ({})", f.offset, f.opcode),
-                        f.reason.clone(),
-                    );
+                let (found, _) = crate::scan_pickle(bytes, reviewed);
+                for (sev, at, reason) in found {
+                    a.members.add(sev, format!("{place} {at}"), reason);
                 }
                 a.members.add(Severity::Lead, &place, "a pickle, which Keras never writes into an archive and does not load: its opcodes were scanned; a person should ask why it is there");
                 return;
@@ -320,8 +303,7 @@ fn weights<S: ReadAt + ?Sized>(
     match hdf5::read(&window, hdf5::Options { read_data }) {
         Ok(file) => {
             let inner = h5model::analyse(&file, base + start, &format!("{WEIGHTS} "), reviewed);
-            a.structure
-                .extend(inner.structure.shown, inner.structure.more);
+            a.structure.extend(inner.structure);
             a.tensors.extend(inner.tensors);
             a.unread.extend(inner.unread);
             if inner.config.is_some() {

@@ -12,8 +12,7 @@
 
 use crate::table::{self, Verdict, BUILTIN_MODULES, KERAS_PACKAGES};
 use serde_json::{Map, Value};
-use socair_hdf5::{Finding, Severity};
-use socair_pickle::pickle;
+use socair_hdf5::{Listed, Severity};
 
 /// Which writer's grammar a config is read against.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -25,7 +24,7 @@ pub enum Dialect {
 }
 
 /// Findings listed per config; the rest are counted.
-pub const MAX_LISTED: usize = 256;
+pub const MAX_LISTED: usize = socair_hdf5::MAX_FINDINGS;
 
 /// Config documents larger than this are not parsed (a real one is a few megabytes at most).
 pub const MAX_CONFIG: usize = 64 << 20;
@@ -33,12 +32,8 @@ pub const MAX_CONFIG: usize = 64 << 20;
 /// What a config was found to hold.
 #[derive(Debug, Clone, Default)]
 pub struct Outcome {
-    /// What was found, the first [`MAX_LISTED`].
-    pub findings: Vec<Finding>,
-    /// Findings past those, counted.
-    pub more: u64,
-    /// The worst severity of all of them.
-    pub worst: Option<Severity>,
+    /// What was found.
+    pub found: Listed,
     /// Objects judged (`class_name` + `config`).
     pub objects: u64,
     /// Pickles scanned (a `TorchModuleWrapper`'s module).
@@ -50,31 +45,14 @@ pub struct Outcome {
 impl Outcome {
     /// Adds another outcome's findings and counts to this one.
     pub fn merge(&mut self, other: Outcome) {
-        for f in other.findings {
-            self.add(f.severity, f.place, f.reason);
-        }
-        self.more += other.more;
-        self.worst = self.worst.max(other.worst);
+        self.found.extend(other.found);
         self.objects += other.objects;
         self.pickles += other.pickles;
-        for g in other.reviewed_used {
-            if !self.reviewed_used.contains(&g) {
-                self.reviewed_used.push(g);
-            }
-        }
+        crate::add_reviewed(&mut self.reviewed_used, other.reviewed_used);
     }
 
     fn add(&mut self, severity: Severity, place: String, reason: String) {
-        self.worst = self.worst.max(Some(severity));
-        if self.findings.len() < MAX_LISTED {
-            self.findings.push(Finding {
-                severity,
-                place,
-                reason,
-            });
-        } else {
-            self.more += 1;
-        }
+        self.found.add(severity, place, reason);
     }
 }
 
@@ -174,28 +152,33 @@ fn judge_with(
 /// What one parsed JSON value costs in memory, about (a `serde_json::Value` in a map node).
 const VALUE_COST: u64 = 256;
 
+/// Each byte of a JSON text with whether it lies inside a string (its quotes counted in).
+fn with_string_state(text: &[u8]) -> impl Iterator<Item = (usize, u8, bool)> + '_ {
+    text.iter()
+        .enumerate()
+        .scan((false, false), |(in_string, escaped), (i, &b)| {
+            let inside = *in_string;
+            if *in_string {
+                if *escaped {
+                    *escaped = false;
+                } else if b == b'\\' {
+                    *escaped = true;
+                } else if b == b'"' {
+                    *in_string = false;
+                }
+            } else if b == b'"' {
+                *in_string = true;
+            }
+            Some((i, b, inside || b == b'"'))
+        })
+}
+
 /// How many values a JSON text holds, about: the separators and openings outside strings,
 /// counted in one pass without parsing.
 fn values_in(text: &[u8]) -> u64 {
-    let (mut n, mut in_string, mut escaped) = (1u64, false, false);
-    for &b in text {
-        if in_string {
-            if escaped {
-                escaped = false;
-            } else if b == b'\\' {
-                escaped = true;
-            } else if b == b'"' {
-                in_string = false;
-            }
-            continue;
-        }
-        match b {
-            b'"' => in_string = true,
-            b',' | b'[' | b'{' | b':' => n += 1,
-            _ => {}
-        }
-    }
-    n
+    1 + with_string_state(text)
+        .filter(|&(_, b, inside)| !inside && matches!(b, b',' | b'[' | b'{' | b':'))
+        .count() as u64
 }
 
 /// Parses JSON as Python's `json.loads` reads what `json.dumps` writes: `NaN`, `Infinity` and
@@ -217,36 +200,23 @@ pub fn parse(text: &[u8]) -> Result<Value, serde_json::Error> {
 /// when it holds none.
 fn python_constants(text: &[u8]) -> Option<Vec<u8>> {
     let mut out = Vec::with_capacity(text.len());
-    let (mut in_string, mut escaped, mut changed) = (false, false, false);
-    let mut i = 0;
-    while let Some(&b) = text.get(i) {
-        if in_string {
-            out.push(b);
-            if escaped {
-                escaped = false;
-            } else if b == b'\\' {
-                escaped = true;
-            } else if b == b'"' {
-                in_string = false;
-            }
-            i += 1;
+    let (mut skip_to, mut changed) = (0usize, false);
+    for (i, b, inside) in with_string_state(text) {
+        if i < skip_to {
             continue;
         }
         let rest = text.get(i..).unwrap_or_default();
-        if let Some(word) = [&b"-Infinity"[..], b"Infinity", b"NaN"]
+        let word = [&b"-Infinity"[..], b"Infinity", b"NaN"]
             .into_iter()
-            .find(|w| rest.starts_with(w))
-        {
-            out.extend_from_slice(b"null");
-            i += word.len();
-            changed = true;
-            continue;
+            .find(|w| !inside && rest.starts_with(w));
+        match word {
+            Some(w) => {
+                out.extend_from_slice(b"null");
+                skip_to = i + w.len();
+                changed = true;
+            }
+            None => out.push(b),
         }
-        if b == b'"' {
-            in_string = true;
-        }
-        out.push(b);
-        i += 1;
     }
     changed.then_some(out)
 }
@@ -527,29 +497,13 @@ impl Judge {
         let mut worst = None;
         for (member, data) in &pickles {
             self.out.pickles += 1;
-            let outcome = pickle::run(
-                data,
-                &pickle::Options {
-                    reviewed: self.reviewed.clone(),
-                    legacy: false,
-                    input_len: 0,
-                    grammar: pickle::Grammar::V1,
-                },
-            );
-            for f in &outcome.findings {
-                let sev = match f.severity {
-                    pickle::Severity::Fail => Severity::Fail,
-                    pickle::Severity::Lead => Severity::Lead,
-                };
+            let (found, used) = crate::scan_pickle(data, &self.reviewed);
+            for (sev, at, reason) in found {
                 worst = worst.max(Some(sev));
-                let place = self.at(&format!("{p} {member} byte {} ({})", f.offset, f.opcode));
-                self.out.add(sev, place, f.reason.clone());
+                let place = self.at(&format!("{p} {member} {at}"));
+                self.out.add(sev, place, reason);
             }
-            for g in outcome.reviewed_used {
-                if !self.out.reviewed_used.contains(&g) {
-                    self.out.reviewed_used.push(g);
-                }
-            }
+            crate::add_reviewed(&mut self.out.reviewed_used, used);
         }
         if worst != Some(Severity::Fail) {
             self.lead(&p, format!("a torch.save archive ({} pickle(s) scanned) that Keras reads with torch.load(weights_only=False) when the model is loaded with safe_mode=False: an nn.Module's pickle is outside what loads safely", pickles.len()));

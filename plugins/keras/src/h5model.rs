@@ -50,15 +50,15 @@ pub fn inline(a: &mut Analysis, bytes: &[u8], start: u64) {
 pub fn analyse(file: &hdf5::File, base: u64, label: &str, reviewed: &[String]) -> Analysis {
     let mut a = Analysis::default();
     let place = |p: &str| format!("{label}{p}");
-    for f in &file.findings {
+    for f in &file.findings.shown {
         a.structure
             .add(f.severity, place(&f.place), f.reason.clone());
     }
-    if file.more_findings > 0 {
+    if file.findings.more > 0 {
         a.structure.add(
             file.worst().unwrap_or(Severity::Lead),
             place("/"),
-            format!("{} more findings not listed", file.more_findings),
+            format!("{} more findings not listed", file.findings.more),
         );
     }
     let root = file.object("");

@@ -43,40 +43,8 @@ pub enum Bytes {
     Inline(Vec<u8>),
 }
 
-/// Findings of one check: the first [`grammar::MAX_LISTED`] listed, the rest counted.
-#[derive(Debug, Clone, Default)]
-pub struct Findings {
-    /// Listed.
-    pub shown: Vec<Finding>,
-    /// Counted past those.
-    pub more: u64,
-    /// The worst of all.
-    pub worst: Option<Severity>,
-}
-
-impl Findings {
-    /// Adds one.
-    pub fn add(&mut self, severity: Severity, place: impl Into<String>, reason: impl Into<String>) {
-        self.worst = self.worst.max(Some(severity));
-        if self.shown.len() < grammar::MAX_LISTED {
-            self.shown.push(Finding {
-                severity,
-                place: place.into(),
-                reason: reason.into(),
-            });
-        } else {
-            self.more += 1;
-        }
-    }
-
-    /// Adds findings found elsewhere, with `more` counted past them.
-    pub fn extend(&mut self, found: impl IntoIterator<Item = Finding>, more: u64) {
-        for f in found {
-            self.add(f.severity, f.place, f.reason);
-        }
-        self.more += more;
-    }
-}
+/// Findings of one check: the first 256 listed, the rest counted.
+pub use socair_hdf5::Listed as Findings;
 
 /// What one read of a Keras or HDF5 file found.
 #[derive(Debug, Clone, Default)]
@@ -115,6 +83,49 @@ pub fn refused(kind: &str, place: String, reason: String) -> Analysis {
             reason,
         }),
         ..Analysis::default()
+    }
+}
+
+/// Runs a pickle through the `socair-wo/1` machine (`socair-pickle`, the grammar the archive
+/// plugin declares for pickles it meets): each finding as its severity, its place in the
+/// pickle (`byte N (OP)`) and its reason, and the reviewed globals it used.
+pub fn scan_pickle(
+    bytes: &[u8],
+    reviewed: &[String],
+) -> (Vec<(Severity, String, String)>, Vec<String>) {
+    let outcome = socair_pickle::pickle::run(
+        bytes,
+        &socair_pickle::pickle::Options {
+            reviewed: reviewed.to_vec(),
+            legacy: false,
+            input_len: 0,
+            grammar: socair_pickle::pickle::Grammar::V1,
+        },
+    );
+    let found = outcome
+        .findings
+        .iter()
+        .map(|f| {
+            let severity = match f.severity {
+                socair_pickle::pickle::Severity::Fail => Severity::Fail,
+                socair_pickle::pickle::Severity::Lead => Severity::Lead,
+            };
+            (
+                severity,
+                format!("byte {} ({})", f.offset, f.opcode),
+                f.reason.clone(),
+            )
+        })
+        .collect();
+    (found, outcome.reviewed_used)
+}
+
+/// Adds the reviewed globals `more` to `into`, each once.
+pub fn add_reviewed(into: &mut Vec<String>, more: Vec<String>) {
+    for g in more {
+        if !into.contains(&g) {
+            into.push(g);
+        }
     }
 }
 
