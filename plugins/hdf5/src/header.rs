@@ -62,22 +62,12 @@ pub fn read<S: ReadAt + ?Sized>(
         let size = Cursor::with(head.get(prefix as usize..).unwrap_or_default(), 8, 8, place)
             .uint(width as usize)?;
         let total = prefix + width + size + 4;
-        let block = src.bytes(addr, total, &format!("object header of {place}"))?;
         let what = format!("object header of {place} at address {addr}");
-        check_sum(&block, &what)?;
-        let body = block
-            .get((prefix + width) as usize..block.len() - 4)
-            .unwrap_or_default();
-        messages_v2(
-            body,
-            flags,
-            (src.offsets, src.lengths),
-            &what,
-            &mut out,
-            &mut pending,
-        )?;
-        seen.insert(addr);
+        // The first block (after its prefix), then every continuation block (after `OCHK`),
+        // each ending in its checksum.
+        pending.push_back((addr, total));
         while let Some((at, len)) = pending.pop_front() {
+            let first = at == addr && seen.is_empty();
             if !seen.insert(at) || seen.len() > MAX_BLOCKS {
                 return Err(Hdf5Error::new(
                     &what,
@@ -85,15 +75,16 @@ pub fn read<S: ReadAt + ?Sized>(
                 ));
             }
             let block = src.bytes(at, len, &what)?;
-            if block.get(..4) != Some(b"OCHK") {
+            if !first && block.get(..4) != Some(b"OCHK") {
                 return Err(Hdf5Error::new(
                     format!("continuation block at address {at} of {place}"),
                     "does not start with OCHK",
                 ));
             }
             check_sum(&block, &what)?;
+            let skip = if first { (prefix + width) as usize } else { 4 };
             let body = block
-                .get(4..block.len().saturating_sub(4))
+                .get(skip..block.len().saturating_sub(4))
                 .unwrap_or_default();
             messages_v2(
                 body,

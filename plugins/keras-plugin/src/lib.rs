@@ -65,9 +65,12 @@ impl Reader for KerasReader {
         source: &ByteSourceRef<'_>,
         options: &ReadOptions,
     ) -> Result<OpenedFile, PluginError> {
-        let a =
-            socair_keras::archive::read(source, !options.header_only, &reviewed_globals(options));
-        Ok(opened(a, KERAS_FORMAT, source.size()))
+        Ok(open_with(
+            source,
+            options,
+            KERAS_FORMAT,
+            socair_keras::archive::read,
+        ))
     }
 }
 
@@ -89,10 +92,24 @@ impl Reader for Hdf5Reader {
         source: &ByteSourceRef<'_>,
         options: &ReadOptions,
     ) -> Result<OpenedFile, PluginError> {
-        let a =
-            socair_keras::h5model::read(source, !options.header_only, &reviewed_globals(options));
-        Ok(opened(a, HDF5_FORMAT, source.size()))
+        Ok(open_with(
+            source,
+            options,
+            HDF5_FORMAT,
+            socair_keras::h5model::read,
+        ))
     }
+}
+
+/// What both readers' `open` do: read with `read` (data too unless header-only) and report.
+fn open_with<'s, 'b>(
+    source: &'s ByteSourceRef<'b>,
+    options: &ReadOptions,
+    format: &str,
+    read: impl FnOnce(&'s ByteSourceRef<'b>, bool, &[String]) -> Analysis,
+) -> OpenedFile {
+    let a = read(source, !options.header_only, &reviewed_globals(options));
+    opened(a, format, source.size())
 }
 
 fn status(worst: Option<Severity>) -> RowStatus {
