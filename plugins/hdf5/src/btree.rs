@@ -4,7 +4,7 @@
 //! meet is refused.
 
 use crate::io::{Cursor, Source};
-use crate::{Hdf5Error, UNDEFINED};
+use crate::model::{Hdf5Error, UNDEFINED};
 use socair_plugin_api::ReadAt;
 use std::collections::{HashMap, HashSet};
 

@@ -2,7 +2,7 @@
 //! the first block and every continuation block, each block read once.
 
 use crate::io::{check_sum, Cursor, Source};
-use crate::Hdf5Error;
+use crate::model::Hdf5Error;
 use socair_plugin_api::ReadAt;
 use std::collections::{HashSet, VecDeque};
 

@@ -3,7 +3,7 @@
 //! file and 1 MiB), so that no shape of pointers between structures makes the walk read more
 //! than a few times the file.
 
-use crate::{Hdf5Error, UNDEFINED};
+use crate::model::{Hdf5Error, UNDEFINED};
 use socair_plugin_api::ReadAt;
 
 /// The metadata bytes one walk may read for a file of `file_len` bytes.

@@ -4,8 +4,8 @@
 //! `H5Ostab.c`, HDF5 1.14).
 
 use crate::io::Cursor;
+use crate::model::{Hdf5Error, UNDEFINED};
 use crate::types::{self, Type};
-use crate::{Hdf5Error, UNDEFINED};
 
 /// Message types.
 pub mod kind {

@@ -6,7 +6,7 @@
 //! with a checksum); version 1 differs from 0 only by the indexed-storage K. All four are read.
 
 use crate::io::{check_sum, Cursor, Source};
-use crate::{Finding, Hdf5Error, Severity, UNDEFINED};
+use crate::model::{Finding, Hdf5Error, Severity, UNDEFINED};
 use socair_plugin_api::ReadAt;
 
 /// The format signature.

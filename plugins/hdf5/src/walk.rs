@@ -5,12 +5,13 @@ use crate::btree::{self, Chunk, GlobalHeaps};
 use crate::header;
 use crate::io::{Cursor, Source};
 use crate::messages::{self, kind, Layout, LinkTarget};
+use crate::model::{
+    Attribute, Dataset, File, Hdf5Error, Kind, Listed, Object, Options, Severity, Storage, Value,
+    UNDEFINED,
+};
 use crate::superblock;
 use crate::types::{self, Type};
-use crate::{
-    Attribute, Dataset, File, Hdf5Error, Kind, Listed, Object, Options, ReadAt, Severity, Storage,
-    Value, UNDEFINED,
-};
+use socair_plugin_api::ReadAt;
 use std::collections::HashSet;
 
 /// Groups nested deeper than this are not walked (Keras nests five or six).

@@ -266,7 +266,7 @@ fn member(
         _ => {
             let head = &bytes[..bytes.len().min(4096)];
             if pickle::looks_like_pickle(head, bytes.len() as u64) {
-                let (found, _) = crate::scan_pickle(bytes, reviewed);
+                let (found, _) = crate::pickles::scan_pickle(bytes, reviewed);
                 for (sev, at, reason) in found {
                     a.members.add(sev, format!("{place} {at}"), reason);
                 }

@@ -48,7 +48,7 @@ impl Outcome {
         self.found.extend(other.found);
         self.objects += other.objects;
         self.pickles += other.pickles;
-        crate::add_reviewed(&mut self.reviewed_used, other.reviewed_used);
+        crate::pickles::add_reviewed(&mut self.reviewed_used, other.reviewed_used);
     }
 
     fn add(&mut self, severity: Severity, place: String, reason: String) {
@@ -493,17 +493,17 @@ impl Judge {
                 return;
             }
         };
-        let pickles = crate::torch_pickles(&bytes);
+        let pickles = crate::pickles::torch_pickles(&bytes);
         let mut worst = None;
         for (member, data) in &pickles {
             self.out.pickles += 1;
-            let (found, used) = crate::scan_pickle(data, &self.reviewed);
+            let (found, used) = crate::pickles::scan_pickle(data, &self.reviewed);
             for (sev, at, reason) in found {
                 worst = worst.max(Some(sev));
                 let place = self.at(&format!("{p} {member} {at}"));
                 self.out.add(sev, place, reason);
             }
-            crate::add_reviewed(&mut self.out.reviewed_used, used);
+            crate::pickles::add_reviewed(&mut self.out.reviewed_used, used);
         }
         if worst != Some(Severity::Fail) {
             self.lead(&p, format!("a torch.save archive ({} pickle(s) scanned) that Keras reads with torch.load(weights_only=False) when the model is loaded with safe_mode=False: an nn.Module's pickle is outside what loads safely", pickles.len()));
