@@ -380,6 +380,14 @@ impl Judge {
                 Some(Verdict::Fail(why)) => self.fail(path, format!("{full}: {why}")),
                 None => self.lead(path, format!("{full}: Keras 3.15.1 resolves no such class (loading fails, or another Keras version resolves it): not modeled")),
             },
+            // tf-keras writes the classes it does not export under their own module, and its
+            // `.keras` loader imports any module a config names
+            // (`tf_keras/src/saving/serialization_lib.py` `_retrieve_class_or_fn`, 2.21).
+            Some(m) if m == "tf_keras" || m.starts_with("tf_keras.") => {
+                if !table::tf_keras_module(&full) {
+                    self.lead(path, format!("{full}: tf-keras 2.21 defines no such modeling class (its loader imports the module and takes the name, whatever it is): not modeled"));
+                }
+            }
             _ => self.outside(module, class, registered, path, false),
         }
     }
@@ -427,7 +435,7 @@ impl Judge {
             None => name.to_owned(),
         };
         let top = module.map(|m| m.split('.').next().unwrap_or(m));
-        if top.is_some_and(|t| KERAS_PACKAGES.contains(&t)) {
+        if top.is_some_and(|t| KERAS_PACKAGES.contains(&t) || t == "tf_keras") {
             self.lead(path, format!("the {what} {shown}, from a Keras package socair's tables do not hold: not modeled"));
             return;
         }

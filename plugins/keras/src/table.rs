@@ -17,6 +17,7 @@ pub enum Verdict {
 static KERAS3: &str = include_str!("table/keras3.tsv");
 static TF_KERAS: &str = include_str!("table/tf_keras.txt");
 static STDLIB: &str = include_str!("table/stdlib.txt");
+static TF_KERAS_MODULES: &str = include_str!("table/tf_keras_modules.txt");
 
 fn lines(
     table: &'static str,
@@ -52,6 +53,14 @@ pub fn keras3(full: &str) -> Option<Verdict> {
 pub fn tf_keras(name: &str) -> bool {
     static CELL: OnceLock<Vec<&'static str>> = OnceLock::new();
     lines(TF_KERAS, &CELL).binary_search(&name).is_ok()
+}
+
+/// Whether `module.Class` is a class tf-keras 2.21 defines in its own modules and its `.keras`
+/// loader builds (a layer, model, optimizer, loss, metric, initializer, regularizer,
+/// constraint or schedule, such as `tf_keras.src.engine.functional.Functional`).
+pub fn tf_keras_module(full: &str) -> bool {
+    static CELL: OnceLock<Vec<&'static str>> = OnceLock::new();
+    lines(TF_KERAS_MODULES, &CELL).binary_search(&full).is_ok()
 }
 
 /// Whether `module`'s top-level package is part of CPython 3.11's standard library
@@ -112,5 +121,7 @@ mod tests {
         assert!(!tf_keras("system"));
         assert!(stdlib("os") && stdlib("subprocess.run") && stdlib("builtins"));
         assert!(!stdlib("my_package.layers"));
+        assert!(tf_keras_module("tf_keras.src.engine.functional.Functional"));
+        assert!(!tf_keras_module("tf_keras.src.utils.data_utils.get_file"));
     }
 }
