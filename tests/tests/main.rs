@@ -15,6 +15,7 @@ mod faults;
 mod gguf;
 mod hostile_pickles;
 mod human;
+mod keras;
 mod legacy;
 mod numpy;
 mod onnx;

@@ -231,6 +231,11 @@ impl Walk {
 }
 
 impl Walk {
+    /// The globals an operator reviewed.
+    pub(crate) fn reviewed(&self) -> &[String] {
+        &self.reviewed
+    }
+
     pub(crate) fn left(&self) -> u64 {
         self.a.budget.saturating_sub(self.a.inflated)
     }
@@ -441,6 +446,10 @@ impl Walk {
         let head = &bytes[..bytes.len().min(4096)];
         if !zip_like && pickle::looks_like_pickle(head, bytes.len() as u64) {
             self.pickle_at(&place, bytes, 0);
+            return;
+        }
+        // `.keras` archives and HDF5 files: the Keras plugin's rules (crate::keras).
+        if self.keras(&place, bytes) {
             return;
         }
         if bytes.starts_with(detect::SEVEN_Z_MAGIC) {

@@ -49,14 +49,19 @@ pub(super) fn fixture_files() -> Vec<PathBuf> {
         "torch/malicious",
         "safetensors",
         "gguf/valid",
+        "keras/legit",
+        "keras/hostile",
+        "hdf5/valid",
     ] {
         let mut files: Vec<PathBuf> = std::fs::read_dir(fixture(dir))
             .unwrap()
             .map(|e| e.unwrap().path())
             .filter(|p| {
                 p.is_file()
-                    && p.extension()
-                        .is_some_and(|e| e == "pt" || e == "safetensors" || e == "gguf")
+                    && p.extension().is_some_and(|e| {
+                        ["pt", "safetensors", "gguf", "keras", "h5"]
+                            .contains(&e.to_str().unwrap_or(""))
+                    })
             })
             .collect();
         files.sort();
