@@ -171,6 +171,14 @@ fn a_gguf_of_version_1_cannot_be_read() {
                 "{cmd} {file}: {}",
                 r.stderr
             );
+            // A refusal of the format's version, not a plugin that failed.
+            assert!(
+                r.stderr
+                    .contains("plugin `gguf` does not read it: byte 4: GGUF version 1")
+                    && !r.stderr.contains("failed"),
+                "{cmd} {file}: {}",
+                r.stderr
+            );
         }
     }
 }

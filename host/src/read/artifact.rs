@@ -69,6 +69,18 @@ pub enum ArtifactError {
         /// Its error.
         message: String,
     },
+    /// The reader that claims the file refuses to read it (a version or variant of its format
+    /// that the format's own library refuses too, such as a GGUF of version 1): nothing in it
+    /// was checked, and it is no finding.
+    #[error("{path}: plugin `{plugin}` does not read it: {message}")]
+    Unsupported {
+        /// The file.
+        path: PathBuf,
+        /// The plugin.
+        plugin: String,
+        /// Why, as the plugin says it.
+        message: String,
+    },
 }
 
 /// One file with the reader chosen for it.
@@ -501,10 +513,20 @@ impl<'p> Artifact<'p> {
                 expand_stem(&job.rel, &mut opened);
                 opened
             })
-            .map_err(|e| ArtifactError::Plugin {
-                path: job.input.path().to_owned(),
-                plugin: plugin.manifest.name.clone(),
-                message: e.to_string(),
+            .map_err(|e| {
+                let (path, plugin) = (job.input.path().to_owned(), plugin.manifest.name.clone());
+                match e.kind {
+                    socair_plugin_api::PluginErrorKind::Unsupported => ArtifactError::Unsupported {
+                        path,
+                        plugin,
+                        message: e.message.to_string(),
+                    },
+                    _ => ArtifactError::Plugin {
+                        path,
+                        plugin,
+                        message: e.to_string(),
+                    },
+                }
             })
     }
 
