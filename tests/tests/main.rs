@@ -34,6 +34,7 @@ mod structure;
 mod template;
 mod tensorflow;
 mod tensors;
+mod tokenizers;
 mod torch;
 mod torch_containers;
 mod torch_tar;

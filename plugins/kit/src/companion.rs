@@ -16,8 +16,11 @@
 //! `chat_template.json`; every occurrence of a duplicated key, where Python's `json` keeps the
 //! last) and every `.jinja` file (`chat_template.jinja`, `additional_chat_templates/*.jinja`).
 //! A template that reaches Python internals is a FAIL ([`Companion::Fail`]).
+//!
+//! A SentencePiece tokenizer model is data when the whole file is the `ModelProto`
+//! sentencepiece writes ([`crate::sentencepiece`]).
 
-use crate::jinja;
+use crate::{jinja, sentencepiece};
 use serde::de::IgnoredAny;
 use std::borrow::Cow;
 
@@ -342,6 +345,30 @@ pub fn classify(rel: &str, input: &(impl Contents + ?Sized), unread: &str) -> Co
             Err(e) => Companion::Lead(format!("it cannot be read ({e}): nothing in it was checked")),
         };
     }
+    // A tokenizer's SentencePiece model (`tokenizer.model`, `spiece.model`, `source.spm`):
+    // data when the whole file is the message sentencepiece writes; any other file so named
+    // falls through to the LEAD below (XGBoost and others name files `.model` too).
+    if matches!(ext.as_deref(), Some("model" | "spm")) && input.len() <= sentencepiece::MAX_SIZE {
+        match input.all().map(|b| sentencepiece::read(&b)) {
+            Ok(Ok(_)) => {
+                return Companion::Data(
+                    "a SentencePiece tokenizer model (sentencepiece's ModelProto, read to its last byte), parsed as data",
+                )
+            }
+            // The names transformers' tokenizers give their SentencePiece files.
+            Ok(Err(e)) if sentencepiece::NAMES.contains(&name) || ext.as_deref() == Some("spm") => {
+                return Companion::Lead(format!(
+                    "named as a SentencePiece tokenizer model, but not the ModelProto sentencepiece writes ({e}): nothing in it was checked"
+                ))
+            }
+            Ok(Err(_)) => {}
+            Err(e) => {
+                return Companion::Lead(format!(
+                    "it cannot be read ({e}): nothing in it was checked"
+                ))
+            }
+        }
+    }
     let text_like = ext.as_deref().is_some_and(|e| TEXT_EXTENSIONS.contains(&e))
         || TEXT_NAMES
             .iter()
@@ -408,6 +435,13 @@ mod tests {
         }
         assert_eq!(
             classify("tokenizer.model", &b"\x0a\x05hello"[..], UNREAD),
+            Companion::Lead(
+                "named as a SentencePiece tokenizer model, but not the ModelProto sentencepiece writes (byte 2: field 13 (wire type 0) in a piece, which holds only piece, score and type): nothing in it was checked".into()
+            )
+        );
+        // A `.model` of another library's is no SentencePiece file: the generic LEAD.
+        assert_eq!(
+            classify("xgb.model", &b"binf\x00\x00"[..], UNREAD),
             Companion::Lead(format!(
                 "{UNREAD}, and it is neither JSON nor text: nothing in it was checked"
             ))

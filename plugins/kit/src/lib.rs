@@ -15,6 +15,7 @@ pub mod export;
 pub mod jinja;
 pub mod protobuf;
 pub mod report;
+pub mod sentencepiece;
 pub mod testing;
 pub mod zip;
 
