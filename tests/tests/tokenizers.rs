@@ -29,22 +29,56 @@ fn sentencepiece_models_are_data_and_other_bytes_a_lead() {
     for (file, case) in cases {
         let (code, summary) = scan_as_tokenizer(file);
         if case["data"] == true {
-            // sentencepiece loads every one of these.
+            // Its library loads every one of these.
             assert_eq!(case["loads"], true, "{file}");
             assert_eq!(code, 0, "{file}: {summary}");
-            assert!(
-                summary.contains("a SentencePiece tokenizer model"),
-                "{file}: {summary}"
-            );
+            let what = if file.starts_with("tiktoken") {
+                "a tiktoken BPE vocabulary"
+            } else {
+                "a SentencePiece tokenizer model"
+            };
+            assert!(summary.contains(what), "{file}: {summary}");
         } else {
             // Refused by sentencepiece, or outside what spm_train writes though it loads.
             assert_eq!(code, 1, "{file}: {summary}");
             assert!(
-                summary.contains("named as a SentencePiece tokenizer model, but not the ModelProto sentencepiece writes (byte "),
+                summary.contains("named as a tokenizer model, but neither the ModelProto sentencepiece writes (byte "),
                 "{file}: {summary}"
             );
         }
     }
+}
+
+/// The other names tokenizer files go by: Mistral's `tokenizer.model.v3`, Llama 3's tiktoken
+/// `original/tokenizer.model`, GPT-2's `vocab.bpe` (text), sentencepiece's `.vocab` listing.
+#[test]
+fn tokenizer_files_under_their_other_names_are_data() {
+    let dir = tempfile::tempdir().unwrap();
+    let copy = |from: &str, to: &str| {
+        let to = dir.path().join(to);
+        std::fs::create_dir_all(to.parent().unwrap()).unwrap();
+        std::fs::copy(fixture(&format!("sentencepiece/{from}")), to).unwrap();
+    };
+    copy("bpe.model", "tokenizer.model.v3");
+    copy("tiktoken.model", "original/tokenizer.model");
+    copy("unigram.model", "spiece.model");
+    std::fs::write(dir.path().join("vocab.bpe"), "#version: 0.2\n\u{120} t\n").unwrap();
+    std::fs::write(
+        dir.path().join("spiece.vocab"),
+        "<unk>\t0\n\u{2581}t\t-1.5\n",
+    )
+    .unwrap();
+    let r = run(socair().arg("scan").arg(dir.path()));
+    assert_eq!(r.code, 0, "{}", r.stdout);
+    // A `.model` of another library's is not called a tokenizer: the generic LEAD.
+    std::fs::write(dir.path().join("booster.model"), b"binf\0\0\0\x01").unwrap();
+    let r = run(socair().arg("scan").arg(dir.path()));
+    assert_eq!(r.code, 1);
+    let summary = json(&r.stdout)["rows"][0]["findings"][0]["reason"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(summary.contains("neither JSON nor text"), "{summary}");
 }
 
 /// The llama directory of fixtures/diff (transformers' save_pretrained and a tokenizer.model

@@ -17,10 +17,10 @@
 //! last) and every `.jinja` file (`chat_template.jinja`, `additional_chat_templates/*.jinja`).
 //! A template that reaches Python internals is a FAIL ([`Companion::Fail`]).
 //!
-//! A SentencePiece tokenizer model is data when the whole file is the `ModelProto`
-//! sentencepiece writes ([`crate::sentencepiece`]).
+//! A tokenizer's model file is data when the whole file is the `ModelProto` sentencepiece
+//! writes ([`crate::sentencepiece`]) or a tiktoken vocabulary ([`crate::tiktoken`]).
 
-use crate::{jinja, sentencepiece};
+use crate::{jinja, sentencepiece, tiktoken};
 use serde::de::IgnoredAny;
 use std::borrow::Cow;
 
@@ -39,6 +39,8 @@ const CODE_EXTENSIONS: &[&str] = &[
 /// Extensions (and exact names) of plain-text companions.
 const TEXT_EXTENSIONS: &[&str] = &[
     "txt", "md", "rst", "csv", "tsv", "yaml", "yml", "cfg", "ini",
+    // GPT-2's merges (`vocab.bpe`) and sentencepiece's vocabulary listings (`*.vocab`): text.
+    "bpe", "vocab",
 ];
 const TEXT_NAMES: &[&str] = &[
     "LICENSE",
@@ -345,29 +347,8 @@ pub fn classify(rel: &str, input: &(impl Contents + ?Sized), unread: &str) -> Co
             Err(e) => Companion::Lead(format!("it cannot be read ({e}): nothing in it was checked")),
         };
     }
-    // A tokenizer's SentencePiece model (`tokenizer.model`, `spiece.model`, `source.spm`):
-    // data when the whole file is the message sentencepiece writes; any other file so named
-    // falls through to the LEAD below (XGBoost and others name files `.model` too).
-    if matches!(ext.as_deref(), Some("model" | "spm")) && input.len() <= sentencepiece::MAX_SIZE {
-        match input.all().map(|b| sentencepiece::read(&b)) {
-            Ok(Ok(_)) => {
-                return Companion::Data(
-                    "a SentencePiece tokenizer model (sentencepiece's ModelProto, read to its last byte), parsed as data",
-                )
-            }
-            // The names transformers' tokenizers give their SentencePiece files.
-            Ok(Err(e)) if sentencepiece::NAMES.contains(&name) || ext.as_deref() == Some("spm") => {
-                return Companion::Lead(format!(
-                    "named as a SentencePiece tokenizer model, but not the ModelProto sentencepiece writes ({e}): nothing in it was checked"
-                ))
-            }
-            Ok(Err(_)) => {}
-            Err(e) => {
-                return Companion::Lead(format!(
-                    "it cannot be read ({e}): nothing in it was checked"
-                ))
-            }
-        }
+    if let Some(judged) = tokenizer_model(name, ext.as_deref(), input) {
+        return judged;
     }
     let text_like = ext.as_deref().is_some_and(|e| TEXT_EXTENSIONS.contains(&e))
         || TEXT_NAMES
@@ -393,6 +374,50 @@ pub fn classify(rel: &str, input: &(impl Contents + ?Sized), unread: &str) -> Co
     Companion::Lead(format!(
         "{unread}, and it is neither JSON nor text: nothing in it was checked"
     ))
+}
+
+/// A tokenizer's model file: a SentencePiece `ModelProto` (`tokenizer.model`, `spiece.model`,
+/// Marian's `source.spm`, Mistral's `tokenizer.model.v3`) or a tiktoken vocabulary (Llama 3's
+/// `original/tokenizer.model`, `*.tiktoken`), each data when the whole file is what its
+/// library writes. `None` for a `.model` of another kind under another name (XGBoost and
+/// others name files `.model` too), which the generic rule judges.
+fn tokenizer_model(
+    name: &str,
+    ext: Option<&str>,
+    input: &(impl Contents + ?Sized),
+) -> Option<Companion> {
+    let conventional = sentencepiece::NAMES.contains(&name)
+        || name.starts_with("tokenizer.model.")
+        || matches!(ext, Some("spm" | "tiktoken"));
+    if !(conventional || ext == Some("model")) || input.len() > sentencepiece::MAX_SIZE {
+        return None;
+    }
+    let bytes = match input.all() {
+        Ok(b) => b,
+        Err(e) => {
+            return Some(Companion::Lead(format!(
+                "it cannot be read ({e}): nothing in it was checked"
+            )))
+        }
+    };
+    let spm = match sentencepiece::read(&bytes) {
+        Ok(_) => return Some(Companion::Data(
+            "a SentencePiece tokenizer model (sentencepiece's ModelProto, read to its last byte), parsed as data",
+        )),
+        Err(e) => e,
+    };
+    let tiktoken = match std::str::from_utf8(&bytes).map(tiktoken::read) {
+        Ok(Ok(_)) => {
+            return Some(Companion::Data(
+                "a tiktoken BPE vocabulary (a base64 token and its rank a line), read as data",
+            ))
+        }
+        Ok(Err(e)) => e.to_string(),
+        Err(_) => "not UTF-8".to_owned(),
+    };
+    conventional.then(|| Companion::Lead(format!(
+        "named as a tokenizer model, but neither the ModelProto sentencepiece writes ({spm}) nor a tiktoken vocabulary ({tiktoken}): nothing in it was checked"
+    )))
 }
 
 #[cfg(test)]
@@ -436,7 +461,7 @@ mod tests {
         assert_eq!(
             classify("tokenizer.model", &b"\x0a\x05hello"[..], UNREAD),
             Companion::Lead(
-                "named as a SentencePiece tokenizer model, but not the ModelProto sentencepiece writes (byte 2: field 13 (wire type 0) in a piece, which holds only piece, score and type): nothing in it was checked".into()
+                "named as a tokenizer model, but neither the ModelProto sentencepiece writes (byte 2: field 13 (wire type 0) in a piece, which holds only piece, score and type) nor a tiktoken vocabulary (line 2: not two fields, a token and its rank, split by one space): nothing in it was checked".into()
             )
         );
         // A `.model` of another library's is no SentencePiece file: the generic LEAD.

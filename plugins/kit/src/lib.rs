@@ -17,6 +17,7 @@ pub mod protobuf;
 pub mod report;
 pub mod sentencepiece;
 pub mod testing;
+pub mod tiktoken;
 pub mod zip;
 
 /// abi_stable, for the same.
