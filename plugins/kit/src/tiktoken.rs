@@ -28,7 +28,7 @@ impl std::fmt::Display for NotAVocabulary {
 /// Whether `s` is standard base64 with its padding, as `b64decode` decodes it.
 fn is_base64(s: &str) -> bool {
     let b = s.as_bytes();
-    if b.is_empty() || b.len() % 4 != 0 {
+    if b.is_empty() || !b.len().is_multiple_of(4) {
         return false;
     }
     let pad = b.iter().rev().take_while(|&&c| c == b'=').count();
