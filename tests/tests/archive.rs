@@ -118,6 +118,65 @@ fn a_pickle_calling_os_system_in_a_7z_is_a_fail() {
     }
 }
 
+/// Issue 28, items 1 and 4: the pickles of a torch checkpoint inside a zip go through the
+/// machine, placed in the checkpoint's own records; a Keras archive is never clean, even when
+/// it holds only JSON, and `socair tensors` lists what it did not read rather than exiting 0.
+#[test]
+fn nested_checkpoints_are_scanned_and_keras_archives_are_named() {
+    for (file, place) in [
+        (
+            "torch-in-zip.zip",
+            "member ckpt/model.pt!/pickle-os-system/data.pkl byte 167 (GLOBAL)",
+        ),
+        (
+            "torch-in-zip-depth2.zip",
+            "member outer/inner.zip!/weights/model.pt!/pickle-os-system/data.pkl byte 167 (GLOBAL)",
+        ),
+    ] {
+        let r = run(socair()
+            .arg("scan")
+            .arg(fixture(&format!("archive/{file}"))));
+        assert_eq!(r.code, 1, "{file}: {}", r.stderr);
+        let pickle = row(&json(&r.stdout), "Pickle opcode scan").clone();
+        assert_eq!(pickle["status"], "FAIL", "{file}: {pickle:#}");
+        assert_eq!(pickle["findings"][0]["place"], place, "{file}");
+        assert!(pickle["findings"][0]["reason"]
+            .as_str()
+            .unwrap()
+            .contains("os.system"));
+    }
+    for file in [
+        "keras-model.keras",
+        "keras-json-only.zip",
+        "keras-weights-npz.keras",
+    ] {
+        let path = fixture(&format!("archive/{file}"));
+        let r = run(socair().arg("scan").arg(&path));
+        assert_eq!(r.code, 1, "{file}: {}", r.stderr);
+        let structure = row(&json(&r.stdout), "Format and structure").clone();
+        assert_eq!(structure["status"], "LEAD", "{file}");
+        assert!(
+            structure["findings"].as_array().unwrap().iter().any(|f| f["place"] == "archive"
+                && f["reason"]
+                    .as_str()
+                    .unwrap()
+                    .contains("a Keras archive (keras.saving.save_model: config.json and metadata.json with keras_version \"3.15.1\"")),
+            "{file}: {structure:#}"
+        );
+        let r = run(socair().arg("tensors").arg(&path));
+        assert_eq!(r.code, 1, "{file}: {}", r.stderr);
+        let m = json(&r.stdout);
+        assert!(
+            m["unread"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|u| u["reason"].as_str().unwrap().contains("a Keras archive")),
+            "{file}: {m:#}"
+        );
+    }
+}
+
 /// The archives of fixtures/archives (written separately, by another generator, with Python's
 /// zipfile: a pickle two zips deep, a `../../` name, an `.npy` beside a pickle, a plain
 /// bundle) cross-check the archive plugin: both rows' verdicts and the deciding finding.

@@ -2,7 +2,7 @@
 //! (docs/convert-v3.md). The GPT-2 and Llama checkpoints and what transformers did with their
 //! conversions are in fixtures/hf (make_fixtures.py, expected.json); these tests need no Python.
 
-use crate::common::{fixture, json, run, socair, Store};
+use crate::common::{fixture, json, run, socair, tensor_hashes, Store};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 use std::collections::{BTreeMap, BTreeSet};
@@ -54,17 +54,7 @@ fn aliases(path: &Path) -> BTreeMap<String, String> {
 fn tensors(path: &Path) -> BTreeMap<String, String> {
     let r = run(socair().arg("tensors").arg(path));
     assert_eq!(r.code, 0, "{}: {}", path.display(), r.stderr);
-    json(&r.stdout)["tensors"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|t| {
-            (
-                t["name"].as_str().unwrap().to_owned(),
-                t["sha256"].as_str().unwrap().to_owned(),
-            )
-        })
-        .collect()
+    tensor_hashes(&json(&r.stdout))
 }
 
 /// Every name the output accounts for (its tensors and its aliases), with its bytes' sha256.

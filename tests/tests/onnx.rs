@@ -363,3 +363,72 @@ fn malformed_files_are_refused_with_reasons() {
     }
     assert!(n >= 17, "{n}");
 }
+
+fn attributes() -> Value {
+    json(&std::fs::read_to_string(fixture("onnx/attributes.json")).unwrap())
+}
+
+/// ConstantOfShape's `value` and the other tensors main-graph node attributes hold are
+/// fingerprinted as Constants are, with the hashes of `onnx.numpy_helper.to_array`
+/// (fixtures/onnx/make_attributes.py, onnx 1.23.2); a subgraph's stay outside the model.
+#[test]
+fn node_attribute_tensors_are_fingerprinted() {
+    let e = attributes();
+    let rel = "attributes/constant-of-shape.onnx";
+    let case = &e[rel];
+    let r = run(socair().arg("tensors").arg(fixture(&format!("onnx/{rel}"))));
+    let m = json(&r.stdout);
+    assert_eq!(m["artifact"]["sha256"], case["file_sha256"]);
+    assert_tensors(&m, &case["tensors"], rel);
+    let unread = m["unread"].as_array().unwrap();
+    assert_eq!(unread.len(), 2, "{unread:#?}");
+    for u in case["unread"].as_array().unwrap() {
+        let g = unread
+            .iter()
+            .find(|g| g["tensor"] == u["tensor"])
+            .unwrap_or_else(|| panic!("{} not unread", u["tensor"]));
+        assert!(g["reason"]
+            .as_str()
+            .unwrap()
+            .contains(u["keyword"].as_str().unwrap()));
+    }
+    assert_eq!(r.code, 1);
+    let scan = run(socair().arg("scan").arg(fixture(&format!("onnx/{rel}"))));
+    assert_eq!(scan.code, 0, "{}", scan.stdout);
+    let row = &json(&scan.stdout)["rows"][0];
+    assert!(row["summary"]
+        .as_str()
+        .unwrap()
+        .contains("and 5 node attribute tensors"));
+}
+
+/// A TensorFlow SavedModel (written by TensorFlow 2.21.0) starts as ONNX does, with field 1 a
+/// varint, but is no ModelProto: the ONNX reader does not claim it, by content or name.
+#[test]
+fn a_tensorflow_saved_model_is_not_claimed_as_onnx() {
+    let dir = fixture("onnx/tensorflow/saved_model");
+    let pb = dir.join("saved_model.pb");
+    let head = std::fs::read(&pb).unwrap();
+    assert_eq!(head[0], 0x08, "field 1 varint, as ONNX's ir_version");
+    let r = run(socair().arg("scan").arg(&pb));
+    assert_eq!(r.code, 1, "{}", r.stdout);
+    let report = json(&r.stdout);
+    assert_ne!(report["artifact"]["format"], "onnx", "{report:#}");
+    assert!(!r.stdout.contains("ModelProto"), "{}", r.stdout);
+    assert_eq!(report["rows"][0]["status"], "LEAD", "{report:#}");
+    let r = run(socair().arg("tensors").arg(&pb));
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(
+        r.stderr.contains("no loaded plugin recognises"),
+        "{}",
+        r.stderr
+    );
+    // The directory: every file LEAD (none read), none FAIL.
+    let r = run(socair().arg("scan").arg(&dir));
+    assert_eq!(r.code, 1);
+    let report = json(&r.stdout);
+    for row in report["rows"].as_array().unwrap() {
+        assert_ne!(row["status"], "FAIL", "{row:#}");
+    }
+    assert!(!r.stdout.contains("ONNX"), "{}", r.stdout);
+}

@@ -163,12 +163,12 @@ fn pinned_rule_sets_must_be_implemented_at_an_accepted_version() {
     let sha = s.run(&["airlock", "pull", src.to_str().unwrap()]);
     let sha = sha.stdout.trim().to_owned();
 
-    // The pickle grammar has versions 1 and 2; a pin on version 3 stops scanning.
-    let r = s.run(&["airlock", "pin", "rules", "socair-wo", "=3"]);
+    // The pickle grammar has versions 1, 2 and 3; a pin on version 4 stops scanning.
+    let r = s.run(&["airlock", "pin", "rules", "socair-wo", "=4"]);
     assert_eq!(r.code, 0, "{}", r.stderr);
     refused(
         &s.run(&["airlock", "scan", &sha, "--key", &scanner]),
-        "this socair and its plugins implement 1, 2",
+        "this socair and its plugins implement 1, 2, 3",
     );
     let r = s.run(&["airlock", "pin", "rules", "socair-wo", "=1"]);
     assert_eq!(r.code, 0);
@@ -176,7 +176,7 @@ fn pinned_rule_sets_must_be_implemented_at_an_accepted_version() {
     // A requirement that is not one is refused when set.
     let r = s.run(&["airlock", "pin", "rules", "socair-wo", "one"]);
     assert_eq!(r.code, 2, "{}", r.stderr);
-    // `socair attest` outside the store runs the newest grammar (socair-wo/2), which the pin
+    // `socair attest` outside the store runs the newest grammar (socair-wo/3), which the pin
     // to =1 would refuse (tests/tests/py2.rs): unpinned, the attestation below is accepted.
     let r = s.run(&["airlock", "pin", "rules", "socair-wo", "--remove"]);
     assert_eq!(r.code, 0, "{}", r.stderr);

@@ -1,4 +1,5 @@
-//! Checkpoints saved under Python 2 (issue 18, item 1): `socair-wo/2` reads what Python 2.7's
+//! Checkpoints saved under Python 2 (issue 18, item 1): `socair-wo/2` (and `/3`, the default
+//! since issue 28, which gives every torch checkpoint saved under Python 2 `/2`'s verdict) reads what Python 2.7's
 //! pickler wrote for torch 1.0 to 1.4, decoded as torch.load decodes it; `socair-wo/1` keeps
 //! the verdicts it gave before `/2` existed; a store's pins choose the version, and the report
 //! and attestation name it. Fixtures and their expectations: fixtures/torch/py2/ (written by
@@ -31,7 +32,7 @@ fn findings_text(row: &Value) -> String {
 }
 
 #[test]
-fn python_2_checkpoints_are_read_under_2_with_every_tensor_as_written() {
+fn python_2_checkpoints_are_read_unpinned_as_under_2_with_every_tensor_as_written() {
     let all = expected();
     let all = all.as_object().unwrap();
     assert_eq!(all.len(), 6);
@@ -40,14 +41,14 @@ fn python_2_checkpoints_are_read_under_2_with_every_tensor_as_written() {
         let path = fixture(&format!("torch/py2/{file}"));
         let r = run(socair().arg("scan").arg(&path));
         let report = json(&r.stdout);
-        assert_eq!(report["rules"]["socair-wo"], "2", "{file}");
+        assert_eq!(report["rules"]["socair-wo"], "3", "{file}");
         let row = pickle_row(&report);
         let want = &case["status"]["2"];
         assert_eq!(&row["status"], want, "{file}: {row:#}");
         if want == "PASS" {
             assert_eq!(r.code, 0, "{file}: {}", r.stderr);
             assert!(
-                row["summary"].as_str().unwrap().contains("socair-wo/2"),
+                row["summary"].as_str().unwrap().contains("socair-wo/3"),
                 "{row:#}"
             );
             let t = run(socair().arg("tensors").arg(&path));
@@ -120,10 +121,10 @@ fn a_store_pinned_to_1_scans_under_1_and_says_so() {
 }
 
 #[test]
-fn an_unpinned_store_scans_under_2_and_a_later_pin_to_1_refuses_that_attestation() {
+fn an_unpinned_store_scans_under_3_and_a_later_pin_to_1_refuses_that_attestation() {
     let (code, report, s, sha) = store_scan("state_dict.pt", None);
     assert_eq!(code, 0);
-    assert_eq!(report["rules"]["socair-wo"], "2");
+    assert_eq!(report["rules"]["socair-wo"], "3");
     assert_eq!(pickle_row(&report)["status"], "PASS");
     let r = s.run(&["airlock", "pin", "rules", "socair-wo", "=1"]);
     assert_eq!(r.code, 0, "{}", r.stderr);
@@ -131,7 +132,7 @@ fn an_unpinned_store_scans_under_2_and_a_later_pin_to_1_refuses_that_attestation
     assert_eq!(r.code, 1, "{}", r.stderr);
     assert!(
         r.stderr
-            .contains("the attestation's scan ran under socair-wo/2 is outside the store's pin =1"),
+            .contains("the attestation's scan ran under socair-wo/3 is outside the store's pin =1"),
         "{}",
         r.stderr
     );

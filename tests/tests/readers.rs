@@ -1,14 +1,16 @@
-//! Who reads a file when two plugins claim it (issue 17, item 1). A second plugin, built from
-//! the out-of-tree template the way a third party would, claims every safetensors file and
-//! passes it. Outside a store socair refuses to choose between it and the safetensors plugin
-//! and names both (`--reader NAME` picks one); in a store whose pins name the safetensors
-//! plugin, that plugin alone reads safetensors and the other is refused with its reason; an
-//! attestation the unpinned plugin made is refused at promote; `socair plugins` warns about
-//! both plugins and about a plugin directory others can write.
+//! Who reads a file when two plugins claim it (issue 17, item 1; issue 28, item 5). A second
+//! plugin, built from the out-of-tree template the way a third party would, claims every
+//! safetensors file and passes it. Outside a store `scan` reads a file both claim with both,
+//! and the safetensors plugin's FAIL counts whoever reads first (`--reader NAME` only orders
+//! them); `tensors` needs one reading, so it refuses to choose and names both (`--reader NAME`
+//! picks one). In a store whose pins name the safetensors plugin, that plugin alone reads
+//! safetensors and the other is refused with its reason; an attestation the unpinned plugin
+//! made is refused at promote; `socair plugins` warns about both plugins and about a plugin
+//! directory others can write.
 
 use crate::common::{
-    fixture, fixture_cargo, fixture_target_dir, json, repo, run, socair, target_profile_dir,
-    write_if_changed, Store,
+    fixture, fixture_cargo, fixture_target_dir, json, repo, report_plugins, report_row as row, run,
+    socair, target_profile_dir, write_if_changed, Store,
 };
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -156,17 +158,18 @@ fn with_lenient() -> Command {
     cmd
 }
 
-fn row<'a>(report: &'a serde_json::Value, check: &str) -> &'a serde_json::Value {
-    report["rows"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|r| r["check"] == check)
-        .unwrap_or_else(|| panic!("no {check} row in {report:#}"))
+/// A file only the lenient plugin claims: it starts like safetensors (`{` at byte 8), but its
+/// header length (1000) runs past its end, so the safetensors plugin does not claim it.
+fn lenient_only(dir: &Path) -> PathBuf {
+    let path = dir.join("lenient-only.safetensors");
+    let mut bytes = 1000u64.to_le_bytes().to_vec();
+    bytes.extend_from_slice(b"{}");
+    std::fs::write(&path, bytes).unwrap();
+    path
 }
 
 #[test]
-fn outside_a_store_socair_refuses_to_choose_and_reader_picks() {
+fn outside_a_store_scan_reads_with_both_and_tensors_needs_a_reader() {
     let file = hostile_safetensors();
     // The safetensors plugin alone FAILs the file.
     let alone = run(socair().arg("scan").arg(&file));
@@ -176,23 +179,46 @@ fn outside_a_store_socair_refuses_to_choose_and_reader_picks() {
         "FAIL"
     );
 
-    // Both claim it: no choice is made, and both are named.
+    // Both claim it: the scan reads it with both, and the safetensors plugin's FAIL counts
+    // (this asserted exit 2, "socair does not choose", before issue 28: a lenient reader
+    // found first must not hide another reader's FAIL).
     let both = run(with_lenient().arg("scan").arg(&file));
-    assert_eq!(both.code, 2, "{}{}", both.stdout, both.stderr);
-    for name in ["plugin safetensors", "plugin lenient", "--reader"] {
-        assert!(
-            both.stderr.contains(name),
-            "{name:?} not in {}",
-            both.stderr
-        );
+    assert_eq!(both.code, 1, "{}{}", both.stdout, both.stderr);
+    let report = json(&both.stdout);
+    let structure = row(&report, "Format and structure");
+    assert_eq!(structure["status"], "FAIL");
+    let summary = structure["summary"].as_str().unwrap();
+    for part in [
+        "looks fine",
+        "also read as safetensors by plugin safetensors:",
+        "read by plugin lenient and also by plugin safetensors (both safetensors readers); each one's verdict counts",
+    ] {
+        assert!(summary.contains(part), "{part:?} not in {summary}");
     }
-    assert!(both.stdout.is_empty());
-    // The same for every command that reads a file.
+    assert_eq!(report_plugins(&report), ["lenient", "safetensors"]);
+    // A command that reads the file's tensors needs one reading: no choice is made, both
+    // are named, and the message says why.
     let t = run(with_lenient().arg("tensors").arg(&file));
     assert_eq!(t.code, 2, "{}", t.stderr);
-    assert!(t.stderr.contains("plugin lenient"), "{}", t.stderr);
+    for name in [
+        "plugin safetensors",
+        "plugin lenient",
+        "--reader",
+        "one reader",
+    ] {
+        assert!(t.stderr.contains(name), "{name:?} not in {}", t.stderr);
+    }
+    assert!(t.stdout.is_empty());
+    let picked = run(with_lenient()
+        .args(["--reader", "lenient", "tensors"])
+        .arg(&file));
+    // Read by the plugin chosen (what `tensors` makes of a reading without tensors is not
+    // this test's business): not refused.
+    assert_ne!(picked.code, 2, "{}", picked.stderr);
 
-    // --reader picks one, and the report names who read it and who was passed over.
+    // For a scan, --reader says whose reading comes first (and names the artifact's format);
+    // the other still reads it (before issue 28 `--reader lenient scan` passed this file,
+    // exit 0: now the safetensors plugin's FAIL counts).
     let picked = run(with_lenient()
         .args(["--reader", "safetensors", "scan"])
         .arg(&file));
@@ -203,11 +229,10 @@ fn outside_a_store_socair_refuses_to_choose_and_reader_picks() {
     let lenient = run(with_lenient()
         .args(["--reader", "lenient", "scan"])
         .arg(&file));
-    assert_eq!(lenient.code, 0, "{}", lenient.stderr);
-    assert_eq!(
-        json(&lenient.stdout)["tool"]["plugins"][0]["name"],
-        "lenient"
-    );
+    assert_eq!(lenient.code, 1, "{}", lenient.stderr);
+    let report = json(&lenient.stdout);
+    assert_eq!(report["tool"]["plugins"][0]["name"], "lenient");
+    assert_eq!(row(&report, "Format and structure")["status"], "FAIL");
     let nobody = run(with_lenient()
         .args(["--reader", "nobody", "scan"])
         .arg(&file));
@@ -266,12 +291,23 @@ fn in_a_store_the_pinned_plugin_reads_its_format_and_others_are_refused() {
     let promote = s.run(&["airlock", "promote", &sha]);
     assert_eq!(promote.code, 1, "{}", promote.stderr);
 
-    // An attestation the unpinned plugin made (outside the store, where --reader chose it)
+    // An attestation the unpinned plugin made (outside the store, of a file only it claims)
     // is refused by the gate, though it verifies under a trusted key and holds no FAIL.
+    // (Before issue 28 this attested `src` with `--reader lenient`; a scan now counts every
+    // claimant, so that attestation would hold the safetensors plugin's FAIL.)
+    let only = lenient_only(s.dir.path());
+    let pulled = s.run(&["airlock", "pull", only.to_str().unwrap()]);
+    assert_eq!(pulled.code, 0, "{}", pulled.stderr);
+    let sha = pulled.stdout.trim().to_owned();
+    let attestation = s
+        .path()
+        .join("incoming")
+        .join(&sha)
+        .join("attestation.dsse.json");
     let lenient_att = s.dir.path().join("lenient.att.json");
     let made = run(with_lenient()
-        .args(["--reader", "lenient", "attest"])
-        .arg(&src)
+        .arg("attest")
+        .arg(&only)
         .arg("--key")
         .arg(&scanner)
         .arg("--out")

@@ -14,7 +14,7 @@
 
 mod inputs;
 mod proxy;
-mod s3;
+pub(crate) mod s3;
 mod store;
 
 use inputs::{big_checkpoint, fetched, fixture_files, sha256_file};

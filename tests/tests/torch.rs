@@ -39,7 +39,7 @@ fn every_legit_checkpoint_passes_the_pickle_scan() {
         let report = json(&r.stdout);
         assert_eq!(report["schema"], "socair.report/v1");
         assert_eq!(report["artifact"]["format"], "torch-zip");
-        assert_eq!(report["rules"]["socair-wo"], "2");
+        assert_eq!(report["rules"]["socair-wo"], "3");
         assert_eq!(
             row(&report, "Pickle opcode scan")["status"],
             "PASS",
@@ -140,6 +140,26 @@ fn big_endian_values_hash_like_the_little_endian_original() {
         .contains("byteorder big"));
 }
 
+/// The fixtures whose status `socair-wo/3` (the default) changes from the one expected.json
+/// records (make_fixtures.py's, under `/2`), with the new status: what torch's own writer
+/// options produce is judged as torch reads it (GRAMMAR.md, `socair-wo/3`;
+/// tests/tests/weights_only.rs checks the same classes under every version).
+const CHANGED_IN_3: &[(&str, &str)] = &[
+    // torch.serialization.set_crc32_options(False): torch reads the bytes unchecked.
+    ("malicious/zip-crc-absent.pt", "LEAD"),
+    // Records deflated: torch inflates them; torch.load(mmap=True) would map compressed bytes.
+    ("malicious/zip-deflated.pt", "LEAD"),
+    // A Python set beside the tensors: builtins.set is in torch's weights-only allowlist.
+    ("python-set.pt", "PASS"),
+];
+
+fn status_under_3(file: &str, recorded: &Value) -> Value {
+    CHANGED_IN_3
+        .iter()
+        .find(|(f, _)| *f == file)
+        .map_or_else(|| recorded.clone(), |(_, s)| Value::from(*s))
+}
+
 #[test]
 fn malicious_and_malformed_checkpoints_get_their_status() {
     let malicious = cases("malicious/");
@@ -149,7 +169,8 @@ fn malicious_and_malformed_checkpoints_get_their_status() {
         assert_eq!(r.code, 1, "{file}: a FAIL or LEAD exits 1: {}", r.stderr);
         let report = json(&r.stdout);
         let pickle = row(&report, "Pickle opcode scan");
-        assert_eq!(pickle["status"], case["status"], "{file}: {pickle:#}");
+        let case_status = status_under_3(file, &case["status"]);
+        assert_eq!(pickle["status"], case_status, "{file}: {pickle:#}");
         let keyword = case["keyword"].as_str().unwrap().to_lowercase();
         let text = pickle.to_string().to_lowercase();
         assert!(
@@ -164,7 +185,7 @@ fn malicious_and_malformed_checkpoints_get_their_status() {
         let t = run(socair()
             .arg("tensors")
             .arg(fixture(&format!("torch/{file}"))));
-        if case["status"] == "FAIL" {
+        if case_status == "FAIL" {
             assert_eq!(t.code, 1, "{file}: {}", t.stderr);
             assert_eq!(json(&t.stdout)["tensors"], Value::Array(vec![]), "{file}");
         }
@@ -300,7 +321,7 @@ fn false_positive_baseline_holds() {
         let report = json(&r.stdout);
         assert_eq!(
             row(&report, "Pickle opcode scan")["status"],
-            case["status"],
+            status_under_3(file, &case["status"]),
             "{file}: {}",
             r.stderr
         );

@@ -6,7 +6,7 @@
 //! decides the model in `tensors` and `convert` alike, and a conversion that would carry no
 //! tensor is refused.
 
-use crate::common::{fixture, json, run, socair};
+use crate::common::{fixture, json, run, socair, tensor_hashes};
 use serde_json::Value;
 use std::collections::BTreeMap;
 
@@ -76,18 +76,7 @@ fn conversion_carries_the_model_by_the_same_rule_and_never_writes_an_empty_file(
         }
         assert_eq!(r.code, 0, "{file}: {}", r.stderr);
         // The output holds exactly the model's tensors, under the names `tensors` gives them.
-        let m = json(&run(socair().arg("tensors").arg(&out)).stdout);
-        let got: BTreeMap<String, String> = m["tensors"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|t| {
-                (
-                    t["name"].as_str().unwrap().to_owned(),
-                    t["sha256"].as_str().unwrap().to_owned(),
-                )
-            })
-            .collect();
+        let got = tensor_hashes(&json(&run(socair().arg("tensors").arg(&out)).stdout));
         assert_eq!(got, carried, "{file}");
         // The checkpoint against its conversion: the model matches under its own names; the
         // optimizer's state is only in the checkpoint.

@@ -15,7 +15,20 @@
 //!
 //! Every byte received is counted ([`bytes_fetched`]), so that a command can say how much of
 //! an object it fetched.
+//!
+//! An object is the one its URL names, exactly ([`parse`]): the key is never normalised. An
+//! `s3://bucket/key` key is the text after the bucket, byte for byte (as the AWS CLI reads
+//! it: `%2e` is three characters of the key, a space is a space); an `https://` path is the
+//! path as written, each segment percent-decoded once and sent encoded again by
+//! `object_store`. A key with an empty segment (`a//b`, a leading `/`), a `.` or `..` segment
+//! (written plainly or, for `https://`, as `%2e`), a `%2F` inside a segment, a backslash in an
+//! `https://` path or a control character names an object other than the one a normalising
+//! client would fetch, and object_store 0.14's paths cannot hold it (`Path::parse` refuses
+//! empty, `.` and `..` segments; `Path::from` would rewrite `..` to `%2E%2E`, another key; the
+//! `url` crate removes dot segments and reads `%2e` as `.`): such a URL is refused, naming the
+//! key, rather than another object fetched.
 
+use crate::base::object_key::{http_key, http_request_url, s3_key, written_host, written_path};
 use object_store::aws::{AmazonS3Builder, S3ConditionalPut};
 use object_store::http::HttpBuilder;
 use object_store::path::Path as ObjectPath;
@@ -79,9 +92,16 @@ impl CloudError {
 }
 
 /// `text` as socair may print it: a URL without user info, query string or fragment (which
-/// can hold credentials); only its scheme when it does not parse.
+/// can hold credentials), its path as written (not normalised: the object it names is that
+/// one); only its scheme when it does not parse.
 pub fn redact(text: &str) -> String {
     match url::Url::parse(text) {
+        Ok(u) if written_host(text, &u).is_some() => format!(
+            "{}://{}{}",
+            u.scheme(),
+            written_host(text, &u).unwrap_or_default(),
+            written_path(text)
+        ),
         Ok(mut u) => {
             let _ = u.set_username("");
             let _ = u.set_password(None);
@@ -103,10 +123,12 @@ pub fn is_url(text: &str) -> bool {
 pub struct Location {
     /// The client for the bucket or server.
     pub store: Arc<dyn ObjectStore>,
-    /// The key (for a web server, the URL's path).
+    /// The key (for a web server, the URL's path, its segments percent-decoded).
     pub key: ObjectPath,
     /// `s3://bucket` or `https://host[:port]`: the key's base, for messages.
     pub base: String,
+    /// Whether the URL ended in `/`: it names a prefix (a store's root), not an object.
+    pub prefix: bool,
 }
 
 impl std::fmt::Debug for Location {
@@ -118,16 +140,24 @@ impl std::fmt::Debug for Location {
 impl Location {
     /// The URL, as socair prints it: scheme, bucket or host, key. Never credentials (a URL
     /// with them is refused when parsed).
+    /// For a web server, the URL requested (its segments encoded as object_store encodes
+    /// them), which [`parse`] reads back to the same key.
     pub fn url(&self) -> String {
         if self.key.as_ref().is_empty() {
             self.base.clone()
+        } else if self.base.starts_with("http") {
+            http_request_url(&self.base, &self.key).unwrap_or_else(|| self.base.clone())
         } else {
             format!("{}/{}", self.base, self.key)
         }
     }
 
-    /// The last segment of the key: the object's name (a report's `artifact.name`).
+    /// The last segment of the key: the object's name (a report's `artifact.name`); empty for
+    /// a URL that names a prefix (ends in `/`).
     pub fn name(&self) -> String {
+        if self.prefix {
+            return String::new();
+        }
         self.key
             .as_ref()
             .rsplit('/')
@@ -142,6 +172,7 @@ impl Location {
             store: Arc::clone(&self.store),
             key,
             base: self.base.clone(),
+            prefix: false,
         }
     }
 
@@ -195,7 +226,19 @@ pub fn parse(text: &str) -> Result<Location, CloudError> {
         .filter(|h| !h.is_empty())
         .ok_or_else(|| bad("no bucket or host"))?
         .to_owned();
-    let key = url.path().trim_start_matches('/').to_owned();
+    if url.scheme() != "s3" && text.contains('\\') {
+        return Err(bad(
+            "a backslash in an https:// URL is refused: the URL standard reads it as `/` (even in the host part), a server may not, so it could name another object",
+        ));
+    }
+    // The path as written, not as the url crate normalised it (it removes `.` and `..`
+    // segments, `%2e` included, and percent-encodes what it must).
+    let written = written_path(text);
+    let prefix = written.ends_with('/') && written.len() > 1;
+    let (key, key_text) = match url.scheme() {
+        "s3" => s3_key(written).map_err(|why| bad(&why))?,
+        _ => http_key(written).map_err(|why| bad(&why))?,
+    };
     let (base, client) = match url.scheme() {
         "s3" => {
             let base = format!("s3://{host}");
@@ -217,13 +260,23 @@ pub fn parse(text: &str) -> Result<Location, CloudError> {
             )))
         }
     };
-    // object_store's paths refuse empty segments and `.`/`..`; its own parser says why.
-    let key = ObjectPath::parse(&key).map_err(|e| bad(&format!("not a valid object key: {e}")))?;
-    Ok(Location {
+    let location = Location {
         store: client,
         key,
         base,
-    })
+        prefix,
+    };
+    // What will be requested reads back as the key given (the URL socair prints is parsed
+    // again to open the object).
+    if location.base.starts_with("http") && !location.key.as_ref().is_empty() {
+        let sent = location.url();
+        if http_key(written_path(&sent)).map(|(_, k)| k) != Ok(key_text.clone()) {
+            return Err(bad(&format!(
+                "the key {key_text:?} would be requested as {sent:?}, which names another object: refused"
+            )));
+        }
+    }
+    Ok(location)
 }
 
 type Clients = Mutex<HashMap<String, Arc<dyn ObjectStore>>>;
@@ -670,5 +723,93 @@ mod tests {
         assert!(parse("ftp://example.com/a").is_err());
         assert!(parse("s3://bucket/a//b").is_err());
         assert!(is_url("s3://b/k") && is_url("https://h/p") && !is_url("./s3:/x"));
+    }
+
+    /// The key as the URL names it, or why it is refused.
+    fn key_of(url: &str) -> Result<String, String> {
+        parse(url)
+            .map(|at| at.key.as_ref().to_owned())
+            .map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn s3_keys_are_the_text_after_the_bucket_exactly() {
+        // What a normalising URL parser would change is kept: `%2e` is three characters of the
+        // key, a space and non-ASCII are themselves, and the URL printed reads back the same.
+        for (url, key) in [
+            ("s3://b/models/a/m.pt", "models/a/m.pt"),
+            ("s3://b/a/%2e%2e/m.pt", "a/%2e%2e/m.pt"),
+            ("s3://b/a/.%2E/m.pt", "a/.%2E/m.pt"),
+            ("s3://b/my model.pt", "my model.pt"),
+            ("s3://b/my%20model.pt", "my%20model.pt"),
+            ("s3://b/modèle.pt", "modèle.pt"),
+            ("s3://b/a\\..\\m.pt", "a\\..\\m.pt"),
+            ("s3://b/prefix/", "prefix"),
+        ] {
+            assert_eq!(key_of(url).as_deref(), Ok(key), "{url}");
+            let at = parse(url).unwrap();
+            assert_eq!(
+                key_of(&at.url()).as_deref(),
+                Ok(key),
+                "{url} -> {}",
+                at.url()
+            );
+        }
+        assert_eq!(parse("s3://b/prefix/").unwrap().name(), "");
+        // Keys with segments object_store cannot hold are refused, naming the key.
+        for (url, key, what) in [
+            ("s3://b/a/../m.pt", "a/../m.pt", "`..`"),
+            ("s3://b/a/./m.pt", "a/./m.pt", "`.`"),
+            ("s3://b/a//m.pt", "a//m.pt", "empty segment"),
+            ("s3://b//m.pt", "/m.pt", "empty segment"),
+            ("s3://b/..", "..", "`..`"),
+        ] {
+            let e = key_of(url).unwrap_err();
+            assert!(e.contains(&format!("{key:?}")), "{url}: {e}");
+            assert!(e.contains(what) && e.contains("refused"), "{url}: {e}");
+        }
+    }
+
+    #[test]
+    fn https_paths_are_requested_as_written() {
+        // Segments are decoded once and encoded again by object_store: the request names the
+        // same object (RFC 3986 §6.2.2), and the URL printed is the one requested.
+        for (url, key, requested) in [
+            ("https://h/a/m.pt", "a/m.pt", "https://h/a/m.pt"),
+            (
+                "https://h/my%20model.pt",
+                "my model.pt",
+                "https://h/my%20model.pt",
+            ),
+            ("https://h/a%41.pt", "aA.pt", "https://h/aA.pt"),
+            ("https://h/100%25.pt", "100%.pt", "https://h/100%25.pt"),
+            ("https://h/a%2e.pt", "a..pt", "https://h/a..pt"),
+        ] {
+            let at = parse(url).unwrap();
+            assert_eq!(at.key.as_ref(), key, "{url}");
+            assert_eq!(at.url(), requested, "{url}");
+            assert_eq!(key_of(&at.url()).as_deref(), Ok(key), "{url}");
+        }
+        // Printed as written: the path a message names is the one given.
+        assert_eq!(redact("s3://b/a/../m.pt?versionId=x"), "s3://b/a/../m.pt");
+        assert_eq!(
+            redact("https://u:p@h:8443/a/%2e%2e/m.pt#f"),
+            "https://h:8443/a/%2e%2e/m.pt"
+        );
+        // What the url crate would normalise away is refused, not fetched as another object.
+        for (url, what) in [
+            ("https://h/a/../m.pt", "`..`"),
+            ("https://h/a/%2e%2e/m.pt", "`%2e`"),
+            ("https://h/a/.%2E/m.pt", "`%2e`"),
+            ("https://h/a/%2E/m.pt", "`%2e`"),
+            ("https://h/a/./m.pt", "`.`"),
+            ("https://h/a//m.pt", "empty segment"),
+            ("https://h/a%2Fb.pt", "`%2F`"),
+            ("https://h/a\\m.pt", "backslash"),
+            ("https://h/%ff.pt", "UTF-8"),
+        ] {
+            let e = key_of(url).unwrap_err();
+            assert!(e.contains(what) && e.contains("refused"), "{url}: {e}");
+        }
     }
 }

@@ -1,5 +1,6 @@
 //! What every other room may use, and which uses nothing of the crate itself: the object
-//! storage client ([`cloud`]), hex digests,
+//! storage client ([`cloud`]) and the object keys it fetches exactly as written
+//! ([`object_key`]), hex digests,
 //! JSON documents and atomic writes, the rule-set registry, the hashing pipe, progress
 //! counters and the fault-injection points of the crash tests.
 //!
@@ -9,6 +10,7 @@ pub mod cloud;
 pub mod digest;
 pub mod fault;
 pub mod hashpipe;
+pub mod object_key;
 pub mod output;
 pub mod progress;
 pub mod rules;

@@ -54,10 +54,16 @@ pub fn verdict(report: &Report) -> String {
     let fails = rows_of(&report.rows, "FAIL");
     let leads = rows_of(&report.rows, "LEAD");
     let gaps = rows_of(&report.rows, "NOT_TESTED");
-    // The first finding, without the status the reason may repeat ("FAIL: …").
+    // The first finding, without the status the reason may repeat ("FAIL: …"): of a FAIL
+    // row, the first that says FAIL when one does (a row's first finding may be a LEAD).
     let first = |rows: &[&Row]| {
-        rows.iter()
-            .find_map(|r| r.findings.first())
+        let failing = rows
+            .iter()
+            .filter(|r| r.status == "FAIL")
+            .flat_map(|r| &r.findings)
+            .find(|f| f.reason.starts_with("FAIL: "));
+        failing
+            .or_else(|| rows.iter().find_map(|r| r.findings.first()))
             .map(|f| {
                 let reason = ["FAIL: ", "LEAD: "]
                     .iter()

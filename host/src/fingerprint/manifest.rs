@@ -1,13 +1,19 @@
-//! `socair tensors`: the `socair.tensors/v1` manifest of a model file or directory.
+//! `socair tensors`: the `socair.tensors/v1` manifest of a model file or directory. Every
+//! tensor a reader located is fingerprinted; everything else that may hold tensors is
+//! listed in `unread` with the reason (a tensor a reader named but did not locate, a file no
+//! reader read, a file a reader located nothing in without proving it: [`unread_files`]),
+//! so `tensors` exits 0 only when nothing was left unread.
 
 use crate::fingerprint::hashing::{hash_tensor, value_width, TensorHashes, VALUE_ENCODING};
 use crate::fingerprint::unpermute::Unpermuted;
-use crate::read::artifact::{reader_names, Artifact, ArtifactError, FileJob, ReaderChoice};
+use crate::read::artifact::{
+    data_files, reader_names, Artifact, ArtifactError, FileJob, ReaderChoice,
+};
 use crate::read::plugins::PluginSet;
 use crate::read::source::InputFile;
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
-use socair_plugin_api::{OpenedFile, ReadOptions, TensorDescriptor};
+use socair_plugin_api::{OpenedFile, ReadOptions, RowStatus, TensorDescriptor};
 use std::path::{Path, PathBuf};
 
 /// The manifest's schema name.
@@ -187,7 +193,7 @@ fn hash_all<'j, 'p>(
     artifact: &'j Artifact<'p>,
     opened: &'j [(&'j FileJob<'p>, OpenedFile)],
 ) -> (Vec<TensorEntry>, Vec<UnreadEntry>) {
-    let mut unread = Vec::new();
+    let mut unread = unread_files(artifact, opened);
     let mut work: Vec<(&FileJob<'_>, &InputFile, &TensorDescriptor)> = Vec::new();
     for (job, opened) in opened {
         let plugin = job.reader.0;
@@ -250,6 +256,64 @@ fn hash_all<'j, 'p>(
         }
     }
     (tensors, unread)
+}
+
+/// Who did not read a directory's file that is none of the companion rules' kinds.
+const NO_READER: &str = "no loaded plugin reads this file";
+
+/// The files nothing fingerprinted and that are not known to be free of tensors, each as one
+/// entry naming why: a directory's file no plugin claimed that the companion rules do not
+/// read as data (JSON, text, a chat template: `socair_plugin_kit::companion`, the rules
+/// `scan` applies), such as a TensorFlow `saved_model.pb` or checkpoint's
+/// `variables.index`, a Keras `keras_metadata.pb`, a PaddlePaddle `.pdiparams`; and a file a
+/// reader opened but located no tensor in, listed nothing unread in, and did not prove (a
+/// row that is not PASS), such as a whole pickled `nn.Module` or a `.keras` zip. A file that
+/// holds another file's tensor bytes (ONNX external data) is read as that data.
+fn unread_files(
+    artifact: &Artifact<'_>,
+    opened: &[(&FileJob<'_>, OpenedFile)],
+) -> Vec<UnreadEntry> {
+    let mut unread = Vec::new();
+    let data = data_files(opened);
+    for u in artifact.unclaimed.iter().filter(|u| !data.contains(&u.rel)) {
+        use socair_plugin_kit::companion::{classify, Companion};
+        let why = match classify(&u.rel, &u.input, NO_READER) {
+            Companion::Data(_) => continue,
+            Companion::Lead(why) => why,
+            Companion::Fail { summary, .. } => summary,
+        };
+        let reason = if why.starts_with(NO_READER) {
+            format!("{why}; any tensors it holds were not fingerprinted")
+        } else {
+            format!("{NO_READER} ({why}); any tensors it holds were not fingerprinted")
+        };
+        unread.push(UnreadEntry {
+            file: u.rel.clone(),
+            tensor: None,
+            reason,
+        });
+    }
+    for (job, o) in opened {
+        if !o.tensors.is_empty() || !o.unread.is_empty() {
+            continue;
+        }
+        let Some(row) = o
+            .rows
+            .iter()
+            .find(|r| matches!(r.status, RowStatus::Lead | RowStatus::Fail))
+        else {
+            continue;
+        };
+        unread.push(UnreadEntry {
+            file: job.rel.clone(),
+            tensor: None,
+            reason: format!(
+                "plugin `{}` located no tensor in it and did not prove the rest of it ({}: {}); any tensors it holds were not fingerprinted",
+                job.reader.0.manifest.name, row.check, row.summary
+            ),
+        });
+    }
+    unread
 }
 
 /// The host does not take a plugin's word for where bytes lie: every range must lie inside the

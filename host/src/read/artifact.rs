@@ -78,6 +78,29 @@ pub struct FileJob<'p> {
     pub by_extension: bool,
     /// Readers that claimed the file but were passed over, each with the reason.
     pub passed_over: Vec<String>,
+    /// Readers of other plugins that claim the file too, when the artifact is resolved to be
+    /// judged ([`Artifact::resolve_to_judge`]): each reads it as well and its verdict counts.
+    pub also: Vec<(&'p LoadedPlugin, &'p FormatReaderBox)>,
+}
+
+/// What an artifact is resolved for: to be read (one reader per file: `tensors`, `convert`,
+/// `diff`, manifests), or to be judged (`scan`: every reader that claims a file reads it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Purpose {
+    Read,
+    Judge,
+}
+
+/// What another plugin's reader made of a file the job's reader reads too.
+pub struct AlsoRead<'a, 'p> {
+    /// The file and its first reader.
+    pub job: &'a FileJob<'p>,
+    /// The other plugin.
+    pub plugin: &'p LoadedPlugin,
+    /// The format its reader reads.
+    pub format: String,
+    /// What it read.
+    pub opened: OpenedFile,
 }
 
 /// A file no reader claimed.
@@ -109,6 +132,26 @@ pub struct Artifact<'p> {
     pub unreadable: Vec<(String, String)>,
     /// Files no reader claims.
     pub unclaimed: Vec<Unclaimed>,
+    /// Symbolic links in the directory (not followed), when it is resolved to be judged; to
+    /// be read, a directory holding one is refused ([`modeldir::list_files`]).
+    pub links: Vec<modeldir::DirLink>,
+    /// Tensors whose bytes a reader placed in another file that this artifact cannot read them
+    /// from, set aside as unread by [`Artifact::open_all`] (a scan judges them).
+    set_aside: std::sync::Mutex<Vec<SetAside>>,
+}
+
+/// A tensor whose bytes lie in another file that the artifact does not hold as a readable
+/// regular file (or cannot hold: a single file was given).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SetAside {
+    /// The file whose reader placed it there.
+    pub rel: String,
+    /// The tensor.
+    pub tensor: String,
+    /// The other file, as the reader named it (relative to `rel`'s directory).
+    pub file: String,
+    /// Why its bytes are not read.
+    pub reason: String,
 }
 
 impl<'p> Artifact<'p> {
@@ -118,7 +161,19 @@ impl<'p> Artifact<'p> {
         plugins: &'p PluginSet,
         choice: &ReaderChoice,
     ) -> Result<Artifact<'p>, ArtifactError> {
-        Artifact::resolve_with(path, plugins, choice, true)
+        Artifact::resolve_for(path, plugins, choice, true, Purpose::Read)
+    }
+
+    /// Resolves `path` to be judged (`scan`): a file several plugins claim is read by each of
+    /// them (the first in search order, or the one `--reader` names, gives the report its
+    /// format; see [`FileJob::also`]), and a directory's symbolic links are listed in
+    /// [`Artifact::links`] rather than refused, so that the report can say who points at them.
+    pub fn resolve_to_judge(
+        path: &Path,
+        plugins: &'p PluginSet,
+        choice: &ReaderChoice,
+    ) -> Result<Artifact<'p>, ArtifactError> {
+        Artifact::resolve_for(path, plugins, choice, true, Purpose::Judge)
     }
 
     /// Resolves `path`; its files are mapped only when `map` is set.
@@ -128,12 +183,22 @@ impl<'p> Artifact<'p> {
         choice: &ReaderChoice,
         map: bool,
     ) -> Result<Artifact<'p>, ArtifactError> {
+        Artifact::resolve_for(path, plugins, choice, map, Purpose::Read)
+    }
+
+    fn resolve_for(
+        path: &Path,
+        plugins: &'p PluginSet,
+        choice: &ReaderChoice,
+        map: bool,
+        purpose: Purpose,
+    ) -> Result<Artifact<'p>, ArtifactError> {
         let io = |source| ArtifactError::Io {
             path: path.to_owned(),
             source,
         };
         if is_remote(path) {
-            return Artifact::resolve_remote(path, plugins, choice);
+            return Artifact::resolve_remote(path, plugins, choice, purpose);
         }
         let meta = std::fs::metadata(path).map_err(io)?;
         let name = path
@@ -142,7 +207,12 @@ impl<'p> Artifact<'p> {
             .and_then(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
             .unwrap_or_else(|| path.display().to_string());
         let is_dir = meta.is_dir();
-        let files = if is_dir {
+        let mut links = Vec::new();
+        let files = if is_dir && purpose == Purpose::Judge {
+            let (files, found) = modeldir::list_entries(path)?;
+            links = found;
+            files
+        } else if is_dir {
             modeldir::list_files(path)?
         } else {
             if !meta.is_file() {
@@ -157,7 +227,10 @@ impl<'p> Artifact<'p> {
                 size: meta.len(),
             }]
         };
-        Artifact::claim(path, name, is_dir, files, plugins, choice, map)
+        let mut artifact =
+            Artifact::claim(path, name, is_dir, files, plugins, choice, map, purpose)?;
+        artifact.links = links;
+        Ok(artifact)
     }
 
     /// Resolves the URL of one object (`s3://bucket/key`, `https://host/path`): its name is
@@ -167,6 +240,7 @@ impl<'p> Artifact<'p> {
         path: &Path,
         plugins: &'p PluginSet,
         choice: &ReaderChoice,
+        purpose: Purpose,
     ) -> Result<Artifact<'p>, ArtifactError> {
         let url = path.to_str().unwrap_or_default();
         // Errors name the URL without anything that can hold a credential.
@@ -175,8 +249,14 @@ impl<'p> Artifact<'p> {
             path: shown.clone(),
             source,
         };
-        let at = crate::base::cloud::parse(url)
-            .map_err(|e| io(std::io::Error::new(std::io::ErrorKind::InvalidInput, e)))?;
+        // The error names the URL already (`shown`): only why it is refused follows.
+        let at = crate::base::cloud::parse(url).map_err(|e| {
+            let why = match e {
+                crate::base::cloud::CloudError::BadUrl { why, .. } => why,
+                other => other.to_string(),
+            };
+            io(std::io::Error::new(std::io::ErrorKind::InvalidInput, why))
+        })?;
         let name = at.name();
         if name.is_empty() {
             return Err(io(std::io::Error::new(
@@ -204,6 +284,7 @@ impl<'p> Artifact<'p> {
             plugins,
             choice,
             false,
+            purpose,
         )
     }
 
@@ -213,6 +294,7 @@ impl<'p> Artifact<'p> {
     }
 
     /// Opens each file and picks its reader.
+    #[allow(clippy::too_many_arguments)]
     fn claim(
         path: &Path,
         name: String,
@@ -221,6 +303,7 @@ impl<'p> Artifact<'p> {
         plugins: &'p PluginSet,
         choice: &ReaderChoice,
         map: bool,
+        purpose: Purpose,
     ) -> Result<Artifact<'p>, ArtifactError> {
         let io = |source| ArtifactError::Io {
             path: path.to_owned(),
@@ -235,6 +318,8 @@ impl<'p> Artifact<'p> {
             jobs: Vec::new(),
             unreadable: Vec::new(),
             unclaimed: Vec::new(),
+            links: Vec::new(),
+            set_aside: Default::default(),
         };
         for file in &files {
             let input = match InputFile::open_with(&file.path, map) {
@@ -257,13 +342,38 @@ impl<'p> Artifact<'p> {
                     .push((file.rel.clone(), format!("cannot read it: {e}")));
                 continue;
             }
-            match pick_reader(&head, input.len(), &file.rel, plugins, choice) {
+            let pick = match pick_reader(&head, input.len(), &file.rel, plugins, choice, purpose) {
+                // Judged, a file several plugins claim is read by each (the first, or the one
+                // --reader names, first); read, it would need a choice nothing made.
+                Pick::Several {
+                    mut readers,
+                    passed_over,
+                    by_extension,
+                    ..
+                } if purpose == Purpose::Judge && !readers.is_empty() => {
+                    let first = choice
+                        .named
+                        .as_ref()
+                        .and_then(|n| readers.iter().position(|(p, _)| &p.manifest.name == n))
+                        .unwrap_or(0);
+                    let reader = readers.remove(first);
+                    Pick::Chosen(Chosen {
+                        reader,
+                        by_extension,
+                        passed_over,
+                        also: readers,
+                    })
+                }
+                other => other,
+            };
+            match pick {
                 Pick::Chosen(chosen) => artifact.jobs.push(FileJob {
                     rel: file.rel.clone(),
                     input,
                     reader: chosen.reader,
                     by_extension: chosen.by_extension,
                     passed_over: chosen.passed_over,
+                    also: chosen.also,
                 }),
                 Pick::Unclaimed => artifact.unclaimed.push(Unclaimed {
                     rel: file.rel.clone(),
@@ -271,10 +381,12 @@ impl<'p> Artifact<'p> {
                     input,
                 }),
                 Pick::Unreadable(reason) => artifact.unreadable.push((file.rel.clone(), reason)),
-                Pick::Ambiguous(reason) => {
+                Pick::Several { reason, .. } => {
                     return Err(ArtifactError::Ambiguous {
                         path: file.path.clone(),
-                        reason,
+                        reason: format!(
+                            "{reason}; this command reads a file with one reader (what it lists, fingerprints or converts must come from one reading of the bytes), and socair does not choose between readers: pick one with --reader NAME (see `socair plugins`); `socair scan` judges such a file with every reader that claims it"
+                        ),
                     })
                 }
             }
@@ -328,26 +440,10 @@ impl<'p> Artifact<'p> {
             .jobs
             .iter()
             .map(|job| {
-                let (plugin, reader) = job.reader;
-                let source = ByteSource_TO::from_ptr(RRef::new(&job.input), TD_Opaque);
-                let mut options = options.clone();
-                options.rules = self
-                    .rules
-                    .iter()
-                    .map(|(k, v)| Tuple2(RString::from(k.as_str()), RString::from(v.as_str())))
-                    .collect();
-                reader
-                    .open(source, options)
-                    .into_result()
-                    .map(|mut opened| {
-                        self.set_aside_unsupported(job, &mut opened);
-                        (job, opened)
-                    })
-                    .map_err(|e| ArtifactError::Plugin {
-                        path: job.input.path().to_owned(),
-                        plugin: plugin.manifest.name.clone(),
-                        message: e.to_string(),
-                    })
+                self.open_with(job, job.reader, options).map(|mut opened| {
+                    self.set_aside_unsupported(job, &mut opened);
+                    (job, opened)
+                })
             })
             .collect::<Result<_, _>>()?;
         let data = data_files(&all);
@@ -359,6 +455,48 @@ impl<'p> Artifact<'p> {
             !(job.by_extension && data.contains(&job.rel)) || found
         });
         Ok(all)
+    }
+
+    /// Opens every file that other plugins claim too ([`FileJob::also`], judged artifacts only)
+    /// with each of those readers, for their verdicts.
+    pub fn open_also(&self, options: &ReadOptions) -> Result<Vec<AlsoRead<'_, 'p>>, ArtifactError> {
+        let mut out = Vec::new();
+        for job in &self.jobs {
+            for &(plugin, reader) in &job.also {
+                let opened = self.open_with(job, (plugin, reader), options)?;
+                out.push(AlsoRead {
+                    job,
+                    plugin,
+                    format: reader.format().to_string(),
+                    opened,
+                });
+            }
+        }
+        Ok(out)
+    }
+
+    /// Opens `job`'s file with `reader`, under this artifact's rule-set versions.
+    fn open_with(
+        &self,
+        job: &FileJob<'p>,
+        (plugin, reader): (&'p LoadedPlugin, &'p FormatReaderBox),
+        options: &ReadOptions,
+    ) -> Result<OpenedFile, ArtifactError> {
+        let source = ByteSource_TO::from_ptr(RRef::new(&job.input), TD_Opaque);
+        let mut options = options.clone();
+        options.rules = self
+            .rules
+            .iter()
+            .map(|(k, v)| Tuple2(RString::from(k.as_str()), RString::from(v.as_str())))
+            .collect();
+        reader
+            .open(source, options)
+            .into_result()
+            .map_err(|e| ArtifactError::Plugin {
+                path: job.input.path().to_owned(),
+                plugin: plugin.manifest.name.clone(),
+                message: e.to_string(),
+            })
     }
 
     /// The open file that holds a descriptor's bytes: the file it was read from, or, for a
@@ -381,6 +519,15 @@ impl<'p> Artifact<'p> {
         self.input_by_rel(&rel).ok_or_else(|| {
             format!("its bytes lie in {rel:?}, which is not a readable regular file of the model directory")
         })
+    }
+
+    /// The tensors [`Artifact::open_all`] set aside because their bytes lie in a file this
+    /// artifact cannot read them from.
+    pub fn set_aside(&self) -> Vec<SetAside> {
+        self.set_aside
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
     }
 
     /// The open file at `rel` (relative to the artifact).
@@ -410,11 +557,24 @@ impl<'p> Artifact<'p> {
                 None
             };
             match why {
-                Some(reason) => opened.unread.push(Unread {
-                    tensor: ROption::RSome(t.name.clone()),
-                    reason: reason.into(),
-                    outside_model: false,
-                }),
+                Some(reason) => {
+                    if let ROption::RSome(file) = &t.file {
+                        self.set_aside
+                            .lock()
+                            .unwrap_or_else(|e| e.into_inner())
+                            .push(SetAside {
+                                rel: job.rel.clone(),
+                                tensor: t.name.to_string(),
+                                file: file.to_string(),
+                                reason: reason.clone(),
+                            });
+                    }
+                    opened.unread.push(Unread {
+                        tensor: ROption::RSome(t.name.clone()),
+                        reason: reason.into(),
+                        outside_model: false,
+                    })
+                }
                 None => opened.tensors.push(t),
             }
         }
@@ -477,8 +637,11 @@ pub fn reader_names(plugins: &PluginSet) -> String {
 ///
 /// Every reader whose detection claims a file is a candidate. In a store with plugin pins, a
 /// format a pinned plugin reads is read by that plugin only: an unpinned plugin claiming such
-/// a file is passed over, with the reason. Otherwise, when several plugins still claim one
-/// file, socair refuses to choose and names them all, unless `--reader NAME` picked one.
+/// a file is passed over, with the reason. When several plugins still claim one file, a scan
+/// reads it with each of them and every verdict counts (a polyglot is a file readers read
+/// differently; `--reader NAME` only says whose reading comes first); a command that reads
+/// the file for its tensors (`tensors`, `convert`, `diff`) needs one reading, so socair
+/// refuses to choose and names them all, unless `--reader NAME` picked one.
 #[derive(Debug, Clone, Default)]
 pub struct ReaderChoice {
     /// `--reader NAME`: the plugin that reads a file several plugins claim.
@@ -498,8 +661,18 @@ enum Pick<'p> {
     Unclaimed,
     /// A reader should read it but cannot (its format's plugin is missing).
     Unreadable(String),
-    /// Several readers claim it and nothing decides between them.
-    Ambiguous(String),
+    /// Several plugins' readers claim it (or read the format its name says) and nothing
+    /// decides between them: judged, each reads it; read, that is an error.
+    Several {
+        /// The readers, in search order.
+        readers: Vec<(&'p LoadedPlugin, &'p FormatReaderBox)>,
+        /// Readers passed over (pins), each with the reason.
+        passed_over: Vec<String>,
+        /// Whether they read it because of its name, not a claim on its content.
+        by_extension: bool,
+        /// Which plugins claim it, for the error.
+        reason: String,
+    },
 }
 
 /// The reader chosen for a file.
@@ -510,6 +683,8 @@ pub struct Chosen<'p> {
     pub by_extension: bool,
     /// Readers that claimed the file but were passed over, each with the reason.
     pub passed_over: Vec<String>,
+    /// Other plugins' readers that read it too (judged only).
+    pub also: Vec<(&'p LoadedPlugin, &'p FormatReaderBox)>,
 }
 
 fn describe(p: &LoadedPlugin, r: &FormatReaderBox) -> String {
@@ -527,6 +702,7 @@ fn pick_reader<'p>(
     file_name: &str,
     plugins: &'p PluginSet,
     choice: &ReaderChoice,
+    purpose: Purpose,
 ) -> Pick<'p> {
     let pinned_reader = |format: &str| {
         plugins.readers().find(|(p, r)| {
@@ -568,12 +744,15 @@ fn pick_reader<'p>(
                         .join(", ")
                 ));
             }
-            passed_over.extend(
-                others.iter().map(|(p, r)| {
+            if purpose == Purpose::Judge {
+                // Judged, every claimant reads it; --reader only says which one comes first.
+                claimants = picked.into_iter().chain(others).collect();
+            } else {
+                passed_over.extend(others.iter().map(|(p, r)| {
                     format!("{} also claims it; --reader {name} chose", describe(p, r))
-                }),
-            );
-            claimants = picked;
+                }));
+                claimants = picked;
+            }
         }
     }
     // Within one plugin the order of its readers decides (its first claiming reader reads
@@ -587,18 +766,25 @@ fn pick_reader<'p>(
                 reader: *one,
                 by_extension: false,
                 passed_over,
+                also: Vec::new(),
             })
         }
         [] => {}
         many => {
-            return Pick::Ambiguous(format!(
-                "{} plugins claim it: {}; socair does not choose between readers: pick one with --reader NAME (see `socair plugins`)",
+            let reason = format!(
+                "{} plugins claim it: {}",
                 many.len(),
                 many.iter()
                     .map(|(p, r)| describe(p, r))
                     .collect::<Vec<_>>()
                     .join(" and ")
-            ))
+            );
+            return Pick::Several {
+                readers: claimants,
+                passed_over,
+                by_extension: false,
+                reason,
+            };
         }
     }
     // No claim stands: the pinned reader of a format an unpinned plugin claimed, else the
@@ -625,6 +811,7 @@ fn pick_reader<'p>(
             reader: *one,
             by_extension: true,
             passed_over,
+            also: Vec::new(),
         }),
         [] => Pick::Unreadable(format!("no loaded plugin reads {format}")),
         many => match &choice.named {
@@ -633,19 +820,25 @@ fn pick_reader<'p>(
                     reader: *one,
                     by_extension: true,
                     passed_over: Vec::new(),
+                    also: Vec::new(),
                 }),
                 None => Pick::Unreadable(format!(
                     "--reader {name}: that plugin does not read {format}"
                 )),
             },
-            None => Pick::Ambiguous(format!(
-                "its name says {format}, which {} plugins read: {}; pick one with --reader NAME",
-                many.len(),
-                many.iter()
-                    .map(|(p, r)| describe(p, r))
-                    .collect::<Vec<_>>()
-                    .join(" and ")
-            )),
+            None => Pick::Several {
+                reason: format!(
+                    "its name says {format}, which {} plugins read: {}",
+                    many.len(),
+                    many.iter()
+                        .map(|(p, r)| describe(p, r))
+                        .collect::<Vec<_>>()
+                        .join(" and ")
+                ),
+                readers: readers.clone(),
+                passed_over,
+                by_extension: true,
+            },
         },
     }
 }

@@ -8,7 +8,8 @@
 //!
 //! The walk does not follow symbolic links and refuses a directory that holds one (or a FIFO,
 //! a device, a socket, or a name that is not UTF-8): what the digest covers must be exactly what
-//! is in the directory.
+//! is in the directory. A scan walks with [`list_entries`], which lists the links apart (still
+//! unfollowed) so that its report can judge them and whatever names them.
 
 use crate::base::digest::hex;
 use crate::base::progress::Progress;
@@ -76,13 +77,40 @@ pub struct DirFile {
     pub size: u64,
 }
 
-/// Lists every regular file under `root`, sorted by relative path in byte order.
+/// A symbolic link in a model directory (never followed).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DirLink {
+    /// Path relative to the directory, `/`-separated.
+    pub rel: String,
+    /// What it points at, as stored in the link.
+    pub target: PathBuf,
+    /// Whether what it points at (followed all the way) lies inside the directory.
+    pub inside: bool,
+}
+
+/// Lists every regular file under `root`, sorted by relative path in byte order; a symbolic
+/// link anywhere under it is refused.
 pub fn list_files(root: &Path) -> Result<Vec<DirFile>, ModelDirError> {
+    let (files, links) = list_entries(root)?;
+    match links.into_iter().next() {
+        Some(link) => Err(ModelDirError::NotRegular {
+            path: root.join(&link.rel),
+            what: "a symbolic link (not followed)",
+        }),
+        None => Ok(files),
+    }
+}
+
+/// Lists every regular file under `root`, sorted by relative path in byte order, and every
+/// symbolic link (not followed: a link to a directory is not walked), sorted the same way.
+pub fn list_entries(root: &Path) -> Result<(Vec<DirFile>, Vec<DirLink>), ModelDirError> {
     let io = |path: &Path| {
         let path = path.to_owned();
         move |source| ModelDirError::Io { path, source }
     };
     let mut files = Vec::new();
+    let mut links = Vec::new();
+    let canonical_root = root.canonicalize().ok();
     let mut pending = vec![(root.to_owned(), String::new())];
     while let Some((dir, prefix)) = pending.pop() {
         for entry in std::fs::read_dir(&dir).map_err(io(&dir))? {
@@ -99,19 +127,36 @@ pub fn list_files(root: &Path) -> Result<Vec<DirFile>, ModelDirError> {
             } else if kind.is_file() {
                 let size = entry.metadata().map_err(io(&path))?.len();
                 files.push(DirFile { rel, path, size });
-            } else {
-                let what = if kind.is_symlink() {
-                    "a symbolic link (not followed)"
-                } else {
-                    "not a regular file (a FIFO, socket or device)"
+            } else if kind.is_symlink() {
+                let target = std::fs::read_link(&path).map_err(io(&path))?;
+                // Where the link leads once every link on the way is followed (nothing there:
+                // not inside).
+                let inside = match (&canonical_root, path.canonicalize()) {
+                    (Some(root), Ok(to)) => to.starts_with(root),
+                    _ => false,
                 };
-                return Err(ModelDirError::NotRegular { path, what });
+                links.push(DirLink {
+                    rel,
+                    target,
+                    inside,
+                });
+            } else {
+                return Err(ModelDirError::NotRegular {
+                    path,
+                    what: "not a regular file (a FIFO, socket or device)",
+                });
             }
         }
     }
     files.sort_by(|a, b| a.rel.as_bytes().cmp(b.rel.as_bytes()));
-    check_collisions(files.iter().map(|f| f.rel.as_str()))?;
-    Ok(files)
+    links.sort_by(|a, b| a.rel.as_bytes().cmp(b.rel.as_bytes()));
+    check_collisions(
+        files
+            .iter()
+            .map(|f| f.rel.as_str())
+            .chain(links.iter().map(|l| l.rel.as_str())),
+    )?;
+    Ok((files, links))
 }
 
 /// Refuses paths that differ only in case or Unicode normalization (NFC vs NFD): the same
@@ -206,5 +251,15 @@ mod tests {
         std::os::unix::fs::symlink("/etc/passwd", dir.path().join("link")).unwrap();
         let err = list_files(dir.path()).unwrap_err();
         assert!(err.to_string().contains("symbolic link"), "{err}");
+        // Listed apart, not followed: where each leads is known, not walked.
+        std::os::unix::fs::symlink("b", dir.path().join("sub/in")).unwrap();
+        let (files, links) = list_entries(dir.path()).unwrap();
+        assert_eq!(files.len(), 3);
+        let links: Vec<(&str, bool)> = links.iter().map(|l| (l.rel.as_str(), l.inside)).collect();
+        // sub/in points at sub/b, which does not exist: not inside.
+        assert_eq!(links, [("link", false), ("sub/in", false)]);
+        std::os::unix::fs::symlink("../b", dir.path().join("sub/up")).unwrap();
+        let (_, links) = list_entries(dir.path()).unwrap();
+        assert!(links.iter().any(|l| l.rel == "sub/up" && l.inside));
     }
 }

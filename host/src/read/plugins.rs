@@ -138,9 +138,9 @@ pub fn effective_rules(
     out
 }
 
-/// What an operator should know about the plugins found: a format that two plugins read
-/// (socair then refuses to choose between them for a file both claim, unless `--reader` or a
-/// store's pins decide), and searched directories or plugin files that users other than their
+/// What an operator should know about the plugins found: a format that two plugins read (a
+/// file both claim is then scanned by both, and read for its tensors only with `--reader`
+/// or by the plugin a store pins), and searched directories or plugin files that users other than their
 /// owner can write (whoever can write there can make socair load their code).
 pub fn warnings(set: &PluginSet) -> Vec<String> {
     use std::os::unix::fs::PermissionsExt;
@@ -156,7 +156,7 @@ pub fn warnings(set: &PluginSet) -> Vec<String> {
         names.dedup();
         if names.len() > 1 {
             out.push(format!(
-                "{} plugins read {format}: {}; a file more than one of them claims is read only with --reader NAME, or by the plugin a store pins",
+                "{} plugins read {format}: {}; a file more than one of them claims is scanned by each, and read for its tensors only with --reader NAME, or by the plugin a store pins",
                 names.len(),
                 names.join(", ")
             ));

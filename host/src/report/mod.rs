@@ -2,10 +2,12 @@
 //!
 //! Lives here: the document's types ([`document`]), the scan that gathers every plugin's rows
 //! into one report ([`scan`]), what the host says of files no plugin reads ([`companion`], by
-//! the plugin kit's rules), and the Tensor reference row ([`reference`]). May use `base`,
+//! the plugin kit's rules), what the files point at (index files, GGUF splits, external data:
+//! [`pointers`]), and the Tensor reference row ([`reference`]). May use `base`,
 //! `read` and `fingerprint`; never `convert`, `airlock` or `cli`.
 
 pub mod companion;
 pub mod document;
+pub mod pointers;
 pub mod reference;
 pub mod scan;

@@ -4,12 +4,19 @@
 //! of one check across files (the worst status wins: FAIL, then LEAD, then NOT_TESTED, then
 //! PASS) with each finding's place prefixed by its file. Files no plugin reads are listed too:
 //! one that looks like a pickle is a LEAD, since nothing has checked what it would run.
+//!
+//! A file that several plugins claim is read by each of them and every verdict counts: a FAIL
+//! from any of them FAILs the file, its row saying which reader found it ("also read as
+//! torch-legacy by plugin torch-zip: …"), and two readings of one file as different formats
+//! are a LEAD even when both are clean (a polyglot is a file loaders read differently).
+//! What the files point at (index files, GGUF splits, ONNX external data) is judged in
+//! [`crate::report::pointers`].
 
-use crate::read::artifact::{data_files, Artifact, ArtifactError, ReaderChoice};
-use crate::read::plugins::{effective_rules, PluginSet};
+use crate::read::artifact::{data_files, AlsoRead, Artifact, ArtifactError, ReaderChoice};
+use crate::read::plugins::{effective_rules, LoadedPlugin, PluginSet};
 use crate::report::companion::{classify, Companion};
 use crate::report::document::{
-    status_name, PluginUse, Report, ReportArtifact, Row, RowFinding, Scope, Tool,
+    rank, status_name, PluginUse, Report, ReportArtifact, Row, RowFinding, Scope, Tool,
     DIGEST_NOT_COMPUTED, PICKLE_CHECK, SCHEMA, STRUCTURE_CHECK,
 };
 use crate::report::reference::{reference_row, Reference};
@@ -36,7 +43,7 @@ pub fn scan(
     plugins: &PluginSet,
     options: &ScanOptions,
 ) -> Result<Report, ArtifactError> {
-    let artifact = Artifact::resolve(path, plugins, &options.readers)?;
+    let artifact = Artifact::resolve_to_judge(path, plugins, &options.readers)?;
     let read_options = ReadOptions {
         rules: Default::default(),
         header_only: options.header_only,
@@ -59,9 +66,12 @@ pub fn scan(
                 artifact.subject_digest()
             }
         },
-        || artifact.open_all(&read_options),
+        || {
+            let opened = artifact.open_all(&read_options)?;
+            Ok::<_, ArtifactError>((opened, artifact.open_also(&read_options)?))
+        },
     );
-    let (digest, opened) = (digest?, opened?);
+    let (digest, (opened, also)) = (digest?, opened?);
 
     // (file, row) pairs in file order, merged per check below.
     let mut per_check: Vec<(String, Vec<(String, ReportRow)>)> = Vec::new();
@@ -74,8 +84,7 @@ pub fn scan(
     };
     let mut rules = BTreeMap::new();
     let mut used: Vec<PluginUse> = Vec::new();
-    for (job, opened) in &opened {
-        let plugin = job.reader.0;
+    let mut note_use = |plugin: &LoadedPlugin| {
         rules.extend(effective_rules(plugin, &artifact.rules));
         if !used.iter().any(|u| u.name == plugin.manifest.name) {
             used.push(PluginUse {
@@ -84,9 +93,39 @@ pub fn scan(
                 sha256: plugin.sha256.clone(),
             });
         }
+    };
+    for (job, opened) in &opened {
+        note_use(job.reader.0);
         for row in opened.rows.iter() {
             push(&job.rel, row.clone());
         }
+    }
+    // Every other plugin that claims a file read it too: its rows count, and say whose they
+    // are; two formats read from one file are a polyglot.
+    for a in &also {
+        note_use(a.plugin);
+        let (first, reader) = a.job.reader;
+        for row in a.opened.rows.iter() {
+            let mut row = row.clone();
+            // A FAIL says what it found in its summary: the first finding that FAILs.
+            let first_fail = (row.status == RowStatus::Fail)
+                .then(|| {
+                    row.findings
+                        .iter()
+                        .find(|f| f.reason.starts_with("FAIL"))
+                        .or(row.findings.first())
+                })
+                .flatten()
+                .map(|f| format!(" ({}: {})", f.place, f.reason))
+                .unwrap_or_default();
+            row.summary = format!(
+                "also read as {} by plugin {}: {}{first_fail}",
+                a.format, a.plugin.manifest.name, row.summary
+            )
+            .into();
+            push(&a.job.rel, row);
+        }
+        push(&a.job.rel, polyglot_row(first, &reader.format(), a));
     }
     // A reader should have read these and could not: nothing in them was checked, and no
     // acceptance covers that (an acceptance accepts gaps in what was read, not the absence of
@@ -169,6 +208,18 @@ pub fn scan(
                 summary: what.into(),
                 findings: Default::default(),
             },
+            Companion::Fail { summary, findings } => ReportRow {
+                check: STRUCTURE_CHECK.into(),
+                status: RowStatus::Fail,
+                summary: summary.into(),
+                findings: findings
+                    .into_iter()
+                    .map(|(place, reason)| socair_plugin_api::Finding {
+                        place: place.into(),
+                        reason: reason.into(),
+                    })
+                    .collect(),
+            },
             Companion::Lead(why) => ReportRow {
                 check: STRUCTURE_CHECK.into(),
                 status: RowStatus::Lead,
@@ -181,6 +232,10 @@ pub fn scan(
             },
         };
         push(&u.rel, row);
+    }
+    // What the files point at: index entries, GGUF splits, external data, links.
+    for (file, row) in crate::report::pointers::rows(&artifact, &opened) {
+        push(&file, row);
     }
     if artifact.is_dir {
         rules.insert("socair.modeldir".into(), "1".into());
@@ -222,6 +277,39 @@ pub fn scan(
     })
 }
 
+/// The row saying that a second plugin read a file: a LEAD when it read another format (one
+/// file, two formats: each loader reads what its format says), a PASS naming it otherwise.
+fn polyglot_row(first: &LoadedPlugin, first_format: &str, a: &AlsoRead<'_, '_>) -> ReportRow {
+    let other = &a.plugin.manifest.name;
+    if a.format != first_format {
+        let why = format!(
+            "read as {first_format} by plugin {} and as {} by plugin {other}: a file that readers of two formats both claim is a polyglot, which each loader reads as its own format; every reading's verdict counts",
+            first.manifest.name, a.format
+        );
+        ReportRow {
+            check: STRUCTURE_CHECK.into(),
+            status: RowStatus::Lead,
+            summary: why.clone().into(),
+            findings: vec![socair_plugin_api::Finding {
+                place: "file".into(),
+                reason: why.into(),
+            }]
+            .into(),
+        }
+    } else {
+        ReportRow {
+            check: STRUCTURE_CHECK.into(),
+            status: RowStatus::Pass,
+            summary: format!(
+                "read by plugin {} and also by plugin {other} (both {first_format} readers); each one's verdict counts",
+                first.manifest.name
+            )
+            .into(),
+            findings: Default::default(),
+        }
+    }
+}
+
 /// A file's first bytes for a finding.
 fn describe_head(head: &[u8]) -> String {
     if head.is_empty() {
@@ -231,15 +319,6 @@ fn describe_head(head: &[u8]) -> String {
         "it starts {:?}",
         String::from_utf8_lossy(&head[..head.len().min(16)])
     )
-}
-
-fn rank(s: RowStatus) -> u8 {
-    match s {
-        RowStatus::Pass => 0,
-        RowStatus::NotTested => 1,
-        RowStatus::Lead => 2,
-        RowStatus::Fail => 3,
-    }
 }
 
 fn merge(check: String, rows: Vec<(String, ReportRow)>, in_dir: bool) -> Row {

@@ -11,6 +11,10 @@
 //!   or with a zip local header where some local header visible in the first bytes names a
 //!   record torch's reader looks for, or whose first name runs past those bytes; when the whole
 //!   file is in the first bytes, a torch record in its central directory counts too;
+//! * torch-zip's `.pt2` reader (`pt2::looks_like_pt2`) claims a zip where some local header
+//!   visible in the first bytes names a record only a `torch.export` PT2 archive holds
+//!   (`data/weights/…`, `archive_format`, …), or whose central directory does when the whole
+//!   file is in them;
 //! * numpy (`looks_like_npz`) claims a zip whose first local header's name ends in `.npy`, as
 //!   `np.savez` writes;
 //! * torch-zip's legacy reader (`legacy::looks_like_pickle`) claims files whose first bytes
@@ -25,7 +29,9 @@
 //! Both rules are written once, in the plugin kit (`socair_plugin_kit::zip::claims`), which
 //! torch-zip and numpy read too: this file only says which parts make this plugin's claim.
 
-use socair_plugin_kit::zip::claims::{central_header_names, npz_claims, torch_record_name};
+use socair_plugin_kit::zip::claims::{
+    central_header_names, npz_claims, pt2_record_name, torch_record_name,
+};
 
 /// A zip local file header's signature.
 pub const LOCAL_SIG: &[u8; 4] = &socair_plugin_kit::zip::LOCAL_MAGIC;
@@ -48,7 +54,11 @@ pub fn claim(head: &[u8], file_len: u64) -> Claim {
     if head.starts_with(SEVEN_Z_MAGIC) {
         return Claim::SevenZ;
     }
-    if !head.starts_with(LOCAL_SIG) || torch_claims(head, file_len) || numpy_claims(head) {
+    if !head.starts_with(LOCAL_SIG)
+        || torch_claims(head, file_len)
+        || pt2_claims(head, file_len)
+        || numpy_claims(head)
+    {
         return Claim::No;
     }
     Claim::Zip
@@ -65,6 +75,14 @@ pub fn claims_member(bytes: &[u8]) -> Claim {
 pub fn torch_claims(head: &[u8], file_len: u64) -> bool {
     socair_plugin_kit::zip::claims::torch_claims(head, file_len, |head| {
         central_header_names(head).any(torch_record_name)
+    })
+}
+
+/// torch-zip's `.pt2` rule (`pt2::looks_like_pt2`), with the whole-file case widened to every
+/// central-header signature.
+pub fn pt2_claims(head: &[u8], file_len: u64) -> bool {
+    socair_plugin_kit::zip::claims::pt2_claims(head, file_len, |head| {
+        central_header_names(head).any(pt2_record_name)
     })
 }
 

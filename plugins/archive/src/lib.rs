@@ -15,15 +15,17 @@
 pub mod detect;
 #[doc(hidden)]
 pub mod fuzzing;
+pub(crate) mod members;
 pub mod scan;
 pub mod sevenz;
 
-use abi_stable::std_types::RVec;
+use abi_stable::std_types::{ROption, RVec};
 use detect::Claim;
 use scan::{Analysis, Finding as ScanFinding, SourceReader};
 use socair_pickle::pickle::Severity;
 use socair_plugin_api::{
     ByteSourceRef, Finding, OpenedFile, PluginError, ReadAt, ReadOptions, ReportRow, RowStatus,
+    Unread,
 };
 use socair_plugin_kit::export::{rule_set, Reader};
 use socair_plugin_kit::report::reviewed_globals;
@@ -198,10 +200,23 @@ pub fn opened(a: &Analysis, format: &str) -> OpenedFile {
             findings: findings(a.pickle.all("pickle findings")),
         }
     };
+    // What `socair tensors` lists unread: every member nothing read (a Keras archive, a
+    // nested checkpoint or array, an unknown binary…): an archive has no tensor model, so a
+    // member that may hold tensors is never passed over in silence.
+    let unread: RVec<Unread> = a
+        .unchecked
+        .all("unchecked members")
+        .into_iter()
+        .map(|f| Unread {
+            tensor: ROption::RNone,
+            reason: format!("{}: {}", f.place, f.reason).into(),
+            outside_model: false,
+        })
+        .collect();
     OpenedFile {
         format: format.into(),
         tensors: RVec::new(),
-        unread: RVec::new(),
+        unread,
         rows: RVec::from(vec![
             ReportRow {
                 check: STRUCTURE_CHECK.into(),

@@ -4,13 +4,14 @@
 //! classified as the host classifies a model directory's companions). A pure function over
 //! anything that reads and seeks; nothing is extracted or executed.
 
-use crate::detect::{self, Claim};
+use crate::detect;
 use socair_pickle::pickle::{self, Severity};
 use socair_plugin_kit::companion::{self, Companion};
+use socair_plugin_kit::zip::claims::torch_record_name;
 use socair_plugin_kit::zip::crc::crc32;
 use socair_plugin_kit::zip::headers::{CentralHeader, LocalHeader};
 use socair_plugin_kit::zip::{CENTRAL_LEN, LOCAL_LEN};
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::io::{self, Read, Seek, SeekFrom};
 use zip::ZipArchive;
 
@@ -194,9 +195,24 @@ pub fn scan_7z_bytes(bytes: &[u8], reviewed: &[String]) -> Analysis {
     scan_7z(io::Cursor::new(bytes), bytes.len() as u64, reviewed)
 }
 
+/// The signs of a Keras archive seen in one archive's top level.
+#[derive(Debug, Default, Clone)]
+pub(crate) struct KerasSigns {
+    /// A `config.json` member.
+    pub(crate) config: bool,
+    /// The `keras_version` of a `metadata.json` member.
+    pub(crate) version: Option<String>,
+    /// The weights member (`model.weights.h5` or `model.weights.npz`).
+    pub(crate) weights: Option<String>,
+}
+
 pub(crate) struct Walk {
     pub(crate) a: Analysis,
     reviewed: Vec<String>,
+    /// The signs of a Keras archive seen so far, by the prefix of the archive they are in.
+    pub(crate) keras: HashMap<String, KerasSigns>,
+    /// The prefixes (`outer.zip!/inner.pt!/`) of the nested torch checkpoints being walked.
+    pub(crate) torch_prefixes: HashSet<String>,
 }
 
 impl Walk {
@@ -208,6 +224,8 @@ impl Walk {
                 ..Analysis::default()
             },
             reviewed: reviewed.to_vec(),
+            keras: HashMap::new(),
+            torch_prefixes: HashSet::new(),
         }
     }
 }
@@ -254,6 +272,7 @@ impl Walk {
         for i in 0..zip.len() {
             self.member(&mut zip, &mut raw, i, prefix, depth, &here);
         }
+        self.keras_verdict(prefix, &here);
     }
 
     /// Checks the names as the central directory lists them, before the zip crate's index
@@ -411,9 +430,17 @@ impl Walk {
     /// Opens one member's bytes.
     pub(crate) fn contents(&mut self, name: &str, bytes: &[u8], prefix: &str, depth: usize) {
         let place = format!("member {prefix}{name}");
+        self.keras_sign(name, bytes, prefix);
+        if self.torch_record(name, bytes, prefix) {
+            return;
+        }
+        // A zip before a pickle: the first bytes of a zip may also run as a protocol-0 pickle
+        // (PERSID reading a line), which no unpickler without a persistent_load accepts,
+        // while every zip reader reads the zip.
+        let zip_like = bytes.starts_with(detect::LOCAL_SIG) || bytes.starts_with(b"PK\x05\x06");
         let head = &bytes[..bytes.len().min(4096)];
-        if pickle::looks_like_pickle(head, bytes.len() as u64) {
-            self.pickle(&place, bytes);
+        if !zip_like && pickle::looks_like_pickle(head, bytes.len() as u64) {
+            self.pickle_at(&place, bytes, 0);
             return;
         }
         if bytes.starts_with(detect::SEVEN_Z_MAGIC) {
@@ -430,39 +457,53 @@ impl Walk {
             }
             return;
         }
-        let zip_like = bytes.starts_with(detect::LOCAL_SIG) || bytes.starts_with(b"PK\x05\x06");
+        if bytes.starts_with(b"\x93NUMPY") {
+            self.npy(&place, bytes);
+            return;
+        }
         if zip_like {
-            let claim = detect::claims_member(bytes);
-            if claim == Claim::Zip || bytes.starts_with(b"PK\x05\x06") {
-                if depth >= MAX_DEPTH {
-                    self.a.unchecked.add(Severity::Lead, place, || {
-                        format!("a zip archive nested {} deep, deeper than the {MAX_DEPTH} socair opens: nothing in it was checked", depth + 1)
-                    });
-                } else {
-                    self.zip(
-                        io::Cursor::new(bytes),
-                        &format!("{prefix}{name}!/"),
-                        depth + 1,
-                    );
-                }
-            } else if detect::torch_claims(bytes, bytes.len() as u64) {
+            // A torch checkpoint by its own central directory (the claim rule's scan of every
+            // central-header signature would also see the records of a checkpoint stored
+            // inside a plain zip).
+            let torch = ZipArchive::new(io::Cursor::new(bytes))
+                .is_ok_and(|z| z.file_names().any(|n| torch_record_name(n.as_bytes())));
+            if depth >= MAX_DEPTH {
                 self.a.unchecked.add(Severity::Lead, place, || {
-                    "a PyTorch checkpoint (a zip holding torch records): the torch-zip plugin reads it as a file of its own; extract it and scan it: nothing in it was checked here".into()
+                    format!("a zip archive nested {} deep, deeper than the {MAX_DEPTH} socair opens: nothing in it was checked", depth + 1)
+                });
+                return;
+            }
+            let inner = format!("{prefix}{name}!/");
+            if torch {
+                // A torch checkpoint: its pickles through the machine (crate::members).
+                self.torch_prefixes.insert(inner.clone());
+                self.zip(io::Cursor::new(bytes), &inner, depth + 1);
+                self.torch_prefixes.remove(&inner);
+                self.a.unchecked.add(Severity::Lead, place, || {
+                    "a PyTorch checkpoint (a zip holding torch records): its pickles were run through the pickle machine here (the pickle row); its storages and records are what the torch-zip plugin checks when it reads the file on its own: extract it and scan it for those".into()
                 });
             } else {
-                self.a.unchecked.add(Severity::Lead, place, || {
-                    "a NumPy .npz archive: the numpy plugin reads it as a file of its own; extract it and scan it: nothing in it was checked here".into()
-                });
+                // Another zip, or an .npz whose .npy members are opened as arrays.
+                self.zip(io::Cursor::new(bytes), &inner, depth + 1);
             }
             return;
         }
         match companion::classify(name, bytes, MEMBER_UNREAD) {
             Companion::Data(_) => self.a.data += 1,
             Companion::Lead(reason) => self.a.unchecked.add(Severity::Lead, place, || reason),
+            Companion::Fail { findings, .. } => {
+                for (at, reason) in findings {
+                    self.a
+                        .structure
+                        .add(Severity::Fail, format!("{place} {at}"), || reason);
+                }
+            }
         }
     }
 
-    fn pickle(&mut self, place: &str, bytes: &[u8]) {
+    /// Runs `bytes` (which start at byte `base` of the member at `place`) through the pickle
+    /// machine.
+    pub(crate) fn pickle_at(&mut self, place: &str, bytes: &[u8], base: u64) {
         self.a.pickles += 1;
         let options = pickle::Options {
             reviewed: self.reviewed.clone(),
@@ -471,12 +512,13 @@ impl Walk {
             // The rule set this plugin declares (GRAMMAR): a Python 2 pickle's opcodes fall
             // outside it and stay a LEAD.
             grammar: pickle::Grammar::V1,
+            ..Default::default()
         };
         let outcome = pickle::run(bytes, &options);
         for f in &outcome.findings {
             self.a.pickle.add(
                 f.severity,
-                format!("{place} byte {} ({})", f.offset, f.opcode),
+                format!("{place} byte {} ({})", base + f.offset, f.opcode),
                 || f.reason.clone(),
             );
         }

@@ -16,8 +16,11 @@
 //!
 //! * the decoder tables all folders set up together: at most eight budgets.
 //!
-//! Encrypted folders and headers are LEADs (no password is tried); coders the crate does not
-//! decode here are LEADs naming the coder; a structure the crate refuses (bad CRC, truncated,
+//! A folder of one Deflate or one Zstandard coder is decoded by [`coders`] (not by the crate,
+//! whose features for them would switch flate2's backend or build C zstd), within the same
+//! budget and with the same CRC checks. Encrypted folders and headers are LEADs (no password
+//! is tried); other coders the crate does not decode here (and chains holding Deflate or
+//! Zstandard behind a filter) are LEADs naming the coder; a structure the crate refuses (bad CRC, truncated,
 //! sizes that disagree) is a FAIL naming the reason. Each call into the crate runs under
 //! `catch_unwind`: a panic is a FAIL for that archive, the crate's state is dropped with it, and
 //! the findings made before it stay.
@@ -27,6 +30,8 @@ use sevenz_rust2::{Archive, ArchiveEntry, Block, BlockDecoder, EncoderMethod, Er
 use socair_pickle::pickle::Severity;
 use std::io::{Read, Seek};
 use std::panic::{catch_unwind, AssertUnwindSafe};
+
+mod coders;
 
 /// The smallest working memory counted for a coder: its buffers.
 const CODER_BUFFERS: u64 = 64 << 10;
@@ -40,7 +45,8 @@ const SETUP_FACTOR: u64 = 8;
 const READ_AHEAD: u64 = 64 << 10;
 
 /// Coders this build of the crate decodes (features `bzip2` and `ppmd`; Deflate, Deflate64,
-/// Zstandard, Brotli, LZ4 and AES are not built in).
+/// Zstandard, Brotli, LZ4 and AES are not built in: a folder of one Deflate or Zstandard coder
+/// is decoded by [`coders`]).
 const DECODED: &[&[u8]] = &[
     EncoderMethod::ID_COPY,
     EncoderMethod::ID_LZMA,
@@ -262,6 +268,7 @@ impl Walk {
                 self.contents(&file.name, &[], prefix, depth);
             }
         }
+        self.keras_verdict(prefix, &here);
     }
 
     fn header_refused(&mut self, here: &str, e: Error, limit_kb: usize) {
@@ -344,6 +351,10 @@ impl Walk {
             }
             return true;
         }
+        if let Some(name) = coders::single_coder(archive, b) {
+            self.own_coder(archive, reader, b, files, (prefix, depth), name);
+            return true;
+        }
         if let Some(id) = ids.iter().find(|id| !DECODED.contains(id)) {
             let name = coder_name(id);
             for &f in files {
@@ -353,40 +364,9 @@ impl Walk {
             }
             return true;
         }
-        let budget = self.a.budget;
-        let setup = working_memory(block, 0);
-        if self.a.decoder_setup.saturating_add(setup) > budget.saturating_mul(SETUP_FACTOR) {
-            let done = self.a.decoder_setup;
-            for &f in files {
-                self.a.unchecked.add(Severity::Lead, place_of(f), || {
-                    format!("not decoded: the folders before it set up {done} bytes of decoder tables, and its own {setup} more would pass {SETUP_FACTOR} times the {budget} socair decodes for this input; nothing in it was checked")
-                });
-            }
+        let Some((take, planned)) = self.plan(block, archive, files, &place_of) else {
             return true;
-        }
-        // The members that fit: their declared sizes and the coders' working memory within
-        // what is left of the budget.
-        let left = self.left();
-        let mut planned = 0u64;
-        let mut take = 0;
-        for &f in files {
-            let next = planned.saturating_add(archive.files[f].size);
-            if next.saturating_add(working_memory(block, next)) > left {
-                break;
-            }
-            planned = next;
-            take += 1;
-        }
-        for &f in &files[take..] {
-            let size = archive.files[f].size;
-            let memory = working_memory(block, planned.saturating_add(size));
-            self.a.unchecked.add(Severity::Lead, place_of(f), || {
-                format!("declares {size} bytes, which with the {memory} bytes its folder's decoder needs is more than the {left} left of the {budget} socair decodes for this input (32 MiB + 4x its size): not decoded, nothing in it was checked")
-            });
-        }
-        if take == 0 {
-            return true;
-        }
+        };
         self.a.decoder_setup += working_memory(block, planned);
         let mut decoded: Vec<Decoded> = Vec::with_capacity(take);
         let pw = Password::empty();
@@ -466,6 +446,119 @@ impl Walk {
             }
         }
         true
+    }
+
+    /// The members of folder `block` (`files`) that fit: their declared sizes and the coders'
+    /// working memory within what is left of the budget, and the decoder tables all folders
+    /// set up within eight budgets. Those that do not fit are LEADs; `None` when none is
+    /// decoded, else how many from the first and their bytes.
+    fn plan(
+        &mut self,
+        block: &Block,
+        archive: &Archive,
+        files: &[usize],
+        place_of: &impl Fn(usize) -> String,
+    ) -> Option<(usize, u64)> {
+        let budget = self.a.budget;
+        let setup = working_memory(block, 0);
+        if self.a.decoder_setup.saturating_add(setup) > budget.saturating_mul(SETUP_FACTOR) {
+            let done = self.a.decoder_setup;
+            for &f in files {
+                self.a.unchecked.add(Severity::Lead, place_of(f), || {
+                    format!("not decoded: the folders before it set up {done} bytes of decoder tables, and its own {setup} more would pass {SETUP_FACTOR} times the {budget} socair decodes for this input; nothing in it was checked")
+                });
+            }
+            return None;
+        }
+        let left = self.left();
+        let mut planned = 0u64;
+        let mut take = 0;
+        for &f in files {
+            let next = planned.saturating_add(archive.files[f].size);
+            if next.saturating_add(working_memory(block, next)) > left {
+                break;
+            }
+            planned = next;
+            take += 1;
+        }
+        for &f in &files[take..] {
+            let size = archive.files[f].size;
+            let memory = working_memory(block, planned.saturating_add(size));
+            self.a.unchecked.add(Severity::Lead, place_of(f), || {
+                format!("declares {size} bytes, which with the {memory} bytes its folder's decoder needs is more than the {left} left of the {budget} socair decodes for this input (32 MiB + 4x its size): not decoded, nothing in it was checked")
+            });
+        }
+        (take > 0).then_some((take, planned))
+    }
+
+    /// Folder `b`, one Deflate or Zstandard coder (`name`), decoded by [`coders`] within the
+    /// budget; its members' CRC-32s checked, then opened.
+    fn own_coder<R: Read + Seek>(
+        &mut self,
+        archive: &Archive,
+        reader: &mut R,
+        b: usize,
+        files: &[usize],
+        (prefix, depth): (&str, usize),
+        name: &str,
+    ) {
+        let block = &archive.blocks[b];
+        let place_of = |f: usize| format!("member {prefix}{}", archive.files[f].name);
+        let Some((take, planned)) = self.plan(block, archive, files, &place_of) else {
+            return;
+        };
+        self.a.decoder_setup += working_memory(block, planned);
+        // What a Zstandard frame may keep besides the bytes planned.
+        let window = self.left().saturating_sub(planned);
+        let sizes = files[..take]
+            .iter()
+            .map(|&f| archive.files[f].size)
+            .collect();
+        let sink = match coders::decode(archive, b, name, reader, sizes, window) {
+            Ok(sink) => sink,
+            Err(coders::CoderError::Corrupt(why)) => {
+                self.a
+                    .structure
+                    .add(Severity::Fail, place_of(files[0]), || {
+                        format!("{why}; nothing in its folder was checked")
+                    });
+                return;
+            }
+            Err(coders::CoderError::Bound(why)) => {
+                for &f in &files[..take] {
+                    self.a.unchecked.add(Severity::Lead, place_of(f), || {
+                        format!("not decoded: {why}; nothing in it was checked")
+                    });
+                }
+                return;
+            }
+        };
+        let whole = take == files.len();
+        if whole && block.has_crc && u64::from(sink.crc()) != block.crc {
+            self.a.structure.add(Severity::Fail, place_of(files[0]), || {
+                "the CRC-32 of its folder's decoded bytes does not match the one its header records: the members were altered, or readers read different bytes".into()
+            });
+            return;
+        }
+        let mut outs = sink.outs;
+        // A member of 0 bytes never got a buffer.
+        outs.resize_with(take, Vec::new);
+        let decoded = files[..take]
+            .iter()
+            .zip(outs)
+            .map(|(&f, bytes)| {
+                let entry = &archive.files[f];
+                let crc = u64::from(socair_plugin_kit::zip::crc::crc32(&bytes));
+                let error = (entry.has_crc && crc != entry.crc)
+                    .then(|| std::io::Error::other(Error::ChecksumVerificationFailed));
+                Decoded {
+                    file: f,
+                    bytes,
+                    error,
+                }
+            })
+            .collect();
+        self.open_decoded(archive, decoded, prefix, depth);
     }
 
     /// Judges and opens the members a folder decoded.

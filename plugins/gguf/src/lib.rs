@@ -1,7 +1,14 @@
 //! socair plugin for GGUF: a strict reader for versions 2 and 3 ([`reader`]), the ggml type
 //! table ([`types`]) and a v3 writer ([`writer`]). This file is the plugin's declaration
 //! (`export_plugin!`, which runs every entry point inside `guard`) and the turn of the
-//! reader's verdict into what the plugin API reports.
+//! reader's verdict into what the plugin API reports: the layout's findings, and the chat
+//! templates in the metadata judged by the kit's rule ([`socair_plugin_kit::jinja`]).
+//!
+//! A file of a GGUF version no current reader reads (1, whose counts and lengths are 32-bit,
+//! or one past 3) is not refused as a malformed file: `open` answers with a
+//! [`PluginErrorKind::Unsupported`] error, which the host reports as a file it cannot read
+//! (exit 2), as gguf-py 0.19.0's `GGUFReader` raises `ValueError("Sorry, file appears to be
+//! version 1 which we cannot handle")`.
 
 pub use socair_plugin_kit::bounded;
 #[doc(hidden)]
@@ -16,6 +23,7 @@ use socair_plugin_api::{
     ReadOptions, ReportRow, RowStatus, Unread,
 };
 use socair_plugin_kit::export::{Plan, Reader, WriteTensor, Writer};
+use socair_plugin_kit::jinja;
 use socair_plugin_kit::report::{refused, tensor_in_file};
 
 /// The format name.
@@ -50,6 +58,11 @@ impl Reader for GgufReader {
         source: &ByteSourceRef<'_>,
         options: &ReadOptions,
     ) -> Result<OpenedFile, PluginError> {
+        if let Some(why) = reader::unreadable_version(source) {
+            // Not evidence against the file: a layout no current reader reads. The host
+            // says the file cannot be read (exit 2), as gguf-py's GGUFReader refuses it.
+            return Err(PluginError::new(PluginErrorKind::Unsupported, why));
+        }
         Ok(opened_file(reader::parse(source, !options.header_only)))
     }
 }
@@ -150,11 +163,19 @@ pub fn opened_file(parsed: Result<reader::Gguf, reader::GgufError>) -> OpenedFil
             outside_model: false,
         });
     }
-    let status = if findings.is_empty() {
+    let mut status = if findings.is_empty() {
         RowStatus::Pass
     } else {
         RowStatus::Lead
     };
+    let templates = chat_templates(&g.metadata);
+    if let Some(worst) = templates.worst {
+        status = match worst {
+            jinja::Severity::Fail => RowStatus::Fail,
+            jinja::Severity::Lead => RowStatus::Lead,
+        };
+    }
+    findings.extend(templates.findings);
     let mut notes = Vec::new();
     if unsized_tensors > 0 {
         notes.push(format!(
@@ -175,6 +196,7 @@ pub fn opened_file(parsed: Result<reader::Gguf, reader::GgufError>) -> OpenedFil
             bounded::thousands(exported as u64)
         ));
     }
+    notes.extend(templates.note);
     let summary = format!(
         "GGUF v{} with {} metadata keys and {} tensors (alignment {}) laid out as ggml requires{}",
         g.version,
@@ -215,6 +237,79 @@ pub fn opened_file(parsed: Result<reader::Gguf, reader::GgufError>) -> OpenedFil
     }
 }
 
+/// What the chat-template rule says of a file's templates.
+struct Templates {
+    worst: Option<jinja::Severity>,
+    findings: Vec<Finding>,
+    note: Option<String>,
+}
+
+/// Judges every chat template in the metadata by the kit's rule ([`jinja`], the same as
+/// for `tokenizer_config.json` and `chat_template.jinja` beside a model): the
+/// `tokenizer.chat_template` key and its named variants `tokenizer.chat_template.<name>`
+/// (gguf-py 0.19.0 `Keys.Tokenizer.CHAT_TEMPLATE` / `CHAT_TEMPLATE_N`, which llama.cpp's
+/// `llama_model_chat_template` reads). A value of another type is no template llama.cpp
+/// reads and is not judged.
+fn chat_templates(metadata: &[(String, reader::Value)]) -> Templates {
+    let mut out = Templates {
+        worst: None,
+        findings: Vec::new(),
+        note: None,
+    };
+    let mut judged = 0usize;
+    for (key, value) in metadata {
+        let is_template = key == CHAT_TEMPLATE_KEY
+            || key
+                .strip_prefix(CHAT_TEMPLATE_KEY)
+                .is_some_and(|rest| rest.starts_with('.'));
+        let (true, reader::Value::String(text)) = (is_template, value) else {
+            continue;
+        };
+        if judged == MAX_TEMPLATES {
+            out.worst = out.worst.max(Some(jinja::Severity::Lead));
+            out.findings.push(Finding {
+                place: format!("metadata {key}").into(),
+                reason: format!("a chat template past the first {MAX_TEMPLATES} (a GGUF carries a handful), which socair does not parse: it and the ones after it were not checked").into(),
+            });
+            break;
+        }
+        judged += 1;
+        let j = jinja::judge(text);
+        out.worst = out.worst.max(j.worst());
+        for f in j.flags {
+            out.findings.push(Finding {
+                place: format!("metadata {key} {}", f.place).into(),
+                reason: f.reason.into(),
+            });
+        }
+        if j.more > 0 {
+            out.findings.push(Finding {
+                place: format!("metadata {key}").into(),
+                reason: format!("and {} more findings in this template", j.more).into(),
+            });
+        }
+    }
+    out.note = match (judged, out.worst) {
+        (0, _) => None,
+        (n, None) => Some(format!(
+            "{n} chat template(s) parsed as Jinja, reaching nothing outside the template"
+        )),
+        (n, Some(jinja::Severity::Lead)) => Some(format!(
+            "{n} chat template(s), not all proven ordinary Jinja"
+        )),
+        (n, Some(jinja::Severity::Fail)) => Some(format!(
+            "{n} chat template(s), one reaching Python internals as CVE-2024-34359's did"
+        )),
+    };
+    out
+}
+
+/// Chat templates judged in one file (llama.cpp's models carry one to three).
+pub const MAX_TEMPLATES: usize = 64;
+
+/// The chat template's metadata key.
+pub const CHAT_TEMPLATE_KEY: &str = "tokenizer.chat_template";
+
 /// Metadata keys passed on to the host, in file order; a GGUF has a few dozen.
 pub const MAX_METADATA_LISTED: usize = 65_536;
 
@@ -247,5 +342,41 @@ impl Writer for GgufWriter {
     ) -> Result<Plan, PluginError> {
         writer::plan(tensors, metadata)
             .map_err(|e| PluginError::new(PluginErrorKind::InvalidInput, e))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn template(key: &str, text: &str) -> (String, reader::Value) {
+        (key.to_owned(), reader::Value::String(text.to_owned()))
+    }
+
+    #[test]
+    fn every_template_key_is_judged_and_their_number_bounded() {
+        let t = chat_templates(&[
+            template("tokenizer.chat_template", "{{ messages[0].content }}"),
+            template("tokenizer.chat_template.tool_use", "{{ x.__class__ }}"),
+            template("tokenizer.chat_templates", "{{ x.__class__ }}"),
+            template("tokenizer.chat_template_x", "{{ x.__class__ }}"),
+            (
+                "tokenizer.chat_template.rag".into(),
+                reader::Value::Bool(true),
+            ),
+        ]);
+        assert_eq!(t.worst, Some(jinja::Severity::Fail));
+        assert_eq!(t.findings.len(), 1, "{:?}", t.findings);
+        assert_eq!(
+            t.findings[0].place.as_str(),
+            "metadata tokenizer.chat_template.tool_use line 1 column 6"
+        );
+        let many: Vec<_> = (0..MAX_TEMPLATES + 3)
+            .map(|i| template(&format!("tokenizer.chat_template.t{i}"), "{{ x }}"))
+            .collect();
+        let t = chat_templates(&many);
+        assert_eq!(t.worst, Some(jinja::Severity::Lead));
+        assert_eq!(t.findings.len(), 1);
+        assert!(t.findings[0].reason.contains("past the first 64"));
     }
 }

@@ -693,6 +693,34 @@ fn first_duplicate<'a>(names: impl Iterator<Item = &'a str>) -> Option<&'a str> 
     all.windows(2).find(|w| w[0] == w[1]).map(|w| w[0])
 }
 
+/// Why the file is of a GGUF version no current reader reads, if it is: the magic `GGUF`
+/// and a version of 1 (the pre-v2 layout, 32-bit counts and lengths; ggml's
+/// `gguf_init_from_file_impl` refuses it, and gguf-py 0.19.0's `GGUFReader` raises
+/// "Sorry, file appears to be version 1 which we cannot handle") or past 3 (gguf-py's
+/// `READER_SUPPORTED_VERSIONS` is `[2, 3]`). A byte-swapped version (a big-endian file) and
+/// version 0 are left to [`parse`]: they are other questions.
+pub fn unreadable_version(src: &(impl ReadAt + ?Sized)) -> Option<String> {
+    let mut head = [0u8; 8];
+    if src.size() < 8 {
+        return None;
+    }
+    src.read_exact_at(0, &mut head).ok()?;
+    let (magic, version) = head.split_at(4);
+    let version = u32::from_le_bytes(version.try_into().ok()?);
+    let swapped = version & 0xffff == 0;
+    if magic != b"GGUF" || swapped || matches!(version, 2 | 3) {
+        return None;
+    }
+    let layout = if version == 1 {
+        "the pre-v2 layout (32-bit counts and lengths), which ggml no longer reads and gguf-py 0.19.0 refuses (\"Sorry, file appears to be version 1 which we cannot handle\")".to_owned()
+    } else {
+        format!("a version past the 2 and 3 that ggml and gguf-py 0.19.0 read (gguf-py: \"Sorry, file appears to be version {version} which we cannot handle\")")
+    };
+    Some(format!(
+        "byte 4: GGUF version {version}, {layout}: socair cannot read this file, and nothing in it was checked"
+    ))
+}
+
 /// Parses and validates a GGUF file's header and layout. The tensor data is not read, except
 /// the padding bytes between tensors when `check_padding` is set (they must be zero).
 pub fn parse(src: &(impl ReadAt + ?Sized), check_padding: bool) -> Result<Gguf, GgufError> {

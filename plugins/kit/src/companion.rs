@@ -8,7 +8,16 @@
 //! imports, scripts, native libraries, executables), a `config.json` whose `auto_map` names
 //! such code, and every other file are LEADs: nothing in them was checked, and a person must
 //! look.
+//!
+//! Chat templates are code for the program that renders them, and are judged by the one rule
+//! in [`crate::jinja`] (the gguf plugin applies it to `tokenizer.chat_template` metadata): a
+//! JSON document's top-level `chat_template` (a string, or a list of `{name, template}`, as
+//! transformers reads it from `tokenizer_config.json`, `processor_config.json` and the legacy
+//! `chat_template.json`; every occurrence of a duplicated key, where Python's `json` keeps the
+//! last) and every `.jinja` file (`chat_template.jinja`, `additional_chat_templates/*.jinja`).
+//! A template that reaches Python internals is a FAIL ([`Companion::Fail`]).
 
+use crate::jinja;
 use serde::de::IgnoredAny;
 use std::borrow::Cow;
 
@@ -46,13 +55,140 @@ pub enum Companion {
     Data(&'static str),
     /// A LEAD: the reason.
     Lead(String),
+    /// Evidence of an attack: what it is, and each place (`chat_template line 1 column 16`)
+    /// with its reason.
+    Fail {
+        /// One line.
+        summary: String,
+        /// (place, reason), FAILs first.
+        findings: Vec<(String, String)>,
+    },
 }
 
-/// Only the top-level key that matters; every other value is skipped as it streams past.
-#[derive(serde::Deserialize)]
+/// The top-level keys that matter; every other value is skipped as it streams past. Every
+/// occurrence of a repeated key is kept (serde's derive would refuse the document, and
+/// Python's `json` reads it, keeping the last).
+#[derive(Default)]
 struct TopLevel {
-    #[serde(default)]
-    auto_map: Option<IgnoredAny>,
+    auto_map: bool,
+    chat_templates: Vec<serde_json::Value>,
+}
+
+impl<'de> serde::Deserialize<'de> for TopLevel {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> serde::de::Visitor<'de> for V {
+            type Value = TopLevel;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a JSON document")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut m: A,
+            ) -> Result<TopLevel, A::Error> {
+                let mut top = TopLevel::default();
+                while let Some(key) = m.next_key::<Cow<'de, str>>()? {
+                    match key.as_ref() {
+                        "auto_map" => {
+                            m.next_value::<IgnoredAny>()?;
+                            top.auto_map = true;
+                        }
+                        "chat_template" => top.chat_templates.push(m.next_value()?),
+                        _ => {
+                            m.next_value::<IgnoredAny>()?;
+                        }
+                    }
+                }
+                Ok(top)
+            }
+            // Any other document (an array, a number): no top-level keys.
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(
+                self,
+                mut s: A,
+            ) -> Result<TopLevel, A::Error> {
+                while s.next_element::<IgnoredAny>()?.is_some() {}
+                Ok(TopLevel::default())
+            }
+            fn visit_bool<E>(self, _: bool) -> Result<TopLevel, E> {
+                Ok(TopLevel::default())
+            }
+            fn visit_i64<E>(self, _: i64) -> Result<TopLevel, E> {
+                Ok(TopLevel::default())
+            }
+            fn visit_u64<E>(self, _: u64) -> Result<TopLevel, E> {
+                Ok(TopLevel::default())
+            }
+            fn visit_f64<E>(self, _: f64) -> Result<TopLevel, E> {
+                Ok(TopLevel::default())
+            }
+            fn visit_str<E>(self, _: &str) -> Result<TopLevel, E> {
+                Ok(TopLevel::default())
+            }
+            fn visit_unit<E>(self) -> Result<TopLevel, E> {
+                Ok(TopLevel::default())
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+/// The templates a `chat_template` value holds, each with its place; a value of another
+/// shape is a LEAD (transformers would fail to load it, or read something socair did not).
+fn templates_of(value: &serde_json::Value) -> Result<Vec<(String, &str)>, String> {
+    use serde_json::Value;
+    match value {
+        Value::Null => Ok(Vec::new()),
+        Value::String(t) => Ok(vec![("chat_template".to_owned(), t.as_str())]),
+        Value::Array(items) => items
+            .iter()
+            .enumerate()
+            .map(|(i, item)| match (item.get("name"), item.get("template")) {
+                (Some(Value::String(name)), Some(Value::String(t))) => {
+                    Ok((format!("chat_template[{i}] ({name:?})"), t.as_str()))
+                }
+                _ => Err(format!("its `chat_template` entry {i} is not a {{name, template}} pair of strings, which transformers reads as its templates: it was not checked")),
+            })
+            .collect(),
+        _ => Err("its `chat_template` is neither a string nor a list of {name, template}: it was not checked".into()),
+    }
+}
+
+/// Judges templates (place, text) by [`crate::jinja`]: `None` when all are ordinary.
+fn judge_templates(templates: &[(String, &str)]) -> Option<Companion> {
+    let mut fails = Vec::new();
+    let mut leads = Vec::new();
+    for (place, text) in templates {
+        let j = jinja::judge(text);
+        for f in &j.flags {
+            let at = format!("{place} {}", f.place);
+            match f.severity {
+                jinja::Severity::Fail => fails.push((at, f.reason.clone())),
+                jinja::Severity::Lead => leads.push((at, f.reason.clone())),
+            }
+        }
+        if j.more > 0 {
+            leads.push((
+                place.clone(),
+                format!("and {} more findings in this template", j.more),
+            ));
+        }
+    }
+    if let Some((place, reason)) = fails.first() {
+        let summary = format!("a chat template that reaches Python internals ({place}: {reason})");
+        fails.extend(leads);
+        return Some(Companion::Fail {
+            summary,
+            findings: fails,
+        });
+    }
+    let (place, reason) = leads.first()?;
+    let more = match leads.len() {
+        1 => String::new(),
+        n => format!(" (and {} more)", n - 1),
+    };
+    Some(Companion::Lead(format!(
+        "its chat template is not proven ordinary: {place}: {reason}{more}"
+    )))
 }
 
 /// The bytes being classified: a file the host opened, or an archive member already in
@@ -151,23 +287,60 @@ pub fn classify(rel: &str, input: &(impl Contents + ?Sized), unread: &str) -> Co
                 ))
             }
         };
-        let auto_map = match serde_json::from_slice::<TopLevel>(&bytes) {
-            Ok(top) => top.auto_map.is_some(),
-            Err(_) => match serde_json::from_slice::<IgnoredAny>(&bytes) {
-                Ok(_) => false,
-                Err(e) => {
-                    return Companion::Lead(format!(
-                        "named .json but not JSON ({e}): nothing in it was checked"
-                    ))
-                }
-            },
+        let top = match serde_json::from_slice::<TopLevel>(&bytes) {
+            Ok(top) => top,
+            Err(e) => {
+                return Companion::Lead(format!(
+                    "named .json but not JSON ({e}): nothing in it was checked"
+                ))
+            }
         };
-        if auto_map {
+        let mut templates = Vec::new();
+        for value in &top.chat_templates {
+            match templates_of(value) {
+                Ok(found) => templates.extend(found),
+                Err(why) => return Companion::Lead(why),
+            }
+        }
+        let judged = judge_templates(&templates);
+        if let Some(fail @ Companion::Fail { .. }) = judged {
+            return fail;
+        }
+        if top.auto_map {
             return Companion::Lead(
                 "its `auto_map` names custom model code, which `transformers` downloads or imports and runs when the model is loaded with trust_remote_code=True".into(),
             );
         }
-        return Companion::Data("a JSON document, parsed as data");
+        if let Some(lead) = judged {
+            return lead;
+        }
+        if templates.is_empty() {
+            return Companion::Data("a JSON document, parsed as data");
+        }
+        return Companion::Data(
+            "a JSON document, parsed as data; its chat template parsed as Jinja, and it reaches nothing outside the template",
+        );
+    }
+    if ext.as_deref() == Some("jinja") {
+        if input.len() > jinja::MAX_TEMPLATE as u64 {
+            return Companion::Lead(format!(
+                "a template of {} bytes, larger than the {} socair parses: nothing in it was checked",
+                input.len(),
+                jinja::MAX_TEMPLATE
+            ));
+        }
+        return match input.all() {
+            Ok(b) => match std::str::from_utf8(&b) {
+                // transformers opens it with encoding="utf-8".
+                Ok(text) => judge_templates(&[("template".to_owned(), text)]).unwrap_or(
+                    Companion::Data("a chat template, parsed as Jinja: it reaches nothing outside the template"),
+                ),
+                Err(_) => Companion::Lead(
+                    "a .jinja file that is not UTF-8, which transformers refuses to read: nothing in it was checked".into(),
+                ),
+            },
+            Err(e) => Companion::Lead(format!("it cannot be read ({e}): nothing in it was checked")),
+        };
     }
     let text_like = ext.as_deref().is_some_and(|e| TEXT_EXTENSIONS.contains(&e))
         || TEXT_NAMES
@@ -239,6 +412,113 @@ mod tests {
                 "{UNREAD}, and it is neither JSON nor text: nothing in it was checked"
             ))
         );
+    }
+
+    #[test]
+    fn chat_templates_are_judged_wherever_transformers_reads_them() {
+        let hostile = r#"{{ cycler.__init__.__globals__.os.getcwd() }}"#;
+        let json_hostile = serde_json::json!({"chat_template": hostile}).to_string();
+        let listed = serde_json::json!({"chat_template": [
+            {"name": "default", "template": "{{ messages[0].content }}"},
+            {"name": "tool_use", "template": hostile},
+        ]})
+        .to_string();
+        // Python's json keeps the last of a repeated key: an ordinary first one hides nothing.
+        let repeated = format!(
+            r#"{{"chat_template": "{{{{ x }}}}", "chat_template": {}}}"#,
+            serde_json::to_string(hostile).unwrap()
+        );
+        for (name, bytes) in [
+            ("tokenizer_config.json", json_hostile.as_bytes()),
+            ("sub/processor_config.json", listed.as_bytes()),
+            ("chat_template.json", repeated.as_bytes()),
+            ("chat_template.jinja", hostile.as_bytes()),
+            (
+                "additional_chat_templates/tool_use.jinja",
+                hostile.as_bytes(),
+            ),
+        ] {
+            let Companion::Fail { summary, findings } = classify(name, bytes, UNREAD) else {
+                panic!("{name} should FAIL");
+            };
+            assert!(
+                summary.contains("reaches Python internals"),
+                "{name}: {summary}"
+            );
+            assert!(
+                findings[0].0.contains("line 1 column 11"),
+                "{name}: {findings:?}"
+            );
+            assert!(findings[0].1.contains("`__init__`"), "{name}: {findings:?}");
+        }
+        let Companion::Fail { findings, .. } =
+            classify("tokenizer_config.json", listed.as_bytes(), UNREAD)
+        else {
+            panic!()
+        };
+        assert_eq!(
+            findings[0].0,
+            r#"chat_template[1] ("tool_use") line 1 column 11"#
+        );
+        for (name, bytes) in [
+            (
+                "tokenizer_config.json",
+                &br#"{"chat_template": "{% for m in messages %}{{ m['content'] }}{% endfor %}"}"#[..],
+            ),
+            (
+                "chat_template.jinja",
+                b"{{ bos_token }}{% for m in messages %}{{ m.role }}{% endfor %}",
+            ),
+            ("tokenizer_config.json", br#"{"chat_template": null}"#),
+        ] {
+            assert!(
+                matches!(classify(name, bytes, UNREAD), Companion::Data(_)),
+                "{name}"
+            );
+        }
+        for (name, bytes) in [
+            (
+                "tokenizer_config.json",
+                &br#"{"chat_template": "{{ x[k ~ 'y'] }}"}"#[..],
+            ),
+            ("tokenizer_config.json", br#"{"chat_template": 7}"#),
+            (
+                "tokenizer_config.json",
+                br#"{"chat_template": [{"name": "a"}]}"#,
+            ),
+            ("chat_template.jinja", b"{% include 'x' %}"),
+            ("chat_template.jinja", b"\xff\xfe"),
+        ] {
+            assert!(
+                matches!(classify(name, bytes, UNREAD), Companion::Lead(_)),
+                "{name}: {:?}",
+                classify(name, bytes, UNREAD)
+            );
+        }
+        // auto_map stays a LEAD; a hostile template beside it is a FAIL.
+        let both = serde_json::json!({"auto_map": {}, "chat_template": hostile}).to_string();
+        assert!(matches!(
+            classify("tokenizer_config.json", both.as_bytes(), UNREAD),
+            Companion::Fail { .. }
+        ));
+    }
+
+    #[test]
+    fn the_fixtures_tokenizer_configs_are_data() {
+        let dir = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../fixtures/jinja/tokenizer_config"
+        );
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            let bytes = std::fs::read(&path).unwrap();
+            assert_eq!(
+                classify("tokenizer_config.json", &bytes[..], UNREAD),
+                Companion::Data("a JSON document, parsed as data; its chat template parsed as Jinja, and it reaches nothing outside the template"),
+                "{}",
+                path.display()
+            );
+        }
     }
 
     /// A source that cannot be read: the LEAD names the reader's error.

@@ -1,7 +1,7 @@
 //! What socair's first-party plugins share, written once: the guarded export of a plugin
 //! ([`export_plugin!`] and the adapters in [`export`]), the bounds on what one read reports
 //! ([`bounded`]), the rules for files no reader models ([`companion`], which the host uses
-//! too), the pieces of an `OpenedFile` every reader builds ([`report`]), and the zip
+//! too) and for chat templates wherever they are ([`jinja`]), the pieces of an `OpenedFile` every reader builds ([`report`]), and the zip
 //! primitives every zip reader needs ([`zip`]).
 //!
 //! `socair-plugin-api` stays the small ABI contract that third-party plugins build against;
@@ -11,6 +11,7 @@
 pub mod bounded;
 pub mod companion;
 pub mod export;
+pub mod jinja;
 pub mod report;
 pub mod testing;
 pub mod zip;

@@ -3,7 +3,8 @@
 //!
 //! The format logic is pure and unit-tested: [`literal`] (the header's Python literal, parsed,
 //! never evaluated), [`npy`] (the `.npy` header and dtypes), [`zip`] (a strict zip reader with
-//! CRC-32 over every member), [`inflate`] (bounded deflate through `miniz_oxide`), [`span`]
+//! CRC-32 over every member), [`inflate`] (bounded deflate through `miniz_oxide`),
+//! [`decompress`] (bzip2 and LZMA members, which Python's `zipfile` reads), [`span`]
 //! (windows of the file and decoded bytes), [`read`] (what a file holds and the verdicts). This
 //! file is the plugin's declaration (`export_plugin!`, which runs every entry point inside
 //! `guard`, so a panic becomes an error instead of unwinding into the host) and the turn of
@@ -14,9 +15,11 @@
 //! object arrays' pickles (scanned by `socair-pickle`), zip64 end records and data
 //! descriptors are what it adds.
 
+pub mod decompress;
 pub mod detect;
 pub mod fuzzing;
-pub mod inflate;
+/// Bounded deflate, shared with torch-zip through the plugin kit.
+pub use socair_plugin_kit::zip::inflate;
 pub mod literal;
 pub mod npy;
 pub mod read;
@@ -154,7 +157,7 @@ pub fn opened_file(outcome: Outcome) -> OpenedFile {
             TensorDescriptor {
                 name: t.name.into(),
                 dtype: t.dtype.into(),
-                element_type: ROption::RSome(t.element_type.into()),
+                element_type: t.element_type.map(RString::from).into(),
                 shape: t.shape.into(),
                 ranges,
                 byte_order: t.byte_order,

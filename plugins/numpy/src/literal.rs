@@ -48,6 +48,70 @@ pub enum Value {
     List(Vec<Value>),
 }
 
+impl Value {
+    /// The value as Python's `repr` writes it (what `str(np.lib.format.dtype_to_descr(...))`
+    /// gives for a structured descr, and so what NumPy's writer put in the header): strings in
+    /// single quotes unless they hold a single quote and no double one, a one-element tuple
+    /// with its trailing comma. Characters Python's `repr` escapes within Latin-1 (controls,
+    /// U+007F to U+00A0, U+00AD) are written `\xNN`; other non-ASCII characters as they are
+    /// (header strings hold no backslash and no control byte).
+    pub fn repr(&self) -> String {
+        let mut out = String::new();
+        self.write_repr(&mut out);
+        out
+    }
+
+    fn write_repr(&self, out: &mut String) {
+        let seq = |out: &mut String, items: &[Value], open: char, close: char| {
+            out.push(open);
+            for (i, v) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push_str(", ");
+                }
+                v.write_repr(out);
+            }
+            if open == '(' && items.len() == 1 {
+                out.push(',');
+            }
+            out.push(close);
+        };
+        match self {
+            Value::Str(s) => {
+                let quote = if s.contains('\'') && !s.contains('"') {
+                    '"'
+                } else {
+                    '\''
+                };
+                out.push(quote);
+                for c in s.chars() {
+                    match c {
+                        '\\' => out.push_str("\\\\"),
+                        c if c == quote => {
+                            out.push('\\');
+                            out.push(c);
+                        }
+                        '\t' => out.push_str("\\t"),
+                        '\n' => out.push_str("\\n"),
+                        '\r' => out.push_str("\\r"),
+                        c if (c as u32) < 0x20
+                            || (0x7f..=0xa0).contains(&(c as u32))
+                            || c == '\u{ad}' =>
+                        {
+                            out.push_str(&format!("\\x{:02x}", c as u32));
+                        }
+                        c => out.push(c),
+                    }
+                }
+                out.push(quote);
+            }
+            Value::Bool(b) => out.push_str(if *b { "True" } else { "False" }),
+            Value::Int(n) => out.push_str(&n.to_string()),
+            Value::Tuple(items) => seq(out, items, '(', ')'),
+            Value::List(items) => seq(out, items, '[', ']'),
+        }
+    }
+}
+
 /// A syntax error: where, and what.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SyntaxError {
@@ -326,6 +390,28 @@ mod tests {
         utf8: true,
         python2_longs: false,
     };
+
+    #[test]
+    fn repr_is_pythons() {
+        // What Python's repr writes for each (checked with CPython 3.11).
+        let (e, _) = parse_dict(
+            "{'d': [('a', '<f4', (2,)), (\"it's\", [('x', '|u1')]), ('', '|V4', (2, 3)), ('\u{e9}\u{a0}', '<i2', 1)]}"
+                .as_bytes(),
+            V3,
+        )
+        .unwrap();
+        assert_eq!(
+            e[0].2.repr(),
+            "[('a', '<f4', (2,)), (\"it's\", [('x', '|u1')]), ('', '|V4', (2, 3)), ('\u{e9}\\xa0', '<i2', 1)]"
+        );
+        assert_eq!(Value::Tuple(vec![]).repr(), "()");
+        assert_eq!(Value::Bool(true).repr(), "True");
+        assert_eq!(
+            Value::Str("a'b\"c".into()).repr(),
+            "'a\\'b\"c'",
+            "both quotes: single, the single one escaped"
+        );
+    }
 
     fn ok(text: &str) -> Entries {
         parse_dict(text.as_bytes(), V3).unwrap().0

@@ -61,7 +61,8 @@ impl Descr {
     pub fn text(&self) -> String {
         match self {
             Descr::Str(s) => s.clone(),
-            Descr::Structured(f) => format!("a structured dtype of {} fields", f.len()),
+            // As the header gives it (NumPy writes `repr` of `dtype_to_descr`).
+            Descr::Structured(f) => Value::List(f.clone()).repr(),
         }
     }
 }
@@ -311,14 +312,21 @@ pub enum Kind {
     },
     /// Python objects: the data is a pickle, which `np.load(allow_pickle=True)` runs.
     Object,
-    /// A sound NumPy dtype with no socair element type (complex128, extended precision,
-    /// strings, datetimes, raw void records, structured records): not fingerprinted, not a
+    /// A sound NumPy dtype with no element type the host encodes values of (complex128,
+    /// extended precision, strings, datetimes, raw void records, structured records): when
+    /// its itemsize is known, fingerprinted by its bytes (the tensor-fingerprint spec's
+    /// `sha256`; no `values` hash, which is defined for F32, F16 and BF16 only), never a
     /// finding.
     Other {
         /// Bytes per element, when the descr says it.
         itemsize: Option<u64>,
         /// What it is.
         what: String,
+        /// socair's element type when it has one (`C128`, the name the torch readers give
+        /// complex128 too); none for the rest, whose elements only NumPy names.
+        element_type: Option<&'static str>,
+        /// The byte order the descr gives (`|`: little, as for one-byte types).
+        byte_order: ByteOrder,
     },
     /// A descr NumPy's writer does not produce; `np.dtype()` may still make something of it.
     Unknown {
@@ -355,6 +363,8 @@ pub fn classify(descr: &Descr) -> Kind {
             Some(Fields { itemsize, .. }) => Kind::Other {
                 itemsize,
                 what: format!("a structured dtype of {} fields", fields.len()),
+                element_type: None,
+                byte_order: ByteOrder::Little,
             },
             None => Kind::Unknown {
                 what: "a list `descr` that is not a list of (name, type[, shape]) fields".into(),
@@ -425,7 +435,7 @@ fn classify_str(s: &str) -> Kind {
         "V" if simple => (Some(n), "raw void records"),
         "M" if n == 8 && time_unit => (Some(8), "datetimes"),
         "m" if n == 8 && time_unit => (Some(8), "timedeltas"),
-        "c" if simple && n == 16 => (Some(16), "complex128, which safetensors has no name for"),
+        "c" if simple && n == 16 => (Some(16), "complex128"),
         "c" if simple && (n == 24 || n == 32) => (Some(n), "extended-precision complex numbers"),
         "f" if simple && (n == 12 || n == 16) => (Some(n), "extended-precision floats"),
         _ => return unknown(),
@@ -438,6 +448,8 @@ fn classify_str(s: &str) -> Kind {
     Kind::Other {
         itemsize,
         what: format!("dtype {s:?} ({what})"),
+        element_type: (kind == "c" && n == 16).then_some("C128"),
+        byte_order: order.unwrap_or(ByteOrder::Little),
     }
 }
 
@@ -689,7 +701,9 @@ pub(crate) mod tests {
             classify(&h.descr),
             Kind::Other {
                 itemsize: Some(4),
-                what: "a structured dtype of 1 fields".into()
+                what: "a structured dtype of 1 fields".into(),
+                element_type: None,
+                byte_order: ByteOrder::Little,
             }
         );
         // A Latin-1 byte outside a string is no literal.
@@ -837,7 +851,9 @@ pub(crate) mod tests {
             s("<U3"),
             Kind::Other {
                 itemsize: Some(12),
-                what: "dtype \"<U3\" (unicode strings)".into()
+                what: "dtype \"<U3\" (unicode strings)".into(),
+                element_type: None,
+                byte_order: ByteOrder::Little,
             }
         );
         for (d, size) in [
@@ -858,6 +874,23 @@ pub(crate) mod tests {
             );
         }
         assert!(matches!(s("<U99999999999999999999"), Kind::Unknown { .. }));
+        // complex128 has socair's torch name; the byte order is the descr's.
+        assert!(matches!(
+            s(">c16"),
+            Kind::Other {
+                element_type: Some("C128"),
+                byte_order: ByteOrder::Big,
+                ..
+            }
+        ));
+        assert!(matches!(
+            s("<f16"),
+            Kind::Other {
+                element_type: None,
+                byte_order: ByteOrder::Little,
+                ..
+            }
+        ));
 
         let fields = |t: &str| {
             let text = format!("{{'descr': {t}}}");
@@ -872,14 +905,18 @@ pub(crate) mod tests {
             fields("[('a', '<f4'), ('b', '<i8', (2, 3))]"),
             Kind::Other {
                 itemsize: Some(52),
-                what: "a structured dtype of 2 fields".into()
+                what: "a structured dtype of 2 fields".into(),
+                element_type: None,
+                byte_order: ByteOrder::Little,
             }
         );
         assert_eq!(
             fields("[('a', '<f4'), ('', '|V4'), ('c', [('x', '<i2'), ('y', '|u1', 3)])]"),
             Kind::Other {
                 itemsize: Some(13),
-                what: "a structured dtype of 3 fields".into()
+                what: "a structured dtype of 3 fields".into(),
+                element_type: None,
+                byte_order: ByteOrder::Little,
             }
         );
         assert_eq!(fields("[('a', '<f4'), ('b', '|O')]"), Kind::Object);

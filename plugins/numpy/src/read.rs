@@ -12,9 +12,15 @@
 //! * **LEAD**: something this plugin did not check: a member that is not an `.npy` file, a
 //!   compression method other than stored and deflate, an encrypted member, a descr NumPy's
 //!   writer does not produce, deflated members past the decoding bound.
-//! * **PASS**: otherwise. Arrays of sound NumPy dtypes that socair has no element type for
-//!   (strings, datetimes, complex128, structured records) are listed as unread, which is not a
-//!   finding.
+//! * **PASS**: otherwise. Arrays of sound NumPy dtypes whose values the host has no encoding
+//!   for (complex128, extended-precision floats and complex numbers, strings, datetimes, raw
+//!   void and structured records) are fingerprinted by their bytes: the tensor-fingerprint
+//!   spec's `sha256` of the row-major bytes in their stored byte order, and no `values` hash
+//!   (defined for F32, F16 and BF16 only). complex128 has socair's element type `C128` (the
+//!   torch readers' name); the others have none, their `dtype` is NumPy's descr as the header
+//!   gives it (a structured one as `repr` of its field list). A column-major one is put in
+//!   row-major order by this plugin (the host gathers strided layouts only of the element
+//!   types it knows the size of).
 //!
 //! An object array (`descr` `'|O'`, or a structured dtype with an object field) holds a pickle
 //! that `np.load(allow_pickle=True)` runs (`read_array`: `pickle.load(fp, encoding='ASCII',
@@ -29,6 +35,7 @@ use crate::span::Span;
 use crate::zip::{self, Member, MemberError};
 use socair_pickle::pickle;
 use socair_plugin_api::ByteOrder;
+use std::borrow::Cow;
 use std::collections::BTreeSet;
 
 /// The format names.
@@ -90,8 +97,11 @@ pub struct Tensor {
     pub name: String,
     /// NumPy's descr, such as `<f4` (so the byte order of the stored bytes is visible).
     pub dtype: String,
-    /// socair's element type, such as `F32`.
-    pub element_type: &'static str,
+    /// socair's element type, such as `F32`; none for a dtype only NumPy names (extended
+    /// precision, strings, datetimes, records), which is fingerprinted by its bytes alone.
+    pub element_type: Option<&'static str>,
+    /// Bytes per element.
+    pub itemsize: u64,
     /// The shape, outermost first.
     pub shape: Vec<u64>,
     /// Its bytes.
@@ -120,6 +130,9 @@ pub struct Outcome {
     pub pass_summary: String,
     /// The object arrays whose pickles were scanned, by place.
     pub pickles: Vec<String>,
+    /// The members that are not arrays but pickles (`np.load` returns their raw bytes, which
+    /// a caller may unpickle), scanned too, by place.
+    pub raw_pickles: Vec<String>,
     /// The pickle scan's findings.
     pub pickle_findings: Vec<Finding>,
 }
@@ -133,6 +146,7 @@ impl Outcome {
             findings: Vec::new(),
             pass_summary: String::new(),
             pickles: Vec::new(),
+            raw_pickles: Vec::new(),
             pickle_findings: Vec::new(),
         }
     }
@@ -189,7 +203,7 @@ impl Outcome {
     /// a code-running global; LEAD otherwise, never PASS: an object array's objects are
     /// rebuilt by NumPy's own globals, never provably data.
     pub fn pickle_status(&self) -> Option<Option<Severity>> {
-        if self.pickles.is_empty() {
+        if self.pickles.is_empty() && self.raw_pickles.is_empty() {
             return None;
         }
         let worst = self.pickle_findings.iter().map(|f| f.severity).max();
@@ -198,11 +212,20 @@ impl Outcome {
 
     /// The pickle row's one sentence.
     pub fn pickle_summary(&self) -> String {
-        // Every pickle this plugin reads is an object array's.
-        let what = format!(
-            "{} object array(s) whose pickle np.load(allow_pickle=True) runs",
-            self.pickles.len()
-        );
+        let mut what = Vec::new();
+        if !self.pickles.is_empty() {
+            what.push(format!(
+                "{} object array(s) whose pickle np.load(allow_pickle=True) runs",
+                self.pickles.len()
+            ));
+        }
+        if !self.raw_pickles.is_empty() {
+            what.push(format!(
+                "{} member(s) holding a pickle that np.load returns as raw bytes (its caller may unpickle them)",
+                self.raw_pickles.len()
+            ));
+        }
+        let what = what.join(" and ");
         // Never a PASS (see pickle_status): FAIL, or else LEAD.
         if self.pickle_status() == Some(Some(Severity::Fail)) {
             format!("{what}; the scan found globals that run code or touch the system")
@@ -253,83 +276,91 @@ fn describe(a: &Array<'_>, h: &Header, out: &mut Outcome) {
     let place = |offset: u64| place_in(a.member, offset);
     let name = Some(a.name);
     let descr_text = h.descr.text();
-    match npy::classify(&h.descr) {
+    let (element_type, byte_order, itemsize, host_gathers) = match npy::classify(&h.descr) {
         Kind::Element {
             element_type,
             byte_order,
             itemsize,
+        } => (Some(element_type), byte_order, itemsize, true),
+        // A dtype the host has no element size for: fingerprinted by its bytes, which the
+        // host hashes in order; a column-major one is put in row-major order here.
+        Kind::Other {
+            itemsize: Some(itemsize),
+            element_type,
+            byte_order,
+            ..
+        } => (element_type, byte_order, itemsize, false),
+        Kind::Object => return object_array(a, h, out),
+        Kind::Other {
+            itemsize: None,
+            what,
+            ..
         } => {
-            let len = match npy::check_data_len(h, itemsize) {
-                Ok(len) => len,
-                Err(e) => return out.refuse(name, Severity::Fail, place(e.offset), e.reason),
-            };
-            let origin = a
-                .member
-                .map(|w| (w.name.clone(), h.data_offset.saturating_sub(w.base)));
-            let tensor = |bytes, byte_order, strides| Tensor {
-                name: a.name.to_owned(),
-                dtype: descr_text.clone(),
-                element_type,
-                shape: h.shape.clone(),
-                bytes,
-                byte_order,
-                strides,
-                origin: origin.clone(),
-            };
-            match a.src.file_offset {
-                Some(file_base) => {
-                    let strides = if h.fortran_order {
-                        npy::fortran_strides(&h.shape)
-                    } else {
-                        None
-                    };
-                    let offset = file_base.saturating_add(h.data_offset);
-                    out.tensors
-                        .push(tensor(Bytes::Range { offset, len }, byte_order, strides));
-                }
-                None => match inline_bytes(a.src, h, itemsize, len) {
-                    Ok(bytes) => {
-                        out.tensors
-                            .push(tensor(Bytes::Inline(bytes), byte_order, None));
-                    }
-                    Err(reason) => {
-                        out.refuse(name, Severity::Fail, place(h.data_offset), reason);
-                    }
-                },
-            }
-        }
-        Kind::Object => {
-            let at = place(h.data_offset);
-            out.unread.push((
+            return out.unread.push((
                 Some(a.name.to_owned()),
                 format!(
-                    "{}: object dtype {descr_text:?}: its data is a pickle of Python objects (scanned in the Pickle opcode scan row), not numbers; not fingerprinted",
+                    "{}: {what} whose element size is not known; not fingerprinted",
                     place(h.descr_offset)
                 ),
-            ));
-            scan_pickle(a, h, at, out);
+            ))
         }
-        Kind::Other { itemsize, what } => {
-            if let Some(size) = itemsize {
-                if let Err(e) = npy::check_data_len(h, size) {
-                    return out.refuse(name, Severity::Fail, place(e.offset), e.reason);
-                }
-            }
-            out.unread.push((
-                Some(a.name.to_owned()),
-                format!(
-                    "{}: {what} has no socair element type; not fingerprinted",
-                    place(h.descr_offset)
-                ),
-            ));
+        Kind::Unknown { what } => {
+            return out.refuse(
+                name,
+                Severity::Lead,
+                place(h.descr_offset),
+                format!("{what}; not read"),
+            )
         }
-        Kind::Unknown { what } => out.refuse(
-            name,
-            Severity::Lead,
-            place(h.descr_offset),
-            format!("{what}; not read"),
-        ),
+    };
+    let len = match npy::check_data_len(h, itemsize) {
+        Ok(len) => len,
+        Err(e) => return out.refuse(name, Severity::Fail, place(e.offset), e.reason),
+    };
+    let origin = a
+        .member
+        .map(|w| (w.name.clone(), h.data_offset.saturating_sub(w.base)));
+    let tensor = |bytes, strides| Tensor {
+        name: a.name.to_owned(),
+        dtype: descr_text.clone(),
+        element_type,
+        itemsize,
+        shape: h.shape.clone(),
+        bytes,
+        byte_order,
+        strides,
+        origin: origin.clone(),
+    };
+    let strides = match a.src.file_offset {
+        Some(_) if h.fortran_order => npy::fortran_strides(&h.shape),
+        _ => None,
+    };
+    match a.src.file_offset {
+        Some(file_base) if strides.is_none() || host_gathers => {
+            let offset = file_base.saturating_add(h.data_offset);
+            out.tensors
+                .push(tensor(Bytes::Range { offset, len }, strides));
+        }
+        _ => match inline_bytes(a.src, h, itemsize, len) {
+            Ok(bytes) => out.tensors.push(tensor(Bytes::Inline(bytes), None)),
+            Err(reason) => out.refuse(name, Severity::Fail, place(h.data_offset), reason),
+        },
     }
+}
+
+/// An object array: listed unread, its pickle scanned.
+fn object_array(a: &Array<'_>, h: &Header, out: &mut Outcome) {
+    let place = |offset: u64| place_in(a.member, offset);
+    let at = place(h.data_offset);
+    out.unread.push((
+        Some(a.name.to_owned()),
+        format!(
+            "{}: object dtype {:?}: its data is a pickle of Python objects (scanned in the Pickle opcode scan row), not numbers; not fingerprinted",
+            place(h.descr_offset),
+            h.descr.text()
+        ),
+    ));
+    scan_pickle(a, h, at, out);
 }
 
 /// An inflated array's bytes, in row-major order and in the byte order they were stored in
@@ -350,33 +381,44 @@ fn inline_bytes(src: Span<'_>, h: &Header, itemsize: u64, len: u64) -> Result<Ve
 /// Runs the pickle after an object array's header through socair's pickle machine.
 fn scan_pickle(a: &Array<'_>, h: &Header, at: String, out: &mut Outcome) {
     out.pickles.push(at.clone());
-    let data = match a.src.sub(h.data_offset, h.data_len()).map(|s| s.to_vec()) {
-        Some(Ok(d)) => d,
-        _ => {
-            out.pickle_findings.push(Finding {
-                severity: Severity::Lead,
-                place: at,
-                reason: "its pickle could not be read; not scanned".into(),
-            });
-            return;
-        }
-    };
+    match a.src.sub(h.data_offset, h.data_len()).map(|s| s.to_vec()) {
+        Some(Ok(d)) => run_pickle(&d, a.member, h.data_offset, at, a.file_len, a.reviewed, out),
+        _ => out.pickle_findings.push(Finding {
+            severity: Severity::Lead,
+            place: at,
+            reason: "its pickle could not be read; not scanned".into(),
+        }),
+    }
+}
+
+/// Runs `data` (at `offset` of `member`'s bytes, or of the file) through socair's pickle
+/// machine, its findings in the pickle row.
+fn run_pickle(
+    data: &[u8],
+    member: Option<&Where>,
+    offset: u64,
+    at: String,
+    file_len: u64,
+    reviewed: &[String],
+    out: &mut Outcome,
+) {
     let options = pickle::Options {
-        reviewed: a.reviewed.to_vec(),
+        reviewed: reviewed.to_vec(),
         legacy: false,
-        input_len: a.file_len,
-        // An object array's pickle never PASSes (see the row's verdict), so the Python 2
+        input_len: file_len,
+        // A pickle this plugin scans never PASSes (see the row's verdict), so the Python 2
         // opcodes socair-wo/2 adds would change no verdict here.
         grammar: pickle::Grammar::V1,
+        ..Default::default()
     };
-    let run = pickle::run(&data, &options);
+    let run = pickle::run(data, &options);
     for f in run.findings {
         out.pickle_findings.push(Finding {
             severity: match f.severity {
                 pickle::Severity::Fail => Severity::Fail,
                 pickle::Severity::Lead => Severity::Lead,
             },
-            place: place_in(a.member, h.data_offset.saturating_add(f.offset)),
+            place: place_in(member, offset.saturating_add(f.offset)),
             reason: format!("{} ({})", f.reason, f.opcode),
         });
     }
@@ -421,6 +463,31 @@ pub fn read_npy(file: Span<'_>, reviewed: &[String]) -> Outcome {
     out
 }
 
+// ---------------------------------------------------------------------------------------------
+// An `.npz` archive member by member, as `np.load` reads it (numpy 2.4
+// `numpy/lib/_npyio_impl.py`, `NpzFile`):
+//
+// * every member is a key: `NpzFile.files` is each name with one `.npy` suffix removed
+//   (`removesuffix`), and `_files` maps both the key and the full name to the member;
+// * `npz[key]` opens the member with `zipfile` (stored, deflate, bzip2 and LZMA: see
+//   [`crate::decompress`]) and reads its first six bytes: the `.npy` magic makes it an array
+//   (`format.read_array`, with its pickle for an object array), anything else is returned as
+//   raw bytes, whatever the name.
+//
+// So a member without the `.npy` name that starts with the magic is an array like any other,
+// fingerprinted and its pickle scanned; a member that does not start with it (named `.npy` or
+// not) is raw bytes, a LEAD, and when those bytes are a pickle it goes through the machine
+// too (`np.load` never unpickles it, its caller may).
+
+/// What the members were compressed with, counted for the PASS sentence.
+#[derive(Default)]
+struct Counts {
+    stored: usize,
+    deflated: usize,
+    bzip2: usize,
+    lzma: usize,
+}
+
 /// Reads an `.npz` archive; CRC-32s are checked unless `header_only`.
 pub fn read_npz(file: Span<'_>, header_only: bool, reviewed: &[String]) -> Outcome {
     let mut out = Outcome::new(NPZ);
@@ -441,29 +508,22 @@ pub fn read_npz(file: Span<'_>, header_only: bool, reviewed: &[String]) -> Outco
         .filter(|stem| names.contains(stem))
         .collect();
     let mut budget = inflate_budget(file.len);
-    let (mut stored, mut deflated) = (0usize, 0usize);
+    let mut counts = Counts::default();
     for m in &members {
-        let Some(name) = m.name.strip_suffix(".npy") else {
+        // NpzFile.files: the name with one `.npy` removed.
+        let key = m.name.strip_suffix(".npy").unwrap_or(&m.name);
+        if m.name.ends_with(".npy") && ambiguous.contains(key) {
             out.refuse(
-                Some(&m.name),
-                Severity::Lead,
-                m.place(),
-                "not an .npy member (np.load returns its raw bytes, not an array); not read".into(),
-            );
-            continue;
-        };
-        if ambiguous.contains(name) {
-            out.refuse(
-                Some(name),
+                Some(key),
                 Severity::Fail,
                 m.place(),
-                format!("np.load()[{name:?}] returns the member named {name:?}, not this one; the name means two arrays"),
+                format!("np.load()[{key:?}] returns the member named {key:?}, not this one; the name means two arrays"),
             );
             continue;
         }
         if m.encrypted {
             out.refuse(
-                Some(name),
+                Some(key),
                 Severity::Lead,
                 m.place(),
                 "encrypted; not read".into(),
@@ -472,18 +532,23 @@ pub fn read_npz(file: Span<'_>, header_only: bool, reviewed: &[String]) -> Outco
         }
         match m.method {
             zip::STORED => {
-                stored = stored.saturating_add(1);
-                read_stored(&file, m, name, header_only, reviewed, &mut out);
+                counts.stored += 1;
+                read_stored(&file, m, key, header_only, reviewed, &mut out);
             }
-            zip::DEFLATE => {
-                deflated = deflated.saturating_add(1);
+            zip::DEFLATE | zip::BZIP2 | zip::LZMA => {
+                match m.method {
+                    zip::DEFLATE => counts.deflated += 1,
+                    zip::BZIP2 => counts.bzip2 += 1,
+                    _ => counts.lzma += 1,
+                }
                 if m.len > budget {
                     out.refuse(
-                        Some(name),
+                        Some(key),
                         Severity::Lead,
                         m.place(),
                         format!(
-                            "deflated to {} bytes, which declare {} bytes inflated: past the {} bytes socair inflates from this archive; not read, CRC-32 not checked",
+                            "compressed ({}) to {} bytes, which declare {} bytes decompressed: past the {} bytes socair decompresses from this archive; not read, CRC-32 not checked",
+                            zip::method_name(m.method),
                             m.compressed_len,
                             m.len,
                             inflate_budget(file.len)
@@ -492,24 +557,35 @@ pub fn read_npz(file: Span<'_>, header_only: bool, reviewed: &[String]) -> Outco
                     continue;
                 }
                 budget = budget.saturating_sub(m.len);
-                read_deflated(&file, m, name, reviewed, &mut out);
+                read_decoded(&file, m, key, reviewed, &mut out);
             }
             other => out.refuse(
-                Some(name),
+                Some(key),
                 Severity::Lead,
                 m.place(),
                 format!(
-                    "compressed with method {other} ({}); np.savez writes stored and deflate only; not read",
+                    "compressed with method {other} ({}); np.savez writes stored and deflate, Python's zipfile reads bzip2 and LZMA too, and this reader those four; not read",
                     zip::method_name(other)
                 ),
             ),
         }
     }
+    let mut methods = vec![
+        format!("{} stored", counts.stored),
+        format!("{} deflated", counts.deflated),
+    ];
+    if counts.bzip2 > 0 {
+        methods.push(format!("{} bzip2", counts.bzip2));
+    }
+    if counts.lzma > 0 {
+        methods.push(format!("{} LZMA", counts.lzma));
+    }
     out.pass_summary = format!(
-        ".npz zip of {} member(s) ({stored} stored, {deflated} deflated): local headers agree with the central directory, members tile the file with no gap, overlap or duplicate name, {}",
+        ".npz zip of {} member(s) ({}): local headers agree with the central directory, members tile the file with no gap, overlap or duplicate name, {}",
         members.len(),
+        methods.join(", "),
         if header_only {
-            "CRC-32 of stored members not checked (header only); deflated members inflated within bounds and checked"
+            "CRC-32 of stored members not checked (header only); compressed members decompressed within bounds and checked"
         } else {
             "CRC-32 and size of every member verified"
         },
@@ -517,17 +593,59 @@ pub fn read_npz(file: Span<'_>, header_only: bool, reviewed: &[String]) -> Outco
     out
 }
 
+/// The member a raw member's findings are placed in, and where its bytes start in those
+/// places' offsets (the file's for a stored member, 0 for decompressed bytes).
+struct RawAt<'w> {
+    w: &'w Where,
+    offset: u64,
+}
+
+/// A member that does not start with the `.npy` magic: `np.load` returns its raw bytes. A
+/// LEAD (nothing models them), and their pickle scanned when they are one. `head` is the
+/// member's first bytes; `all` reads the whole member when it is a pickle.
+fn raw_member<'d>(
+    m: &Member,
+    key: &str,
+    at: RawAt<'_>,
+    head: &[u8],
+    all: impl FnOnce() -> Option<Cow<'d, [u8]>>,
+    file: (u64, &[String]),
+    out: &mut Outcome,
+) {
+    let (file_len, reviewed) = file;
+    let RawAt { w, offset } = at;
+    out.refuse(
+        Some(key),
+        Severity::Lead,
+        m.place(),
+        format!("np.load()[{key:?}] returns its raw bytes, not an array: it does not start with the .npy magic (\\x93NUMPY); nothing socair models reads them"),
+    );
+    if !pickle::looks_like_pickle(head, m.len) {
+        return;
+    }
+    let at = place_in(Some(w), offset);
+    out.raw_pickles.push(at.clone());
+    match all() {
+        Some(data) => run_pickle(&data, Some(w), offset, at, file_len, reviewed, out),
+        None => out.pickle_findings.push(Finding {
+            severity: Severity::Lead,
+            place: at,
+            reason: "its pickle could not be read; not scanned".into(),
+        }),
+    }
+}
+
 fn read_stored(
     file: &Span<'_>,
     m: &Member,
-    name: &str,
+    key: &str,
     header_only: bool,
     reviewed: &[String],
     out: &mut Outcome,
 ) {
     if !header_only {
         if let Err(e) = zip::read_each(file, m, |_| true) {
-            return out.refuse(Some(name), Severity::Fail, m.place(), e.to_string());
+            return out.refuse(Some(key), Severity::Fail, m.place(), e.to_string());
         }
     }
     let w = Where {
@@ -535,25 +653,42 @@ fn read_stored(
         base: m.data_offset,
         inflated: false,
     };
+    let member = file.sub(m.data_offset, m.len);
+    let head = member.map(|s| s.head(4096)).unwrap_or_default();
+    if !npy::has_magic(&head) {
+        let all = || member.and_then(|s| s.to_vec().ok()).map(Cow::Owned);
+        let at = RawAt {
+            w: &w,
+            offset: m.data_offset,
+        };
+        return raw_member(m, key, at, &head, all, (file.len, reviewed), out);
+    }
     let a = Array {
         src: *file,
-        name,
+        name: key,
         member: Some(&w),
         file_len: file.len,
         reviewed,
     };
-    match npy::read_header(file, m.data_offset, m.len) {
-        Ok(h) => describe(&a, &h, out),
+    array(&a, file, (m.data_offset, m.len), out);
+}
+
+/// The `.npy` bytes at `base..base + len` of `src`, the array `a`: its header read and what
+/// it describes added, or the refusal with its place.
+fn array(a: &Array<'_>, src: &Span<'_>, (base, len): (u64, u64), out: &mut Outcome) {
+    match npy::read_header(src, base, len) {
+        Ok(h) => describe(a, &h, out),
         Err(e) => out.refuse(
-            Some(name),
+            Some(a.name),
             Severity::Fail,
-            place_in(Some(&w), e.offset),
+            place_in(a.member, e.offset),
             e.reason,
         ),
     }
 }
 
-fn read_deflated(file: &Span<'_>, m: &Member, name: &str, reviewed: &[String], out: &mut Outcome) {
+/// A deflated, bzip2 or LZMA member, decompressed within the budget (checked by the caller).
+fn read_decoded(file: &Span<'_>, m: &Member, key: &str, reviewed: &[String], out: &mut Outcome) {
     // m.len fits in the budget, so this allocation is bounded.
     let mut bytes = Vec::with_capacity(usize::try_from(m.len).unwrap_or(0));
     let result = zip::read_each(file, m, |piece| {
@@ -563,34 +698,38 @@ fn read_deflated(file: &Span<'_>, m: &Member, name: &str, reviewed: &[String], o
     if let Err(e) = result {
         let reason = match e {
             MemberError::Inflate(inflate::InflateError::TooLong(n)) => format!(
-                "its deflate stream inflates past the {n} bytes the archive declares (a zip bomb, or a member readers read differently); stopped there"
+                "its {} stream {} past the {n} bytes the archive declares (a zip bomb, or a member readers read differently); stopped there",
+                zip::method_name(m.method),
+                if m.method == zip::DEFLATE {
+                    "inflates"
+                } else {
+                    "decompresses"
+                }
             ),
             e => e.to_string(),
         };
-        return out.refuse(Some(name), Severity::Fail, m.place(), reason);
+        return out.refuse(Some(key), Severity::Fail, m.place(), reason);
     }
     let w = Where {
         name: m.name.clone(),
         base: 0,
         inflated: true,
     };
+    if !npy::has_magic(&bytes) {
+        let head = bytes.get(..bytes.len().min(4096)).unwrap_or_default();
+        let at = RawAt { w: &w, offset: 0 };
+        let all = || Some(Cow::Borrowed(bytes.as_slice()));
+        return raw_member(m, key, at, head, all, (file.len, reviewed), out);
+    }
     let member = Span::memory(&bytes);
     let a = Array {
         src: member,
-        name,
+        name: key,
         member: Some(&w),
         file_len: file.len,
         reviewed,
     };
-    match npy::read_header(&member, 0, member.len) {
-        Ok(h) => describe(&a, &h, out),
-        Err(e) => out.refuse(
-            Some(name),
-            Severity::Fail,
-            place_in(Some(&w), e.offset),
-            e.reason,
-        ),
-    }
+    array(&a, &member, (0, member.len), out);
 }
 
 #[cfg(test)]
@@ -598,9 +737,9 @@ fn read_deflated(file: &Span<'_>, m: &Member, name: &str, reviewed: &[String], o
 mod tests {
     use super::*;
     use crate::npy::tests::npy;
-    use crate::zip::tests::{deflated, stored, zip};
+    use crate::zip::tests::{self as ztests, deflated, stored, zip};
 
-    fn npz(parts: &[zip::tests::Part<'_>]) -> Outcome {
+    fn npz(parts: &[ztests::Part<'_>]) -> Outcome {
         let z = zip(parts);
         read_npz(Span::file_bytes(&z), false, &[])
     }

@@ -17,7 +17,7 @@
 //!   readers honour over the name) renames them; extra fields tile their space; a zip64 extra
 //!   field holds exactly the values whose fields are saturated;
 //! * flag bits are those writers set: 0 (encrypted: the member is listed, not read), 1 and 2
-//!   (deflate options), 3 (sizes in a data descriptor after the data, which must then be there
+//!   (deflate options; bit 1 alone on an LZMA member: its end marker), 3 (sizes in a data descriptor after the data, which must then be there
 //!   and agree), 11 (UTF-8 names); any other is refused;
 //! * each local header agrees with its central entry (name, flags, method, and CRC-32 and
 //!   sizes unless a data descriptor holds them); a directory entry holds no data; a stored
@@ -26,8 +26,9 @@
 //!   between two, or after the last (a polyglot's prefix, a hidden member, an overlap that makes
 //!   one stretch of bytes two members, as zip bombs do).
 //!
-//! Members compressed with a method other than stored (0) or deflate (8) are listed with their
-//! method and not read: the caller says nothing checked them. CRC-32 and declared sizes are
+//! Members compressed with a method other than stored (0), deflate (8), bzip2 (12) or LZMA (14)
+//! (the methods Python's `zipfile` reads, and so `np.load`; [`crate::decompress`]) are listed
+//! with their method and not read: the caller says nothing checked them. CRC-32 and declared sizes are
 //! checked by [`Member`] readers ([`read_each`]) over every byte of a member, deflated or not.
 //!
 //! The records' layouts, extra blocks, zip64 values, name decoding and CRC-32 are the plugin
@@ -69,6 +70,12 @@ fn err<T>(place: impl Into<String>, reason: impl Into<String>) -> Result<T, ZipE
 pub const STORED: u16 = 0;
 /// Compression method: deflate.
 pub const DEFLATE: u16 = 8;
+/// Compression method: bzip2 (Python's `zipfile` reads it).
+pub use crate::decompress::BZIP2;
+/// Compression method: LZMA (Python's `zipfile` reads it).
+pub use crate::decompress::LZMA;
+/// Flag bit 1 of an LZMA member: its stream ends with an end marker.
+const FLAG_LZMA_END_MARKER: u16 = 1 << 1;
 
 /// The names of compression methods Python's `zipfile` and others read.
 pub fn method_name(method: u16) -> &'static str {
@@ -107,6 +114,8 @@ pub struct Member {
     pub encrypted: bool,
     /// Whether it is a directory entry (its name ends with `/`).
     pub is_dir: bool,
+    /// Its general-purpose flags (the central directory's, which its local header repeats).
+    pub flags: u16,
 }
 
 impl Member {
@@ -429,10 +438,14 @@ fn read_central(src: &(impl ReadAt + ?Sized), dir: &Directory) -> Result<Vec<Cen
                 format!("flag bits 0x{:04x}, which zip writers do not set and readers treat differently", flags & !known),
             );
         }
-        if flags & FLAG_DEFLATE_OPTIONS != 0 && method != DEFLATE {
+        // Bits 1 and 2 are the compressor's options: deflate's level, and for LZMA bit 1
+        // says the stream ends with an end marker (Python's zipfile sets it).
+        let options = flags & FLAG_DEFLATE_OPTIONS;
+        let lzma_marker = method == LZMA && options == FLAG_LZMA_END_MARKER;
+        if options != 0 && method != DEFLATE && !lzma_marker {
             return err(
                 place,
-                "deflate option bits on a member that is not deflated",
+                "compression option bits on a member that is neither deflated nor LZMA with an end marker",
             );
         }
         if disk != 0 && disk != u16::MAX {
@@ -483,6 +496,7 @@ fn read_central(src: &(impl ReadAt + ?Sized), dir: &Directory) -> Result<Vec<Cen
                 crc32,
                 encrypted: flags & FLAG_ENCRYPTED != 0,
                 is_dir,
+                flags,
             },
         });
         at = end;
@@ -686,8 +700,8 @@ pub enum MemberError {
     },
 }
 
-/// Calls `each` with every piece of a stored or deflated member's uncompressed bytes, in
-/// order, then checks its size and CRC-32. `each` returning `false` stops reading (nothing is
+/// Calls `each` with every piece of a stored, deflated, bzip2 or LZMA member's uncompressed
+/// bytes, in order, then checks its size and CRC-32. `each` returning `false` stops reading (nothing is
 /// checked then). The caller has checked the method.
 pub fn read_each(
     src: &(impl ReadAt + ?Sized),
@@ -707,6 +721,15 @@ pub fn read_each(
     };
     if m.method == DEFLATE {
         inflate::inflate_each(src, m.data_offset, m.compressed_len, m.len, &mut take)?;
+    } else if m.method == BZIP2 || m.method == LZMA {
+        crate::decompress::decode_each(
+            src,
+            m.method,
+            m.flags & FLAG_LZMA_END_MARKER != 0,
+            (m.data_offset, m.compressed_len),
+            m.len,
+            &mut take,
+        )?;
     } else {
         each_piece(src, m.data_offset, m.len, inflate::PIECE, &mut take)
             .map_err(|e| InflateError::Io(e.message))?;

@@ -56,7 +56,8 @@ fn row_major(file: &[u8], t: &Tensor) -> Vec<u8> {
     let Some(strides) = &t.strides else {
         return data.to_vec();
     };
-    let size = element_size(t.element_type) as usize;
+    let size = element_size(t.element_type.unwrap()) as usize;
+    assert_eq!(size as u64, t.itemsize);
     let numel: u64 = t.shape.iter().product();
     let mut index = vec![0u64; t.shape.len()];
     let mut out = Vec::with_capacity(len);

@@ -10,8 +10,10 @@
 //!
 //! * protobuf has no magic: [`looks_like_onnx`] claims a file only when its first bytes parse
 //!   as `ir_version` followed by ModelProto fields; the host also opens `*.onnx` by extension;
-//! * the tensors are the main graph's initializers and the values of its `Constant` nodes,
-//!   each Constant named by its output (see [`model`]);
+//! * the tensors are the main graph's initializers, the values of its `Constant` nodes,
+//!   each Constant named by its output, and the tensors its other nodes' attributes hold
+//!   (`ConstantOfShape`'s value, named by its output; any other as `<output>.<attribute>`;
+//!   see [`model`]);
 //! * `raw_data`, packed `float_data` / `double_data` (fixed-width little-endian), a Constant's
 //!   `value_float` and packed `value_floats` are byte ranges; values held as numbers
 //!   (varint-coded `int32_data` / `int64_data` / `uint64_data`, unpacked floats, a Constant's
@@ -20,10 +22,10 @@
 //! * external data (`data_location = EXTERNAL`) becomes a descriptor whose `file` is the
 //!   location, after refusing absolute paths, `..`, backslashes and empty names; its
 //!   `checksum` key (SHA-1) is not checked: the host hashes the bytes itself;
-//! * tensors outside the main graph's dense initializers and Constants (subgraphs of
-//!   If/Loop/Scan and the Constants in them, other node attributes, a Constant's
-//!   `sparse_value`, sparse initializers, training graphs) are listed as unread and outside
-//!   the model: a conversion names them as not carried;
+//! * tensors outside the main graph's dense initializers, Constants and node attribute
+//!   tensors (subgraphs of If/Loop/Scan and everything in them, repeated `tensors`
+//!   attributes, a Constant's `sparse_value`, sparse initializers, training graphs) are
+//!   listed as unread and outside the model: a conversion names them as not carried;
 //! * graph nodes are data to socair, not code it runs: operators of custom domains and
 //!   model-local functions are not a LEAD (a runtime resolves them to kernels it already has),
 //!   but their domains are listed in the metadata (`onnx.op_domains`) for reviewers.
@@ -88,9 +90,10 @@ impl Reader for OnnxReader {
 
 /// Whether `head` (the file's first bytes) starts like an ONNX model: field 1 (`ir_version`,
 /// a varint from 1 to 63) first, as every ONNX serializer writes it, then at least one more
-/// ModelProto field with the wire type onnx.proto gives it, and every field that fits in
-/// `head` well-formed. Conservative: a safetensors length prefix, a zip, a pickle or GGUF
-/// never parses so.
+/// ModelProto field with the wire type onnx.proto gives it, every field that fits in `head`
+/// well-formed, strings UTF-8, and the name fields ([`NAME_FIELDS`]) printable text within
+/// `head`. Conservative: a safetensors length prefix, a zip, a pickle, GGUF or a TensorFlow
+/// SavedModel (`saved_model.pb`) never parses so.
 pub fn looks_like_onnx(head: &[u8], file_len: u64) -> bool {
     if head.first() != Some(&0x08) || file_len < 4 {
         return false;
@@ -138,12 +141,19 @@ pub fn looks_like_onnx(head: &[u8], file_len: u64) -> bool {
                 let Some(stop) = usize::try_from(len).ok().and_then(|l| at.checked_add(l)) else {
                     return false;
                 };
+                let name = NAME_FIELDS.contains(&(key >> 3));
                 if stop > end {
-                    // Runs past what we were shown (the graph, usually): plausible.
-                    return true;
+                    // Runs past what we were shown (the graph, usually): plausible, unless
+                    // it is a name (a producer name of kilobytes is some other message).
+                    return !name && (field.kind != Kind::String || utf8_prefix(&head[at..]));
                 }
-                if field.kind == Kind::String && std::str::from_utf8(&head[at..stop]).is_err() {
-                    return false;
+                if field.kind == Kind::String {
+                    let Ok(text) = std::str::from_utf8(&head[at..stop]) else {
+                        return false;
+                    };
+                    if name && text.chars().any(char::is_control) {
+                        return false;
+                    }
                 }
                 at = stop;
             }
@@ -151,6 +161,23 @@ pub fn looks_like_onnx(head: &[u8], file_len: u64) -> bool {
         }
     }
     fields > 1
+}
+
+/// ModelProto's name fields (onnx.proto: `producer_name` 2, `producer_version` 3, `domain`
+/// 4): short text every ONNX writer fills with a name (`pytorch`, `tf2onnx`, `skl2onnx`,
+/// `ai.onnx`). A TensorFlow SavedModel starts as ONNX does, with field 1 a varint
+/// (`saved_model_schema_version`, tensorflow/core/protobuf/saved_model.proto), and then
+/// field 2 is `meta_graphs`, a MetaGraphDef message whose bytes start with a field tag
+/// (`0x0a` meta_info_def, `0x12` graph_def ...) and lengths: control characters, never a
+/// name. Requiring the name fields to be printable and within the head tells them apart.
+const NAME_FIELDS: &[u64] = &[2, 3, 4];
+
+/// Whether `bytes` are UTF-8 up to a character the end of the head cuts.
+fn utf8_prefix(bytes: &[u8]) -> bool {
+    match std::str::from_utf8(bytes) {
+        Ok(_) => true,
+        Err(e) => e.error_len().is_none(),
+    }
 }
 
 fn open_source(source: &ByteSourceRef<'_>) -> Result<OpenedFile, PluginError> {
@@ -207,19 +234,23 @@ pub fn opened_file(parsed: Result<model::Model, model::OnnxError>) -> OpenedFile
     let decoded = m.tensors.iter().filter(|t| t.inline.is_some()).count();
     let not_located = m.unread.iter().filter(|u| !u.outside_model).count();
     let outside = m.unread.len() - not_located;
+    let attributes = match m.attribute_tensors {
+        0 => String::new(),
+        n => format!(" and {n} node attribute tensors (ConstantOfShape values...)"),
+    };
     let ir = m
         .ir_version
         .map_or_else(|| "?".to_owned(), |v| v.to_string());
     let summary = match status {
         RowStatus::Pass => format!(
-            "ONNX model (IR {ir}): {} tensors of {} initializers and {} Constant nodes fingerprinted ({external} in external data files, {decoded} decoded from numbers), {not_located} not read, {outside} tensors outside the main graph not carried",
+            "ONNX model (IR {ir}): {} tensors of {} initializers and {} Constant nodes{attributes} fingerprinted ({external} in external data files, {decoded} decoded from numbers), {not_located} not read, {outside} tensors outside the main graph not carried",
             m.tensors.len(),
             m.initializers,
             m.constants
         ),
         RowStatus::Fail => "not a sound ONNX model: readers may disagree on its tensors".to_owned(),
         _ => format!(
-            "ONNX model (IR {ir}) with parts this reader does not prove: {} tensors of {} initializers and {} Constant nodes fingerprinted",
+            "ONNX model (IR {ir}) with parts this reader does not prove: {} tensors of {} initializers and {} Constant nodes{attributes} fingerprinted",
             m.tensors.len(),
             m.initializers,
             m.constants

@@ -10,9 +10,11 @@
 //!
 //! This file holds [`parse`] itself: the pre-pass, the decode, the names and the budgets; the
 //! parts apart are what it yields (`results`), the ONNX data types (`data_type`), one
-//! tensor located (`tensor`), the value of a Constant node (`constant`), the tensors
-//! outside the model (`outside`) and the model's metadata (`metadata`).
+//! tensor located (`tensor`), the value of a Constant node (`constant`), the tensors other
+//! nodes' attributes hold (`attribute`: ConstantOfShape's value...), the tensors outside the
+//! model (`outside`) and the model's metadata (`metadata`).
 
+mod attribute;
 mod constant;
 mod data_type;
 mod metadata;
@@ -143,11 +145,11 @@ pub fn parse(data: Bytes) -> Result<Model, OnnxError> {
     // Names: every initializer (and sparse initializer) has one, and no two share it; nor
     // does a Constant's output (onnx.checker: "Graph must be in single static assignment
     // (SSA) form").
-    let mut by_name: BTreeMap<&str, Vec<String>> = BTreeMap::new();
+    let mut by_name: BTreeMap<String, Vec<String>> = BTreeMap::new();
     for (i, t) in graph.initializer.iter().enumerate() {
         let name = t.name.as_deref().unwrap_or("");
         by_name
-            .entry(name)
+            .entry(name.to_owned())
             .or_default()
             .push(format!("graph.initializer[{i}]"));
     }
@@ -158,7 +160,7 @@ pub fn parse(data: Bytes) -> Result<Model, OnnxError> {
             .and_then(|v| v.name.as_deref())
             .unwrap_or("");
         by_name
-            .entry(name)
+            .entry(name.to_owned())
             .or_default()
             .push(format!("graph.sparse_initializer[{i}]"));
     }
@@ -186,7 +188,7 @@ pub fn parse(data: Bytes) -> Result<Model, OnnxError> {
             continue;
         };
         by_name
-            .entry(output.as_str())
+            .entry(output.clone())
             .or_default()
             .push(format!("graph.node[{n}] Constant"));
         match constant(node, n, &walk, &data)? {
@@ -207,6 +209,63 @@ pub fn parse(data: Bytes) -> Result<Model, OnnxError> {
                     reason: format!("{place}: {}", problem.reason),
                     outside_model: problem.outside_model,
                 });
+            }
+        }
+    }
+    // The tensors other nodes' attributes hold (ConstantOfShape's value...), as Constants'.
+    for (n, node) in graph.node.iter().enumerate() {
+        if is_constant(node) {
+            continue;
+        }
+        for (index, a) in node.attribute.iter().enumerate() {
+            let Some(t) = &a.t else { continue };
+            out.attribute_tensors += 1;
+            let attr = a.name.as_deref().unwrap_or("");
+            let place = format!(
+                "graph.node[{n}] {} {:?} attribute {:?}",
+                bounded::short(node.op_type.as_deref().unwrap_or("")),
+                bounded::short(node.name.as_deref().unwrap_or("")),
+                bounded::short(attr)
+            );
+            let Some(name) = attribute::name(node, attr) else {
+                unread.push("attribute tensors refused", || UnreadTensor {
+                    name: None,
+                    reason: format!("{place}: a node without an output name, which names the tensor its attribute holds"),
+                    outside_model: false,
+                });
+                continue;
+            };
+            by_name.entry(name.clone()).or_default().push(format!(
+                "graph.node[{n}] attribute {:?}",
+                bounded::short(attr)
+            ));
+            let spans = walk
+                .attribute(n, index)
+                .and_then(|s| s.t.as_ref())
+                .ok_or_else(|| {
+                    OnnxError::Inconsistent(format!(
+                        "graph.node[{n}].attribute[{index}] decoded, not walked"
+                    ))
+                })?;
+            match describe(t, spans, &data)? {
+                Ok(mut tensor) => {
+                    tensor.name = name;
+                    located.push((place, tensor));
+                }
+                Err(problem) => {
+                    if let Some(severity) = problem.severity {
+                        findings.push(problem.kind, || Finding {
+                            severity,
+                            place: place.clone(),
+                            reason: problem.reason.clone(),
+                        });
+                    }
+                    unread.push(problem.kind, || UnreadTensor {
+                        name: Some(name.clone()),
+                        reason: format!("{place}: {}", problem.reason),
+                        outside_model: problem.outside_model,
+                    });
+                }
             }
         }
     }
@@ -237,7 +296,7 @@ pub fn parse(data: Bytes) -> Result<Model, OnnxError> {
                     },
                 );
             }
-            refused.insert((*name).to_owned());
+            refused.insert(name.clone());
         }
     }
     let limit = bounded::described_limit(len);

@@ -22,6 +22,10 @@
 //! * `_codecs.encode`: how pickle protocol 2 writes `bytes` (allowed by
 //!   torch/_weights_only_unpickler.py).
 //!
+//! `socair-wo/3` adds the rest of what torch v2.15.0's weights-only unpickler allows, and a few
+//! plain-data classes torch's own writers pickle ([`weights_only`]), under every grammar judged
+//! before danger, exact pair by exact pair.
+//!
 //! The dangerous entries, each with what it does and where it was found, are
 //! [`DANGEROUS_MODULES`] and [`DANGEROUS_MEMBERS`]; `GRAMMAR.md` carries the same table (a test
 //! keeps the two equal).
@@ -31,124 +35,17 @@
 #[doc(hidden)]
 pub mod compat;
 pub mod callables;
+pub mod weights_only;
+
+use crate::pickle::Grammar;
 
 use std::collections::HashMap;
 use std::sync::LazyLock;
 
-/// A dtype as torch names it, with the safetensors name `socair-convert/1` pairs it with.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Dtype {
-    /// torch's name (`float32`).
-    pub torch: &'static str,
-    /// The safetensors dtype name (`F32`); complex128 has none and is called `C128`.
-    pub safetensors: &'static str,
-    /// Bytes per element of torch's storage.
-    pub size: u64,
-    /// Values per storage element: 2 for `float4_e2m1fn_x2`, whose one byte holds two F4
-    /// values. safetensors writes such a tensor with its last dimension multiplied by this
-    /// (the `TensorSpec` constructor of safetensors 0.8 "transparently doubles the last
-    /// dimension" of packed dtypes), so the manifest's shape is that logical shape.
-    pub packed: u64,
-}
-
-const fn dt(torch: &'static str, safetensors: &'static str, size: u64) -> Dtype {
-    Dtype {
-        torch,
-        safetensors,
-        size,
-        packed: 1,
-    }
-}
-
-/// Every dtype the grammar models: the torch dtypes safetensors 0.8's torch binding writes
-/// (`safetensors/torch.py` `_SIZE`, and the names its Rust `TensorSpec` accepts: "bool, int8,
-/// uint8, int16, uint16, int32, uint32, int64, uint64, float16, float32, float64, bfloat16,
-/// float8_e4m3fn, float8_e4m3fnuz, float8_e5m2, float8_e5m2fnuz, float8_e8m0fnu,
-/// float4_e2m1fn_x2, complex64"), each with the header name safetensors gives it, plus
-/// complex128, which safetensors cannot hold.
-pub const DTYPES: &[Dtype] = &[
-    dt("float64", "F64", 8),
-    dt("float32", "F32", 4),
-    dt("float16", "F16", 2),
-    dt("bfloat16", "BF16", 2),
-    dt("int64", "I64", 8),
-    dt("int32", "I32", 4),
-    dt("int16", "I16", 2),
-    dt("int8", "I8", 1),
-    dt("uint8", "U8", 1),
-    dt("bool", "BOOL", 1),
-    dt("complex64", "C64", 8),
-    dt("complex128", "C128", 16),
-    dt("uint16", "U16", 2),
-    dt("uint32", "U32", 4),
-    dt("uint64", "U64", 8),
-    dt("float8_e4m3fn", "F8_E4M3", 1),
-    dt("float8_e5m2", "F8_E5M2", 1),
-    dt("float8_e4m3fnuz", "F8_E4M3FNUZ", 1),
-    dt("float8_e5m2fnuz", "F8_E5M2FNUZ", 1),
-    dt("float8_e8m0fnu", "F8_E8M0", 1),
-    Dtype {
-        torch: "float4_e2m1fn_x2",
-        safetensors: "F4",
-        size: 1,
-        packed: 2,
-    },
-];
-
-/// The typed storage classes and their dtypes (`_dtype_to_storage_type_map`).
-pub const TYPED_STORAGES: &[(&str, &str)] = &[
-    ("DoubleStorage", "float64"),
-    ("FloatStorage", "float32"),
-    ("HalfStorage", "float16"),
-    ("LongStorage", "int64"),
-    ("IntStorage", "int32"),
-    ("ShortStorage", "int16"),
-    ("CharStorage", "int8"),
-    ("ByteStorage", "uint8"),
-    ("BoolStorage", "bool"),
-    ("BFloat16Storage", "bfloat16"),
-    ("ComplexDoubleStorage", "complex128"),
-    ("ComplexFloatStorage", "complex64"),
-];
-
-/// The dtype named `torch_name`.
-pub fn dtype(torch_name: &str) -> Option<&'static Dtype> {
-    DTYPES.iter().find(|d| d.torch == torch_name)
-}
-
-/// The part of the grammar a global denotes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Known {
-    /// `collections.OrderedDict`.
-    OrderedDict,
-    /// `torch._utils._rebuild_tensor_v2`.
-    RebuildTensorV2,
-    /// `torch._utils._rebuild_tensor_v3`.
-    RebuildTensorV3,
-    /// `torch._utils._rebuild_parameter`.
-    RebuildParameter,
-    /// `torch._utils._rebuild_parameter_with_state`.
-    RebuildParameterWithState,
-    /// A typed storage class.
-    TypedStorage(&'static Dtype),
-    /// `torch.storage.UntypedStorage`.
-    UntypedStorage,
-    /// A dtype global such as `torch.uint16`.
-    Dtype(&'static Dtype),
-    /// `_codecs.encode` (bytes under protocol 2).
-    CodecsEncode,
-}
-
-/// How the grammar classifies a global.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Class {
-    /// Part of `socair-wo/1`.
-    Known(Known),
-    /// Evidence of code execution, I/O or scanner tampering; the reason says what it does.
-    Dangerous(&'static str),
-    /// Outside the grammar: not known to be bad.
-    Unknown,
-}
+mod dtypes;
+mod known;
+pub use dtypes::{dtype, Dtype, DTYPES, TYPED_STORAGES};
+pub use known::{Builtin, Class, Known, PathClass};
 
 /// A dangerous path: a module (and everything reached through it) or a member, what it does,
 /// and where the entry comes from.
@@ -640,10 +537,18 @@ pub struct Lookup {
 /// protocols below 3, then judged by the path it traverses. A renamed global is never part of
 /// the grammar (torch.save writes Python 3 names), whatever it maps to.
 pub fn classify_pickled(module: &str, name: &str, protocol: u8) -> Lookup {
+    classify_pickled_in(module, name, protocol, Grammar::V1)
+}
+
+/// [`classify_pickled`] under `grammar`. From `socair-wo/3` a renamed global keeps the meaning
+/// its Python 3 name has in the grammar: torch.save at protocol 2 writes `builtins.set` as
+/// `__builtin__.set`, which both CPython's `find_class` (below protocol 3) and the weights-only
+/// unpickler (`_read_global_instruction`, with torch/_utils.py's copy of the tables) rename.
+pub fn classify_pickled_in(module: &str, name: &str, protocol: u8, grammar: Grammar) -> Lookup {
     match fix_imports(module, name, protocol) {
         Some((m, n)) => {
-            let class = match classify(m, &n) {
-                Class::Known(_) => Class::Unknown,
+            let class = match classify_in(m, &n, grammar) {
+                Class::Known(_) if grammar < Grammar::V3 => Class::Unknown,
                 other => other,
             };
             Lookup {
@@ -652,7 +557,7 @@ pub fn classify_pickled(module: &str, name: &str, protocol: u8) -> Lookup {
             }
         }
         None => Lookup {
-            class: classify(module, name),
+            class: classify_in(module, name, grammar),
             renamed: None,
         },
     }
@@ -713,8 +618,20 @@ fn builtins_alias(module: &str) -> &str {
 ///   (importing it runs a program), or when the name is too long or deep to analyse;
 /// * unknown otherwise.
 pub fn classify(module: &str, name: &str) -> Class {
+    classify_in(module, name, Grammar::V1)
+}
+
+/// [`classify`] under `grammar`: `socair-wo/3` adds the exact pairs of
+/// [`weights_only::known_v3`], which, like every pair of the grammar, are judged before any
+/// dangerous module they lie in (`torch.serialization._get_layout`, `pathlib.PosixPath`).
+pub fn classify_in(module: &str, name: &str, grammar: Grammar) -> Class {
     if let Some(k) = known(module, name) {
         return Class::Known(k);
+    }
+    if grammar >= Grammar::V3 {
+        if let Some(k) = weights_only::known_v3(module, name) {
+            return Class::Known(k);
+        }
     }
     let module = builtins_alias(module);
     if module.len() > MAX_NAME_BYTES
@@ -748,10 +665,14 @@ pub fn classify(module: &str, name: &str) -> Class {
             return Class::Dangerous(does);
         }
         // The analysis's table (globals/callables.rs): after the hand-written entries, whose
-        // sources it does not replace; the grammar's own pairs were accepted above.
+        // sources it does not replace. It over-approximates: an exact pair the grammar
+        // accepts under any version (`/3` holds torch's weights-only allowlist) wins over it,
+        // so that the table never makes FAIL what torch writes or loads with weights_only.
         let module_part = if start == 0 { module_end } else { 0 };
         if let Some(why) = callables::dangerous(rest, module_part) {
-            return Class::Dangerous(why);
+            if weights_only::known_v3(module, name).is_none() {
+                return Class::Dangerous(why);
+            }
         }
         // Modules import others under a private alias (`import sys as _sys` in argparse and
         // collections): an attribute `_sys` can be the sys module.
@@ -928,4 +849,77 @@ mod tests {
             assert!(doc.contains(&row), "GRAMMAR.md lacks the row {row}");
         }
     }
+
+    /// The grammar's own globals, and every one torch's weights-only unpickler allows, are
+    /// never FAIL by the table whatever the analysis says of them (it over-approximates);
+    /// those it flags are listed here, and in scripts/dangerous-callables/allowed-flagged.txt,
+    /// for a person to look at.
+    #[test]
+    fn the_grammar_wins_over_the_analysis_for_its_own_pairs() {
+        use super::weights_only::{DCP_DATACLASSES, DCP_ENUMS, TORCH_ALLOWED};
+        let mut dotted: Vec<String> = [
+            "collections.OrderedDict",
+            "collections.Counter",
+            "torch._utils._rebuild_tensor_v2",
+            "torch._utils._rebuild_tensor_v3",
+            "torch._utils._rebuild_parameter",
+            "torch._utils._rebuild_parameter_with_state",
+            "torch._utils._rebuild_tensor",
+            "torch._utils._rebuild_qtensor",
+            "torch._utils._rebuild_sparse_tensor",
+            "torch._utils._rebuild_meta_tensor_no_storage",
+            "torch._utils._rebuild_wrapper_subclass",
+            "torch._utils._rebuild_device_tensor_from_numpy",
+            "torch._utils._rebuild_device_tensor_from_cpu_tensor",
+            "torch._tensor._rebuild_from_type_v2",
+            "torch.Size",
+            "torch.Tensor",
+            "pathlib.Path",
+            "pathlib.PosixPath",
+            "pathlib.WindowsPath",
+            "pathlib.PurePosixPath",
+            "builtins.set",
+            "builtins.bytearray",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        dotted.extend(TORCH_ALLOWED.iter().map(|s| s.to_string()));
+        dotted.extend(DCP_DATACLASSES.iter().map(|s| s.to_string()));
+        dotted.extend(DCP_ENUMS.iter().map(|(e, _)| e.to_string()));
+        dotted.extend(TYPED_STORAGES.iter().map(|(s, _)| format!("torch.{s}")));
+        dotted.extend(DTYPES.iter().map(|d| format!("torch.{}", d.torch)));
+        dotted.sort();
+        dotted.dedup();
+        let mut flagged = Vec::new();
+        for d in &dotted {
+            let (m, n) = d.rsplit_once('.').unwrap();
+            assert!(
+                known(m, n).or(weights_only::known_v3(m, n)).is_some(),
+                "{d} is not a pair of the grammar"
+            );
+            assert!(
+                matches!(classify_in(m, n, Grammar::V3), Class::Known(_)),
+                "{d} is no longer accepted under /3"
+            );
+            if let Some(r) = callables::lookup(d, m.len()) {
+                // Under every grammar the table's reason is never the verdict.
+                for g in [Grammar::V1, Grammar::V2, Grammar::V3] {
+                    assert_ne!(
+                        classify_in(m, n, g),
+                        Class::Dangerous(callables::reason(r)),
+                        "{d}"
+                    );
+                }
+                flagged.push(d.clone());
+            }
+        }
+        assert_eq!(
+            flagged, ALLOWED_BUT_FLAGGED,
+            "update GRAMMAR.md and allowed-flagged.txt"
+        );
+    }
+
+    /// The grammar's globals the analysis flags (see the test above): none at torch 2.15.0.
+    const ALLOWED_BUT_FLAGGED: &[&str] = &[];
 }

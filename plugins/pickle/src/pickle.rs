@@ -1,5 +1,5 @@
-//! The `socair-wo` pickle machine (`/1`, and `/2` with what Python 2's pickler wrote, chosen by
-//! [`Options::grammar`]): runs a pickle over typed values, never over Python objects. Nothing is imported or called; a global is a name that [`crate::globals`]
+//! The `socair-wo` pickle machine (`/1`; `/2` with what Python 2's pickler wrote; `/3` with the
+//! rest of what torch's weights-only unpickler loads; chosen by [`Options::grammar`]): runs a pickle over typed values, never over Python objects. Nothing is imported or called; a global is a name that [`crate::globals`]
 //! classifies, and only the grammar's own globals have a meaning here (they build tensors,
 //! storages and ordered dicts).
 //!
@@ -23,6 +23,7 @@
 //! against the bytes that remain; findings are bounded per kind with exact counts of the rest.
 
 mod findings;
+mod grammar;
 mod machine;
 pub mod reader;
 pub mod text;
@@ -33,8 +34,9 @@ use findings::Findings;
 pub use findings::{group, Kind, MAX_PER_KIND};
 use machine::{Ended, Run};
 pub use values::{
-    check_bounds, DictObject, Finding, GlobalRef, Grammar, Object, Options, Outcome, Severity,
-    StorageClass, StorageRef, TensorModel, Value, MAX_TUPLE_DEPTH,
+    check_bounds, Composite, DictObject, Finding, GlobalRef, Grammar, Layout, Object, Options,
+    Outcome, Python2Str, RecordObject, Severity, StorageClass, StorageRef, TensorModel, Value,
+    MAX_TUPLE_DEPTH,
 };
 
 /// Most framing replays (pickles re-read with some frames read whole) per pickle; past it, a
@@ -246,3 +248,5 @@ fn appended(data: &[u8], options: &Options, ends: &[usize], findings: &mut Findi
 mod tests;
 #[cfg(test)]
 mod tests_python2;
+#[cfg(test)]
+mod tests_v3;

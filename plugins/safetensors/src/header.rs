@@ -2,8 +2,11 @@
 //! to a validated list of tensors, or the one reason the file is refused.
 //!
 //! Stricter than the safetensors crate on purpose: a file that two readers could read
-//! differently (duplicate keys, leading whitespace, stray fields, bytes no tensor owns) is
-//! refused rather than read one way.
+//! differently (duplicate keys, bytes no tensor owns, values the crate refuses and other
+//! readers take) is refused rather than read one way. What the crate (0.8.0, `src/tensor.rs`
+//! `HashMetadata`/`TensorInfo` through serde_json) reads as if it were not there is read the
+//! same and said ([`Deviations`]): fields of a tensor entry the format does not define,
+//! `"__metadata__": null`, and JSON whitespace other than spaces around the object.
 //!
 //! This file holds the two entry points, [`header_len`] and [`parse_header`]; the parts apart
 //! are the format's fixed sizes and names (`limits`), the refusals ([`SafetensorsError`]), the
@@ -18,10 +21,11 @@ mod stream;
 mod tests;
 
 use entry::check_layout;
-pub use entry::{Header, TensorEntry, MAX_METADATA_LISTED, MAX_RANK};
+pub use entry::{Deviations, Header, TensorEntry, MAX_METADATA_LISTED, MAX_RANK};
 pub use error::SafetensorsError;
 pub use limits::{LEN_PREFIX, MAX_HEADER_LEN, METADATA_KEY};
 use stream::parse_json_prefix;
+pub use stream::MAX_EXTRA_LISTED;
 
 /// Reads the header length from the first 8 bytes and checks it against the limit and the file
 /// length; returns it. `prefix` may be longer than 8 bytes.
@@ -62,7 +66,14 @@ pub fn parse_header(prefix: &[u8], file_len: u64) -> Result<Header, SafetensorsE
             file_len: prefix.len() as u64,
         });
     };
-    match bytes.first() {
+    // serde_json, which the library parses the header with, skips JSON whitespace (space,
+    // tab, newline, carriage return) before the object; safetensors 0.8.0 no longer refuses it
+    // (PR #686: "readers must tolerate leading whitespace").
+    let lead = bytes
+        .iter()
+        .position(|b| !is_json_whitespace(*b))
+        .unwrap_or(bytes.len());
+    match bytes.get(lead) {
         Some(b'{') => {}
         Some(&b) => {
             return Err(SafetensorsError::NotAnObject {
@@ -79,7 +90,11 @@ pub fn parse_header(prefix: &[u8], file_len: u64) -> Result<Header, SafetensorsE
         offset: LEN_PREFIX + e.valid_up_to() as u64,
     })?;
     let (parsed, json_end) = parse_json_prefix(text)?;
-    if let Some(pos) = bytes[json_end..].iter().position(|&b| b != b' ') {
+    // After the object, serde_json's `end` allows JSON whitespace only.
+    if let Some(pos) = bytes[json_end..]
+        .iter()
+        .position(|&b| !is_json_whitespace(b))
+    {
         let at = json_end + pos;
         return Err(SafetensorsError::BadPadding {
             offset: LEN_PREFIX + at as u64,
@@ -92,5 +107,17 @@ pub fn parse_header(prefix: &[u8], file_len: u64) -> Result<Header, SafetensorsE
         metadata: parsed.metadata,
         metadata_total: parsed.metadata_total,
         tensors: parsed.tensors,
+        deviations: Deviations {
+            metadata_null: parsed.metadata_null,
+            extra_fields: parsed.extra_fields,
+            extra_fields_total: parsed.extra_fields_total,
+            leading_whitespace: lead > 0,
+            trailing_whitespace: bytes[json_end..].iter().any(|&b| b != b' '),
+        },
     })
+}
+
+/// JSON's whitespace (RFC 8259 `ws`), what serde_json skips between tokens.
+fn is_json_whitespace(b: u8) -> bool {
+    matches!(b, b' ' | b'\t' | b'\n' | b'\r')
 }

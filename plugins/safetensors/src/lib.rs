@@ -190,6 +190,7 @@ pub fn opened_file(parsed: Result<header::Header, header::SafetensorsError>) -> 
                     bounded::thousands(past_budget)
                 ));
             }
+            deviations(&h.deviations, &mut summary, &mut findings);
             OpenedFile {
                 format: FORMAT.into(),
                 tensors: tensors.into(),
@@ -217,6 +218,56 @@ pub fn opened_file(parsed: Result<header::Header, header::SafetensorsError>) -> 
                 reason: e.to_string().into(),
             },
         ),
+    }
+}
+
+/// What the header holds beyond what safetensors' writer writes and the library reads the same
+/// (safetensors 0.8.0 `src/tensor.rs`, checked against the library's `safe_open` and
+/// `load_file`): said in the summary, and a LEAD for fields the format does not define (the
+/// library ignores them, so they carry something no reader uses).
+fn deviations(d: &header::Deviations, summary: &mut String, findings: &mut Vec<Finding>) {
+    let mut notes = Vec::new();
+    if d.metadata_null {
+        notes.push("`__metadata__` is null, which the library reads as no metadata");
+    }
+    if d.leading_whitespace {
+        notes.push("JSON whitespace precedes the header object, which the library skips");
+    }
+    if d.trailing_whitespace {
+        notes.push("the header is padded with tabs, newlines or carriage returns as well as spaces, which the library skips as JSON whitespace");
+    }
+    for n in notes {
+        summary.push_str("; ");
+        summary.push_str(n);
+    }
+    if d.extra_fields_total > 0 {
+        let listed: Vec<String> = d
+            .extra_fields
+            .iter()
+            .map(|(t, f)| format!("{f:?} of {t:?}"))
+            .collect();
+        let more = d.extra_fields_total - d.extra_fields.len() as u64;
+        let text = format!(
+            "{} field(s) of tensor entries the format does not define ({}{}): the safetensors library ignores them (its TensorInfo has no deny_unknown_fields) and reads the same tensors, but no reader uses what they carry",
+            bounded::thousands(d.extra_fields_total),
+            listed.join(", "),
+            if more > 0 {
+                format!(", and {} more", bounded::thousands(more))
+            } else {
+                String::new()
+            }
+        );
+        summary.push_str(&format!(
+            "; {} undefined field(s) in tensor entries",
+            bounded::thousands(d.extra_fields_total)
+        ));
+        findings.push(Finding {
+            place: match d.extra_fields.first() {
+                Some((t, _)) => format!("header key {t:?}").into(),
+                None => "header".into(),
+            },
+            reason: text.into(),
+        });
     }
 }
 

@@ -18,9 +18,11 @@ mod tests;
 pub use analysis::{Analysis, Endian, Finding, LocatedTensor, FINDINGS_PER_KIND};
 use records::{check_version, lookup, lookup_index, read_record, storage_alignment};
 pub use records::{stoull, SUPPORTED_VERSIONS};
-pub use state_dict::{read_state_dict, NamedTensor, StateDict, BARE_TENSOR, MAX_NAME_DEPTH};
+pub use state_dict::{
+    read_state_dict, read_state_dict_in, NamedTensor, StateDict, BARE_TENSOR, MAX_NAME_DEPTH,
+};
 use tensors::{calculated_offsets, unswapped_big_endian};
-pub use tensors::{judge_locations, model_tensors};
+pub use tensors::{judge_locations, model_tensors, model_tensors_with};
 
 use crate::pickle::{self, Severity};
 use crate::zip::{self, ReadAt};
@@ -179,7 +181,11 @@ fn analyze_zip(src: &(impl ReadAt + ?Sized), options: &AnalyzeOptions) -> Analys
         a.add(Severity::Lead, "zip archive", reason);
         a.unread.push((None, reason.into()));
     };
-    let archive = match zip::read_archive(src) {
+    // `socair-wo/3` reads what torch's writer options and re-zipping produce as torch reads it.
+    let rules = zip::Rules {
+        torch_writer_options: options.grammar >= pickle::Grammar::V3,
+    };
+    let archive = match zip::read_archive_with(src, rules) {
         Ok(archive) => {
             if !archive
                 .records
@@ -222,23 +228,106 @@ fn analyze_zip(src: &(impl ReadAt + ?Sized), options: &AnalyzeOptions) -> Analys
         );
     }
 
+    if archive.comment_len > 0 {
+        a.add(
+            Severity::Lead,
+            "zip end record",
+            format!(
+                "the archive ends with a {}-byte comment, which torch's writer never writes and torch.load never reads (miniz finds the end record before it, as every zip reader does): something may be hidden there",
+                archive.comment_len
+            ),
+        );
+    }
     // Integrity: every record's CRC-32 (storages only when their bytes are read).
+    let mut crc_absent_names: Vec<String> = Vec::new();
+    // Deflated records are inflated (in pieces, never held) to check their CRC-32: at most
+    // 64 MiB + 8x the file in all, so a zip bomb costs no more time than a file that size.
+    let mut inflate_left = (64u64 << 20).saturating_add(src.size().saturating_mul(8));
+    let mut not_inflated = 0u64;
     for r in &archive.records {
         let rel = archive.relative(r);
         if options.header_only && rel.starts_with("data/") {
             a.crc_skipped += 1;
             continue;
         }
-        match zip::verify_crc(src, r) {
-            Ok(()) => a.crc_verified += 1,
+        if !r.stored() {
+            if r.len > inflate_left {
+                not_inflated += 1;
+                a.crc_skipped += 1;
+                continue;
+            }
+            inflate_left -= r.len;
+        }
+        if !rules.torch_writer_options {
+            match zip::bytes::verify_crc(src, r) {
+                Ok(()) => a.crc_verified += 1,
+                Err(e) => a.add(Severity::Fail, format!("zip {}", e.place()), e.to_string()),
+            }
+            continue;
+        }
+        match zip::bytes::crc_state(src, r) {
+            Ok(zip::bytes::CrcState::Holds) => a.crc_verified += 1,
+            // What `torch.serialization.set_crc32_options(False)` writes: torch reads the
+            // bytes as they are, as socair does; readers that check CRCs refuse them.
+            Ok(zip::bytes::CrcState::Absent { .. }) => {
+                a.crc_absent += 1;
+                if crc_absent_names.is_empty() {
+                    crc_absent_names.push(format!("{:?}", r.name));
+                }
+            }
+            Ok(zip::bytes::CrcState::Wrong { recorded, actual }) => a.add(
+                Severity::Fail,
+                format!("zip record {:?}", r.name),
+                format!("CRC-32 does not hold: recorded {recorded:#010x}, data has {actual:#010x} (torch reads it unchecked, other readers refuse it: the bytes changed after they were written)"),
+            ),
             Err(e) => a.add(Severity::Fail, format!("zip {}", e.place()), e.to_string()),
         }
+    }
+    if a.crc_absent > 0 {
+        let more = a.crc_absent - crc_absent_names.len();
+        a.add(
+            Severity::Lead,
+            format!(
+                "zip records {}{}",
+                crc_absent_names.join(", "),
+                if more > 0 {
+                    format!(" and {more} more")
+                } else {
+                    String::new()
+                }
+            ),
+            format!(
+                "{} record(s) without a CRC-32 (recorded as 0: torch.save under torch.serialization.set_crc32_options(False)): torch.load reads them unchecked, as socair does; Python's zipfile and other checking readers refuse them, and nothing ties their bytes to what was written",
+                a.crc_absent
+            ),
+        );
+    }
+    if not_inflated > 0 {
+        a.add(
+            Severity::Lead,
+            "zip records",
+            format!("{not_inflated} deflated record(s) declare more bytes than socair inflates for a file of this size (64 MiB + 8x the file, in all): not inflated, so their CRC-32 is not checked"),
+        );
+    }
+    let deflated_storages = archive
+        .records
+        .iter()
+        .filter(|r| !r.stored() && archive.relative(r).starts_with("data/"))
+        .count();
+    if deflated_storages > 0 {
+        a.add(
+            Severity::Lead,
+            "zip records data/…",
+            format!(
+                "{deflated_storages} storage record(s) are deflated (the archive was re-zipped: torch's writer stores them): torch.load inflates them, as socair does, but torch.load(mmap=True) maps their compressed bytes as the storage, and socair fingerprints tensors only where their bytes lie in the file, so their tensors are not read"
+            ),
+        );
     }
 
     check_version(&mut a, src, &archive);
     match lookup(&mut a, &archive, "byteorder") {
         None => a.byteorder_record = None,
-        Some(r) if r.len <= 16 => match read_record(src, r).as_deref() {
+        Some(r) if r.len <= 16 => match read_record(src, r, 16).as_deref() {
             Ok(b"little") => a.byteorder_record = Some(Endian::Little),
             Ok(b"big") => a.byteorder_record = Some(Endian::Big),
             Ok(other) => a.add(
@@ -285,7 +374,28 @@ fn analyze_zip(src: &(impl ReadAt + ?Sized), options: &AnalyzeOptions) -> Analys
             .push((None, "data.pkl is too large to model".into()));
         return a;
     }
-    let bytes = match read_record(src, pkl) {
+    // A deflated data.pkl is inflated into memory: at most 8 MiB more than the file, so the
+    // typed model's budget still holds (64 MiB + 8x the input).
+    let limit = if pkl.stored() {
+        MAX_PICKLE_LEN
+    } else {
+        src.size().saturating_add(8 << 20).min(MAX_PICKLE_LEN)
+    };
+    if pkl.len > limit {
+        a.add(
+            Severity::Lead,
+            format!("zip record {:?}", pkl.name),
+            format!(
+                "data.pkl is deflated to {} bytes in a {}-byte file, more than the {limit} bytes socair inflates: not modeled",
+                pkl.compressed,
+                src.size()
+            ),
+        );
+        a.unread
+            .push((None, "data.pkl inflates past what socair models".into()));
+        return a;
+    }
+    let bytes = match read_record(src, pkl, limit) {
         Ok(b) => b,
         Err(e) => {
             a.add(
@@ -304,6 +414,7 @@ fn analyze_zip(src: &(impl ReadAt + ?Sized), options: &AnalyzeOptions) -> Analys
             legacy: false,
             input_len: src.size(),
             grammar: options.grammar,
+            ..Default::default()
         },
     );
     a.protocol = outcome.protocol;
@@ -394,7 +505,7 @@ fn analyze_zip(src: &(impl ReadAt + ?Sized), options: &AnalyzeOptions) -> Analys
     judge_locations(&mut a, &outcome.storages);
     let format_version = lookup(&mut a, &archive, ".format_version")
         .filter(|r| r.len <= 64)
-        .and_then(|r| read_record(src, r).ok());
+        .and_then(|r| read_record(src, r, 64).ok());
     // `_load`: `can_calculate_storage_offsets = version >= b"1"` (a bytes comparison).
     if format_version.is_some_and(|v| v.as_slice() >= b"1".as_slice()) {
         calculated_offsets(
@@ -405,11 +516,18 @@ fn analyze_zip(src: &(impl ReadAt + ?Sized), options: &AnalyzeOptions) -> Analys
             alignment,
         );
     }
-    model_tensors(&mut a, &outcome, |storage| {
-        record_of.get(storage.key.as_str()).map(|&i| {
-            let r = &archive.records[i];
-            (r.data_offset, r.name.clone(), 0)
-        })
+    model_tensors_with(&mut a, &outcome, |storage| {
+        let i = record_of
+            .get(storage.key.as_str())
+            .ok_or_else(|| format!("its storage {:?} does not match a record", storage.key))?;
+        let r = &archive.records[*i];
+        if !r.stored() {
+            return Err(format!(
+                "its storage record {:?} is deflated: torch.load inflates it (torch.load(mmap=True) maps the compressed bytes), and socair fingerprints tensors only where their bytes lie in the file",
+                r.name
+            ));
+        }
+        Ok((r.data_offset, r.name.clone(), 0))
     });
     if a.byteorder_record == Some(Endian::Big) {
         unswapped_big_endian(&mut a);

@@ -8,16 +8,30 @@ use crate::zip;
 /// The zip layer on arbitrary bytes: returns (never panics), and an accepted archive's records
 /// lie inside the file, in order, without overlapping.
 pub fn check_zip(data: &[u8]) {
-    if let Ok(archive) = zip::read_archive(data) {
+    for torch_writer_options in [false, true] {
+        let rules = zip::Rules {
+            torch_writer_options,
+        };
+        let Ok(archive) = zip::read_archive_with(data, rules) else {
+            continue;
+        };
         let mut end = 0u64;
         for r in &archive.records {
             assert!(r.header_offset >= end, "records overlap");
             assert!(r.data_offset > r.header_offset);
-            end = r.data_offset + r.len;
+            assert!(torch_writer_options || (r.stored() && r.compressed == r.len));
+            end = r.data_offset + r.compressed;
             assert!(end <= data.len() as u64, "record past the end");
             assert!(r.name.starts_with(&format!("{}/", archive.prefix)));
-            let _ = zip::verify_crc(data, r);
+            let _ = zip::bytes::verify_crc(data, r);
+            let _ = zip::bytes::crc_state(data, r);
+            // Inflation is bounded by the limit asked for, whatever the record declares.
+            if let Ok(bytes) = zip::bytes::read_bytes(data, r, 1 << 20) {
+                assert_eq!(bytes.len() as u64, r.len);
+            }
+            let _ = zip::bytes::read_head(data, r, 64);
         }
+        assert!(end + archive.comment_len <= data.len() as u64);
     }
 }
 
@@ -33,11 +47,24 @@ pub fn check_pickle(data: &[u8]) {
 }
 
 fn check_pickle_under(data: &[u8], grammar: pickle::Grammar) {
-    let options = pickle::Options {
-        grammar,
-        ..pickle::Options::default()
-    };
-    let outcome = pickle::run(data, &options);
+    for python2_str in [
+        pickle::Python2Str::TorchUtf8,
+        pickle::Python2Str::CallerChooses,
+    ] {
+        check_pickle_with(
+            data,
+            &pickle::Options {
+                grammar,
+                python2_str,
+                ..pickle::Options::default()
+            },
+        );
+    }
+}
+
+fn check_pickle_with(data: &[u8], options: &pickle::Options) {
+    let grammar = options.grammar;
+    let outcome = pickle::run(data, options);
     assert!(
         outcome.findings.len() <= 10 * (pickle::MAX_PER_KIND + 1),
         "the report outgrows its bound"
@@ -51,7 +78,7 @@ fn check_pickle_under(data: &[u8], grammar: pickle::Grammar) {
         );
     }
     if let Some(result) = &outcome.result {
-        let _ = crate::checkpoint::read_state_dict(&outcome, result);
+        let _ = crate::checkpoint::read_state_dict_in(&outcome, result, grammar);
     }
 }
 
@@ -73,6 +100,18 @@ pub fn check_checkpoint(data: &[u8]) {
 }
 
 fn check_checkpoint_under(data: &[u8], options: &AnalyzeOptions) {
+    // The same bytes as a PT2 archive: returns, every range it hands the host inside the file.
+    let _ = crate::pt2::looks_like_pt2(&data[..data.len().min(4096)], data.len() as u64);
+    let opened = crate::pt2::open(data, options, crate::opened_file);
+    for t in opened.tensors.iter() {
+        for r in t.ranges.iter() {
+            let end = r.offset.checked_add(r.len).expect("no overflow");
+            assert!(
+                end <= data.len() as u64,
+                "pt2 tensor past the end of the file"
+            );
+        }
+    }
     let analysis = crate::legacy::analyze_as_zip(data, options);
     for t in &analysis.tensors {
         let start = t.record_offset + t.model.storage_offset * t.model.dtype.size;

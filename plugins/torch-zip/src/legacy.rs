@@ -15,7 +15,12 @@
 //!    its bytes (little-endian elements, whatever machine wrote them: `THPStorage_writeFileRaw`).
 //!
 //! torch.load runs every one of these pickles, so each goes through the same machine as a zip
-//! checkpoint's `data.pkl`; only the main pickle may build tensors. Every check has its zip
+//! checkpoint's `data.pkl`; only the main pickle may build tensors.
+//!
+//! Before them torch.load tries its oldest format, a tar archive (torch 0.1: members
+//! `sys_info`, `pickle`, `tensors`, `storages`), read by [`crate::tarfile::torch`]: a file
+//! whose first bytes CPython's tarfile opens and whose members are torch's is read as that,
+//! every pickle of its members through the machine. Every check has its zip
 //! analogue: keys listed once and equal to the keys the pickle names, each count equal to the
 //! persistent id's, every storage inside the file, no byte after the last one.
 
@@ -80,14 +85,34 @@ pub fn looks_like_pickle(head: &[u8], file_len: u64) -> bool {
 /// The zip reader's entry: a zip checkpoint, or a pickle stream handed to the zip reader (by
 /// its name, `pytorch_model.bin`), which is run as what it is.
 pub fn analyze_as_zip(src: &(impl ReadAt + ?Sized), options: &AnalyzeOptions) -> Analysis {
-    if not_a_zip(src).is_some() && looks_like_pickle(&head_of(src), src.size()) {
+    let head = head_of(src);
+    if not_a_zip(src).is_some()
+        && (looks_like_pickle(&head, src.size()) || tarfile::torch::looks_like_torch_tar(&head))
+    {
         return analyze(src, options);
     }
     checkpoint::analyze(src, options)
 }
 
+/// Whether the first bytes of a file are torch's legacy format: a pickle (see
+/// [`looks_like_pickle`]), or a tar archive holding one of torch 0.1's members, which
+/// `torch.load` tries first (`tarfile::torch`).
+pub fn looks_like_legacy(head: &[u8], file_len: u64) -> bool {
+    looks_like_pickle(head, file_len)
+        || (!head.starts_with(&crate::zip::LOCAL_MAGIC)
+            && tarfile::torch::looks_like_torch_tar(head))
+}
+
 /// Reads a legacy checkpoint completely, without running its pickles.
 pub fn analyze(src: &(impl ReadAt + ?Sized), options: &AnalyzeOptions) -> Analysis {
+    // torch's oldest format: a tar archive of torch 0.1's members and no pickle at the start.
+    let head = head_of(src);
+    if !pickle::looks_like_pickle(&head, src.size()) && tarfile::torch::looks_like_torch_tar(&head)
+    {
+        let mut a = tarfile::torch::analyze(src, options);
+        a.finish();
+        return a;
+    }
     let mut a = analyze_stream(src, options);
     a.finish();
     // A zip end record near the end: torch.load reads the pickles at the front (it looks only
@@ -101,6 +126,13 @@ pub fn analyze(src: &(impl ReadAt + ?Sized), options: &AnalyzeOptions) -> Analys
     if let Some(reason) = tar_finding(&tarfile::tarfile_verdict(src)) {
         a.add(Severity::Fail, "byte 0", reason.clone());
         a.unread.push((None, reason));
+        // What torch.load reads instead: the tar's members, when they are torch's.
+        if tarfile::torch::looks_like_torch_tar(&head) {
+            let tar = tarfile::torch::analyze(src, options);
+            for f in tar.findings {
+                a.add(f.severity, f.place, f.reason);
+            }
+        }
     }
     a
 }
@@ -197,6 +229,7 @@ fn analyze_window(
         legacy: true,
         input_len: src.size(),
         grammar: options.grammar,
+        ..Default::default()
     };
     let mut at = 0usize;
     // Runs the pickle at `at` under `name`, adding its findings; `None` when the window ends
@@ -451,6 +484,11 @@ fn plain_pickles(
     truncated_window: bool,
     options: &pickle::Options,
 ) -> Option<Analysis> {
+    // Not a torch checkpoint: `pickle.load`'s caller chooses how Python 2 `str`s decode.
+    let options = &pickle::Options {
+        python2_str: pickle::Python2Str::CallerChooses,
+        ..options.clone()
+    };
     let outcome = pickle::run(data, options);
     if outcome.end.is_none() && truncated_window {
         return None;
@@ -466,7 +504,11 @@ fn plain_pickles(
     a.add(
         Severity::Lead,
         "byte 0",
-        "a pickle that does not start with torch's legacy magic number: not a torch checkpoint, whatever its name",
+        if is_dcp_metadata(&outcome) {
+            "a torch.distributed.checkpoint metadata file (dcp.save's .metadata, read with pickle.load): it holds no tensor, only where they lie in the .distcp files beside it, which socair does not read as one checkpoint; not a torch checkpoint itself"
+        } else {
+            "a pickle that does not start with torch's legacy magic number: not a torch checkpoint, whatever its name"
+        },
     );
     if truncated_window {
         a.add(
@@ -519,6 +561,18 @@ fn patched_module_ids(main: &pickle::Outcome) -> Vec<(u64, String)> {
     out
 }
 
+/// Whether the pickle's value is `torch.distributed.checkpoint.metadata.Metadata` (what
+/// `FileSystemWriter.finish` pickles), as `socair-wo/3` models it.
+fn is_dcp_metadata(outcome: &pickle::Outcome) -> bool {
+    matches!(
+        outcome.result.as_ref().and_then(|r| match r {
+            Value::Obj(id) => outcome.objects.get(*id),
+            _ => None,
+        }),
+        Some(Object::Record(r)) if &*r.class == "torch.distributed.checkpoint.metadata.Metadata"
+    )
+}
+
 struct SysInfo {
     little_endian: bool,
     short: i64,
@@ -530,7 +584,7 @@ fn dict_of<'o>(outcome: &'o pickle::Outcome, v: &Value) -> Option<&'o [(Value, V
     match v {
         Value::Obj(id) => match outcome.objects.get(*id)? {
             Object::Dict(d) => Some(&d.items),
-            Object::List(_) => None,
+            Object::List(_) | Object::Record(_) => None,
         },
         _ => None,
     }

@@ -1,5 +1,5 @@
 //! socair plugin for PyTorch zip checkpoints: a hardened zip layer ([`zip`]), the
-//! `socair-wo` pickle grammar (versions 1 and 2) ([`pickle`], [`globals`]), and the checkpoint model
+//! `socair-wo` pickle grammar (versions 1, 2 and 3) ([`pickle`], [`globals`]), and the checkpoint model
 //! ([`checkpoint`]). Nothing in a checkpoint is ever executed: the pickle is run over typed
 //! values and globals are names.
 //!
@@ -10,6 +10,7 @@ pub mod checkpoint;
 #[doc(hidden)]
 pub mod fuzzing;
 pub mod legacy;
+pub mod pt2;
 pub mod tarfile;
 pub mod zip;
 
@@ -47,7 +48,7 @@ socair_plugin_kit::export_plugin! {
     rule_sets: Grammar::ALL
         .iter()
         .map(|g| rule_set(Grammar::RULE_SET, g.version())),
-    readers: [TorchZipReader, TorchLegacyReader],
+    readers: [TorchZipReader, TorchLegacyReader, Pt2Reader],
     writers: [],
     encoders: [],
 }
@@ -65,7 +66,7 @@ impl Reader for TorchZipReader {
         // A zip with a record torch's reader looks for (however malformed the rest, so that
         // `open` says why it is refused), and torch's old preview format; any other zip is left
         // to other readers.
-        checkpoint::looks_like_torch_zip(head, file_len)
+        checkpoint::looks_like_torch_zip(head, file_len) && !pt2::looks_like_pt2(head, file_len)
     }
 
     fn open(
@@ -89,8 +90,9 @@ impl Reader for TorchLegacyReader {
 
     fn detect(&self, head: &[u8], file_len: u64) -> bool {
         // Any pickle is claimed, of any protocol, so that a pickle named like a checkpoint is
-        // scanned and said to be what it is rather than passed over.
-        legacy::looks_like_pickle(head, file_len)
+        // scanned and said to be what it is rather than passed over; and torch's oldest
+        // format, a tar of torch 0.1's members.
+        legacy::looks_like_legacy(head, file_len)
     }
 
     fn open(
@@ -100,6 +102,30 @@ impl Reader for TorchLegacyReader {
     ) -> Result<OpenedFile, PluginError> {
         let analysis = legacy::analyze(source, &analyze_options(options));
         Ok(opened_file(&analysis, options.header_only))
+    }
+}
+
+/// The `torch.export` PT2 archive reader (`.pt2`), exported through the plugin API.
+#[derive(Debug, Clone, Copy)]
+pub struct Pt2Reader;
+
+impl Reader for Pt2Reader {
+    fn format(&self) -> &'static str {
+        pt2::FORMAT
+    }
+
+    fn detect(&self, head: &[u8], file_len: u64) -> bool {
+        // A zip with a record only a PT2 archive holds; torch-zip's checkpoint reader leaves
+        // such a file to this one.
+        pt2::looks_like_pt2(head, file_len)
+    }
+
+    fn open(
+        &self,
+        source: &ByteSourceRef<'_>,
+        options: &ReadOptions,
+    ) -> Result<OpenedFile, PluginError> {
+        Ok(pt2::open(source, &analyze_options(options), opened_file))
     }
 }
 

@@ -27,9 +27,11 @@
 //! verdict says so. Every read is bounded by the file, nesting by [`MAX_DEPTH`].
 //!
 //! This file holds the verdict over every profile; the parts apart are the profiles
-//! (`profile`), one `tarfile.open` under one profile with the chain of headers it reads
-//! (`open`), one header block as `frombuf` reads it (`header`), pax extended headers
-//! (`pax`), and Python's exceptions and `int()` as far as the model needs them (`py`).
+//! (`profile`), one `tarfile.open` under one profile with the chain of headers it reads and
+//! the walk over every member `TarFile.getmembers` lists (`open`), one header block as
+//! `frombuf` reads it (`header`), pax extended headers (`pax`), Python's exceptions and
+//! `int()` as far as the model needs them (`py`), and torch's tar checkpoint read from those
+//! members (`torch`).
 
 mod header;
 mod open;
@@ -38,9 +40,10 @@ mod profile;
 mod py;
 #[cfg(test)]
 mod tests;
+pub mod torch;
 
 use open::run;
-pub use open::{open_outcome, Outcome, HUGE_READ, MAX_DEPTH};
+pub use open::{open_outcome, walk, Outcome, TarMember, WalkEnd, HUGE_READ, MAX_DEPTH};
 pub use profile::{profile_for, Profile, PROFILES};
 pub use py::python_int_of_bytes;
 

@@ -10,7 +10,11 @@
 //! compressed or encrypted record, unknown flag bits or extra fields, duplicate names, a local
 //! header that disagrees with the central directory, bytes before the first record or between
 //! records, names that escape the archive or are not under one prefix, zip64 records that
-//! disagree with the classic ones, and truncation.
+//! disagree with the classic ones, and truncation. Under `socair-wo/3` ([`Rules`]) the archives
+//! torch's own writer options and re-zipping produce are read as torch's reader reads them
+//! instead: deflated records (inflated, as `getRecord` inflates them), a comment after the end
+//! record (found as miniz finds it), and CRC-32s recorded as 0 ([`bytes::crc_state`]); the checkpoint
+//! judges each (GRAMMAR.md, "Checkpoint rules").
 //!
 //! Parsing is over [`ReadAt`], implemented for `[u8]` (tests, fuzzing) and by the plugin for
 //! the host's byte source. Every length is checked against the file before it is read. The
@@ -18,15 +22,14 @@
 //! (`socair_plugin_kit::zip`, whose module comment tables where this reader's rules differ
 //! from the numpy and archive readers'); the rules and the words of each refusal are here.
 
-use socair_plugin_kit::zip::crc::crc32_of_range;
 use socair_plugin_kit::zip::extra::{self, ExtraError, Zip64Error};
 use socair_plugin_kit::zip::headers::{
     CentralHeader, EndRecord, LocalHeader, Zip64End, Zip64Locator,
 };
 use socair_plugin_kit::zip::names::{self, NameError};
 use socair_plugin_kit::zip::{
-    Fields, CENTRAL_LEN, DESCRIPTOR_SIG, EOCD_LEN, EXTRA_ZIP64, FLAG_DESCRIPTOR, FLAG_UTF8,
-    LOCAL_LEN, ZIP64_EOCD_LEN, ZIP64_LOCATOR_LEN,
+    Fields, CENTRAL_LEN, DESCRIPTOR_SIG, EOCD_LEN, EOCD_MAGIC, EXTRA_ZIP64, FLAG_DEFLATE_OPTIONS,
+    FLAG_DESCRIPTOR, FLAG_UTF8, LOCAL_LEN, ZIP64_EOCD_LEN, ZIP64_LOCATOR_LEN,
 };
 use std::collections::HashMap;
 
@@ -101,7 +104,7 @@ fn invalid(place: impl Into<String>, reason: impl Into<String>) -> ZipError {
     }
 }
 
-/// One stored record.
+/// One record.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Record {
     /// Its full name, prefix included.
@@ -110,10 +113,33 @@ pub struct Record {
     pub header_offset: u64,
     /// Where its data starts.
     pub data_offset: u64,
-    /// Its length.
+    /// Its length as torch reads it (uncompressed).
     pub len: u64,
     /// The CRC-32 the central directory records.
     pub crc32: u32,
+    /// Its method: 0 (stored), or 8 (deflated) where [`Rules::torch_writer_options`] admits it.
+    pub method: u16,
+    /// Its bytes in the file (`len` for a stored record).
+    pub compressed: u64,
+}
+
+impl Record {
+    /// Whether its bytes lie in the file as torch reads them (a stored record).
+    pub fn stored(&self) -> bool {
+        self.method == 0
+    }
+}
+
+/// What the zip layer admits beyond the archives torch's writer writes by default.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Rules {
+    /// `socair-wo/3`: what torch's writer options and re-zipping produce, read as torch's
+    /// reader (miniz 3.0.2, `PyTorchStreamReader`) reads it: a comment after the end record
+    /// (`mz_zip_reader_locate_header_sig` scans back from the end for the last end-record
+    /// signature with 22 bytes after it), and deflated records (`getRecord` extracts with
+    /// `mz_zip_reader_extract_to_mem`, which inflates method 8). Records without a CRC-32
+    /// (`set_crc32_options(False)`) are judged by the checkpoint ([`bytes::crc_state`]).
+    pub torch_writer_options: bool,
 }
 
 /// A validated archive: its records in file order, all under `prefix/`.
@@ -126,6 +152,9 @@ pub struct Archive {
     /// Index into `records` by name relative to the prefix, ASCII-lowercased (names are unique
     /// that way): a checkpoint of 100,000 storages looks each one up.
     by_rel: HashMap<String, usize>,
+    /// The length of the comment after the end record (0 unless
+    /// [`Rules::torch_writer_options`] admitted one).
+    pub comment_len: u64,
 }
 
 impl Archive {
@@ -155,6 +184,8 @@ impl Archive {
 
 /// Flag bits torch's writer sets: 3 (sizes in a data descriptor) and 11 (UTF-8 names).
 const ALLOWED_FLAGS: u16 = FLAG_DESCRIPTOR | FLAG_UTF8;
+/// Method 8, deflate.
+const METHOD_DEFLATE: u16 = 8;
 /// torch's alignment padding: `FB`, then `Z` bytes.
 const EXTRA_TORCH_PADDING: u16 = 0x4246;
 
@@ -184,9 +215,21 @@ struct DirectoryBounds {
     entries: u64,
     offset: u64,
     size: u64,
+    /// The archive comment's length (0 unless [`Rules::torch_writer_options`]).
+    comment_len: u64,
 }
 
-fn read_end_records(src: &(impl ReadAt + ?Sized)) -> Result<DirectoryBounds, ZipError> {
+/// Where the end record is, with `rules`: the last 22 bytes when they hold one without a
+/// comment (what every reader takes first: `zipfile._EndRecData`'s fast path, and miniz's
+/// backward scan finds it first), else, with [`Rules::torch_writer_options`], the last
+/// end-record signature in the final 64 KiB + 22 bytes, which must have 22 bytes after it and
+/// a comment length that reaches the end of the file: miniz takes the last signature with 22
+/// bytes after it, `zipfile` the last signature (`rfind`) and refuses one with fewer, so
+/// anything else is read differently.
+fn find_end_record(
+    src: &(impl ReadAt + ?Sized),
+    rules: Rules,
+) -> Result<(u64, EndRecord), ZipError> {
     let size = src.size();
     if size < EOCD_LEN {
         return Err(invalid(
@@ -194,13 +237,55 @@ fn read_end_records(src: &(impl ReadAt + ?Sized)) -> Result<DirectoryBounds, Zip
             format!("{size} bytes is too short for a zip archive"),
         ));
     }
-    let eocd_at = size - EOCD_LEN;
-    let Some(end) = EndRecord::parse(&read_vec(src, eocd_at, EOCD_LEN)?) else {
+    let last = size - EOCD_LEN;
+    let at_end = EndRecord::parse(&read_vec(src, last, EOCD_LEN)?);
+    match at_end {
+        Some(end) if end.comment_len == 0 || !rules.torch_writer_options => return Ok((last, end)),
+        None if !rules.torch_writer_options => {
+            return Err(invalid(
+                "end of file",
+                "no end-of-central-directory record in the last 22 bytes: the file is truncated, or trailing bytes (a comment, another file) follow the archive",
+            ))
+        }
+        _ => {}
+    }
+    let window = size.min(EOCD_LEN + u64::from(u16::MAX));
+    let tail = read_vec(src, size - window, window)?;
+    let Some(pos) = tail.windows(4).rposition(|w| w == EOCD_MAGIC) else {
         return Err(invalid(
             "end of file",
-            "no end-of-central-directory record in the last 22 bytes: the file is truncated, or trailing bytes (a comment, another file) follow the archive",
+            "no end-of-central-directory record in the last 64 KiB: the file is truncated, or not a zip archive",
         ));
     };
+    let eocd_at = size - window + pos as u64;
+    let after = size - eocd_at;
+    if after < EOCD_LEN {
+        return Err(invalid(
+            format!("byte {eocd_at}"),
+            format!("an end-record signature lies in the last {after} bytes: Python's zipfile takes it and refuses the archive, torch's miniz skips it for an earlier one (readers find different end records)"),
+        ));
+    }
+    let place = format!("end-of-central-directory record at byte {eocd_at}");
+    let end = EndRecord::parse(&read_vec(src, eocd_at, EOCD_LEN)?)
+        .ok_or_else(|| invalid(&place, "bad signature"))?;
+    if u64::from(end.comment_len) != after - EOCD_LEN {
+        return Err(invalid(
+            &place,
+            format!(
+                "declares a {}-byte comment but {} trailing bytes follow it: readers that trust the length and readers that scan for the record disagree on where the archive ends",
+                end.comment_len,
+                after - EOCD_LEN
+            ),
+        ));
+    }
+    Ok((eocd_at, end))
+}
+
+fn read_end_records(
+    src: &(impl ReadAt + ?Sized),
+    rules: Rules,
+) -> Result<DirectoryBounds, ZipError> {
+    let (eocd_at, end) = find_end_record(src, rules)?;
     let place = format!("end-of-central-directory record at byte {eocd_at}");
     let (entries, cd_size, cd_offset) = (end.entries, end.directory_size, end.directory_offset);
     let comment_len = end.comment_len;
@@ -210,7 +295,7 @@ fn read_end_records(src: &(impl ReadAt + ?Sized)) -> Result<DirectoryBounds, Zip
             "multi-disk archives are not torch checkpoints",
         ));
     }
-    if comment_len != 0 {
+    if comment_len != 0 && !rules.torch_writer_options {
         return Err(invalid(
             &place,
             format!("declares a {comment_len}-byte comment; torch writes none"),
@@ -233,6 +318,7 @@ fn read_end_records(src: &(impl ReadAt + ?Sized)) -> Result<DirectoryBounds, Zip
             entries: entries.into(),
             offset: cd_offset.into(),
             size: cd_size.into(),
+            comment_len: comment_len.into(),
         };
         if bounds.offset + bounds.size != eocd_at {
             return Err(invalid(&place, format!(
@@ -298,6 +384,7 @@ fn read_end_records(src: &(impl ReadAt + ?Sized)) -> Result<DirectoryBounds, Zip
         entries: z_entries,
         offset: z_cd_offset,
         size: z_cd_size,
+        comment_len: comment_len.into(),
     })
 }
 
@@ -509,16 +596,21 @@ fn read_central(
 }
 
 /// Reads and validates the archive structure. Record contents are not read here: call
-/// [`verify_crc`] for each record whose integrity matters.
+/// [`bytes::verify_crc`] for each record whose integrity matters.
 /// The record names the central directory lists, when it can be read (whatever else is wrong
 /// with the archive): enough to say what kind of archive a refused one is.
 pub fn central_names(src: &(impl ReadAt + ?Sized)) -> Option<Vec<String>> {
-    let bounds = read_end_records(src).ok()?;
+    let bounds = read_end_records(src, Rules::default()).ok()?;
     let central = read_central(src, &bounds).ok()?;
     Some(central.into_iter().map(|e| e.name).collect())
 }
 
 pub fn read_archive(src: &(impl ReadAt + ?Sized)) -> Result<Archive, ZipError> {
+    read_archive_with(src, Rules::default())
+}
+
+/// [`read_archive`] under `rules`.
+pub fn read_archive_with(src: &(impl ReadAt + ?Sized), rules: Rules) -> Result<Archive, ZipError> {
     let size = src.size();
     let head = read_vec(src, 0, size.min(8))?;
     if head.starts_with(b"PYTORCH1") {
@@ -530,7 +622,7 @@ pub fn read_archive(src: &(impl ReadAt + ?Sized)) -> Result<Archive, ZipError> {
     if !head.starts_with(&LOCAL_MAGIC) {
         return Err(invalid("byte 0", "does not start with a zip local file header (PK\\x03\\x04): leading bytes before the archive (a polyglot), or not a torch zip checkpoint"));
     }
-    let bounds = read_end_records(src)?;
+    let bounds = read_end_records(src, rules)?;
     let central = read_central(src, &bounds)?;
     if central.is_empty() {
         return Err(invalid("central directory", "lists no records"));
@@ -561,13 +653,20 @@ pub fn read_archive(src: &(impl ReadAt + ?Sized)) -> Result<Archive, ZipError> {
             }
             Some(_) => {}
         }
-        if entry.flags & !ALLOWED_FLAGS != 0 {
+        let deflated = rules.torch_writer_options && entry.method == METHOD_DEFLATE;
+        let allowed = if deflated {
+            // Bits 1 and 2 give the compression level a deflating writer used.
+            ALLOWED_FLAGS | FLAG_DEFLATE_OPTIONS
+        } else {
+            ALLOWED_FLAGS
+        };
+        if entry.flags & !allowed != 0 {
             return Err(invalid(&place, format!(
                 "general-purpose flags {:#06x} set bits torch never writes (encryption, patched data, …)",
                 entry.flags
             )));
         }
-        if entry.method != 0 {
+        if entry.method != 0 && !deflated {
             return Err(invalid(
                 &place,
                 format!(
@@ -576,7 +675,7 @@ pub fn read_archive(src: &(impl ReadAt + ?Sized)) -> Result<Archive, ZipError> {
                 ),
             ));
         }
-        if entry.compressed != entry.uncompressed {
+        if !deflated && entry.compressed != entry.uncompressed {
             return Err(invalid(
                 &place,
                 "a stored record's compressed and uncompressed sizes differ",
@@ -609,8 +708,10 @@ pub fn read_archive(src: &(impl ReadAt + ?Sized)) -> Result<Archive, ZipError> {
         records.push(Record {
             header_offset: entry.header_offset,
             data_offset,
-            len: entry.compressed,
+            len: entry.uncompressed,
             crc32: entry.crc32,
+            method: entry.method,
+            compressed: entry.compressed,
             name: entry.name,
         });
     }
@@ -628,6 +729,7 @@ pub fn read_archive(src: &(impl ReadAt + ?Sized)) -> Result<Archive, ZipError> {
         prefix,
         records,
         by_rel,
+        comment_len: bounds.comment_len,
     })
 }
 
@@ -770,161 +872,7 @@ fn read_local(
     Ok((data_offset, next))
 }
 
-/// Checks that a record's bytes hash to its CRC-32. A CRC of zero over bytes whose CRC is not
-/// zero means the writer never computed one (torch's `compute_crc32` off): refused too, since
-/// then nothing ties the bytes torch reads to what was written.
-pub fn verify_crc(src: &(impl ReadAt + ?Sized), record: &Record) -> Result<(), ZipError> {
-    let actual = crc32_of_range(src, record.data_offset, record.len).map_err(|e| ZipError::Io {
-        offset: e.offset,
-        len: e.len,
-        message: e.message,
-    })?;
-    if actual == record.crc32 {
-        return Ok(());
-    }
-    let place = format!("record {:?}", record.name);
-    if record.crc32 == 0 {
-        Err(invalid(place, format!(
-            "CRC-32 is absent (recorded as 0; saved with compute_crc32 off) but the data's CRC-32 is {actual:#010x}: torch reads it unchecked, other readers refuse it"
-        )))
-    } else {
-        Err(invalid(place, format!(
-            "CRC-32 does not hold: recorded {:#010x}, data has {actual:#010x} (torch reads it unchecked, other readers refuse it)",
-            record.crc32
-        )))
-    }
-}
+pub mod bytes;
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use socair_plugin_kit::zip::{
-        CENTRAL_SIG, EOCD_SIG, LOCAL_SIG, ZIP64_EOCD_SIG, ZIP64_LOCATOR_SIG,
-    };
-
-    /// Writes an archive the way torch's writer does (flags 0x0808, data descriptors, a zip64
-    /// end record), with `local_zip64` as each local header's zip64 extra block: a function of
-    /// (size, header offset) giving the u64 values to put there, or none.
-    fn archive(
-        records: &[(&str, &[u8])],
-        local_zip64: impl Fn(u64, u64) -> Option<Vec<u64>>,
-    ) -> Vec<u8> {
-        let mut out = Vec::new();
-        let mut central = Vec::new();
-        for (name, data) in records {
-            let at = out.len() as u64;
-            let crc = crc32fast::hash(data);
-            let extra: Vec<u8> = match local_zip64(data.len() as u64, at) {
-                Some(values) => {
-                    let mut e = vec![1, 0];
-                    e.extend_from_slice(&((values.len() * 8) as u16).to_le_bytes());
-                    for v in values {
-                        e.extend_from_slice(&v.to_le_bytes());
-                    }
-                    e
-                }
-                None => Vec::new(),
-            };
-            out.extend_from_slice(&LOCAL_SIG.to_le_bytes());
-            out.extend_from_slice(&[0, 0, 0x08, 0x08, 0, 0, 0, 0, 0, 0]);
-            out.extend_from_slice(&[0; 12]); // crc and sizes deferred
-            out.extend_from_slice(&(name.len() as u16).to_le_bytes());
-            out.extend_from_slice(&(extra.len() as u16).to_le_bytes());
-            out.extend_from_slice(name.as_bytes());
-            out.extend_from_slice(&extra);
-            out.extend_from_slice(data);
-            out.extend_from_slice(&DESCRIPTOR_SIG.to_le_bytes());
-            out.extend_from_slice(&crc.to_le_bytes());
-            if extra.is_empty() {
-                out.extend_from_slice(&(data.len() as u32).to_le_bytes());
-                out.extend_from_slice(&(data.len() as u32).to_le_bytes());
-            } else {
-                out.extend_from_slice(&(data.len() as u64).to_le_bytes());
-                out.extend_from_slice(&(data.len() as u64).to_le_bytes());
-            }
-            central.extend_from_slice(&CENTRAL_SIG.to_le_bytes());
-            central.extend_from_slice(&[0, 0, 0, 0, 0x08, 0x08, 0, 0, 0, 0, 0, 0]);
-            central.extend_from_slice(&crc.to_le_bytes());
-            central.extend_from_slice(&(data.len() as u32).to_le_bytes());
-            central.extend_from_slice(&(data.len() as u32).to_le_bytes());
-            central.extend_from_slice(&(name.len() as u16).to_le_bytes());
-            central.extend_from_slice(&[0; 8]); // extra, comment, disk, internal
-            central.extend_from_slice(&[0; 4]); // external
-            central.extend_from_slice(&(at as u32).to_le_bytes());
-            central.extend_from_slice(name.as_bytes());
-        }
-        let cd_at = out.len() as u64;
-        out.extend_from_slice(&central);
-        let z_at = out.len() as u64;
-        let n = records.len() as u64;
-        out.extend_from_slice(&ZIP64_EOCD_SIG.to_le_bytes());
-        out.extend_from_slice(&44u64.to_le_bytes());
-        out.extend_from_slice(&[0; 4 + 8]);
-        out.extend_from_slice(&n.to_le_bytes());
-        out.extend_from_slice(&n.to_le_bytes());
-        out.extend_from_slice(&(central.len() as u64).to_le_bytes());
-        out.extend_from_slice(&cd_at.to_le_bytes());
-        out.extend_from_slice(&ZIP64_LOCATOR_SIG.to_le_bytes());
-        out.extend_from_slice(&0u32.to_le_bytes());
-        out.extend_from_slice(&z_at.to_le_bytes());
-        out.extend_from_slice(&1u32.to_le_bytes());
-        out.extend_from_slice(&EOCD_SIG.to_le_bytes());
-        out.extend_from_slice(&[0; 4]);
-        out.extend_from_slice(&(n as u16).to_le_bytes());
-        out.extend_from_slice(&(n as u16).to_le_bytes());
-        out.extend_from_slice(&(central.len() as u32).to_le_bytes());
-        out.extend_from_slice(&(cd_at as u32).to_le_bytes());
-        out.extend_from_slice(&[0, 0]);
-        out
-    }
-
-    const RECORDS: &[(&str, &[u8])] = &[("a/data.pkl", b"\x80\x02}."), ("a/data/0", b"hello")];
-
-    #[test]
-    fn names_one_to_miniz_are_refused_and_found_as_miniz_finds_them() {
-        let both = archive(
-            &[("a/data.pkl", b"\x80\x02}."), ("a/DATA.pkl", b"x")],
-            |_, _| None,
-        );
-        let err = read_archive(&both[..]).unwrap_err().to_string();
-        assert!(err.contains("ignoring ASCII case"), "{err}");
-        let upper = archive(&[("a/DATA.PKL", b"\x80\x02}.")], |_, _| None);
-        let a = read_archive(&upper[..]).unwrap();
-        let r = a.get("data.pkl").expect("found as torch finds it");
-        assert_eq!(a.relative(r), "DATA.PKL");
-        let long = format!("a/{}", "n".repeat(MAX_NAME_LEN));
-        let err = read_archive(&archive(&[(long.as_str(), b"")], |_, _| None)[..])
-            .unwrap_err()
-            .to_string();
-        assert!(err.contains("511"), "{err}");
-    }
-
-    #[test]
-    fn torch_layout_without_zip64_extras() {
-        let bytes = archive(RECORDS, |_, _| None);
-        let a = read_archive(&bytes[..]).unwrap();
-        assert_eq!(a.prefix, "a");
-        assert_eq!(a.records.len(), 2);
-        for r in &a.records {
-            verify_crc(&bytes[..], r).unwrap();
-        }
-    }
-
-    #[test]
-    fn the_local_zip64_forms_torch_writes_past_4_gib() {
-        // What torch 2.15 wrote for a 4.4 GB checkpoint: the big record's local block holds
-        // [uncompressed size, 0]; records past 4 GiB hold [their own header offset].
-        let sizes = archive(RECORDS, |size, _| Some(vec![size, 0]));
-        assert!(read_archive(&sizes[..]).is_ok());
-        let offsets = archive(RECORDS, |_, at| Some(vec![at]));
-        assert!(read_archive(&offsets[..]).is_ok());
-        // A value that is neither is a disagreement with the central directory.
-        let lying = archive(RECORDS, |size, _| Some(vec![size + 1, 0]));
-        let err = read_archive(&lying[..]).unwrap_err();
-        assert!(
-            err.to_string()
-                .contains("neither the record's size nor its header's offset"),
-            "{err}"
-        );
-    }
-}
+mod tests;

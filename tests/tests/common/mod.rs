@@ -113,6 +113,51 @@ pub fn json(s: &str) -> serde_json::Value {
     serde_json::from_str(s).unwrap_or_else(|e| panic!("not JSON ({e}):\n{s}"))
 }
 
+/// A report's row for `check`.
+pub fn report_row<'a>(report: &'a serde_json::Value, check: &str) -> &'a serde_json::Value {
+    report["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["check"] == check)
+        .unwrap_or_else(|| panic!("no {check} row in {report:#}"))
+}
+
+/// The names of the plugins a report says read the artifact, in its order.
+pub fn report_plugins(report: &serde_json::Value) -> Vec<&str> {
+    report["tool"]["plugins"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["name"].as_str().unwrap())
+        .collect()
+}
+
+/// Whether some finding of `row` is placed at `place` (a prefix) and names `reason`.
+pub fn has_finding(row: &serde_json::Value, place: &str, reason: &str) -> bool {
+    row["findings"].as_array().is_some_and(|f| {
+        f.iter().any(|f| {
+            f["place"].as_str().is_some_and(|p| p.starts_with(place))
+                && f["reason"].as_str().is_some_and(|r| r.contains(reason))
+        })
+    })
+}
+
+/// A `socair tensors` manifest's tensors: name to sha256.
+pub fn tensor_hashes(manifest: &serde_json::Value) -> std::collections::BTreeMap<String, String> {
+    manifest["tensors"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| {
+            (
+                t["name"].as_str().unwrap().to_owned(),
+                t["sha256"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect()
+}
+
 /// A store in a temporary directory, with helpers to make keys and attestations.
 pub struct Store {
     pub dir: tempfile::TempDir,
@@ -160,6 +205,23 @@ impl Store {
             .arg(input)
             .arg("--output")
             .arg(staged.join(output)))
+    }
+
+    /// Pulls `src`, scans it with `key`, and returns the report of the scan attestation
+    /// (checked for its signature only).
+    pub fn pull_and_scan(&self, src: &Path, key: &str) -> serde_json::Value {
+        let sha = self.run(&["airlock", "pull", src.to_str().unwrap()]);
+        assert_eq!(sha.code, 0, "{}", sha.stderr);
+        let sha = sha.stdout.trim().to_owned();
+        let _ = self.run(&["airlock", "scan", &sha, "--key", key]);
+        let attestation = self
+            .path()
+            .join("incoming")
+            .join(&sha)
+            .join("attestation.dsse.json");
+        let verified = self.run(&["verify", "--signature-only", attestation.to_str().unwrap()]);
+        assert_eq!(verified.code, 0, "{}", verified.stderr);
+        json(&verified.stdout)["predicate"].clone()
     }
 
     pub fn attest(&self, src: &Path, key: &str) -> String {

@@ -11,19 +11,19 @@ use std::process::Command;
 
 /// Credentials the tests give socair: made up, and distinctive, so that a leak is found by
 /// searching for them.
-pub(super) const ACCESS_KEY: &str = "AKIASOCAIRLEAKPROBE7";
-pub(super) const SECRET_KEY: &str = "socair+leak/probe/Secret0fTheTestsXyZ12345";
-pub(super) const SESSION_TOKEN: &str = "socairLeakProbeSessionToken0123456789abcdef";
+pub(crate) const ACCESS_KEY: &str = "AKIASOCAIRLEAKPROBE7";
+pub(crate) const SECRET_KEY: &str = "socair+leak/probe/Secret0fTheTestsXyZ12345";
+pub(crate) const SESSION_TOKEN: &str = "socairLeakProbeSessionToken0123456789abcdef";
 
 /// The test server, and a bucket of this test's own.
-pub(super) struct S3 {
-    pub(super) endpoint: String,
-    pub(super) bucket: String,
+pub(crate) struct S3 {
+    pub(crate) endpoint: String,
+    pub(crate) bucket: String,
 }
 
 /// The server named by `SOCAIR_TEST_S3`, with a new bucket; `None` (and why, printed) when
 /// there is none to use.
-pub(super) fn s3(test: &str) -> Option<S3> {
+pub(crate) fn s3(test: &str) -> Option<S3> {
     let Some(endpoint) = std::env::var("SOCAIR_TEST_S3")
         .ok()
         .filter(|e| !e.is_empty())
@@ -78,13 +78,13 @@ fn hmac(key: &[u8], msg: &[u8]) -> [u8; 32] {
     Sha256::digest(&outer).into()
 }
 
-pub(super) fn hex(b: &[u8]) -> String {
+pub(crate) fn hex(b: &[u8]) -> String {
     b.iter().map(|x| format!("{x:02x}")).collect()
 }
 
 impl S3 {
     /// `s3://bucket/key`.
-    pub(super) fn url(&self, key: &str) -> String {
+    pub(crate) fn url(&self, key: &str) -> String {
         format!("s3://{}/{key}", self.bucket)
     }
 
@@ -101,7 +101,7 @@ impl S3 {
 
     /// [`S3::request`] with extra header lines (`Name: value\r\n`), sent unsigned (moto does
     /// not check signatures).
-    pub(super) fn request_with(
+    pub(crate) fn request_with(
         &self,
         method: &str,
         key: &str,
@@ -161,22 +161,22 @@ impl S3 {
         (status, response[split + 4..].to_vec())
     }
 
-    pub(super) fn put(&self, key: &str, body: &[u8]) {
+    pub(crate) fn put(&self, key: &str, body: &[u8]) {
         let (status, b) = self.request("PUT", key, body, &[]);
         assert_eq!(status, 200, "PUT {key}: {}", String::from_utf8_lossy(&b));
     }
 
-    pub(super) fn get(&self, key: &str) -> Option<Vec<u8>> {
+    pub(crate) fn get(&self, key: &str) -> Option<Vec<u8>> {
         let (status, body) = self.request("GET", key, b"", &[]);
         (status == 200).then_some(body)
     }
 
-    pub(super) fn delete(&self, key: &str) {
+    pub(crate) fn delete(&self, key: &str) {
         self.request("DELETE", key, b"", &[]);
     }
 
     /// Every key in the bucket (ListObjectsV2, all pages), sorted.
-    pub(super) fn keys(&self) -> Vec<String> {
+    pub(crate) fn keys(&self) -> Vec<String> {
         let mut out = Vec::new();
         let mut token: Option<String> = None;
         loop {
@@ -208,12 +208,12 @@ impl S3 {
     }
 
     /// `socair` with this server's endpoint and the made-up credentials.
-    pub(super) fn socair(&self) -> Command {
+    pub(crate) fn socair(&self) -> Command {
         self.socair_via(&self.endpoint)
     }
 
     /// `socair` talking to `endpoint` (a proxy in front of the server).
-    pub(super) fn socair_via(&self, endpoint: &str) -> Command {
+    pub(crate) fn socair_via(&self, endpoint: &str) -> Command {
         let mut c = socair();
         c.env("AWS_ENDPOINT_URL", endpoint)
             .env("AWS_ACCESS_KEY_ID", ACCESS_KEY)

@@ -6,6 +6,11 @@
 //!   header where some local header visible in the first bytes names a record torch's reader
 //!   looks for ([`torch_record_name`]), or whose first name runs past those bytes; when the
 //!   whole file is in the first bytes, a torch record in its central directory counts too.
+//! * torch-zip's `.pt2` reader ([`pt2_claims`]) claims a zip `torch.export.save` (and
+//!   `torch._inductor` packaging) writes: some local header visible in the first bytes names a
+//!   record only a PT2 archive holds ([`pt2_record_name`]), or, when the whole file is in the
+//!   first bytes, its central directory does. torch-zip's checkpoint reader leaves such a
+//!   file to it (a PT2 archive holds torch records too: `.data/version`, `byteorder`).
 //! * numpy ([`npz_claims`]) claims a zip whose first local header's name ends in `.npy`, as
 //!   `np.savez` writes.
 //! * archive claims every other zip. For the whole-file case it looks for a torch record name
@@ -49,6 +54,50 @@ pub fn torch_record_name(name: &[u8]) -> bool {
     ) || decimal_under(b"data/")
         || decimal_under(b"constants/")
         || rel.starts_with(b"code/__torch__/")
+}
+
+/// Whether a zip record name is one only a PT2 archive holds (torch 2.15,
+/// `torch/csrc/export/pt2_archive_constants.h`, as `torch.export.pt2_archive.constants`
+/// gives them): `<prefix>/archive_format`, `<prefix>/archive_version`, or a record under
+/// `<prefix>/data/weights/`, `data/constants/`, `data/sample_inputs/` or `data/aotinductor/`.
+/// `torch.export.save` writes the weights first (`data/weights/…`: the first record of every
+/// exported program, its weights config at least), an AOTInductor package its
+/// `data/aotinductor/…` first, and `archive_format` last but the writer's own records.
+pub fn pt2_record_name(name: &[u8]) -> bool {
+    let Some(slash) = name.iter().position(|&b| b == b'/') else {
+        return false;
+    };
+    if slash == 0 {
+        return false;
+    }
+    let rel = name.get(slash + 1..).unwrap_or_default();
+    matches!(rel, b"archive_format" | b"archive_version")
+        || [
+            &b"data/weights/"[..],
+            b"data/constants/",
+            b"data/sample_inputs/",
+            b"data/aotinductor/",
+        ]
+        .iter()
+        .any(|dir| rel.len() > dir.len() && rel.starts_with(dir))
+}
+
+/// The `.pt2` reader's claim on a file whose first bytes are `head` and whose length is
+/// `file_len`: a zip local header at the start, and a PT2 record among the local headers
+/// visible in `head`; when the whole file is in `head`, `central_has_pt2_record` judges its
+/// central directory too.
+pub fn pt2_claims(
+    head: &[u8],
+    file_len: u64,
+    central_has_pt2_record: impl FnOnce(&[u8]) -> bool,
+) -> bool {
+    if !head.starts_with(&LOCAL_MAGIC) {
+        return false;
+    }
+    if local_header_names(head, 0).is_some_and(|names| names.iter().any(|n| pt2_record_name(n))) {
+        return true;
+    }
+    file_len <= head.len() as u64 && central_has_pt2_record(head)
 }
 
 /// The names of the zip local headers whose fixed part lies in `bytes` (`at` is where `bytes`
@@ -168,6 +217,27 @@ mod tests {
         let small = local(b"w.npy");
         assert!(torch_claims(&small, small.len() as u64, |_| true));
         assert!(!torch_claims(&small, small.len() as u64, |_| false));
+    }
+
+    #[test]
+    fn pt2_names_and_claims() {
+        assert!(pt2_record_name(b"tiny/data/weights/weight_0"));
+        assert!(pt2_record_name(b"m/archive_format"));
+        assert!(pt2_record_name(b"m/data/aotinductor/model/x.cpp"));
+        assert!(!pt2_record_name(b"m/data/weights/"));
+        assert!(!pt2_record_name(b"m/data/0"));
+        assert!(!pt2_record_name(b"archive_format"));
+        assert!(!pt2_record_name(b"m/models/model.json"));
+        let never = |_: &[u8]| -> bool { panic!("not asked") };
+        assert!(pt2_claims(
+            &local(b"tiny/data/weights/weight_0"),
+            1 << 20,
+            never
+        ));
+        assert!(!pt2_claims(&local(b"archive/data.pkl"), 1 << 20, never));
+        let small = local(b"a/b");
+        assert!(pt2_claims(&small, small.len() as u64, |_| true));
+        assert!(!pt2_claims(b"PK\x05\x06", 4, |_| true));
     }
 
     #[test]

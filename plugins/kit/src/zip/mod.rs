@@ -1,19 +1,20 @@
 //! The zip primitives that are the same in every first-party zip reader: the records' fixed
 //! layouts ([`headers`]), extra-field blocks and zip64 values ([`extra`]), name decoding and
-//! repeats ([`names`]), CRC-32 over a range of the file ([`crc`]), and which plugin claims a
-//! zip ([`claims`]).
+//! repeats ([`names`]), CRC-32 over a range of the file ([`crc`]), raw deflate decoded in
+//! bounded pieces ([`inflate`]), and which plugin claims a zip ([`claims`]).
 //!
 //! Each reader keeps its own **rules**, because each mirrors the program that reads its files,
 //! and those programs disagree on purpose-relevant points. What differs, in one place:
 //!
 //! | rule | torch-zip (torch's reader: miniz) | numpy (`np.load`: CPython `zipfile`) | archive (generic zips: the `zip` crate, checked against `zipfile` and miniz) |
 //! |---|---|---|---|
-//! | end record | exactly the last 22 bytes, no comment (torch writes none) | the last signature in the final 64 KiB whose comment reaches the end of the file (`zipfile._EndRecData`) | as the `zip` crate finds it; a central directory that does not start where the records end is a FAIL |
-//! | data descriptor | required after every record (flag 3), with its signature | optional signature, 4- or 8-byte sizes (`zipfile` writes both) | read by the `zip` crate |
+//! | end record | exactly the last 22 bytes, no comment (torch writes none); under `socair-wo/3` miniz's rule (`mz_zip_reader_locate_header_sig`): the last signature with 22 bytes after it, its comment reaching the end of the file, a signature in the last 21 bytes a FAIL, the comment a LEAD | the last signature in the final 64 KiB whose comment reaches the end of the file (`zipfile._EndRecData`) | as the `zip` crate finds it; a central directory that does not start where the records end is a FAIL |
+//! | data descriptor | after every record that sets flag 3 (torch's writer sets it), with its signature; without it, the local header's CRC-32 and sizes equal the central directory's | optional signature, 4- or 8-byte sizes (`zipfile` writes both) | read by the `zip` crate |
 //! | extra blocks | zip64 and torch's `FB` alignment padding only | any, once each; a Unicode Path block (0x7075) is refused | not judged |
 //! | local zip64 block | each value zero or the central directory's truth (miniz writes what it knows) | both sizes when either is saturated | not judged |
 //! | names | one top-level prefix, no `.`/`..`/empty segment, backslash or control character, at most 511 bytes (torch's buffer), unique ignoring ASCII case (miniz's lookup) | ASCII or flagged UTF-8, no control characters, unique byte for byte (`zipfile`'s index keeps the last) | unique, and unique ignoring ASCII case; no `..`, absolute path, drive letter or NUL |
-//! | methods | stored only | stored and deflate read; others listed, not read | every method the `zip` crate inflates |
+//! | methods | stored only; under `socair-wo/3` deflate too, inflated as torch's `getRecord` inflates it (a deflated storage is a LEAD: `torch.load(mmap=True)` maps its compressed bytes) | stored and deflate read; others listed, not read | every method the `zip` crate inflates |
+//! | CRC-32 | must hold; recorded as 0 (`set_crc32_options(False)`: torch reads records unchecked) a LEAD under `socair-wo/3` | must hold (`zipfile` checks it) | must hold (the `zip` crate checks it) |
 //! | records' tiling | in file order, nothing before, between or after | sorted by offset, nothing before, between or overlapping | the central directory's offset must be where the records end |
 //!
 //! The parsers here are pure functions over byte slices or [`ReadAt`]; they return what the
@@ -23,6 +24,7 @@ pub mod claims;
 pub mod crc;
 pub mod extra;
 pub mod headers;
+pub mod inflate;
 pub mod names;
 
 pub use socair_plugin_api::ReadAt;

@@ -257,3 +257,67 @@ fn flags_and_names() {
     let names = central_names(&good).unwrap();
     assert_eq!(names, ["a.npy"]);
 }
+
+/// `decompress` on the members of archives Python's `zipfile` wrote with ZIP_LZMA (version
+/// 9.4, 5 property bytes, raw LZMA1 with an end marker, flag bit 1): read with this module's
+/// reader, decoded, and held to the declared size and the stream's end.
+mod lzma_members {
+    use crate::decompress::{decode_all, LZMA};
+    use crate::inflate::InflateError;
+
+    fn marked(end_marker: bool, data: &[u8], declared: u64) -> Result<Vec<u8>, InflateError> {
+        decode_all(LZMA, end_marker, data, declared)
+    }
+
+    fn all(data: &[u8], declared: u64) -> Result<Vec<u8>, InflateError> {
+        marked(true, data, declared)
+    }
+
+    /// The first member of an archive Python's `zipfile` wrote with ZIP_LZMA (version 9.4,
+    /// 5 property bytes, raw LZMA1 with an end marker, flag bit 1), and its plain bytes as
+    /// the stored twin holds them.
+    fn lzma_member() -> (Vec<u8>, Vec<u8>) {
+        let z = include_bytes!("../../../../fixtures/npy/plugin/valid/lzma.npz");
+        let s = include_bytes!("../../../../fixtures/npy/plugin/valid/stored-numeric.npz");
+        let m = &super::super::read_archive(&z[..]).unwrap().members[0];
+        assert_eq!(m.method, LZMA);
+        let packed = z[m.data_offset as usize..][..m.compressed_len as usize].to_vec();
+        let twin = super::super::read_archive(&s[..])
+            .unwrap()
+            .members
+            .into_iter()
+            .find(|t| t.name == m.name)
+            .unwrap();
+        let plain = s[twin.data_offset as usize..][..twin.len as usize].to_vec();
+        (packed, plain)
+    }
+
+    #[test]
+    fn lzma_round_trip_and_strictness() {
+        let (member, plain) = lzma_member();
+        assert_eq!(all(&member, plain.len() as u64).unwrap(), plain);
+        assert_eq!(all(&member, 100).unwrap_err(), InflateError::TooLong(100));
+        let mut trailing = member.clone();
+        trailing.extend_from_slice(b"junk");
+        assert!(matches!(
+            all(&trailing, plain.len() as u64).unwrap_err(),
+            InflateError::Trailing(_)
+        ));
+        let mut six = member.clone();
+        six[2] = 6;
+        assert!(matches!(
+            all(&six, plain.len() as u64).unwrap_err(),
+            InflateError::Options(_)
+        ));
+        assert_eq!(all(&member[..3], 1).unwrap_err(), InflateError::Truncated);
+        // Told the size (no flag bit 1), the end marker that follows it is accepted; a size
+        // short of the stream leaves the range coder mid-stream.
+        assert_eq!(marked(false, &member, plain.len() as u64).unwrap(), plain);
+        assert!(matches!(
+            marked(false, &member, 100).unwrap_err(),
+            InflateError::Corrupt(_)
+        ));
+        let cut = &member[..member.len() / 2];
+        assert!(all(cut, plain.len() as u64).is_err());
+    }
+}

@@ -1,6 +1,7 @@
-//! The tensors outside the model (subgraphs, node attributes, sparse initializers, functions,
-//! training graphs): each listed as unread and not carried, and the operator domains the nodes
-//! use. Apart from the main graph's own tensors.
+//! The tensors outside the model (subgraphs, repeated `tensors` node attributes, sparse
+//! initializers, functions, training graphs): each listed as unread and not carried, and the
+//! operator domains the nodes use. Apart from the main graph's own tensors (initializers,
+//! Constant values, and the single tensor `t` of a main-graph node's attribute).
 
 use super::constant::{is_constant, CONSTANT_VALUES};
 use super::results::UnreadTensor;
@@ -83,7 +84,9 @@ pub(super) fn outside_nodes(
                 continue;
             }
             let attr = bounded::short(name);
-            for t in a.t.iter().chain(&a.tensors) {
+            // A main-graph node's own `t` is read as a tensor of the model (`attribute.rs`).
+            let single = if main { None } else { a.t.as_ref() };
+            for t in single.into_iter().chain(&a.tensors) {
                 unread.push(OUTSIDE, || UnreadTensor {
                     name: if value {
                         node.output.first().cloned()
@@ -100,7 +103,7 @@ pub(super) fn outside_nodes(
                         )
                     } else {
                         format!(
-                            "{} attribute {attr:?}: a tensor held by a node attribute, not an initializer or a Constant's value; this reader does not carry it",
+                            "{} attribute {attr:?}: a tensor held by a node attribute outside the main graph (in a subgraph of If/Loop/Scan, a function or a training graph) or in a repeated `tensors` attribute, which this reader does not carry",
                             node_place()
                         )
                     },

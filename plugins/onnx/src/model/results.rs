@@ -51,7 +51,8 @@ pub struct Model {
     /// `ir_version`.
     pub ir_version: Option<i64>,
     /// The main graph's initializers that were located, in file order, then the values of
-    /// its Constant nodes, in node order (each named by the node's output).
+    /// its Constant nodes, in node order (each named by the node's output), then the tensors
+    /// its other nodes' attributes hold (see `model/attribute.rs`).
     pub tensors: Vec<Tensor>,
     /// Those that were not, and tensors elsewhere in the model.
     pub unread: Vec<UnreadTensor>,
@@ -63,4 +64,7 @@ pub struct Model {
     pub initializers: usize,
     /// Constant nodes in the main graph (their values located or not).
     pub constants: usize,
+    /// Tensors held by the attributes of the main graph's other nodes (ConstantOfShape's
+    /// value...), located or not.
+    pub attribute_tensors: usize,
 }

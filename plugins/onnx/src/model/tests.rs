@@ -78,7 +78,8 @@ fn constant_forms() {
                 attribute("value_int", |a| a.i = Some(1)),
             ],
         ),
-        // A Constant of another domain is some other operator: its tensor is not read.
+        // A Constant of another domain is some other operator: its tensor is an attribute
+        // tensor, named `<output>.<attribute>` (model/attribute.rs), not a Constant's value.
         node(
             "Constant",
             "com.example",
@@ -94,7 +95,7 @@ fn constant_forms() {
     ]);
     assert_eq!(m.constants, 5);
     let names: Vec<&str> = m.tensors.iter().map(|t| t.name.as_str()).collect();
-    assert_eq!(names, ["f", "i"]);
+    assert_eq!(names, ["f", "i", "custom.value"]);
     let (o, l) = m.tensors[0].ranges[0];
     assert_eq!(&data[o as usize..(o + l) as usize], 0.125f32.to_le_bytes());
     assert!(m.tensors[0].shape.is_empty() && m.tensors[0].dtype == "F32");
@@ -111,7 +112,8 @@ fn constant_forms() {
     assert!(unread("s").reason.contains("STRING") && !unread("s").outside_model);
     assert!(unread("sparse").outside_model);
     assert!(unread("two").reason.contains("exactly one"));
-    assert!(unread("custom").outside_model);
+    assert!(!m.unread.iter().any(|u| u.name.as_deref() == Some("custom")));
+    assert_eq!(m.attribute_tensors, 1);
     let fails: Vec<&str> = m
         .findings
         .iter()

@@ -340,49 +340,6 @@ mod tests {
         assert_eq!(lookup(&"a.".repeat(200), 0), None);
     }
 
-    /// The grammar's own globals are accepted whatever the analysis says of them (it
-    /// over-approximates); those it flags are listed here, and in
-    /// scripts/dangerous-callables/allowed-flagged.txt, for a person to look at.
-    #[test]
-    fn the_grammar_wins_over_the_analysis_for_its_own_pairs() {
-        use crate::globals::{classify, Class, DTYPES, TYPED_STORAGES};
-        let mut pairs: Vec<(String, String)> = [
-            ("collections", "OrderedDict"),
-            ("torch._utils", "_rebuild_tensor_v2"),
-            ("torch._utils", "_rebuild_tensor_v3"),
-            ("torch._utils", "_rebuild_parameter"),
-            ("torch._utils", "_rebuild_parameter_with_state"),
-            ("torch.storage", "UntypedStorage"),
-            ("_codecs", "encode"),
-        ]
-        .iter()
-        .map(|(m, n)| (m.to_string(), n.to_string()))
-        .collect();
-        pairs.extend(
-            TYPED_STORAGES
-                .iter()
-                .map(|(s, _)| ("torch".into(), s.to_string())),
-        );
-        pairs.extend(DTYPES.iter().map(|d| ("torch".into(), d.torch.to_string())));
-        let mut flagged = Vec::new();
-        for (m, n) in &pairs {
-            assert!(
-                matches!(classify(m, n), Class::Known(_)),
-                "{m}.{n} is no longer accepted"
-            );
-            if lookup(&format!("{m}.{n}"), m.len()).is_some() {
-                flagged.push(format!("{m}.{n}"));
-            }
-        }
-        assert_eq!(
-            flagged, ALLOWED_BUT_FLAGGED,
-            "update GRAMMAR.md and allowed-flagged.txt"
-        );
-    }
-
-    /// The grammar's globals the analysis flags (see the test above).
-    const ALLOWED_BUT_FLAGGED: &[&str] = &[];
-
     #[test]
     fn a_reason_is_built_once_per_row() {
         let r = lookup("sympy.core.sympify.sympify", 18).unwrap();

@@ -181,18 +181,8 @@ impl Findings {
     }
 }
 
-/// `9999990` as `9,999,990`.
-pub fn group(n: u64) -> String {
-    let digits = n.to_string();
-    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
-}
+/// `9999990` as `9,999,990`: the kit's `thousands`, as every reader writes counts.
+pub use socair_plugin_kit::bounded::thousands as group;
 
 /// Text from a pickle, quoted in a finding at most [`MAX_QUOTE`] bytes long.
 pub fn quote(text: &str) -> String {

@@ -428,6 +428,7 @@ fn contiguity_follows_c10() {
         conj: false,
         neg: false,
         pickle_offset: 0,
+        attributes: Vec::new(),
     };
     assert!(t(vec![2, 3], vec![3, 1]).is_contiguous());
     assert!(!t(vec![2, 3], vec![1, 2]).is_contiguous());

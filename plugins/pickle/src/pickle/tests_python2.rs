@@ -3,14 +3,14 @@
 
 use super::*;
 
-fn v(grammar: Grammar) -> Options {
+pub(super) fn v(grammar: Grammar) -> Options {
     Options {
         grammar,
         ..Options::default()
     }
 }
 
-fn reasons(out: &Outcome) -> Vec<String> {
+pub(super) fn reasons(out: &Outcome) -> Vec<String> {
     out.findings
         .iter()
         .map(|f| format!("{:?} {} @{}: {}", f.severity, f.opcode, f.offset, f.reason))

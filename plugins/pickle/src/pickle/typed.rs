@@ -9,14 +9,19 @@
 //! tensors from torch's rebuild functions ([`tensors`]).
 
 mod calls;
+mod rebuilds;
 mod storages;
+mod tensor_attrs;
 mod tensors;
+mod values_v3;
 
 use super::findings::Kind;
 use super::machine::{Run, Typed, ENTRY, VALUE};
 use super::reader::Raise;
 use super::text::{self, Text};
-use super::values::{describe, tuple, DictObject, Object, Severity, Value, MAX_TUPLE_DEPTH};
+use super::values::{
+    describe, tuple, DictObject, Grammar, Object, Python2Str, Severity, Value, MAX_TUPLE_DEPTH,
+};
 use std::mem::size_of;
 use std::rc::Rc;
 
@@ -42,6 +47,23 @@ impl Run<'_, '_> {
     /// (lone surrogates included) raise UnicodeDecodeError: torch.load fails there. A loader
     /// with another encoding (`latin1`, `bytes`) reads on, so the machine goes on abstractly.
     fn python2_str(&mut self, bytes: &[u8]) {
+        let caller_chooses = self.options.grammar >= Grammar::V3
+            && self.options.python2_str == Python2Str::CallerChooses;
+        if caller_chooses && !bytes.is_ascii() {
+            // A plain pickle: no one loader, so its encoding is the caller's. Latin-1 maps
+            // each byte to the code point of its value (`_Unpickler_DecodeString` with
+            // `encoding="latin1"`), which is how numpy and gensim read Python 2 pickles.
+            let text: String = bytes.iter().map(|&b| char::from(b)).collect();
+            self.note(Kind::Structure, Severity::Lead, None, || {
+                format!(
+                    "a Python 2 str of {} bytes that are not ASCII: pickle.load's default encoding='ASCII' raises here, encoding='latin1' (numpy's np.load(..., encoding='latin1'), gensim) reads it as the text modeled here, encoding='bytes' as bytes; no code runs either way",
+                    bytes.len()
+                )
+            });
+            self.charge(32 + text.len());
+            self.push(Value::Str(Rc::from(text.as_str())));
+            return;
+        }
         match std::str::from_utf8(bytes) {
             Ok(s) => {
                 self.charge(32 + s.len());
@@ -406,6 +428,10 @@ impl Run<'_, '_> {
                 Severity::Fail,
                 "sets items on a list instead of a dict".into(),
             ),
+            Object::Record(_) => self.structure(
+                Severity::Fail,
+                "sets items on a dataclass instance instead of a dict".into(),
+            ),
         }
     }
 
@@ -434,12 +460,15 @@ impl Run<'_, '_> {
     fn build(&mut self, target: Value, state: Value) {
         let gname = self.options.grammar.name();
         match target {
+            Value::Obj(id) if matches!(self.t().objects[id], Object::Record(_)) => {
+                self.build_record(id, state)
+            }
             Value::Obj(id) => {
                 let t = self.t();
                 let state_ok = match &state {
                     Value::Obj(s) => match &t.objects[*s] {
                         Object::Dict(d) => d.items.iter().all(|(k, _)| matches!(k, Value::Str(_))),
-                        Object::List(_) => false,
+                        Object::List(_) | Object::Record(_) => false,
                     },
                     Value::None => true,
                     _ => false,

@@ -2,6 +2,7 @@
 //! outcome of a run and its findings, and the options a run takes. Everything else in
 //! [`super`] works over these.
 
+pub use super::grammar::Grammar;
 use crate::globals::{Class, Dtype};
 use std::collections::HashMap;
 use std::rc::Rc;
@@ -35,6 +36,19 @@ pub enum Object {
     List(Vec<Value>),
     /// A dict or an OrderedDict, with attributes set by BUILD (a state dict's `_metadata`).
     Dict(DictObject),
+    /// `socair-wo/3`: an instance of a plain data class the grammar lists (a
+    /// `torch.distributed.checkpoint` metadata dataclass), made by NEWOBJ and given its state
+    /// by BUILD, as pickle rebuilds a dataclass: data, never code.
+    Record(RecordObject),
+}
+
+/// An instance of a data class the grammar lists, with the state BUILD gave it.
+#[derive(Debug, Clone)]
+pub struct RecordObject {
+    /// `module.name` of its class.
+    pub class: Rc<str>,
+    /// The state BUILD set (`__dict__` items, or what its `__setstate__` takes), once set.
+    pub state: Option<Value>,
 }
 
 /// A dict: items in insertion order; a key set twice keeps its first position and the last
@@ -43,6 +57,8 @@ pub enum Object {
 pub struct DictObject {
     /// Whether it is an `OrderedDict`.
     pub ordered: bool,
+    /// Whether it is a `collections.Counter` (`socair-wo/3`).
+    pub counter: bool,
     /// Items in insertion order.
     pub items: Vec<(Value, Value)>,
     /// Positions by key, built once a dict outgrows a linear search (most dicts in a
@@ -163,6 +179,9 @@ pub struct TensorModel {
     pub neg: bool,
     /// Byte offset in the pickle of the REDUCE that built it.
     pub pickle_offset: u64,
+    /// Python attributes loading sets on it (`socair-wo/3`: `_rebuild_from_type_v2` and
+    /// `_rebuild_parameter_with_state` state), by name: data, not carried by a conversion.
+    pub attributes: Vec<Rc<str>>,
 }
 
 impl TensorModel {
@@ -222,6 +241,81 @@ pub enum Value {
     Tensor(Rc<TensorModel>),
     /// Something outside the grammar (the result of an unknown call); the text says what.
     Opaque(Rc<str>),
+    /// `socair-wo/3`: a tensor layout, as `torch.serialization._get_layout` returns it.
+    Layout(Layout),
+    /// `socair-wo/3`: a value the grammar models as data that holds no tensor (a
+    /// `torch.device`, a set of scalars, a complex number, a `pathlib` path, an enum member);
+    /// the text shows it as Python would.
+    Data(Rc<str>),
+    /// `socair-wo/3`: a tensor torch builds from other tensors or from no bytes at all (a
+    /// sparse tensor, a quantized tensor, a meta tensor), with the tensors it holds by part
+    /// name.
+    Composite(Rc<Composite>),
+}
+
+/// A tensor layout (`torch.layout`), by the name `str(layout)` gives.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Layout {
+    /// `torch.strided`.
+    Strided,
+    /// `torch.sparse_coo`.
+    SparseCoo,
+    /// `torch.sparse_csr`.
+    SparseCsr,
+    /// `torch.sparse_csc`.
+    SparseCsc,
+    /// `torch.sparse_bsr`.
+    SparseBsr,
+    /// `torch.sparse_bsc`.
+    SparseBsc,
+    /// `torch._mkldnn`.
+    Mkldnn,
+    /// `torch.jagged`.
+    Jagged,
+}
+
+impl Layout {
+    /// Every layout with the name `str(layout)` gives (the keys of `_get_layout`'s cache,
+    /// torch/serialization.py at v2.15.0: every `torch.layout` in `torch.__dict__`).
+    pub const ALL: [(Layout, &'static str); 8] = [
+        (Layout::Strided, "torch.strided"),
+        (Layout::SparseCoo, "torch.sparse_coo"),
+        (Layout::SparseCsr, "torch.sparse_csr"),
+        (Layout::SparseCsc, "torch.sparse_csc"),
+        (Layout::SparseBsr, "torch.sparse_bsr"),
+        (Layout::SparseBsc, "torch.sparse_bsc"),
+        (Layout::Mkldnn, "torch._mkldnn"),
+        (Layout::Jagged, "torch.jagged"),
+    ];
+
+    /// `str(layout)`.
+    pub fn name(self) -> &'static str {
+        Layout::ALL
+            .iter()
+            .find(|(l, _)| *l == self)
+            .map_or("torch.strided", |(_, n)| n)
+    }
+
+    /// The layout `str(layout)` names.
+    pub fn from_name(name: &str) -> Option<Layout> {
+        Layout::ALL
+            .iter()
+            .find(|(_, n)| *n == name)
+            .map(|(l, _)| *l)
+    }
+}
+
+/// A tensor torch builds from other values: what it is, the tensors it holds under their part
+/// names (fingerprinted under `<name>.<part>`, outside the state-dict model), and why it lies
+/// outside the model.
+#[derive(Debug, Clone)]
+pub struct Composite {
+    /// What it is (`a sparse COO tensor`).
+    pub kind: String,
+    /// Its tensors by part name (`indices`, `values`, `int_repr`, …); none for a meta tensor.
+    pub parts: Vec<(&'static str, Value)>,
+    /// Why it is not part of the state-dict model (said where its tensors are listed).
+    pub why: &'static str,
 }
 
 /// A global by name, with its class.
@@ -272,50 +366,6 @@ impl Outcome {
     }
 }
 
-/// The version of the `socair-wo` grammar a run models.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, PartialOrd, Ord)]
-pub enum Grammar {
-    /// `socair-wo/1`: what torch.save writes under Python 3. The default, so that a caller
-    /// that does not choose keeps the verdicts it had before `/2` existed.
-    #[default]
-    V1,
-    /// `socair-wo/2`: `/1` plus what Python 2's pickler wrote for torch 0.1 to 1.4 (`str` as
-    /// SHORT_BINSTRING, BINSTRING or STRING, numbers as INT, LONG or LONG4, OrderedDicts as
-    /// Python 2.7's `__reduce__` writes them), decoded as torch.load decodes them
-    /// (`encoding="utf-8"`, `errors="strict"`).
-    V2,
-}
-
-impl Grammar {
-    /// Every version, oldest first.
-    pub const ALL: [Grammar; 2] = [Grammar::V1, Grammar::V2];
-    /// The newest version.
-    pub const NEWEST: Grammar = Grammar::V2;
-    /// The rule set's name.
-    pub const RULE_SET: &'static str = "socair-wo";
-
-    /// The version as a rule-set version string (`"1"`).
-    pub fn version(self) -> &'static str {
-        match self {
-            Grammar::V1 => "1",
-            Grammar::V2 => "2",
-        }
-    }
-
-    /// `socair-wo/N`, as findings name it.
-    pub fn name(self) -> &'static str {
-        match self {
-            Grammar::V1 => "socair-wo/1",
-            Grammar::V2 => "socair-wo/2",
-        }
-    }
-
-    /// The version a rule-set version string names.
-    pub fn from_version(v: &str) -> Option<Grammar> {
-        Grammar::ALL.into_iter().find(|g| g.version() == v)
-    }
-}
-
 /// Options for a run.
 #[derive(Debug, Clone, Default)]
 pub struct Options {
@@ -330,6 +380,25 @@ pub struct Options {
     pub input_len: u64,
     /// The grammar version to model.
     pub grammar: Grammar,
+    /// How the loader decodes a Python 2 `str` (SHORT_BINSTRING, BINSTRING, STRING) whose
+    /// bytes are not ASCII; read under `socair-wo/3` only (`/2` decodes every pickle as
+    /// torch.load does).
+    pub python2_str: Python2Str,
+}
+
+/// How a Python 2 `str`'s bytes become text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Python2Str {
+    /// As `torch.load` decodes them: `encoding="utf-8"`, strictly (torch/serialization.py
+    /// `load`: `pickle_load_args["encoding"] = "utf-8"` unless the caller passes another);
+    /// bytes that are not UTF-8 make it raise.
+    #[default]
+    TorchUtf8,
+    /// As the caller of `pickle.load` chooses: a plain pickle has no one loader. Bytes that
+    /// are not ASCII make the default `encoding="ASCII"` raise, and are read as Latin-1 by the
+    /// loaders that read Python 2 pickles (numpy's `np.load(..., encoding="latin1")`,
+    /// gensim's `pickle.load(..., encoding="latin1")`): modeled as Latin-1 text, with a LEAD.
+    CallerChooses,
 }
 
 /// Opcode names, for findings.
@@ -482,5 +551,8 @@ pub(super) fn describe(v: &Value) -> String {
         Value::Storage(_) => "a storage".into(),
         Value::Tensor(_) => "a tensor".into(),
         Value::Opaque(what) => format!("an opaque value ({what})"),
+        Value::Layout(l) => format!("the layout {}", l.name()),
+        Value::Data(what) => format!("the value {what}"),
+        Value::Composite(c) => c.kind.clone(),
     }
 }

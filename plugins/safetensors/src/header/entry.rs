@@ -32,6 +32,27 @@ pub struct Header {
     pub metadata_total: u64,
     /// The tensors, in the order the header lists them.
     pub tensors: Vec<TensorEntry>,
+    /// What the header holds beyond what safetensors' writer writes, that the library reads
+    /// the same (safetensors 0.8.0 `src/tensor.rs`): each is said in the report.
+    pub deviations: Deviations,
+}
+
+/// What a header holds beyond what safetensors' writer writes and the library reads as if it
+/// were not there.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Deviations {
+    /// `"__metadata__": null` (`HashMetadata.metadata` is an `Option`).
+    pub metadata_null: bool,
+    /// Fields of tensor entries the format does not define, `(tensor, field)`: the first few
+    /// listed, all counted in `extra_fields_total` (the library ignores them).
+    pub extra_fields: Vec<(String, String)>,
+    /// How many such fields.
+    pub extra_fields_total: u64,
+    /// Whitespace before the object (the library skips JSON whitespace, as serde_json does).
+    pub leading_whitespace: bool,
+    /// Tabs, newlines or carriage returns after the object (safetensors' writer pads with
+    /// spaces; the library skips any JSON whitespace).
+    pub trailing_whitespace: bool,
 }
 
 impl Header {

@@ -29,7 +29,7 @@ pub enum SafetensorsError {
         file_len: u64,
     },
     /// The header is empty or does not start with `{`.
-    #[error("header must start with '{{' at byte 8, found {found}")]
+    #[error("header must start with '{{' at byte 8 (after any JSON whitespace), found {found}")]
     NotAnObject {
         /// What was found there.
         found: String,
@@ -58,8 +58,8 @@ pub enum SafetensorsError {
         /// Which key.
         message: String,
     },
-    /// Something other than spaces follows the JSON object.
-    #[error("header padding byte at file offset {offset} is {byte:#04x}; only spaces (0x20) may follow the JSON object")]
+    /// Something other than JSON whitespace follows the JSON object.
+    #[error("header padding byte at file offset {offset} is {byte:#04x}; only JSON whitespace (spaces, tabs, newlines, carriage returns) may follow the JSON object")]
     BadPadding {
         /// File offset of the byte.
         offset: u64,

@@ -13,8 +13,22 @@ use serde::de;
 pub(super) struct Parsed {
     pub(super) metadata: Option<Vec<(String, String)>>,
     pub(super) metadata_total: u64,
+    /// `"__metadata__": null`, which the library reads as no metadata.
+    pub(super) metadata_null: bool,
     pub(super) tensors: Vec<TensorEntry>,
+    /// Fields of tensor entries the format does not define: `(tensor, field)`, the first
+    /// [`MAX_EXTRA_LISTED`], and how many there were.
+    pub(super) extra_fields: Vec<(String, String)>,
+    pub(super) extra_fields_total: u64,
 }
+
+/// Extra fields listed by name; the rest are counted.
+pub const MAX_EXTRA_LISTED: usize = 16;
+/// Longest extra field name quoted.
+const MAX_EXTRA_NAME: usize = 64;
+
+/// The extra fields seen so far (listed, total).
+type Extras = std::cell::RefCell<(Vec<(String, String)>, u64)>;
 
 /// Where a visitor leaves the refusal it stopped on, so that the caller returns it rather
 /// than serde's message (which only carries a position).
@@ -58,9 +72,22 @@ impl NameSet {
 /// dozens of bytes for each byte of `[0,0,0…]`). Returns it and the byte offset just past it.
 pub(super) fn parse_json_prefix(text: &str) -> Result<(Parsed, usize), SafetensorsError> {
     let slot = Slot::default();
+    let extras = Extras::default();
     let mut de = serde_json::Deserializer::from_str(text);
-    let result = de::Deserializer::deserialize_map(&mut de, HeaderVisitor { slot: &slot })
-        .and_then(|parsed| de.end().map(|()| parsed));
+    let result = de::Deserializer::deserialize_map(
+        &mut de,
+        HeaderVisitor {
+            slot: &slot,
+            extras: &extras,
+        },
+    )
+    .and_then(|parsed| de.end().map(|()| parsed));
+    let result = result.map(|mut parsed| {
+        let (listed, total) = extras.into_inner();
+        parsed.extra_fields = listed;
+        parsed.extra_fields_total = total;
+        parsed
+    });
     match result {
         // The text starts with '{' and only JSON whitespace follows the object (`end`): the
         // object ends after the last byte that is not whitespace.
@@ -149,6 +176,7 @@ macro_rules! wrong_kind {
 
 struct HeaderVisitor<'s> {
     slot: &'s Slot,
+    extras: &'s Extras,
 }
 
 impl<'de> de::Visitor<'de> for HeaderVisitor<'_> {
@@ -161,19 +189,29 @@ impl<'de> de::Visitor<'de> for HeaderVisitor<'_> {
         let mut parsed = Parsed {
             metadata: None,
             metadata_total: 0,
+            metadata_null: false,
             tensors: Vec::new(),
+            extra_fields: Vec::new(),
+            extra_fields_total: 0,
         };
         while let Some(key) = map.next_key::<String>()? {
             if !names.insert(&key) {
                 return Err(duplicate(&key));
             }
             if key == METADATA_KEY {
-                let (kept, total) = map.next_value_seed(MetadataSeed { slot: self.slot })?;
-                parsed.metadata = Some(kept);
-                parsed.metadata_total = total;
+                // `HashMetadata.metadata` is an `Option` (safetensors 0.8.0 src/tensor.rs):
+                // `null` is read as no metadata.
+                match map.next_value_seed(MetadataSeed { slot: self.slot })? {
+                    Some((kept, total)) => {
+                        parsed.metadata = Some(kept);
+                        parsed.metadata_total = total;
+                    }
+                    None => parsed.metadata_null = true,
+                }
             } else {
                 let entry = map.next_value_seed(EntrySeed {
                     slot: self.slot,
+                    extras: self.extras,
                     name: key,
                 })?;
                 parsed.tensors.push(entry);
@@ -184,7 +222,9 @@ impl<'de> de::Visitor<'de> for HeaderVisitor<'_> {
 }
 
 /// The `__metadata__` entries kept, and how many there were.
-type MetadataRead = (Vec<(String, String)>, u64);
+type MetadataEntries = (Vec<(String, String)>, u64);
+/// [`MetadataEntries`], or `None` for `null`.
+type MetadataRead = Option<MetadataEntries>;
 
 /// `__metadata__`: an object of strings, the first [`MAX_METADATA_LISTED`] kept in file
 /// order, every one checked; returns them and how many there were.
@@ -212,18 +252,20 @@ impl<'de> de::Visitor<'de> for MetadataSeed<'_> {
             }
         )),
         bool,
-        unit,
         numbers,
         str,
         seq
     );
+    fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
+        Ok(None)
+    }
     fn visit_map<A: de::MapAccess<'de>>(self, map: A) -> Result<Self::Value, A::Error> {
-        self.entries(map)
+        self.entries(map).map(Some)
     }
 }
 
 impl MetadataSeed<'_> {
-    fn entries<'de, A: de::MapAccess<'de>>(self, mut map: A) -> Result<MetadataRead, A::Error> {
+    fn entries<'de, A: de::MapAccess<'de>>(self, mut map: A) -> Result<MetadataEntries, A::Error> {
         let mut names = NameSet::new();
         let mut kept = Vec::new();
         let mut total = 0u64;
@@ -282,10 +324,12 @@ impl<'de> de::Visitor<'de> for MetadataValueSeed<'_, '_> {
     }
 }
 
-/// One tensor entry, checked as it is read: an unknown field is refused before its value is
-/// parsed, a shape stops at [`MAX_RANK`] dimensions and `data_offsets` at 3 numbers.
+/// One tensor entry, checked as it is read: a field the format does not define is skipped as
+/// the safetensors library skips it (`TensorInfo` has no `deny_unknown_fields`) and listed, a
+/// shape stops at [`MAX_RANK`] dimensions and `data_offsets` at 3 numbers.
 struct EntrySeed<'s> {
     slot: &'s Slot,
+    extras: &'s Extras,
     name: String,
 }
 
@@ -340,7 +384,17 @@ impl EntrySeed<'_> {
                 }
                 "shape" => (&mut shape, MAX_RANK, "shape"),
                 "data_offsets" => (&mut offsets, 3, "data_offsets"),
-                _ => return Err(self.bad(format!("unknown field {field:?}"))),
+                _ => {
+                    // serde's derive skips it, whatever it holds (`IgnoredAny`, streaming).
+                    map.next_value::<de::IgnoredAny>()?;
+                    let mut extras = self.extras.borrow_mut();
+                    extras.1 += 1;
+                    if extras.0.len() < MAX_EXTRA_LISTED {
+                        let shown: String = field.chars().take(MAX_EXTRA_NAME).collect();
+                        extras.0.push((self.name.clone(), shown));
+                    }
+                    continue;
+                }
             };
             if seen.is_some() {
                 return Err(duplicate(&field));

@@ -53,10 +53,10 @@ fn refuses_bad_lengths() {
 #[test]
 fn refuses_what_readers_could_read_differently() {
     let cases: &[(&str, usize, &str)] = &[
-        (" {}", 0, "must start with '{'"),
-        ("\n{}", 0, "must start with '{'"),
-        ("{}\t", 0, "padding byte at file offset 10 is 0x09"),
-        ("{}\n  ", 0, "padding byte"),
+        ("\x0c{}", 0, "must start with '{'"),
+        ("{}\x0c", 0, "trailing characters"),
+        ("{} \0", 0, "trailing characters"),
+        ("{} x", 0, "trailing characters"),
         ("{\"a\":", 0, "not valid JSON"),
         ("[]", 0, "must start with '{'"),
         (r#"{"__metadata__":{"k":1}}"#, 0, "not a string"),
@@ -72,10 +72,11 @@ fn refuses_what_readers_could_read_differently() {
             "duplicate key \"a\"",
         ),
         (
-            r#"{"a":{"dtype":"U8","shape":[1],"data_offsets":[0,1],"extra":1}}"#,
+            r#"{"a":{"dtype":"U8","shape":[1],"data_offsets":[0,1],"dtype":"U8"}}"#,
             1,
-            "unknown field \"extra\"",
+            "duplicate key \"dtype\"",
         ),
+        (r#"{"__metadata__":{"k":null}}"#, 0, "not a string"),
         (
             r#"{"a":{"dtype":"U8","shape":[1]}}"#,
             1,
@@ -159,6 +160,49 @@ fn refuses_what_readers_could_read_differently() {
             "{header}: expected {expected:?} in {err}"
         );
     }
+}
+
+/// What safetensors 0.8.0 reads the same as if it were not there (checked with the library's
+/// `safe_open` and `load_file`: fixtures/safetensors/make_header_fixtures.py): read, and said.
+#[test]
+fn reads_what_the_library_reads_the_same_and_says_so() {
+    let entry = r#""a":{"dtype":"U8","shape":[1],"data_offsets":[0,1]}"#;
+    let h = parse(&file(&format!("{{{entry}}}"), 1)).unwrap();
+    assert_eq!(h.deviations, Deviations::default());
+    for (text, lead, trail) in [
+        (format!(" {{{entry}}}"), true, false),
+        (format!("\n\t{{{entry}}}"), true, false),
+        (format!("{{{entry}}}\t"), false, true),
+        (format!("{{{entry}}}\r\n  "), false, true),
+        (format!("{{{entry}}}   "), false, false),
+        (format!("{{\n  {entry}\n}}"), false, false),
+    ] {
+        let h = parse(&file(&text, 1)).unwrap_or_else(|e| panic!("{text:?}: {e}"));
+        assert_eq!(h.tensors.len(), 1, "{text:?}");
+        assert_eq!(
+            (
+                h.deviations.leading_whitespace,
+                h.deviations.trailing_whitespace
+            ),
+            (lead, trail),
+            "{text:?}"
+        );
+    }
+    let h = parse(&file(&format!("{{\"__metadata__\":null,{entry}}}"), 1)).unwrap();
+    assert!(h.deviations.metadata_null && h.metadata.is_none());
+    let extra = r#"{"a":{"dtype":"U8","extra":{"x":[1,{"y":null}]},"shape":[1],"data_offsets":[0,1],"note":"n","note":2}}"#;
+    let h = parse(&file(extra, 1)).unwrap();
+    assert_eq!(h.tensors[0].shape, vec![1]);
+    assert_eq!(h.deviations.extra_fields_total, 3);
+    assert_eq!(
+        h.deviations.extra_fields[..2],
+        [("a".into(), "extra".into()), ("a".into(), "note".into())]
+    );
+    let many: String = (0..40).map(|i| format!(",\"f{i}\":{i}")).collect();
+    let text = format!(r#"{{"a":{{"dtype":"U8","shape":[1],"data_offsets":[0,1]{many}}}}}"#);
+    let h = parse(&file(&text, 1)).unwrap();
+    assert_eq!(h.deviations.extra_fields.len(), MAX_EXTRA_LISTED);
+    assert_eq!(h.deviations.extra_fields_total, 40);
 }
 
 #[test]

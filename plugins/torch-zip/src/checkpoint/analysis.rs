@@ -59,6 +59,8 @@ pub struct Analysis {
     pub crc_verified: usize,
     /// Records whose CRC-32 was not read (header-only).
     pub crc_skipped: usize,
+    /// Records without a CRC-32 (recorded as 0: `set_crc32_options(False)`, `socair-wo/3`).
+    pub crc_absent: usize,
     /// Tensors of the state-dict model that can be read in place.
     pub tensors: Vec<LocatedTensor>,
     /// Tensors (by name) or the whole file (`None`) that cannot be, with why.

@@ -6,13 +6,13 @@ use super::analysis::Analysis;
 use crate::pickle::Severity;
 use crate::zip::{self, ReadAt};
 
+/// A record's bytes as torch reads them (inflated when deflated), at most `limit` of them.
 pub(super) fn read_record(
     src: &(impl ReadAt + ?Sized),
     r: &zip::Record,
+    limit: u64,
 ) -> Result<Vec<u8>, String> {
-    let mut buf = vec![0u8; usize::try_from(r.len).map_err(|_| "record too large")?];
-    src.read_exact_at(r.data_offset, &mut buf)?;
-    Ok(buf)
+    zip::bytes::read_bytes(src, r, limit)
 }
 
 /// `archive.get(rel)`, and a FAIL when the record torch finds differs from `rel` in case: torch
@@ -124,11 +124,13 @@ pub(super) fn check_version(
     };
     // stoull stops at the first byte that is not a digit: the first 64 bytes say everything a
     // version torch accepts can say.
-    let mut head = vec![0u8; record.len.min(64) as usize];
-    if let Err(e) = src.read_exact_at(record.data_offset, &mut head) {
-        a.add(Severity::Fail, format!("zip record {:?}", record.name), e);
-        return;
-    }
+    let head = match zip::bytes::read_head(src, record, 64) {
+        Ok(head) => head,
+        Err(e) => {
+            a.add(Severity::Fail, format!("zip record {:?}", record.name), e);
+            return;
+        }
+    };
     let place = format!("zip record {:?}", record.name);
     match stoull(&head) {
         Some(v) if SUPPORTED_VERSIONS.contains(&v) => {
@@ -185,7 +187,7 @@ pub(super) fn storage_alignment(
         );
         return 64;
     }
-    let bytes = match read_record(src, r) {
+    let bytes = match read_record(src, r, 16 << 10) {
         Ok(b) => b,
         Err(e) => {
             a.add(Severity::Fail, place, e);

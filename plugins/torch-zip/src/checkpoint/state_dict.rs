@@ -39,10 +39,25 @@ pub struct StateDict {
 /// that holds one bare tensor names it [`BARE_TENSOR`]. Tensors whose names collide are
 /// unread; every other value is named as not carried.
 pub fn read_state_dict(outcome: &pickle::Outcome, result: &Value) -> StateDict {
+    read_state_dict_in(outcome, result, pickle::Grammar::V1)
+}
+
+/// [`read_state_dict`] as `grammar` models it. From `socair-wo/3` a pickle whose value is a
+/// tuple or list (`torch.save((a, b))`, `torch.save([a, b])`) is a model whose entries are
+/// its positions, named `0`, `1`, … as `socair tensors` names them, so that a conversion
+/// carries them; sequences inside it stay outside the model. Tensors torch builds from other
+/// tensors (sparse, quantized) are fingerprinted under `<name>.<part>` outside the model, a
+/// meta tensor is unread (it has no values), and a tensor's Python attributes are named as
+/// not carried.
+pub fn read_state_dict_in(
+    outcome: &pickle::Outcome,
+    result: &Value,
+    grammar: pickle::Grammar,
+) -> StateDict {
     let dict_items = |v: &Value| match v {
         Value::Obj(id) => match &outcome.objects[*id] {
             Object::Dict(d) => Some(&d.items),
-            Object::List(_) => None,
+            Object::List(_) | Object::Record(_) => None,
         },
         _ => None,
     };
@@ -61,11 +76,13 @@ pub fn read_state_dict(outcome: &pickle::Outcome, result: &Value) -> StateDict {
                     .map(|o| match o {
                         Object::Dict(d) => d.items.len(),
                         Object::List(items) => items.len(),
+                        Object::Record(_) => 1,
                     })
                     .sum::<usize>()
                 + outcome.tensors.len())
             + 1024,
         exhausted: false,
+        root_sequence: grammar >= pickle::Grammar::V3,
         sd: StateDict::default(),
     };
     let mut root = result;
@@ -156,12 +173,17 @@ fn kind(outcome: &pickle::Outcome, v: &Value) -> String {
         Value::Obj(id) => match &outcome.objects[*id] {
             Object::List(_) => "list".into(),
             Object::Dict(d) if d.ordered => "OrderedDict".into(),
+            Object::Dict(d) if d.counter => "Counter".into(),
             Object::Dict(_) => "dict".into(),
+            Object::Record(r) => r.class.to_string(),
         },
         Value::Global(g) => format!("the global {}.{}", g.module, g.name),
         Value::Storage(_) => "a bare storage".into(),
         Value::Tensor(_) => "tensor".into(),
         Value::Opaque(what) => format!("an object built by {what}"),
+        Value::Layout(l) => l.name().into(),
+        Value::Data(what) => what.to_string(),
+        Value::Composite(c) => c.kind.clone(),
     }
 }
 
@@ -176,6 +198,8 @@ struct Walker<'a> {
     budget: usize,
     /// Whether the budget ran out (said once).
     exhausted: bool,
+    /// Whether a tuple or list at the root is the model (`socair-wo/3`).
+    root_sequence: bool,
     sd: StateDict,
 }
 
@@ -201,6 +225,9 @@ impl Walker<'_> {
         }
         self.budget -= 1;
         let outcome = self.outcome;
+        // A tuple or list that is the pickle's value is the model (`socair-wo/3`).
+        let root_model = self.root_sequence && depth == 0 && excluded.is_none();
+        let in_sequence = if root_model { None } else { Some(IN_SEQUENCE) };
         match value {
             Value::Tensor(t) => match excluded {
                 // Beside the state dict: the entry is named as not carried as a whole.
@@ -209,8 +236,31 @@ impl Walker<'_> {
                     let line = format!("{path} ({why})");
                     self.sd.outside_named.push((path, t.clone(), Some(line)));
                 }
-                None => self.sd.named.push((path, t.clone())),
+                None => {
+                    if !t.attributes.is_empty() {
+                        let names: Vec<&str> = t.attributes.iter().map(|a| &**a).collect();
+                        self.sd.not_carried.push(format!(
+                            "{path} (Python attributes on the tensor: {})",
+                            names.join(", ")
+                        ));
+                    }
+                    self.sd.named.push((path, t.clone()))
+                }
             },
+            Value::Composite(c) => {
+                if c.parts.is_empty() {
+                    self.sd.outside.push((path, c.why.into()));
+                    return;
+                }
+                for (part, v) in &c.parts {
+                    self.walk(
+                        v,
+                        join(&path, part),
+                        depth + 1,
+                        Some(excluded.unwrap_or(c.why)),
+                    );
+                }
+            }
             Value::Tuple(..) | Value::Obj(_) if depth >= MAX_NAME_DEPTH => {
                 self.sd.unread.push((
                     path,
@@ -218,11 +268,11 @@ impl Walker<'_> {
                 ));
             }
             Value::Tuple(items, _) => {
-                if excluded.is_none() {
+                if excluded.is_none() && !root_model {
                     self.sd.not_carried.push(format!("{path} (tuple)"));
                 }
                 for (i, v) in items.iter().enumerate() {
-                    self.walk(v, join(&path, &i.to_string()), depth + 1, Some(IN_SEQUENCE));
+                    self.walk(v, join(&path, &i.to_string()), depth + 1, in_sequence);
                 }
             }
             Value::Obj(id) => {
@@ -231,11 +281,24 @@ impl Walker<'_> {
                 }
                 match &outcome.objects[*id] {
                     Object::List(items) => {
-                        if excluded.is_none() {
+                        if excluded.is_none() && !root_model {
                             self.sd.not_carried.push(format!("{path} (list)"));
                         }
                         for (i, v) in items.iter().enumerate() {
-                            self.walk(v, join(&path, &i.to_string()), depth + 1, Some(IN_SEQUENCE));
+                            self.walk(v, join(&path, &i.to_string()), depth + 1, in_sequence);
+                        }
+                    }
+                    Object::Record(r) => {
+                        if excluded.is_none() {
+                            let name = if path.is_empty() {
+                                "the checkpoint".to_owned()
+                            } else {
+                                path.clone()
+                            };
+                            self.sd.not_carried.push(format!("{name} (a {})", r.class));
+                        }
+                        if let Some(state) = &r.state {
+                            self.walk(state, path, depth + 1, Some(IN_RECORD));
                         }
                     }
                     Object::Dict(d) => {
@@ -300,6 +363,7 @@ impl Walker<'_> {
 
 const IN_SEQUENCE: &str = "inside a list or tuple: not part of the state-dict model";
 const BESIDE: &str = "beside the state dict: not part of the state-dict model";
+const IN_RECORD: &str = "in a dataclass's state: not part of the state-dict model";
 
 /// The name of the one tensor of a file that holds a bare tensor (`torch.save(t)`).
 pub const BARE_TENSOR: &str = "tensor";

@@ -4,7 +4,7 @@
 //! readers.
 
 use super::analysis::{Analysis, LocatedTensor};
-use super::state_dict::read_state_dict;
+use super::state_dict::read_state_dict_in;
 use crate::pickle::{self, Severity};
 use crate::zip;
 
@@ -169,6 +169,18 @@ pub fn model_tensors(
     outcome: &pickle::Outcome,
     locate: impl Fn(&pickle::StorageRef) -> Option<(u64, String, u64)>,
 ) {
+    model_tensors_with(a, outcome, |storage| {
+        locate(storage)
+            .ok_or_else(|| format!("its storage {:?} does not match a record", storage.key))
+    })
+}
+
+/// [`model_tensors`], with `locate` saying why a storage cannot be located.
+pub fn model_tensors_with(
+    a: &mut Analysis,
+    outcome: &pickle::Outcome,
+    locate: impl Fn(&pickle::StorageRef) -> Result<(u64, String, u64), String>,
+) {
     if a.worst() == Some(Severity::Fail) {
         a.unread.push((
             None,
@@ -186,7 +198,7 @@ pub fn model_tensors(
         ));
         return;
     };
-    let sd = read_state_dict(outcome, &result);
+    let sd = read_state_dict_in(outcome, &result, a.grammar);
     a.unread
         .extend(sd.unread.into_iter().map(|(n, r)| (Some(n), r)));
     a.outside = sd.outside;
@@ -221,7 +233,7 @@ pub fn model_tensors(
             continue;
         }
         match locate(&model.storage) {
-            Some((record_offset, record, record_base)) => a.tensors.push(LocatedTensor {
+            Ok((record_offset, record, record_base)) => a.tensors.push(LocatedTensor {
                 name,
                 model,
                 record_offset,
@@ -229,13 +241,7 @@ pub fn model_tensors(
                 record_base,
                 outside_model,
             }),
-            None => unread(
-                name,
-                format!(
-                    "its storage {:?} does not match a record",
-                    model.storage.key
-                ),
-            ),
+            Err(why) => unread(name, why),
         }
     }
 }

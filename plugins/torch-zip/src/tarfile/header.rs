@@ -4,9 +4,12 @@
 
 use super::py::{invalid, long_from_ascii, HeaderKind, PyErr, PyInt};
 
-/// The member fields the outcome depends on.
+/// The member fields the outcome depends on, and its name (for the walk over every member).
 #[derive(Debug, Clone)]
 pub(super) struct Member {
+    /// `TarInfo.name` as bytes: the name field, its ustar prefix joined, a directory's
+    /// trailing slashes removed; a GNU long name or a pax `path` replaces it later.
+    pub(super) name: Vec<u8>,
     pub(super) kind: u8,
     pub(super) size: PyInt,
     pub(super) offset_data: PyInt,
@@ -17,7 +20,7 @@ pub(super) const AREGTYPE: u8 = 0;
 const REGTYPE: u8 = b'0';
 pub(super) const DIRTYPE: u8 = b'5';
 const CONTTYPE: u8 = b'7';
-const GNUTYPE_SPARSE: u8 = b'S';
+pub(super) const GNUTYPE_SPARSE: u8 = b'S';
 
 pub(super) fn is_reg(kind: u8) -> bool {
     matches!(kind, REGTYPE | AREGTYPE | CONTTYPE | GNUTYPE_SPARSE)
@@ -88,7 +91,23 @@ pub(super) fn frombuf(buf: &[u8], dircheck: bool) -> Result<Member, PyErr> {
         let origsize = nti(&buf[483..495])?;
         sparse = Some((extended, origsize));
     }
+    // The name: `nts(buf[0:100])`, a directory's trailing slashes removed, then the ustar
+    // prefix (`nts(buf[345:500])`) joined unless the type is a GNU one.
+    let mut name = nts(&buf[0..100]).to_vec();
+    if kind == DIRTYPE {
+        while name.last() == Some(&b'/') {
+            name.pop();
+        }
+    }
+    let prefix = nts(&buf[345..500]);
+    if !prefix.is_empty() && !matches!(kind, b'L' | b'K' | GNUTYPE_SPARSE) {
+        let mut joined = prefix.to_vec();
+        joined.push(b'/');
+        joined.extend_from_slice(&name);
+        name = joined;
+    }
     Ok(Member {
+        name,
         kind,
         size,
         offset_data: 0,

@@ -70,14 +70,7 @@ pub fn open_outcome(src: &(impl ReadAt + ?Sized), profile: Profile) -> Outcome {
 
 /// The outcome, and whether a read asked for [`HUGE_READ`] bytes or more past the end.
 pub(super) fn run(src: &(impl ReadAt + ?Sized), profile: Profile) -> (Outcome, bool) {
-    let mut tar = Tar {
-        src,
-        profile,
-        pos: 0,
-        offset: 0,
-        global: PaxDict::default(),
-        huge_read: false,
-    };
+    let mut tar = Tar::new(src, profile);
     let outcome = match tar.fromtarfile(0, true) {
         Ok(_) => Outcome::Opened { members: true },
         // TarFile.next at offset 0: an end block ends an empty archive.
@@ -89,6 +82,90 @@ pub(super) fn run(src: &(impl ReadAt + ?Sized), profile: Profile) -> (Outcome, b
         Err(PyErr::Other(exception, why)) => Outcome::Raises { exception, why },
     };
     (outcome, tar.huge_read)
+}
+
+/// One member as `TarFile.getmembers()` lists it: what `getmember`, `extract` and
+/// `extractfile` go by.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TarMember {
+    /// `TarInfo.name`, as bytes.
+    pub name: Vec<u8>,
+    /// Its type flag.
+    pub kind: u8,
+    /// Where its data starts in the file.
+    pub offset_data: i128,
+    /// Its size (after a pax `size`).
+    pub size: i128,
+}
+
+impl TarMember {
+    /// A regular file (`REGTYPE`, `AREGTYPE`, `CONTTYPE`): `extract` writes its data, and
+    /// `extractfile` returns it. Not a GNU sparse file, whose data has holes.
+    pub fn is_regular(&self) -> bool {
+        matches!(self.kind, b'0' | 0 | b'7')
+    }
+}
+
+/// How the walk over the members ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum WalkEnd {
+    /// `TarFile.next` returned `None`: an end block, or a header it quietly stops at.
+    End,
+    /// It raised `ReadError` (a `tarfile.TarError`).
+    ReadError(String),
+    /// It raised another exception (or the walk passed its bound): the class and why.
+    Raises(&'static str, String),
+}
+
+/// Every member `TarFile._load` lists (`TarFile.next` until it returns `None`), under
+/// `profile`, at most `max` of them.
+pub fn walk(
+    src: &(impl ReadAt + ?Sized),
+    profile: Profile,
+    max: usize,
+) -> (Vec<TarMember>, WalkEnd) {
+    let mut tar = Tar::new(src, profile);
+    let mut members = Vec::new();
+    let member = |m: Member| TarMember {
+        name: m.name,
+        kind: m.kind,
+        offset_data: m.offset_data,
+        size: m.size,
+    };
+    let end = loop {
+        if members.len() >= max {
+            break WalkEnd::Raises(
+                "bound",
+                format!("more than {max} members: not walked further"),
+            );
+        }
+        let first = members.is_empty();
+        if !first {
+            // TarFile.next: move to `self.offset`, checking the byte before it exists.
+            if tar.offset != i128::from(tar.pos) {
+                if tar.offset == 0 {
+                    break WalkEnd::End;
+                }
+                if tar.offset < 1 {
+                    break WalkEnd::Raises("ValueError", "negative seek value".into());
+                }
+                // The byte before `offset` must exist (`seek(offset - 1); read(1)`).
+                if tar.offset > i128::from(src.size()) {
+                    break WalkEnd::ReadError("unexpected end of data".into());
+                }
+                tar.pos = u64::try_from(tar.offset).unwrap_or(u64::MAX);
+            }
+        }
+        match tar.fromtarfile(0, true) {
+            Ok(m) => members.push(member(m)),
+            Err(PyErr::Header(HeaderKind::Eof, _)) => break WalkEnd::End,
+            Err(PyErr::Header(HeaderKind::Subsequent, why)) => break WalkEnd::ReadError(why),
+            Err(PyErr::Header(_, why)) if tar.offset == 0 => break WalkEnd::ReadError(why),
+            Err(PyErr::Header(..)) => break WalkEnd::End,
+            Err(PyErr::Other(exception, why)) => break WalkEnd::Raises(exception, why),
+        }
+    };
+    (members, end)
 }
 
 struct Tar<'a, R: ReadAt + ?Sized> {
@@ -103,7 +180,19 @@ struct Tar<'a, R: ReadAt + ?Sized> {
     huge_read: bool,
 }
 
-impl<R: ReadAt + ?Sized> Tar<'_, R> {
+impl<'a, R: ReadAt + ?Sized> Tar<'a, R> {
+    /// A `TarFile` just opened over `src`, its file object at the start.
+    fn new(src: &'a R, profile: Profile) -> Self {
+        Tar {
+            src,
+            profile,
+            pos: 0,
+            offset: 0,
+            global: PaxDict::default(),
+            huge_read: false,
+        }
+    }
+
     /// `fileobj.read(n)` as `io.BytesIO` does it: a negative `n` reads to the end, an `n`
     /// outside a C `ssize_t` raises `OverflowError`.
     fn read_len(&mut self, n: PyInt) -> Result<u64, PyErr> {
@@ -191,6 +280,9 @@ impl<R: ReadAt + ?Sized> Tar<'_, R> {
         let len = self.block(member.size)?;
         let buf = self.read(len)?;
         let mut next = self.follow_up(depth)?;
+        if member.kind == b'L' {
+            next.name = nts(&buf).to_vec();
+        }
         if member.kind == b'L' && self.profile.follow_up_dircheck_off {
             // The V7 rule with the real (long) name.
             let long_slash = nts(&buf).last() == Some(&b'/');

@@ -21,6 +21,8 @@ const KEYWORDS: &[&[u8]] = &[
     b"GNU.sparse.major",
     b"GNU.sparse.minor",
     b"size",
+    b"path",
+    b"GNU.sparse.name",
 ];
 
 impl PaxDict {
@@ -232,6 +234,15 @@ pub(super) fn apply_pax_info(
                 })?;
             }
             b"size" => member.size = py_int_str(value, profile).unwrap_or(0),
+            // `path` loses its trailing slashes; `GNU.sparse.name` is set as it is.
+            b"path" => {
+                let mut name = value.to_vec();
+                while name.last() == Some(&b'/') {
+                    name.pop();
+                }
+                member.name = name;
+            }
+            b"GNU.sparse.name" => member.name = value.to_vec(),
             _ => {}
         }
     }

@@ -3,7 +3,7 @@
 //! Apart from the opcodes that name globals (typed and abstract alike).
 
 use super::{Judged, Run, MAX_JUDGED};
-use crate::globals::{classify_pickled, Class};
+use crate::globals::{classify_pickled_in, Class};
 use crate::pickle::findings::{quote, Kind};
 use crate::pickle::values::{GlobalRef, Severity, Value};
 use std::rc::Rc;
@@ -103,7 +103,7 @@ impl Run<'_, '_> {
                 return e.clone();
             }
         }
-        let lookup = classify_pickled(module, name, self.proto);
+        let lookup = classify_pickled_in(module, name, self.proto, self.options.grammar);
         let effective = match &lookup.renamed {
             Some((m, n)) => format!("{m}.{n}"),
             None => format!("{module}.{name}"),

@@ -1,8 +1,10 @@
 //! Calls (REDUCE, NEWOBJ) of globals: what the grammar's own globals build (OrderedDict,
-//! `_codecs.encode`, torch's rebuild functions, which [`super::tensors`] models), and the
-//! finding for a call of anything else. Apart from the opcodes, which only hand over the
-//! callable and its arguments.
+//! `_codecs.encode`, torch's rebuild functions, which [`super::tensors`] models, and what
+//! `socair-wo/3` adds, in [`super::values_v3`] and [`super::rebuilds`]), and the finding for a
+//! call of anything else. Apart from the opcodes, which only hand over the callable and its
+//! arguments.
 
+use super::tensors::Rebuild;
 use crate::globals::{Class, Known};
 use crate::pickle::findings::Kind;
 use crate::pickle::machine::Run;
@@ -111,20 +113,33 @@ impl Run<'_, '_> {
                 }
             },
             Known::RebuildTensorV2 | Known::RebuildTensorV3 if !newobj => {
-                self.rebuild_tensor(&args, known == Known::RebuildTensorV3)
+                let which = if known == Known::RebuildTensorV3 {
+                    Rebuild::V3
+                } else {
+                    Rebuild::V2
+                };
+                self.rebuild_tensor(&args, which)
             }
             Known::RebuildParameter | Known::RebuildParameterWithState if !newobj => {
                 self.rebuild_parameter(&args, known == Known::RebuildParameterWithState)
             }
-            _ => {
-                let text = format!(
-                    "calls {dotted} with {} arguments: outside {gname}",
-                    args.len()
-                );
-                self.note(Kind::Call, Severity::Lead, None, || text);
-                Value::Opaque(Rc::from(dotted.as_str()))
+            k if self.options.grammar >= Grammar::V3 => {
+                match self.call_v3(k, &dotted, &args, newobj) {
+                    Some(v) => v,
+                    None => self.call_outside(&dotted, args.len()),
+                }
             }
+            _ => self.call_outside(&dotted, args.len()),
         }
+    }
+
+    /// A call of a grammar global with arguments the grammar does not model: a LEAD, and an
+    /// opaque result.
+    fn call_outside(&mut self, dotted: &str, n: usize) -> Value {
+        let gname = self.options.grammar.name();
+        let text = format!("calls {dotted} with {n} arguments: outside {gname}");
+        self.note(Kind::Call, Severity::Lead, None, || text);
+        Value::Opaque(Rc::from(dotted))
     }
 
     /// `collections.OrderedDict(items)` as Python 2.7 pickled an OrderedDict: its
@@ -146,7 +161,7 @@ impl Run<'_, '_> {
             let kv: &[Value] = match pair {
                 Value::Obj(p) => match objects.get(*p)? {
                     Object::List(kv) => kv,
-                    Object::Dict(_) => return None,
+                    Object::Dict(_) | Object::Record(_) => return None,
                 },
                 Value::Tuple(kv, _) => kv,
                 _ => return None,

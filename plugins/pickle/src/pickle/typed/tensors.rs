@@ -3,10 +3,11 @@
 //! offset, size and stride, `requires_grad`, backward hooks, metadata). Apart from the calls
 //! that reach them ([`super::calls`]).
 
+use crate::globals::weights_only::{int_repr_dtype, is_quantized};
 use crate::globals::{Class, Known};
 use crate::pickle::machine::{Run, Typed, ENTRY};
 use crate::pickle::values::{
-    check_bounds, describe, Object, Severity, StorageClass, TensorModel, Value,
+    check_bounds, describe, Grammar, Object, Severity, StorageClass, TensorModel, Value,
 };
 use std::mem::size_of;
 use std::rc::Rc;
@@ -38,12 +39,60 @@ fn truthy(t: &Typed, v: &Value) -> Option<bool> {
         Value::Obj(id) => match t.objects.get(*id)? {
             Object::List(items) => !items.is_empty(),
             Object::Dict(d) => !d.items.is_empty(),
+            Object::Record(_) => true,
         },
-        Value::Global(_) | Value::Storage(_) | Value::Tensor(_) | Value::Opaque(_) => return None,
+        Value::Global(_)
+        | Value::Storage(_)
+        | Value::Tensor(_)
+        | Value::Opaque(_)
+        | Value::Layout(_)
+        | Value::Data(_)
+        | Value::Composite(_) => return None,
     })
 }
 
+/// Which of torch's tensor rebuild functions: `_rebuild_tensor` (before torch 0.4, `/3`),
+/// `_rebuild_tensor_v2` or `_rebuild_tensor_v3`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Rebuild {
+    V1,
+    V2,
+    V3,
+    /// The integer representation of `_rebuild_qtensor`'s tensor: `(storage, storage_offset,
+    /// size, stride, requires_grad)` over a quantized storage, in the dtype `int_repr()`
+    /// gives.
+    Quantized,
+}
+
 impl Run<'_, '_> {
+    /// A rebuild's `backward_hooks`, judged: an empty OrderedDict (what torch.save writes since
+    /// torch 1.0, "Note [Don't serialize hooks]"), or, from `socair-wo/3`, `None` (what torch
+    /// 0.4's `Tensor.__reduce_ex__` wrote: `self._backward_hooks`, which is `None` for a tensor
+    /// without hooks; `_rebuild_tensor_v2` assigns it and `tensor._backward_hooks = None` means
+    /// no hooks). A non-empty OrderedDict is a LEAD; anything else a FAIL (`false`).
+    pub(super) fn hooks_ok(&mut self, name: &str, hooks: &Value) -> bool {
+        if matches!(hooks, Value::None) && self.options.grammar >= Grammar::V3 {
+            return true;
+        }
+        match self.empty_hooks(hooks) {
+            Some(true) => true,
+            Some(false) => {
+                self.structure(
+                    Severity::Lead,
+                    format!("{name} carries backward hooks; torch.save never serializes hooks"),
+                );
+                true
+            }
+            None => {
+                self.structure(
+                    Severity::Fail,
+                    format!("{name} backward_hooks is not an OrderedDict"),
+                );
+                false
+            }
+        }
+    }
+
     fn empty_hooks(&mut self, v: &Value) -> Option<bool> {
         match v {
             Value::Obj(id) => match &self.t().objects[*id] {
@@ -94,6 +143,12 @@ impl Run<'_, '_> {
                 Object::List(_) => {
                     return Err(format!(
                         "{name} metadata is a list: torch's set_tensor_metadata asserts a dict and torch.load raises"
+                    ))
+                }
+                Object::Record(r) => {
+                    return Err(format!(
+                        "{name} metadata is a {}: torch's set_tensor_metadata asserts a dict and torch.load raises",
+                        r.class
                     ))
                 }
             },
@@ -166,48 +221,69 @@ impl Run<'_, '_> {
         Ok((conj, neg))
     }
 
-    pub(super) fn rebuild_tensor(&mut self, args: &[Value], v3: bool) -> Value {
+    pub(super) fn rebuild_tensor(&mut self, args: &[Value], which: Rebuild) -> Value {
         let gname = self.options.grammar.name();
-        let name = if v3 {
-            "_rebuild_tensor_v3"
-        } else {
-            "_rebuild_tensor_v2"
+        let v3 = which == Rebuild::V3;
+        let name = match which {
+            Rebuild::V1 => "_rebuild_tensor",
+            Rebuild::V2 => "_rebuild_tensor_v2",
+            Rebuild::V3 => "_rebuild_tensor_v3",
+            Rebuild::Quantized => "_rebuild_qtensor",
         };
-        let fixed = if v3 { 7 } else { 6 };
+        let fixed = match which {
+            Rebuild::V1 => 4,
+            Rebuild::Quantized => 5,
+            Rebuild::V2 => 6,
+            Rebuild::V3 => 7,
+        };
         let opaque = |what: &str| Value::Opaque(Rc::from(what));
-        if args.len() != fixed && args.len() != fixed + 1 {
+        let with_metadata = matches!(which, Rebuild::V2 | Rebuild::V3) && args.len() == fixed + 1;
+        if args.len() != fixed && !with_metadata {
             self.structure(
                 Severity::Fail,
                 format!("{name} with {} arguments", args.len()),
             );
             return opaque(name);
         }
+        let requires_grad = match (which, args.get(4)) {
+            (Rebuild::V1, _) => Some(&Value::Bool(false)),
+            (_, rg) => rg,
+        };
         let (
             Value::Storage(storage),
             Value::Int(offset),
             Value::Tuple(size, _),
             Value::Tuple(stride, _),
-            Value::Bool(requires_grad),
-        ) = (&args[0], &args[1], &args[2], &args[3], &args[4])
+            Some(Value::Bool(requires_grad)),
+        ) = (&args[0], &args[1], &args[2], &args[3], requires_grad)
         else {
             self.structure(
                 Severity::Fail,
-                format!(
-                    "{name} arguments are not (storage, offset, size, stride, requires_grad, …)"
-                ),
+                if which == Rebuild::V1 {
+                    format!("{name} arguments are not (storage, offset, size, stride)")
+                } else {
+                    format!(
+                        "{name} arguments are not (storage, offset, size, stride, requires_grad, …)"
+                    )
+                },
             );
             return opaque(name);
         };
-        match self.empty_hooks(&args[5]) {
-            Some(true) => {}
-            Some(false) => self.structure(
-                Severity::Lead,
-                format!("{name} carries backward hooks; torch.save never serializes hooks"),
-            ),
-            None => {
+        if matches!(which, Rebuild::V2 | Rebuild::V3) && !self.hooks_ok(name, &args[5]) {
+            return opaque(name);
+        }
+        if let StorageClass::Typed(d) = storage.class {
+            if !is_quantized(d) && which == Rebuild::Quantized {
                 self.structure(
                     Severity::Fail,
-                    format!("{name} backward_hooks is not an OrderedDict"),
+                    format!("{name} over a storage that is not quantized: torch makes an empty quantized tensor of the storage's dtype, which raises"),
+                );
+                return opaque(name);
+            }
+            if is_quantized(d) && which != Rebuild::Quantized {
+                self.structure(
+                    Severity::Lead,
+                    format!("{name} over a {} storage: torch.save rebuilds a quantized tensor with _rebuild_qtensor, which carries its scale and zero point", d.torch),
                 );
                 return opaque(name);
             }
@@ -236,6 +312,16 @@ impl Run<'_, '_> {
             }
         } else {
             match storage.class {
+                StorageClass::Typed(d) if which == Rebuild::Quantized => match int_repr_dtype(d) {
+                    Some(int) => int,
+                    None => {
+                        self.structure(
+                            Severity::Lead,
+                            format!("a quantized {} tensor packs several values in each byte: its integer representation is not fingerprinted", d.torch),
+                        );
+                        return opaque(name);
+                    }
+                },
                 StorageClass::Typed(d) => d,
                 StorageClass::Untyped => {
                     self.structure(
@@ -246,7 +332,7 @@ impl Run<'_, '_> {
                 }
             }
         };
-        let (conj, neg) = match args.get(fixed) {
+        let (conj, neg) = match args.get(fixed).filter(|_| with_metadata) {
             None => (false, false),
             Some(meta) => match self.metadata_bits(name, meta) {
                 Ok(bits) => bits,
@@ -323,6 +409,7 @@ impl Run<'_, '_> {
             conj,
             neg,
             pickle_offset: self.op_at as u64,
+            attributes: Vec::new(),
         };
         if let Err(why) = check_bounds(&tensor) {
             self.structure(Severity::Fail, format!("{name}: {why}"));
@@ -358,13 +445,21 @@ impl Run<'_, '_> {
             );
             return Value::Opaque(Rc::from(name));
         };
-        if self.empty_hooks(&args[2]) != Some(true) {
+        let v3 = self.options.grammar >= Grammar::V3;
+        if self.empty_hooks(&args[2]) != Some(true) && !(v3 && matches!(args[2], Value::None)) {
             self.structure(
                 Severity::Lead,
                 format!("{name} carries backward hooks or no hooks dict"),
             );
         }
-        if with_state {
+        let mut attributes = Vec::new();
+        if with_state && v3 {
+            // `_set_obj_state`, as `_rebuild_from_type_v2` applies it.
+            match self.tensor_state(name, &args[3]) {
+                Some(names) => attributes = names,
+                None => return Value::Opaque(Rc::from(name)),
+            }
+        } else if with_state {
             let empty = match &args[3] {
                 Value::None => true,
                 Value::Obj(id) => {
@@ -382,7 +477,8 @@ impl Run<'_, '_> {
         let mut t = (**data).clone();
         t.parameter = true;
         t.requires_grad = *requires_grad;
-        self.charge(size_of::<TensorModel>() + 96 + 16 * t.shape.len());
+        t.attributes.extend(attributes);
+        self.charge(size_of::<TensorModel>() + 96 + 16 * t.shape.len() + 24 * t.attributes.len());
         let t = Rc::new(t);
         self.t().tensors.push(t.clone());
         Value::Tensor(t)

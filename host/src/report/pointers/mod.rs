@@ -1,0 +1,74 @@
+//! What a model's files point at, judged: no clean verdict over bytes outside the artifact.
+//!
+//! Loaders follow names written in the files: a weight index's `weight_map`
+//! ([`weight_index`]: `model.safetensors.index.json`, `pytorch_model.bin.index.json`, any JSON
+//! whose `weight_map` transformers or accelerate would follow), a GGUF file's `split.count`
+//! ([`gguf_split`]: llama.cpp opens the other splits beside it by name) and a tensor whose
+//! bytes a reader placed in another file ([`external`]: ONNX external data). Each name must
+//! resolve inside the directory to a regular file the scan read:
+//!
+//! - a name that leaves the directory (`..`, absolute, a backslash, a symbolic link whose
+//!   target lies outside it) or names a file that is not there is a FAIL naming the file and
+//!   the entry, since the loader reads bytes the scan never saw;
+//! - a name of a file no reader read (an unknown format, a companion read as JSON or text),
+//!   or of a link whose target is inside the directory (not followed), is a LEAD;
+//! - what the loader would then load differently from what the files hold is judged by what
+//!   that loader's code does (each module cites it).
+//!
+//! Symbolic links themselves are never followed; each one is a LEAD of its own (nothing read
+//! what it points at). Everything here is bounded: at most [`MAX_FINDINGS`] findings per row.
+
+mod external;
+mod gguf_split;
+mod targets;
+mod weight_index;
+
+pub use targets::MAX_FINDINGS;
+
+use crate::read::artifact::{Artifact, FileJob};
+use crate::read::modeldir::DirLink;
+use crate::report::document::STRUCTURE_CHECK;
+use socair_plugin_api::{Finding, OpenedFile, ReportRow, RowStatus};
+
+/// The rows about what the artifact's files point at, each with the file it is about.
+pub fn rows(
+    artifact: &Artifact<'_>,
+    opened: &[(&FileJob<'_>, OpenedFile)],
+) -> Vec<(String, ReportRow)> {
+    let mut out = Vec::new();
+    for link in &artifact.links {
+        out.push((link.rel.clone(), link_row(link)));
+    }
+    // Indexes and splits name other files of a directory; a file scanned alone stays as it is
+    // (one shard is judged as itself).
+    let names = targets::Names::new(artifact, opened);
+    if artifact.is_dir {
+        out.extend(weight_index::rows(artifact, &names));
+        out.extend(gguf_split::rows(opened, &names));
+    }
+    out.extend(external::rows(artifact, opened, &names));
+    out
+}
+
+fn link_row(link: &DirLink) -> ReportRow {
+    let target = link.target.display().to_string();
+    let why = if link.inside {
+        format!(
+            "a symbolic link to {target:?}, inside the directory, not followed: what it points at is judged under that name only, while a loader that opens this one reads it"
+        )
+    } else {
+        format!(
+            "a symbolic link to {target:?}, outside the directory (or to nothing), not followed: nothing in what it points at was checked, and a loader that opens it reads those bytes"
+        )
+    };
+    ReportRow {
+        check: STRUCTURE_CHECK.into(),
+        status: RowStatus::Lead,
+        summary: format!("not read: {why}").into(),
+        findings: vec![Finding {
+            place: "file".into(),
+            reason: why.into(),
+        }]
+        .into(),
+    }
+}

@@ -1,0 +1,109 @@
+//! What a global means to the grammar: part of it ([`Known`], with the part it denotes), code
+//! that runs or does I/O, or unknown ([`Class`]). Apart from the tables that classify names.
+
+use super::dtypes::Dtype;
+
+/// The part of the grammar a global denotes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Known {
+    /// `collections.OrderedDict`.
+    OrderedDict,
+    /// `torch._utils._rebuild_tensor_v2`.
+    RebuildTensorV2,
+    /// `torch._utils._rebuild_tensor_v3`.
+    RebuildTensorV3,
+    /// `torch._utils._rebuild_parameter`.
+    RebuildParameter,
+    /// `torch._utils._rebuild_parameter_with_state`.
+    RebuildParameterWithState,
+    /// A typed storage class.
+    TypedStorage(&'static Dtype),
+    /// `torch.storage.UntypedStorage`.
+    UntypedStorage,
+    /// A dtype global such as `torch.uint16`.
+    Dtype(&'static Dtype),
+    /// `_codecs.encode` (bytes under protocol 2).
+    CodecsEncode,
+    // What `socair-wo/3` adds ([`weights_only::known_v3`]).
+    /// `collections.Counter`.
+    Counter,
+    /// `torch.Size`.
+    TorchSize,
+    /// `torch.device`.
+    TorchDevice,
+    /// `torch.Tensor`.
+    TorchTensor,
+    /// A legacy tensor class (`torch.FloatTensor`, `torch.cuda.…`, `torch.sparse.…`), by name.
+    TensorClass(&'static str),
+    /// `torch.nn.parameter.Parameter`.
+    Parameter,
+    /// `torch.serialization._get_layout`.
+    GetLayout,
+    /// `builtins.set`, `complex` or `bytearray`.
+    Builtin(Builtin),
+    /// A dtype global no tensor of the grammar has (`torch.complex32`, `torch.qint8`, …).
+    OtherDtype(&'static str),
+    /// A quantization scheme (`torch.per_tensor_affine`, …).
+    QScheme(&'static str),
+    /// A `torch.memory_format` constant (`torch.contiguous_format`, …).
+    MemoryFormat(&'static str),
+    /// `torch.storage.TypedStorage`, the class.
+    TypedStorageClass,
+    /// `torch._utils._rebuild_tensor` (what torch before 0.4 wrote for every tensor).
+    RebuildTensor,
+    /// `torch._utils._rebuild_qtensor`.
+    RebuildQTensor,
+    /// `torch._utils._rebuild_sparse_tensor`.
+    RebuildSparse,
+    /// `torch._utils._rebuild_meta_tensor_no_storage`.
+    RebuildMeta,
+    /// `torch._utils._rebuild_wrapper_subclass`.
+    RebuildWrapperSubclass,
+    /// `torch._utils._rebuild_device_tensor_from_numpy`.
+    RebuildFromNumpy,
+    /// `torch._utils._rebuild_device_tensor_from_cpu_tensor`.
+    RebuildFromCpu,
+    /// `torch._tensor._rebuild_from_type_v2`.
+    RebuildFromTypeV2,
+    /// A `pathlib` path class.
+    Path(PathClass),
+    /// A plain dataclass the grammar lists (`module.name`).
+    DataClass(&'static str),
+    /// An enum the grammar lists (`module.name`), with its member count.
+    DataEnum(&'static str, i64),
+}
+
+/// How the grammar classifies a global.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Class {
+    /// Part of `socair-wo/1`.
+    Known(Known),
+    /// Evidence of code execution, I/O or scanner tampering; the reason says what it does.
+    Dangerous(&'static str),
+    /// Outside the grammar: not known to be bad.
+    Unknown,
+}
+
+/// A `pathlib` class.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PathClass {
+    /// `PurePath`, `PurePosixPath`, `PureWindowsPath`: never touch the file system.
+    Pure,
+    /// `Path`, `PosixPath`: constructing one only parses the text (Lib/pathlib.py
+    /// `PurePath.__new__`/`_from_parts` in 3.8-3.11, `PurePath.__init__` from 3.12): no I/O.
+    Concrete,
+    /// `WindowsPath`: constructing one on POSIX raises (`NotImplementedError` to 3.12,
+    /// `UnsupportedOperation` from 3.13, "cannot instantiate 'WindowsPath' on your system").
+    Windows,
+}
+
+/// A builtin the weights-only unpickler lists (`builtins.set`, `complex`, `bytearray`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Builtin {
+    /// `builtins.set`.
+    Set,
+    /// `builtins.complex`.
+    Complex,
+    /// `builtins.bytearray`.
+    Bytearray,
+}

@@ -1,0 +1,123 @@
+//! `socair tensors` on files it reads nothing in (issue 28, item 6): every file or object no
+//! reader fingerprinted is in `unread` with its reason, and the exit code follows (1). The
+//! fixtures are fixtures/unread's (make_fixtures.py: torch 2.15.0, TensorFlow 2.21.0, Keras
+//! 3.15.1, and the PaddlePaddle file names by hand).
+
+use crate::common::{fixture, json, run, socair};
+
+fn unread_files(path: &str) -> (i32, Vec<(String, String)>, usize) {
+    let r = run(socair().arg("tensors").arg(fixture(path)));
+    let m = json(&r.stdout);
+    let unread = m["unread"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{path}: {}", r.stderr))
+        .iter()
+        .map(|u| {
+            (
+                u["file"].as_str().unwrap().to_owned(),
+                u["reason"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect();
+    (r.code, unread, m["tensors"].as_array().unwrap().len())
+}
+
+/// Why a file no reader read is unread.
+const NO_READER: &str = "no loaded plugin reads this file, and it is neither JSON nor text: nothing in it was checked; any tensors it holds were not fingerprinted";
+
+#[test]
+fn files_no_reader_fingerprinted_are_unread() {
+    for (path, files) in [
+        (
+            "unread/tf-checkpoint",
+            &[
+                ("checkpoint", NO_READER),
+                ("ckpt.data-00000-of-00001", NO_READER),
+                ("ckpt.index", NO_READER),
+            ][..],
+        ),
+        (
+            "unread/keras-savedmodel",
+            &[
+                ("fingerprint.pb", NO_READER),
+                ("keras_metadata.pb", NO_READER),
+                ("saved_model.pb", NO_READER),
+                ("variables/variables.data-00000-of-00001", NO_READER),
+                ("variables/variables.index", NO_READER),
+            ][..],
+        ),
+        (
+            "unread/paddle",
+            &[
+                ("inference.pdiparams", NO_READER),
+                // A pickle: torch-zip's legacy reader claims it and says why it holds no
+                // checkpoint.
+                ("inference.pdiparams.info", "not torch's legacy format"),
+                ("inference.pdmodel", NO_READER),
+            ][..],
+        ),
+    ] {
+        let (code, unread, tensors) = unread_files(path);
+        assert_eq!(code, 1, "{path}");
+        assert_eq!(tensors, 0, "{path}");
+        assert_eq!(unread.len(), files.len(), "{path}: {unread:#?}");
+        for ((file, reason), (want_file, want)) in unread.iter().zip(files) {
+            assert_eq!(file, want_file, "{path}");
+            assert!(reason.starts_with(want), "{path} {file}: {reason}");
+        }
+    }
+}
+
+#[test]
+fn a_file_a_reader_located_nothing_in_is_unread() {
+    // A whole pickled nn.Module: its pickle builds the module, which the grammar does not
+    // model, so no tensor is located.
+    let path = "unread/torch/linear-module.pt";
+    let (code, unread, tensors) = unread_files(path);
+    assert_eq!(code, 1, "{path}: {unread:?}");
+    assert_eq!(tensors, 0, "{path}");
+    assert_eq!(unread.len(), 1, "{path}: {unread:?}");
+    assert!(
+        unread[0].1.starts_with(
+            "plugin `torch-zip` located no tensor in it and did not prove the rest of it (Pickle opcode scan: "
+        ),
+        "{path}: {unread:?}"
+    );
+    assert!(unread[0]
+        .1
+        .ends_with("; any tensors it holds were not fingerprinted"));
+    // Keras 3's zip (config.json, metadata.json and model.weights.h5, HDF5): the archive plugin
+    // lists what it did not read itself (the Keras archive as a whole, and the weights member),
+    // so the host adds nothing of its own.
+    let (code, unread, tensors) = unread_files("unread/keras/model.keras");
+    assert_eq!(code, 1, "{unread:?}");
+    assert_eq!(tensors, 0);
+    assert_eq!(unread.len(), 2, "{unread:?}");
+    assert!(
+        unread[0].1.starts_with("archive: a Keras archive"),
+        "{unread:?}"
+    );
+    assert!(
+        unread[1].1.starts_with("member model.weights.h5: "),
+        "{unread:?}"
+    );
+}
+
+#[test]
+fn data_files_beside_a_model_are_not_unread() {
+    // JSON and text companions hold no tensors: a model directory of a safetensors file,
+    // its config and its tokenizer files has nothing unread.
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::copy(
+        fixture("safetensors/all-dtypes.safetensors"),
+        dir.path().join("model.safetensors"),
+    )
+    .unwrap();
+    std::fs::write(dir.path().join("config.json"), br#"{"model_type": "bert"}"#).unwrap();
+    std::fs::write(dir.path().join("vocab.txt"), b"[PAD]\nhello\n").unwrap();
+    std::fs::write(dir.path().join("README.md"), b"# model\n").unwrap();
+    let r = run(socair().arg("tensors").arg(dir.path()));
+    let m = json(&r.stdout);
+    assert_eq!(m["unread"], serde_json::json!([]), "{m:#}");
+    assert_eq!(r.code, 0);
+}
