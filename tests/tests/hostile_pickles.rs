@@ -59,12 +59,7 @@ fn every_callable_the_analysis_finds_is_fail_naming_the_global() {
             .arg(&reviewed)
             .arg(fixture(&format!("torch/callables/{file}"))));
         let report = json(&r.stdout);
-        let row = report["rows"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|r| r["check"] == "Pickle opcode scan")
-            .unwrap();
+        let row = pickle_row(&report, file);
         assert_eq!(
             row["status"], "FAIL",
             "{file}: reviewed, still FAIL: {row:#}"
@@ -73,16 +68,21 @@ fn every_callable_the_analysis_finds_is_fail_naming_the_global() {
     }
 }
 
+/// The report's "Pickle opcode scan" row.
+fn pickle_row<'a>(report: &'a Value, file: &str) -> &'a Value {
+    report["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["check"] == "Pickle opcode scan")
+        .unwrap_or_else(|| panic!("{file}: no pickle row in {report:#}"))
+}
+
 fn check_cases(dir: &str, cases: &[(String, Value)]) {
     for (file, case) in cases {
         let r = run(socair().arg("scan").arg(fixture(&format!("{dir}/{file}"))));
         let report = json(&r.stdout);
-        let row = report["rows"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|r| r["check"] == "Pickle opcode scan")
-            .unwrap_or_else(|| panic!("{file}: no pickle row in {report:#}"));
+        let row = pickle_row(&report, file);
         assert_eq!(row["status"], case["status"], "{file}: {row:#}");
         let keyword = case["keyword"].as_str().unwrap();
         if !keyword.is_empty() {
