@@ -1,5 +1,6 @@
 #!/bin/sh
-# Regenerates plugins/pickle/src/globals/dangerous_callables.tsv: analyse.py over the standard
+# Regenerates plugins/pickle/src/globals/dangerous_callables.tsv (and the .tsv.deflate the
+# plugins carry, compress.py): analyse.py over the standard
 # library of the python3 that runs it (3.11.7, as requirements.txt pins) and the pinned
 # libraries.
 #
@@ -38,3 +39,4 @@ STDLIB=$("$PY" -c 'import sysconfig; print(sysconfig.get_paths()["stdlib"])')
 # shellcheck disable=SC2086
 "$PY" "$HERE/analyse.py" --stdlib "$STDLIB" $SITES --pins "$HERE/requirements.txt" --out "$OUT"
 echo "wrote $OUT"
+"$PY" "$HERE/compress.py" "$OUT"

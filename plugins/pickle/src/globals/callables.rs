@@ -7,8 +7,9 @@
 //! or a module listed whole; `GRAMMAR.md` ("Dangerous (FAIL)") says how far the analysis
 //! follows calls and what it cannot see.
 //!
-//! The table is static: sorted by bytes (a test checks it) and looked up by binary search
-//! over its lines where they lie (nothing is parsed ahead or copied), each path's component
+//! The table is static: carried deflated (0.5 MB) and inflated once, on the first lookup,
+//! sorted by bytes (a test checks it) and looked up by binary search over its lines where
+//! they lie (nothing is parsed ahead or copied), each path's component
 //! prefixes in turn, following aliases, instances and bases at most
 //! [`MAX_STEPS`] times. The reason a row gives is built once per row and kept for the life of
 //! the process (at most one per row).
@@ -16,8 +17,40 @@
 use std::collections::HashMap;
 use std::sync::{LazyLock, Mutex};
 
-/// The table as the analysis wrote it.
-pub const TABLE: &str = include_str!("dangerous_callables.tsv");
+/// The table as the plugins carry it: `dangerous_callables.tsv.deflate`, the table's length
+/// (8 bytes, little-endian) then the table as one raw deflate stream
+/// (`scripts/dangerous-callables/compress.py`). Each plugin that links the pickle machine grows
+/// by this, about 0.5 MB, not by the 5.7 MB table, which the host would hash at every load.
+const DEFLATED: &[u8] = include_bytes!("dangerous_callables.tsv.deflate");
+
+/// Most bytes the table may inflate to (the committed one is 5.7 MB).
+const MAX_TABLE: u64 = 32 << 20;
+
+/// The table as the analysis wrote it, inflated once, on the first lookup (a scan whose
+/// globals are all the grammar's never inflates it). A stream that does not inflate to its
+/// declared length of UTF-8 is an empty table: a test checks that it inflates to exactly the
+/// committed `.tsv`.
+static TABLE: LazyLock<String> = LazyLock::new(|| inflate_table(DEFLATED).unwrap_or_default());
+
+fn inflate_table(packed: &[u8]) -> Option<String> {
+    let (len, stream) = packed.split_first_chunk::<8>()?;
+    let len = u64::from_le_bytes(*len);
+    if len > MAX_TABLE {
+        return None;
+    }
+    let mut out = Vec::with_capacity(usize::try_from(len).ok()?);
+    socair_plugin_kit::zip::inflate::inflate_each(stream, 0, stream.len() as u64, len, |piece| {
+        out.extend_from_slice(piece);
+        true
+    })
+    .ok()?;
+    String::from_utf8(out).ok()
+}
+
+/// The table's text.
+pub fn table() -> &'static str {
+    TABLE.as_str()
+}
 
 /// Most rewrites (an alias to its target, an instance or a class to its class or bases) one
 /// lookup follows.
@@ -69,16 +102,16 @@ fn parse_line(line: &'static str) -> Option<Row> {
 }
 
 /// The rows, after the header: sorted lines, searched where they lie (nothing is parsed ahead
-/// or copied, so the table costs no memory until a lookup touches it).
+/// or copied).
 fn body() -> &'static str {
     let mut at = 0;
-    for line in TABLE.split_inclusive('\n') {
+    for line in table().split_inclusive('\n') {
         if !line.starts_with('#') {
             break;
         }
         at += line.len();
     }
-    &TABLE[at..]
+    &table()[at..]
 }
 
 /// Every row, in the table's order (for tests and listings; lookups never build this).
@@ -92,7 +125,7 @@ pub fn rows() -> Vec<Row> {
 
 /// The header lines of the table (the sources analysed and their versions).
 pub fn header() -> impl Iterator<Item = &'static str> {
-    TABLE.lines().take_while(|l| l.starts_with('#'))
+    table().lines().take_while(|l| l.starts_with('#'))
 }
 
 /// The row of exactly `path`: a binary search over the sorted lines, by byte offset.
@@ -255,6 +288,12 @@ mod tests {
 
     #[test]
     fn the_table_is_loaded_sorted_and_whole() {
+        // What the plugins carry inflates to exactly what the analysis wrote.
+        assert!(
+            table() == include_str!("dangerous_callables.tsv"),
+            "run compress.py"
+        );
+        assert_eq!(inflate_table(&DEFLATED[..DEFLATED.len() - 1]), None);
         let rows = rows();
         assert!(rows.len() > 10_000, "{} rows", rows.len());
         assert_eq!(
