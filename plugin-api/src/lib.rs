@@ -155,7 +155,10 @@ pub struct TensorDescriptor {
     /// The file holding the bytes, when it is not the file that was opened (an ONNX model's
     /// external data): a relative path, `/`-separated, resolved against the opened file's
     /// directory, which it must not leave. `ranges` are offsets in that file. None (the usual
-    /// case) for the opened file itself.
+    /// case) for the opened file itself. A leading `{stem}` stands for the opened file's own
+    /// name without its last extension (a reader is not told the name of the file it reads: a
+    /// TensorFlow checkpoint `ckpt.index` names its data `{stem}.data-00000-of-00001`); the
+    /// host replaces it before anything else reads the descriptor.
     pub file: ROption<RString>,
     /// The tensor's bytes decoded by the reader, when they do not lie in any file as they are
     /// (an ONNX tensor whose values are varint-coded in `int32_data`, an `.npz` member that

@@ -252,9 +252,11 @@ fn incompatible_and_invalid_plugins_are_refused_with_reasons() {
             "panicky",
             "archive",
             "gguf",
+            "keras",
             "numpy",
             "onnx",
             "safetensors",
+            "tensorflow",
             "torch-zip"
         ]
     );

@@ -70,6 +70,11 @@ pub const FROM_FORMATS: &[&str] = &[
     "gguf",
     "onnx",
     "model-dir",
+    // TensorFlow: a SavedModel directory (its variables), and the files of its plugin.
+    "savedmodel",
+    "tf-checkpoint",
+    "tf-graphdef",
+    "tflite",
 ];
 /// Formats `--to` may name.
 pub const TO_FORMATS: &[&str] = &["safetensors", "gguf"];
@@ -120,12 +125,27 @@ pub fn convert_path(
     }
     let artifact =
         Artifact::resolve_with(src, plugins, choice, false).map_err(|e| e.to_string())?;
-    if artifact.is_dir != (from == "model-dir") {
+    // A SavedModel is a directory: read as a model directory whose saved_model.pb the
+    // SavedModel reader reads (its variables are the tensors carried).
+    let dir_format = from == "model-dir" || from == "savedmodel";
+    if from == "savedmodel" && artifact.is_dir {
+        let read = artifact
+            .jobs
+            .iter()
+            .any(|j| j.rel == "saved_model.pb" && j.reader.1.format().as_str() == "savedmodel");
+        if !read {
+            return Ok(Err(format!(
+                "{} holds no saved_model.pb the SavedModel reader reads: not a SavedModel directory",
+                src.display()
+            )));
+        }
+    }
+    if artifact.is_dir != dir_format {
         return Ok(Err(format!(
             "{} is {}, not {from}",
             src.display(),
             if artifact.is_dir {
-                "a directory (--from model-dir)"
+                "a directory (--from model-dir, or savedmodel)"
             } else {
                 "a file"
             }

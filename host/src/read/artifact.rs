@@ -30,7 +30,12 @@ const FORMAT_BY_EXTENSION: &[(&str, &str)] = &[
     ("ckpt", "torch-zip"),
     ("gguf", "gguf"),
     ("onnx", "onnx"),
+    ("tflite", "tflite"),
 ];
+
+/// File names that name a format, the same way (a damaged `saved_model.pb` is opened by the
+/// SavedModel reader and refused with its reason; protobuf has no magic to claim it by).
+const FORMAT_BY_NAME: &[(&str, &str)] = &[("saved_model.pb", "savedmodel")];
 
 /// Why an artifact cannot be read at all (exit 2).
 #[derive(Debug, thiserror::Error)]
@@ -492,6 +497,10 @@ impl<'p> Artifact<'p> {
         reader
             .open(source, options)
             .into_result()
+            .map(|mut opened| {
+                expand_stem(&job.rel, &mut opened);
+                opened
+            })
             .map_err(|e| ArtifactError::Plugin {
                 path: job.input.path().to_owned(),
                 plugin: plugin.manifest.name.clone(),
@@ -580,6 +589,26 @@ impl<'p> Artifact<'p> {
         }
     }
 }
+
+/// Replaces a leading [`STEM`] in each descriptor's `file` by the opened file's own name
+/// without its last extension, so a reader that cannot know the name of the file it reads
+/// can still name a file beside it after it (a TensorFlow checkpoint's `ckpt.index` keeps its
+/// bytes in `ckpt.data-00000-of-00001`). The result is then an ordinary relative `file`.
+fn expand_stem(job_rel: &str, opened: &mut OpenedFile) {
+    let name = job_rel.rsplit('/').next().unwrap_or(job_rel);
+    let stem = name.rsplit_once('.').map_or(name, |(stem, _)| stem);
+    for t in opened.tensors.iter_mut() {
+        if let ROption::RSome(file) = &t.file {
+            if let Some(rest) = file.as_str().strip_prefix(STEM) {
+                t.file = ROption::RSome(RString::from(format!("{stem}{rest}")));
+            }
+        }
+    }
+}
+
+/// What a descriptor's `file` may start with to stand for the opened file's own name without
+/// its last extension (see the plugin API's `TensorDescriptor::file`).
+pub const STEM: &str = "{stem}";
 
 /// The path, relative to the artifact, of the file that a descriptor of the file at `job_rel`
 /// names in `file` (relative to that file's directory): a plain relative path that cannot
@@ -790,10 +819,16 @@ fn pick_reader<'p>(
     // No claim stands: the pinned reader of a format an unpinned plugin claimed, else the
     // reader of the format the extension names.
     let extension = file_name.rsplit_once('.').map(|(_, ext)| ext);
+    let base = file_name.rsplit('/').next().unwrap_or(file_name);
     let format = pinned_format.or_else(|| {
-        FORMAT_BY_EXTENSION
+        FORMAT_BY_NAME
             .iter()
-            .find(|(ext, _)| Some(*ext) == extension)
+            .find(|(name, _)| *name == base)
+            .or_else(|| {
+                FORMAT_BY_EXTENSION
+                    .iter()
+                    .find(|(ext, _)| Some(*ext) == extension)
+            })
             .map(|(_, f)| (*f).to_owned())
     });
     let Some(format) = format else {

@@ -1,4 +1,4 @@
-//! Which files this plugin claims: zips that neither the torch-zip plugin nor the numpy plugin
+//! Which files this plugin claims: zips that neither the torch-zip, numpy nor keras plugin
 //! claims, and 7z archives.
 //!
 //! The host refuses to choose when readers of two different plugins claim one file, so this
@@ -17,6 +17,9 @@
 //!   file is in them;
 //! * numpy (`looks_like_npz`) claims a zip whose first local header's name ends in `.npy`, as
 //!   `np.savez` writes;
+//! * keras (`socair_plugin_kit::zip::claims::keras_claims`) claims a zip whose first local
+//!   headers name two of `metadata.json`, `config.json` and `model.weights.h5` (a `.keras`
+//!   archive), unless torch-zip's rule as widened here claims it (then neither does);
 //! * torch-zip's legacy reader (`legacy::looks_like_pickle`) claims files whose first bytes
 //!   run as a pickle, but never one that starts with a zip local header's signature, as
 //!   `torch.load` (`_is_zipfile`) sends those to its zip reader: so no zip here is its.
@@ -30,7 +33,7 @@
 //! torch-zip and numpy read too: this file only says which parts make this plugin's claim.
 
 use socair_plugin_kit::zip::claims::{
-    central_header_names, npz_claims, pt2_record_name, torch_record_name,
+    central_header_names, keras_claims, npz_claims, pt2_record_name, torch_record_name,
 };
 
 /// A zip local file header's signature.
@@ -58,6 +61,7 @@ pub fn claim(head: &[u8], file_len: u64) -> Claim {
         || torch_claims(head, file_len)
         || pt2_claims(head, file_len)
         || numpy_claims(head)
+        || keras_claims(head)
     {
         return Claim::No;
     }
@@ -112,6 +116,10 @@ mod tests {
         assert_eq!(claim(&local(b"ARCHIVE/Data/0"), 1 << 20), Claim::No);
         assert_eq!(claim(&local(b"w.npy"), 1 << 20), Claim::No);
         assert_eq!(claim(b"PYTORCH1", 8), Claim::No);
+        let mut keras = local(b"metadata.json");
+        keras.extend(local(b"config.json"));
+        assert_eq!(claim(&keras, 1 << 20), Claim::No);
+        assert_eq!(claim(&local(b"config.json"), 1 << 20), Claim::Zip);
         assert_eq!(claim(b"7z\xBC\xAF\x27\x1C\x00\x04", 32), Claim::SevenZ);
         assert_eq!(claim(b"\x80\x02}q\x00.", 6), Claim::No);
         // The first name runs past the head: torch-zip claims it.

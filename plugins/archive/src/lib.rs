@@ -15,6 +15,7 @@
 pub mod detect;
 #[doc(hidden)]
 pub mod fuzzing;
+mod keras;
 pub(crate) mod members;
 pub mod scan;
 pub mod sevenz;

@@ -231,6 +231,11 @@ impl Walk {
 }
 
 impl Walk {
+    /// The globals an operator reviewed.
+    pub(crate) fn reviewed(&self) -> &[String] {
+        &self.reviewed
+    }
+
     pub(crate) fn left(&self) -> u64 {
         self.a.budget.saturating_sub(self.a.inflated)
     }
@@ -443,6 +448,10 @@ impl Walk {
             self.pickle_at(&place, bytes, 0);
             return;
         }
+        // `.keras` archives and HDF5 files: the Keras plugin's rules (crate::keras).
+        if self.keras(&place, bytes) {
+            return;
+        }
         if bytes.starts_with(detect::SEVEN_Z_MAGIC) {
             if depth >= MAX_DEPTH {
                 self.a.unchecked.add(Severity::Lead, place, || {
@@ -486,6 +495,29 @@ impl Walk {
                 // Another zip, or an .npz whose .npy members are opened as arrays.
                 self.zip(io::Cursor::new(bytes), &inner, depth + 1);
             }
+            return;
+        }
+        // TensorFlow files (a SavedModel zipped, a .tflite): judged by that plugin's readers.
+        if let Some(m) = socair_tensorflow::member::read(name, bytes) {
+            use socair_plugin_api::RowStatus;
+            let severity = match m.status {
+                RowStatus::Fail => Severity::Fail,
+                RowStatus::Pass => {
+                    self.a.data += 1;
+                    return;
+                }
+                _ => Severity::Lead,
+            };
+            for (at, reason) in m.findings {
+                self.a
+                    .unchecked
+                    .add(severity, format!("{place} ({}) {at}", m.format), || reason);
+            }
+            return;
+        }
+        if socair_tensorflow::member::is_data_shard(name) {
+            // A checkpoint's data shard: raw tensor bytes its index locates.
+            self.a.data += 1;
             return;
         }
         match companion::classify(name, bytes, MEMBER_UNREAD) {

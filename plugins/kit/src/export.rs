@@ -16,7 +16,7 @@ use socair_plugin_api::{
     guard, ByteOrder, ByteSourceRef, FingerprintEncoder, FingerprintEncoderBox,
     FingerprintEncoder_TO, FormatReader, FormatReaderBox, FormatReader_TO, FormatWriter,
     FormatWriterBox, FormatWriter_TO, OpenedFile, OutputLayout, Placement, PlanTensor, PluginError,
-    PluginManifest, ReadOptions, RuleSetId, PLUGIN_API_VERSION,
+    PluginErrorKind, PluginManifest, ReadOptions, RuleSetId, PLUGIN_API_VERSION,
 };
 
 /// A format reader as a first-party plugin writes it.
@@ -189,6 +189,22 @@ impl<T: Encoder> FingerprintEncoder for Guarded<T> {
     }
 }
 
+/// The first `max` bytes of `source` (all of it when it is shorter), read in one call: what a
+/// reader of a format without an index (protobuf, a flatbuffer) decodes from.
+pub fn read_prefix(source: &ByteSourceRef<'_>, max: u64) -> Result<Vec<u8>, PluginError> {
+    let len = source.file_len().min(max);
+    let mut buf = vec![
+        0u8;
+        usize::try_from(len).map_err(|_| {
+            PluginError::new(PluginErrorKind::InvalidInput, "file length over usize")
+        })?
+    ];
+    source
+        .read_at(0, RSliceMut::from_mut_slice(&mut buf))
+        .into_result()?;
+    Ok(buf)
+}
+
 /// `reader` as the plugin API's boxed trait object.
 pub fn reader(reader: impl Reader) -> FormatReaderBox {
     FormatReader_TO::from_value(Guarded(reader), TD_Opaque)
@@ -320,7 +336,7 @@ macro_rules! export_plugin {
 mod tests {
     use super::*;
     use abi_stable::std_types::RVec;
-    use socair_plugin_api::{FingerprintEncoder, PluginErrorKind, ReadAt};
+    use socair_plugin_api::{FingerprintEncoder, ReadAt};
 
     struct Panics;
 

@@ -1,8 +1,9 @@
 //! What socair's first-party plugins share, written once: the guarded export of a plugin
 //! ([`export_plugin!`] and the adapters in [`export`]), the bounds on what one read reports
 //! ([`bounded`]), the rules for files no reader models ([`companion`], which the host uses
-//! too) and for chat templates wherever they are ([`jinja`]), the pieces of an `OpenedFile` every reader builds ([`report`]), and the zip
-//! primitives every zip reader needs ([`zip`]).
+//! too) and for chat templates wherever they are ([`jinja`]), the pieces of an `OpenedFile`
+//! every reader builds ([`report`]), the zip primitives every zip reader needs ([`zip`]), and
+//! protobuf at wire level for the protobuf formats' readers ([`protobuf`]).
 //!
 //! `socair-plugin-api` stays the small ABI contract that third-party plugins build against;
 //! this crate is a normal library that first-party plugins link in, and nothing in it crosses
@@ -12,6 +13,7 @@ pub mod bounded;
 pub mod companion;
 pub mod export;
 pub mod jinja;
+pub mod protobuf;
 pub mod report;
 pub mod testing;
 pub mod zip;

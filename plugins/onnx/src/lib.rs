@@ -39,12 +39,12 @@ pub mod model;
 pub mod proto;
 pub mod wire;
 
-use abi_stable::std_types::{ROption, RSliceMut, RString, RVec, Tuple2};
+use abi_stable::std_types::{ROption, RString, RVec, Tuple2};
 use proto::schema::{MESSAGES, MODEL_PROTO};
 use proto::schema_types::Kind;
 use socair_plugin_api::{
-    ByteOrder, ByteRange, ByteSourceRef, Finding, OpenedFile, PluginError, PluginErrorKind,
-    ReadOptions, ReportRow, RowStatus, TensorDescriptor, Unread,
+    ByteOrder, ByteRange, ByteSourceRef, Finding, OpenedFile, PluginError, ReadOptions, ReportRow,
+    RowStatus, TensorDescriptor, Unread,
 };
 use socair_plugin_kit::export::Reader;
 use socair_plugin_kit::report::refused;
@@ -185,15 +185,7 @@ fn open_source(source: &ByteSourceRef<'_>) -> Result<OpenedFile, PluginError> {
     if len > model::MAX_MODEL_LEN {
         return Ok(opened_file(Err(model::OnnxError::TooLarge { len })));
     }
-    let mut buf = vec![
-        0u8;
-        usize::try_from(len).map_err(|_| {
-            PluginError::new(PluginErrorKind::InvalidInput, "file length over usize")
-        })?
-    ];
-    source
-        .read_at(0, RSliceMut::from_mut_slice(&mut buf))
-        .into_result()?;
+    let buf = socair_plugin_kit::export::read_prefix(source, len)?;
     Ok(opened_file(model::parse(bytes::Bytes::from(buf))))
 }
 

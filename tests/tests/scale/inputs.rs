@@ -41,7 +41,8 @@ pub(super) fn big_checkpoint(dir: &Path, mib: u32) -> Option<PathBuf> {
 }
 
 /// The committed fixtures a remote scan is compared on: every legit and malicious torch
-/// checkpoint, every safetensors and GGUF file at the top of its fixture folder.
+/// checkpoint, every safetensors, GGUF, Keras, HDF5, TFLite and frozen-graph file at the top of
+/// its fixture folder.
 pub(super) fn fixture_files() -> Vec<PathBuf> {
     let mut out = Vec::new();
     for dir in [
@@ -49,14 +50,21 @@ pub(super) fn fixture_files() -> Vec<PathBuf> {
         "torch/malicious",
         "safetensors",
         "gguf/valid",
+        "keras/legit",
+        "keras/hostile",
+        "hdf5/valid",
+        "tflite",
+        "tensorflow/graphdef",
     ] {
         let mut files: Vec<PathBuf> = std::fs::read_dir(fixture(dir))
             .unwrap()
             .map(|e| e.unwrap().path())
             .filter(|p| {
                 p.is_file()
-                    && p.extension()
-                        .is_some_and(|e| e == "pt" || e == "safetensors" || e == "gguf")
+                    && p.extension().is_some_and(|e| {
+                        ["pt", "safetensors", "gguf", "keras", "h5", "tflite", "pb"]
+                            .contains(&e.to_str().unwrap_or(""))
+                    })
             })
             .collect();
         files.sort();

@@ -13,6 +13,13 @@
 //!   file to it (a PT2 archive holds torch records too: `.data/version`, `byteorder`).
 //! * numpy ([`npz_claims`]) claims a zip whose first local header's name ends in `.npy`, as
 //!   `np.savez` writes.
+//! * keras ([`keras_claims`]) claims a zip whose first local header names `metadata.json`,
+//!   `config.json` or `model.weights.h5` and whose first bytes show a local header naming
+//!   another of the three, as `keras.saving` writes a `.keras` archive
+//!   (`keras/src/saving/saving_lib.py` `_save_model_to_fileobj`, keras 3.15.1: `metadata.json`
+//!   first, then `config.json`, then the weights), unless torch-zip's rule (widened as the
+//!   archive plugin widens it) claims it too. A zip holding a `config.json` alone is the
+//!   archive plugin's.
 //! * archive claims every other zip. For the whole-file case it looks for a torch record name
 //!   after **every** central-header signature ([`central_header_names`]), where torch-zip reads
 //!   the central directory with its own parser: that finds every name torch-zip's parser finds
@@ -183,6 +190,30 @@ pub fn npz_claims(head: &[u8]) -> bool {
         .is_some_and(|name| name.ends_with(b".npy"))
 }
 
+/// The first members of a `.keras` archive, any of which may come first (Keras writes
+/// `metadata.json` first; the others allow for archives re-zipped in another order).
+pub const KERAS_FIRST_MEMBERS: &[&[u8]] = &[b"metadata.json", b"config.json", b"model.weights.h5"];
+
+/// keras' claim: `head` starts with a zip local header whose member name is one of
+/// [`KERAS_FIRST_MEMBERS`], and a later local header in `head` names another of them (Keras
+/// writes `metadata.json` and `config.json` first, both small). The Keras plugin leaves to
+/// torch-zip what torch's rule claims.
+pub fn keras_claims(head: &[u8]) -> bool {
+    if !head.starts_with(&LOCAL_MAGIC) {
+        return false;
+    }
+    let Some(names) = local_header_names(head, 0) else {
+        return false;
+    };
+    let Some((first, rest)) = names.split_first() else {
+        return false;
+    };
+    KERAS_FIRST_MEMBERS.contains(first)
+        && rest
+            .iter()
+            .any(|n| n != first && KERAS_FIRST_MEMBERS.contains(n))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -260,6 +291,23 @@ mod tests {
             vec![&b"a/b"[..]]
         );
         assert_eq!(central_header_names(&central[..48]).count(), 0);
+    }
+
+    #[test]
+    fn keras_is_the_first_members_keras_writes() {
+        let two = |a: &[u8], b: &[u8]| {
+            let mut z = local(a);
+            z.extend(local(b));
+            z
+        };
+        assert!(keras_claims(&two(b"metadata.json", b"config.json")));
+        assert!(keras_claims(&two(b"config.json", b"model.weights.h5")));
+        assert!(!keras_claims(&local(b"config.json")), "a config.json alone");
+        assert!(!keras_claims(&two(b"config.json", b"config.json")));
+        assert!(!keras_claims(&two(b"assets/metadata.json", b"config.json")));
+        assert!(!keras_claims(&two(b"w.npy", b"config.json")));
+        assert!(!keras_claims(&two(b"metadata.json", b"config.json")[..40]));
+        assert!(!npz_claims(&two(b"config.json", b"metadata.json")));
     }
 
     #[test]

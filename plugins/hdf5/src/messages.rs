@@ -1,0 +1,381 @@
+//! The messages that say where a dataset's bytes are and what a group holds: data layout,
+//! filter pipeline, external data files, attributes, links, link info and symbol tables
+//! (`H5Olayout.c`, `H5Opline.c`, `H5Oefl.c`, `H5Oattr.c`, `H5Olink.c`, `H5Olinfo.c`,
+//! `H5Ostab.c`, HDF5 1.14).
+
+use crate::io::Cursor;
+use crate::model::{Hdf5Error, UNDEFINED};
+use crate::types::{self, Type};
+
+/// Message types.
+pub mod kind {
+    /// Dataspace.
+    pub const DATASPACE: u16 = 0x01;
+    /// Link info (a group stored with links, compact or dense).
+    pub const LINK_INFO: u16 = 0x02;
+    /// Datatype.
+    pub const DATATYPE: u16 = 0x03;
+    /// Fill value (old).
+    pub const FILL_OLD: u16 = 0x04;
+    /// Fill value.
+    pub const FILL: u16 = 0x05;
+    /// Link.
+    pub const LINK: u16 = 0x06;
+    /// External data files.
+    pub const EXTERNAL: u16 = 0x07;
+    /// Data layout.
+    pub const LAYOUT: u16 = 0x08;
+    /// Bogus (a test message).
+    pub const BOGUS: u16 = 0x09;
+    /// Group info.
+    pub const GROUP_INFO: u16 = 0x0a;
+    /// Filter pipeline.
+    pub const FILTERS: u16 = 0x0b;
+    /// Attribute.
+    pub const ATTRIBUTE: u16 = 0x0c;
+    /// Object comment.
+    pub const COMMENT: u16 = 0x0d;
+    /// Modification time (old).
+    pub const MTIME_OLD: u16 = 0x0e;
+    /// Shared message table.
+    pub const SHARED_TABLE: u16 = 0x0f;
+    /// Symbol table (an old-style group).
+    pub const SYMBOL_TABLE: u16 = 0x11;
+    /// Modification time.
+    pub const MTIME: u16 = 0x12;
+    /// B-tree 'K' values.
+    pub const BTREE_K: u16 = 0x13;
+    /// Driver info.
+    pub const DRIVER_INFO: u16 = 0x14;
+    /// Attribute info.
+    pub const ATTRIBUTE_INFO: u16 = 0x15;
+    /// Object reference count.
+    pub const REFCOUNT: u16 = 0x16;
+    /// File space info.
+    pub const FSINFO: u16 = 0x17;
+}
+
+/// Where a dataset's raw data is, as its layout message says.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Layout {
+    /// In the object header itself.
+    Compact(Vec<u8>),
+    /// One run of bytes at an address (undefined when nothing was written).
+    Contiguous {
+        /// Its address.
+        addr: u64,
+        /// Its length.
+        size: u64,
+    },
+    /// Chunks indexed by a version 1 B-tree.
+    Chunked {
+        /// The B-tree's address.
+        btree: u64,
+        /// The chunk's dimensions, in elements (the element size dropped).
+        dims: Vec<u64>,
+        /// The element size the layout records.
+        element: u64,
+    },
+    /// A virtual dataset: its elements are read from other datasets, in this file or others.
+    Virtual,
+    /// Anything else: what it is.
+    Other(String),
+}
+
+/// Parses a data layout message.
+pub fn layout(data: &[u8], offsets: u8, lengths: u8) -> Result<Layout, Hdf5Error> {
+    let mut c = Cursor::with(data, offsets, lengths, "data layout message");
+    let version = c.u8()?;
+    match version {
+        3 | 4 => {}
+        1 | 2 => {
+            return Ok(Layout::Other(format!(
+                "a version {version} layout (HDF5 1.4 and older)"
+            )))
+        }
+        v => {
+            return Err(Hdf5Error::new(
+                "data layout message",
+                format!("version {v}: HDF5 writes 1 to 5"),
+            ))
+        }
+    }
+    let class = c.u8()?;
+    Ok(match class {
+        0 => {
+            let size = usize::from(c.u16()?);
+            Layout::Compact(c.take(size)?.to_vec())
+        }
+        1 => Layout::Contiguous {
+            addr: c.addr()?,
+            size: c.length()?,
+        },
+        2 if version == 3 => {
+            let rank = usize::from(c.u8()?);
+            let btree = c.addr()?;
+            if !(2..=33).contains(&rank) {
+                return Err(Hdf5Error::new(
+                    "data layout message",
+                    format!("a chunked layout of {rank} dimensions (1 + the dataset's rank, at most 33)"),
+                ));
+            }
+            let mut dims = Vec::with_capacity(rank);
+            for _ in 0..rank {
+                dims.push(u64::from(c.u32()?));
+            }
+            let element = dims.pop().unwrap_or(0);
+            Layout::Chunked {
+                btree,
+                dims,
+                element,
+            }
+        }
+        2 => Layout::Other("a chunked layout indexed by a version 4 structure (fixed or extensible array, version 2 B-tree, single chunk), which h5py writes only with libver='latest'".into()),
+        3 if version == 4 => Layout::Virtual,
+        k => {
+            return Err(Hdf5Error::new(
+                "data layout message",
+                format!("layout class {k} in a version {version} message"),
+            ))
+        }
+    })
+}
+
+/// One filter of a pipeline.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Filter {
+    /// Its id (1 deflate, 2 shuffle, 3 Fletcher-32, 4 SZIP, 5 N-bit, 6 scale-offset; 256 and
+    /// above user-defined, loaded from a plugin library).
+    pub id: u16,
+    /// Its name, when stored.
+    pub name: String,
+}
+
+impl Filter {
+    /// The filter's name for a reason.
+    pub fn describe(&self) -> String {
+        let known = match self.id {
+            1 => "deflate",
+            2 => "shuffle",
+            3 => "fletcher32",
+            4 => "szip",
+            5 => "nbit",
+            6 => "scaleoffset",
+            _ => "",
+        };
+        if !known.is_empty() {
+            return known.to_owned();
+        }
+        if self.name.is_empty() {
+            format!("filter {}", self.id)
+        } else {
+            format!("filter {} ({:?})", self.id, self.name)
+        }
+    }
+}
+
+/// Parses a filter pipeline message.
+pub fn filters(data: &[u8]) -> Result<Vec<Filter>, Hdf5Error> {
+    let mut c = Cursor::with(data, 8, 8, "filter pipeline message");
+    let version = c.u8()?;
+    let count = c.u8()?;
+    if version == 1 {
+        c.skip(6)?;
+    } else if version != 2 {
+        return Err(Hdf5Error::new(
+            "filter pipeline message",
+            format!("version {version}: HDF5 writes 1 and 2"),
+        ));
+    }
+    if count > 32 {
+        return Err(Hdf5Error::new(
+            "filter pipeline message",
+            format!("{count} filters: the HDF5 library applies at most 32"),
+        ));
+    }
+    let mut out = Vec::new();
+    for _ in 0..count {
+        let id = c.u16()?;
+        let name_len = if version == 1 || id >= 256 {
+            usize::from(c.u16()?)
+        } else {
+            0
+        };
+        let _flags = c.u16()?;
+        let values = usize::from(c.u16()?);
+        let stored = if version == 1 {
+            (name_len + 7) & !7
+        } else {
+            name_len
+        };
+        let name = c.take(stored)?;
+        let end = name.iter().position(|&b| b == 0).unwrap_or(name.len());
+        let name = String::from_utf8_lossy(name.get(..end).unwrap_or_default()).into_owned();
+        c.skip(values * 4)?;
+        if version == 1 && values % 2 == 1 {
+            c.skip(4)?;
+        }
+        out.push(Filter { id, name });
+    }
+    Ok(out)
+}
+
+/// An external data files message: the local heap holding the names, and each slot's name
+/// offset, offset in that file and size.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct External {
+    /// The local heap's address.
+    pub heap: u64,
+    /// `(name offset, file offset, size)` of each slot in use.
+    pub slots: Vec<(u64, u64, u64)>,
+}
+
+/// Parses an external data files message.
+pub fn external(data: &[u8], offsets: u8, lengths: u8) -> Result<External, Hdf5Error> {
+    let mut c = Cursor::with(data, offsets, lengths, "external data files message");
+    let _version = c.u8()?;
+    c.skip(3)?;
+    let _allocated = c.u16()?;
+    let used = c.u16()?;
+    let heap = c.addr()?;
+    let mut slots = Vec::new();
+    for _ in 0..used {
+        slots.push((c.length()?, c.length()?, c.length()?));
+    }
+    Ok(External { heap, slots })
+}
+
+/// An attribute message: its name, type, dimensions and raw value.
+#[derive(Debug, Clone)]
+pub struct RawAttribute {
+    /// Its name.
+    pub name: String,
+    /// Its type.
+    pub ty: Type,
+    /// Its dimensions (none: a null dataspace).
+    pub dims: Option<Vec<u64>>,
+    /// Its value's bytes.
+    pub data: Vec<u8>,
+}
+
+/// Parses an attribute message (versions 1 to 3).
+pub fn attribute(data: &[u8], offsets: u8, lengths: u8) -> Result<RawAttribute, Hdf5Error> {
+    let mut c = Cursor::with(data, offsets, lengths, "attribute message");
+    let version = c.u8()?;
+    let flags = c.u8()?;
+    let name_len = usize::from(c.u16()?);
+    let type_len = usize::from(c.u16()?);
+    let space_len = usize::from(c.u16()?);
+    if version == 3 {
+        c.skip(1)?;
+    } else if version != 1 && version != 2 {
+        return Err(Hdf5Error::new(
+            "attribute message",
+            format!("version {version}: HDF5 writes 1 to 3"),
+        ));
+    }
+    if flags & 0b11 != 0 {
+        return Err(Hdf5Error::new(
+            "attribute message",
+            "its datatype or dataspace is shared (stored elsewhere): not read",
+        ));
+    }
+    let pad = |n: usize| if version == 1 { (n + 7) & !7 } else { n };
+    let name = c.take(pad(name_len))?;
+    let end = name.iter().position(|&b| b == 0).unwrap_or(name.len());
+    let name = String::from_utf8_lossy(name.get(..end).unwrap_or_default()).into_owned();
+    let ty = types::datatype(c.take(pad(type_len))?, offsets, lengths)?;
+    let dims = types::dataspace(c.take(pad(space_len))?, offsets, lengths)?;
+    Ok(RawAttribute {
+        name,
+        ty,
+        dims,
+        data: c.rest().to_vec(),
+    })
+}
+
+/// What a link message says.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum LinkTarget {
+    /// A hard link: an object header's address.
+    Hard(u64),
+    /// A soft link: a path in this file.
+    Soft(String),
+    /// An external link: a file and a path in it.
+    External {
+        /// The file.
+        file: String,
+        /// The object's path there.
+        path: String,
+    },
+    /// A user-defined link type.
+    User(u8),
+}
+
+/// Parses a link message: its name and target.
+pub fn link(data: &[u8], offsets: u8) -> Result<(String, LinkTarget), Hdf5Error> {
+    let mut c = Cursor::with(data, offsets, 8, "link message");
+    let version = c.u8()?;
+    if version != 1 {
+        return Err(Hdf5Error::new(
+            "link message",
+            format!("version {version}: HDF5 writes 1"),
+        ));
+    }
+    let flags = c.u8()?;
+    let kind = if flags & 0x08 != 0 { c.u8()? } else { 0 };
+    if flags & 0x04 != 0 {
+        c.skip(8)?;
+    }
+    if flags & 0x10 != 0 {
+        c.skip(1)?;
+    }
+    let name_len = c.uint(1 << (flags & 3))? as usize;
+    let name = String::from_utf8_lossy(c.take(name_len)?).into_owned();
+    let target = match kind {
+        0 => LinkTarget::Hard(c.addr()?),
+        1 => {
+            let n = usize::from(c.u16()?);
+            LinkTarget::Soft(String::from_utf8_lossy(c.take(n)?).into_owned())
+        }
+        64 => {
+            let n = usize::from(c.u16()?);
+            let value = c.take(n)?;
+            let mut parts = value.get(1..).unwrap_or_default().split(|&b| b == 0);
+            let file = String::from_utf8_lossy(parts.next().unwrap_or_default()).into_owned();
+            let path = String::from_utf8_lossy(parts.next().unwrap_or_default()).into_owned();
+            LinkTarget::External { file, path }
+        }
+        k => LinkTarget::User(k),
+    };
+    Ok((name, target))
+}
+
+/// Whether a link info message says the group's links are in dense storage (a fractal heap),
+/// which this reader does not read.
+pub fn dense_links(data: &[u8], offsets: u8) -> Result<bool, Hdf5Error> {
+    let mut c = Cursor::with(data, offsets, 8, "link info message");
+    let _version = c.u8()?;
+    let flags = c.u8()?;
+    if flags & 1 != 0 {
+        c.skip(8)?;
+    }
+    Ok(c.addr()? != UNDEFINED)
+}
+
+/// Whether an attribute info message says attributes are in dense storage.
+pub fn dense_attributes(data: &[u8], offsets: u8) -> Result<bool, Hdf5Error> {
+    let mut c = Cursor::with(data, offsets, 8, "attribute info message");
+    let _version = c.u8()?;
+    let flags = c.u8()?;
+    if flags & 1 != 0 {
+        c.skip(2)?;
+    }
+    Ok(c.addr()? != UNDEFINED)
+}
+
+/// A symbol table message: the group's B-tree and local heap.
+pub fn symbol_table(data: &[u8], offsets: u8) -> Result<(u64, u64), Hdf5Error> {
+    let mut c = Cursor::with(data, offsets, 8, "symbol table message");
+    Ok((c.addr()?, c.addr()?))
+}

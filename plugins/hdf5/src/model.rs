@@ -1,0 +1,322 @@
+//! The values a read yields: the file, its objects, datasets and attributes, the findings and
+//! the errors, shared by every module of the reader.
+
+/// A byte order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Order {
+    /// Least significant byte first.
+    Little,
+    /// Most significant byte first.
+    Big,
+}
+
+/// A datatype, as far as this reader models it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Type {
+    /// An integer of `size` bytes.
+    Int {
+        /// Bytes.
+        size: u32,
+        /// Signed (two's complement).
+        signed: bool,
+        /// Byte order.
+        order: Order,
+    },
+    /// An IEEE 754 float of `size` bytes (binary16, binary32, binary64).
+    Float {
+        /// Bytes.
+        size: u32,
+        /// Byte order.
+        order: Order,
+    },
+    /// h5py's boolean: an `int8` enum with exactly `FALSE = 0` and `TRUE = 1`.
+    Bool,
+    /// A fixed-length string of `size` bytes.
+    FixedString {
+        /// Bytes.
+        size: u32,
+        /// Padding: 0 null-terminated, 1 null-padded, 2 space-padded.
+        pad: u8,
+    },
+    /// A variable-length string (its elements are global heap references).
+    VarString,
+    /// An opaque type of `size` bytes (what h5py stores for a NumPy `void` dtype, such as
+    /// `ml_dtypes.bfloat16`, which Keras marks with a `dtype` attribute).
+    Opaque {
+        /// Bytes.
+        size: u32,
+    },
+    /// Any other type: what it is, and its element size.
+    Other {
+        /// What it is, for a reason.
+        what: String,
+        /// Bytes per element.
+        size: u32,
+    },
+}
+
+impl Type {
+    /// Bytes per element as stored.
+    pub fn size(&self, offsets: u8) -> u64 {
+        match self {
+            Type::Int { size, .. }
+            | Type::Float { size, .. }
+            | Type::FixedString { size, .. }
+            | Type::Opaque { size }
+            | Type::Other { size, .. } => u64::from(*size),
+            Type::Bool => 1,
+            // Length (4), collection address, object index (4).
+            Type::VarString => 8 + u64::from(offsets),
+        }
+    }
+
+    /// The element type in socair's vocabulary (safetensors' dtype names), for a tensor.
+    pub fn element(&self) -> Option<(&'static str, Order)> {
+        let name = match self {
+            Type::Float { size: 2, order } => ("F16", *order),
+            Type::Float { size: 4, order } => ("F32", *order),
+            Type::Float { size: 8, order } => ("F64", *order),
+            Type::Int {
+                size,
+                signed,
+                order,
+            } => {
+                let n = match (size, signed) {
+                    (1, true) => "I8",
+                    (2, true) => "I16",
+                    (4, true) => "I32",
+                    (8, true) => "I64",
+                    (1, false) => "U8",
+                    (2, false) => "U16",
+                    (4, false) => "U32",
+                    (8, false) => "U64",
+                    _ => return None,
+                };
+                (n, *order)
+            }
+            Type::Bool => ("BOOL", Order::Little),
+            _ => return None,
+        };
+        Some(name)
+    }
+
+    /// A short description, for reasons.
+    pub fn describe(&self) -> String {
+        match self {
+            Type::Int { size, signed, .. } => {
+                format!(
+                    "{}int{}",
+                    if *signed { "" } else { "u" },
+                    u64::from(*size) * 8
+                )
+            }
+            Type::Float { size, .. } => format!("float{}", u64::from(*size) * 8),
+            Type::Bool => "bool".into(),
+            Type::FixedString { size, .. } => format!("a string of {size} bytes"),
+            Type::VarString => "a variable-length string".into(),
+            Type::Opaque { size } => format!("an opaque type of {size} bytes"),
+            Type::Other { what, .. } => what.clone(),
+        }
+    }
+}
+
+/// HDF5's undefined address (all bits set).
+pub const UNDEFINED: u64 = u64::MAX;
+
+/// Why a file is refused: where, and what.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{place}: {reason}")]
+pub struct Hdf5Error {
+    /// The place: a structure and its address, an object's path.
+    pub place: String,
+    /// What is wrong there.
+    pub reason: String,
+}
+
+impl Hdf5Error {
+    /// An error at `place`.
+    pub fn new(place: impl Into<String>, reason: impl Into<String>) -> Self {
+        Hdf5Error {
+            place: place.into(),
+            reason: reason.into(),
+        }
+    }
+}
+
+/// How bad a finding is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Severity {
+    /// Outside what this reader models: a person looks.
+    Lead,
+    /// The HDF5 library would open another file (or load a plugin) reading this one.
+    Fail,
+}
+
+/// One thing found, with its place.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Finding {
+    /// How bad.
+    pub severity: Severity,
+    /// Where: an object's path (`/layers/dense/vars/0`), a byte offset.
+    pub place: String,
+    /// Why.
+    pub reason: String,
+}
+
+/// Findings: the first [`MAX_FINDINGS`] listed, the rest counted, the worst kept (one type
+/// for the HDF5 walk and the Keras checks built on it).
+#[derive(Debug, Clone, Default)]
+pub struct Listed {
+    /// Listed.
+    pub shown: Vec<Finding>,
+    /// Counted past those.
+    pub more: u64,
+    /// The worst of all of them.
+    pub worst: Option<Severity>,
+}
+
+impl Listed {
+    /// Adds one.
+    pub fn add(&mut self, severity: Severity, place: impl Into<String>, reason: impl Into<String>) {
+        self.worst = self.worst.max(Some(severity));
+        if self.shown.len() < MAX_FINDINGS {
+            self.shown.push(Finding {
+                severity,
+                place: place.into(),
+                reason: reason.into(),
+            });
+        } else {
+            self.more += 1;
+        }
+    }
+
+    /// Adds every finding of `other`, listed or counted.
+    pub fn extend(&mut self, other: Listed) {
+        for f in other.shown {
+            self.add(f.severity, f.place, f.reason);
+        }
+        self.more += other.more;
+        self.worst = self.worst.max(other.worst);
+    }
+}
+
+/// An attribute's value.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Value {
+    /// Strings (fixed-length ones with their padding removed), decoded as UTF-8 with
+    /// replacement.
+    Strings(Vec<String>),
+    /// Signed integers.
+    Ints(Vec<i64>),
+    /// Unsigned integers.
+    UInts(Vec<u64>),
+    /// Floats.
+    Floats(Vec<f64>),
+    /// Booleans.
+    Bools(Vec<bool>),
+    /// Not decoded: why.
+    Other(String),
+}
+
+/// An attribute.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Attribute {
+    /// Its name.
+    pub name: String,
+    /// Its value.
+    pub value: Value,
+}
+
+/// Where a dataset's bytes are.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Storage {
+    /// Absolute `(offset, len)` ranges of the file, in row-major order.
+    Ranges(Vec<(u64, u64)>),
+    /// The bytes themselves (compact storage, or chunks assembled in row-major order).
+    Inline(Vec<u8>),
+    /// No elements.
+    Empty,
+    /// Not located: why.
+    Unread(String),
+}
+
+/// A dataset.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Dataset {
+    /// Its type.
+    pub ty: Type,
+    /// Its dimensions (empty for a scalar).
+    pub dims: Vec<u64>,
+    /// Its bytes.
+    pub storage: Storage,
+}
+
+/// What an object is.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Kind {
+    /// A group.
+    Group,
+    /// A dataset.
+    Dataset(Dataset),
+    /// Something else (a committed datatype): what.
+    Other(String),
+}
+
+/// One object, reached by one path.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Object {
+    /// Its path from the root, `/`-separated, without a leading `/` (the root is ``).
+    pub path: String,
+    /// What it is.
+    pub kind: Kind,
+    /// Its attributes, in header order.
+    pub attributes: Vec<Attribute>,
+}
+
+impl Object {
+    /// The attribute named `name`.
+    pub fn attribute(&self, name: &str) -> Option<&Value> {
+        self.attributes
+            .iter()
+            .find(|a| a.name == name)
+            .map(|a| &a.value)
+    }
+}
+
+/// What a read found.
+#[derive(Debug, Clone)]
+pub struct File {
+    /// The superblock's offset (a user block's size).
+    pub superblock_at: u64,
+    /// The superblock's version.
+    pub superblock_version: u8,
+    /// Every object, depth first, each group's links by name.
+    pub objects: Vec<Object>,
+    /// What lies outside the subset or opens other files.
+    pub findings: Listed,
+    /// Metadata bytes read.
+    pub metadata_read: u64,
+}
+
+impl File {
+    /// The object at `path`.
+    pub fn object(&self, path: &str) -> Option<&Object> {
+        self.objects.iter().find(|o| o.path == path)
+    }
+
+    /// The worst finding's severity.
+    pub fn worst(&self) -> Option<Severity> {
+        self.findings.worst
+    }
+}
+
+/// Findings listed; the rest are counted.
+pub const MAX_FINDINGS: usize = 256;
+
+/// Options of one read.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Options {
+    /// Read chunks that do not lie in row-major order and assemble them (within
+    /// [`walk::inline_budget`]); without it such datasets are left unread.
+    pub read_data: bool,
+}

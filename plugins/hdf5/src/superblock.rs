@@ -1,0 +1,197 @@
+//! The superblock: where it is (offset 0, or 512, 1024, 2048, … after a user block, as the
+//! HDF5 library searches: `H5FD_locate_signature`, `H5FDint.c`, HDF5 1.14), its version, the
+//! sizes of offsets and lengths, the end-of-file address and the root group.
+//!
+//! h5py 3.x writes version 0 unless a file is made with `libver='latest'` (versions 2 and 3,
+//! with a checksum); version 1 differs from 0 only by the indexed-storage K. All four are read.
+
+use crate::io::{check_sum, Cursor, Source};
+use crate::model::{Finding, Hdf5Error, Severity, UNDEFINED};
+use socair_plugin_api::ReadAt;
+
+/// The format signature.
+pub const SIGNATURE: &[u8; 8] = b"\x89HDF\r\n\x1a\n";
+
+/// The superblock's offset in a file whose first bytes are `head`, among those a reader of
+/// `head` alone can see (0, 512, 1024, 2048): what a format's `detect` asks.
+pub fn signature_in(head: &[u8]) -> Option<u64> {
+    std::iter::once(0u64)
+        .chain((9..12).map(|p| 1u64 << p))
+        .find(|&at| {
+            usize::try_from(at)
+                .ok()
+                .and_then(|at| head.get(at..at + 8))
+                .is_some_and(|s| s == SIGNATURE)
+        })
+}
+
+/// What the superblock says.
+#[derive(Debug, Clone)]
+pub struct Superblock {
+    /// Its offset in the file (the user block's size).
+    pub at: u64,
+    /// Its version.
+    pub version: u8,
+    /// The root group's object header address.
+    pub root: u64,
+    /// The base address the writer recorded.
+    pub base: u64,
+    /// The end-of-file address the writer recorded (the end lies `eof - base` bytes after
+    /// the superblock).
+    pub eof: u64,
+}
+
+/// Finds and reads the superblock; findings for what lies outside the subset.
+pub fn read<S: ReadAt + ?Sized>(
+    src: &mut Source<'_, S>,
+    findings: &mut Vec<Finding>,
+) -> Result<Superblock, Hdf5Error> {
+    let mut at = 0u64;
+    loop {
+        if at.checked_add(8).is_none_or(|end| end > src.len) {
+            return Err(Hdf5Error::new(
+                "file",
+                "no HDF5 signature at offset 0 or any power of two from 512 within the file",
+            ));
+        }
+        if src.absolute(at, 8, "signature")? == SIGNATURE {
+            break;
+        }
+        at = if at == 0 { 512 } else { at * 2 };
+    }
+    let take = (src.len - at).min(128);
+    let bytes = src.absolute(at, take, "superblock")?;
+    let mut c = Cursor::with(&bytes, 8, 8, "superblock");
+    c.skip(8)?;
+    let version = c.u8()?;
+    let (offsets, lengths, base, eof, root, note) = match version {
+        0 | 1 => {
+            let free_space = c.u8()?;
+            let root_stab = c.u8()?;
+            c.skip(1)?;
+            let shared = c.u8()?;
+            let (offsets, lengths) = sizes(c.u8()?, c.u8()?)?;
+            if free_space != 0 || root_stab != 0 || shared != 0 {
+                return Err(Hdf5Error::new(
+                    format!("superblock at byte {at}"),
+                    format!("versions of its parts ({free_space}, {root_stab}, {shared}) are not the 0 every HDF5 writer stores"),
+                ));
+            }
+            c.skip(1)?;
+            let _leaf_k = c.u16()?;
+            let _internal_k = c.u16()?;
+            let _flags = c.u32()?;
+            if version == 1 {
+                c.skip(4)?;
+            }
+            let mut c = Cursor::with(c.rest(), offsets, lengths, "superblock");
+            let base = c.addr()?;
+            let _free = c.addr()?;
+            let eof = c.addr()?;
+            let driver = c.addr()?;
+            // The root group's symbol table entry: link name offset, header address, cache.
+            let _name = c.addr()?;
+            let root = c.addr()?;
+            let note = (driver != UNDEFINED).then_some("it names a driver information block (the family, multi or split drivers, which keep the file's data in other files): outside what h5py writes by default, not read");
+            (offsets, lengths, base, eof, root, note)
+        }
+        2 | 3 => {
+            let (offsets, lengths) = sizes(c.u8()?, c.u8()?)?;
+            let _flags = c.u8()?;
+            let fixed = 12 + 4 * usize::from(offsets);
+            let mut c = Cursor::with(c.rest(), offsets, lengths, "superblock");
+            let base = c.addr()?;
+            let extension = c.addr()?;
+            let eof = c.addr()?;
+            let root = c.addr()?;
+            c.skip(4)?;
+            check_sum(
+                bytes.get(..fixed + 4).unwrap_or_default(),
+                &format!("superblock at byte {at}"),
+            )?;
+            let note = (extension != UNDEFINED).then_some("it has a superblock extension (shared messages, file-space settings): outside what h5py writes for Keras, not read");
+            (offsets, lengths, base, eof, root, note)
+        }
+        v => {
+            return Err(Hdf5Error::new(
+                format!("superblock at byte {at}"),
+                format!("version {v}, which no HDF5 library writes (0 to 3 exist)"),
+            ))
+        }
+    };
+    if let Some(reason) = note {
+        findings.push(Finding {
+            severity: Severity::Lead,
+            place: format!("superblock at byte {at}"),
+            reason: reason.into(),
+        });
+    }
+    src.offsets = offsets;
+    src.lengths = lengths;
+    let sb = Superblock {
+        at,
+        version,
+        root,
+        base,
+        eof,
+    };
+    // The library takes the superblock's own offset as the base address whatever the field
+    // says, moving the end-of-file address with it (`H5F__super_read`, `H5Fsuper.c`: "Check if
+    // superblock address is different from base address and adjust base address and end of
+    // file address if so"): the end lies `eof - base` bytes after the superblock. It refuses a
+    // file shorter than that ("truncated file").
+    src.base = at;
+    let end = sb
+        .eof
+        .checked_sub(sb.base)
+        .and_then(|rel| rel.checked_add(at))
+        .unwrap_or(u64::MAX);
+    if sb.eof == UNDEFINED || end > src.len {
+        return Err(Hdf5Error::new(
+            format!("superblock at byte {at}"),
+            format!(
+                "its end-of-file address is byte {end}, the file has {} bytes: truncated, and the HDF5 library refuses it",
+                src.len
+            ),
+        ));
+    }
+    if end < src.len {
+        findings.push(Finding {
+            severity: Severity::Lead,
+            place: format!("byte {end}"),
+            reason: format!(
+                "{} bytes after the end-of-file address the superblock records: no HDF5 reader reads them, and h5py writes none",
+                src.len - end
+            ),
+        });
+    }
+    Ok(sb)
+}
+
+fn sizes(offsets: u8, lengths: u8) -> Result<(u8, u8), Hdf5Error> {
+    let ok = |n: u8| matches!(n, 2 | 4 | 8);
+    if ok(offsets) && ok(lengths) {
+        Ok((offsets, lengths))
+    } else {
+        Err(Hdf5Error::new(
+            "superblock",
+            format!("sizes of offsets {offsets} and lengths {lengths}: the HDF5 library reads 2, 4 or 8"),
+        ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_signature_is_found_after_a_user_block() {
+        let mut head = vec![0u8; 4096];
+        assert_eq!(signature_in(&head), None);
+        head[512..520].copy_from_slice(SIGNATURE);
+        assert_eq!(signature_in(&head), Some(512));
+        head[..8].copy_from_slice(SIGNATURE);
+        assert_eq!(signature_in(&head), Some(0));
+        assert_eq!(signature_in(&head[..4]), None);
+    }
+}

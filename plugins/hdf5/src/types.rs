@@ -1,0 +1,180 @@
+//! Datatype and dataspace messages (`H5Odtype.c`, `H5Osdspace.c`, HDF5 1.14), read into the
+//! types Keras weights and attributes use: IEEE floats of 2, 4 and 8 bytes, integers of 1 to 8
+//! bytes, either byte order, h5py's boolean (an enum of `int8` with `FALSE = 0, TRUE = 1`),
+//! fixed-length and variable-length strings. Anything else is named, not read.
+
+use crate::io::Cursor;
+use crate::model::Hdf5Error;
+pub use crate::model::{Order, Type};
+
+/// Parses a datatype message; `Ok(Type::Other)` for classes outside the subset.
+pub fn datatype(data: &[u8], offsets: u8, lengths: u8) -> Result<Type, Hdf5Error> {
+    let mut c = Cursor::with(data, offsets, lengths, "datatype message");
+    let head = c.u8()?;
+    let class = head & 0x0f;
+    let version = head >> 4;
+    let bits = [c.u8()?, c.u8()?, c.u8()?];
+    let size = c.u32()?;
+    if !(1..=3).contains(&version) {
+        return Err(Hdf5Error::new(
+            "datatype message",
+            format!("version {version}: HDF5 writes 1 to 4, and 4 only for types h5py does not make for Keras"),
+        ));
+    }
+    let order = if bits[0] & 1 == 0 {
+        Order::Little
+    } else {
+        Order::Big
+    };
+    let other = |what: &str| Type::Other {
+        what: what.to_owned(),
+        size,
+    };
+    Ok(match class {
+        0 => {
+            let offset = c.u16()?;
+            let precision = c.u16()?;
+            let padded = bits[0] & 0b110 != 0;
+            if offset != 0
+                || u64::from(precision) != u64::from(size) * 8
+                || padded
+                || !matches!(size, 1 | 2 | 4 | 8)
+            {
+                other("an integer with padding bits")
+            } else {
+                Type::Int {
+                    size,
+                    signed: bits[0] & 0b1000 != 0,
+                    order,
+                }
+            }
+        }
+        1 => {
+            let offset = c.u16()?;
+            let precision = c.u16()?;
+            let exp_at = c.u8()?;
+            let exp_size = c.u8()?;
+            let mant_at = c.u8()?;
+            let mant_size = c.u8()?;
+            let bias = c.u32()?;
+            // IEEE 754: the layout numpy's float16/32/64 have (H5T_IEEE_F*), sign in the top
+            // bit, an implied leading mantissa bit (normalization 2), no padding, no VAX order.
+            let ieee = match size {
+                2 => (10, 5, 0, 10, 15),
+                4 => (23, 8, 0, 23, 127),
+                8 => (52, 11, 0, 52, 1023),
+                _ => (0, 0, 0, 0, 0),
+            };
+            let sign = bits[1];
+            let norm = (bits[0] >> 4) & 3;
+            let fine = offset == 0
+                && u64::from(precision) == u64::from(size) * 8
+                && (exp_at, exp_size, mant_at, mant_size, bias) == ieee
+                && u64::from(sign) + 1 == u64::from(size) * 8
+                && norm == 2
+                && bits[0] & 0b0100_1110 == 0;
+            if fine {
+                Type::Float { size, order }
+            } else {
+                other("a floating-point type that is not IEEE binary16, binary32 or binary64")
+            }
+        }
+        3 => Type::FixedString {
+            size,
+            pad: bits[0] & 0x0f,
+        },
+        8 => {
+            let base = datatype(c.rest(), offsets, lengths)?;
+            let members = u16::from_le_bytes([bits[0], bits[1]]);
+            if base
+                == (Type::Int {
+                    size: 1,
+                    signed: true,
+                    order: Order::Little,
+                })
+                && members == 2
+                && bool_names(&mut c, version)?
+            {
+                Type::Bool
+            } else {
+                other("an enumeration")
+            }
+        }
+        9 => {
+            let is_string = bits[0] & 0x0f == 1;
+            if is_string {
+                Type::VarString
+            } else {
+                other("a variable-length sequence")
+            }
+        }
+        2 => other("a time type"),
+        4 => other("a bitfield"),
+        5 => Type::Opaque { size },
+        6 => other("a compound type"),
+        7 => other("a reference"),
+        10 => other("an array type"),
+        11 => other("a complex type"),
+        k => {
+            return Err(Hdf5Error::new(
+                "datatype message",
+                format!("class {k}, which HDF5 does not define"),
+            ))
+        }
+    })
+}
+
+/// Whether an `int8` enum of two members names `FALSE = 0` and `TRUE = 1` (h5py's bool).
+fn bool_names(c: &mut Cursor<'_>, version: u8) -> Result<bool, Hdf5Error> {
+    // The base type's message (8 bytes + 4 for an integer's properties) comes first.
+    c.skip(12)?;
+    let mut names = Vec::new();
+    for _ in 0..2 {
+        let rest = c.rest();
+        let end = rest.iter().position(|&b| b == 0).ok_or_else(|| c.short())?;
+        names.push(rest.get(..end).unwrap_or_default().to_vec());
+        // Versions 1 and 2 pad each name with NULs to a multiple of eight; 3 does not.
+        let len = if version < 3 { (end + 8) & !7 } else { end + 1 };
+        c.skip(len)?;
+    }
+    let values = c.take(2)?;
+    Ok(names == [b"FALSE".to_vec(), b"TRUE".to_vec()] && values == [0, 1])
+}
+
+/// A dataspace: its dimensions, or none for a null dataspace.
+pub fn dataspace(data: &[u8], offsets: u8, lengths: u8) -> Result<Option<Vec<u64>>, Hdf5Error> {
+    let mut c = Cursor::with(data, offsets, lengths, "dataspace message");
+    let version = c.u8()?;
+    let rank = c.u8()?;
+    let flags = c.u8()?;
+    let null = match version {
+        1 => {
+            c.skip(5)?;
+            false
+        }
+        2 => c.u8()? == 2,
+        v => {
+            return Err(Hdf5Error::new(
+                "dataspace message",
+                format!("version {v}: HDF5 writes 1 and 2"),
+            ))
+        }
+    };
+    if rank > 32 {
+        return Err(Hdf5Error::new(
+            "dataspace message",
+            format!("rank {rank}: the HDF5 library reads at most 32 dimensions"),
+        ));
+    }
+    let mut dims = Vec::with_capacity(usize::from(rank));
+    for _ in 0..rank {
+        dims.push(c.length()?);
+    }
+    let _ = flags;
+    Ok(if null { None } else { Some(dims) })
+}
+
+/// The number of elements of `dims`, unless it overflows.
+pub fn elements(dims: &[u64]) -> Option<u64> {
+    dims.iter().try_fold(1u64, |n, &d| n.checked_mul(d))
+}

@@ -1,0 +1,597 @@
+//! The walk from the root group over every link: each object's header read once, its
+//! attributes decoded, its children visited by name, its bytes located.
+
+use crate::btree::{self, Chunk, GlobalHeaps};
+use crate::header;
+use crate::io::{Cursor, Source};
+use crate::messages::{self, kind, Layout, LinkTarget};
+use crate::model::{
+    Attribute, Dataset, File, Hdf5Error, Kind, Listed, Object, Options, Severity, Storage, Value,
+    UNDEFINED,
+};
+use crate::superblock;
+use crate::types::{self, Type};
+use socair_plugin_api::ReadAt;
+use std::collections::HashSet;
+
+/// Groups nested deeper than this are not walked (Keras nests five or six).
+pub const MAX_DEPTH: usize = 64;
+
+/// The bytes assembled inline for a file of `file_len` bytes, over all datasets: the file's
+/// size and 1 MiB (each byte of a chunk is copied at most once).
+pub fn inline_budget(file_len: u64) -> u64 {
+    file_len.saturating_add(1 << 20)
+}
+
+struct Walk<'a, S: ReadAt + ?Sized> {
+    src: Source<'a, S>,
+    options: Options,
+    objects: Vec<Object>,
+    findings: Listed,
+    headers: HashSet<u64>,
+    heaps: GlobalHeaps,
+    inline_left: u64,
+    text_left: u64,
+}
+
+/// Reads the file (see [`crate::read`]).
+pub fn read<S: ReadAt + ?Sized>(src: &S, options: Options) -> Result<File, Hdf5Error> {
+    let mut w = Walk {
+        src: Source::new(src),
+        options,
+        objects: Vec::new(),
+        findings: Listed::default(),
+        headers: HashSet::new(),
+        heaps: GlobalHeaps::default(),
+        inline_left: inline_budget(src.size()),
+        text_left: inline_budget(src.size()),
+    };
+    let mut early = Vec::new();
+    let sb = superblock::read(&mut w.src, &mut early)?;
+    for f in early {
+        w.find(f.severity, f.place, f.reason);
+    }
+    w.object(sb.root, String::new(), 0)?;
+    Ok(File {
+        superblock_at: sb.at,
+        superblock_version: sb.version,
+        objects: w.objects,
+        findings: w.findings,
+        metadata_read: w.src.read,
+    })
+}
+
+/// An object's path for a place: `/` and its path.
+fn shown(path: &str) -> String {
+    format!("/{path}")
+}
+
+impl<S: ReadAt + ?Sized> Walk<'_, S> {
+    fn find(&mut self, severity: Severity, place: String, reason: String) {
+        self.findings.add(severity, place, reason);
+    }
+
+    fn object(&mut self, addr: u64, path: String, depth: usize) -> Result<(), Hdf5Error> {
+        if !self.headers.insert(addr) {
+            self.find(Severity::Lead, shown(&path), format!("a second link to the object at address {addr}, already reached by another path: Keras writes every object once"));
+            return Ok(());
+        }
+        let msgs = header::read(&mut self.src, addr, &shown(&path))?;
+        let place = shown(&path);
+        let mut attributes = Vec::new();
+        let (mut layout, mut ty, mut dims, mut filters) = (None, None, None, None);
+        let mut external = None;
+        let mut stab = None;
+        let mut links = Vec::new();
+        let mut group_like = false;
+        let mut unread_why: Option<String> = None;
+        let (o, l) = (self.src.offsets, self.src.lengths);
+        for m in &msgs {
+            if m.shared() {
+                self.find(Severity::Lead, place.clone(), format!("its message of type {:#x} is shared (stored in another object): outside what h5py writes for Keras, not read", m.kind));
+                unread_why.get_or_insert_with(|| {
+                    "one of its messages is shared (stored elsewhere) and not read".into()
+                });
+                continue;
+            }
+            match m.kind {
+                kind::ATTRIBUTE => match messages::attribute(&m.data, o, l) {
+                    Ok(raw) => {
+                        let value = self.value(&raw, &place)?;
+                        attributes.push(Attribute {
+                            name: raw.name,
+                            value,
+                        });
+                    }
+                    Err(e) => self.find(Severity::Lead, place.clone(), format!("an attribute not read ({})", e.reason)),
+                },
+                kind::ATTRIBUTE_INFO => {
+                    if messages::dense_attributes(&m.data, o)? {
+                        self.find(Severity::Lead, place.clone(), "its attributes are in dense storage (a fractal heap), which h5py writes only for many or large attributes and this reader does not read".into());
+                    }
+                }
+                kind::SYMBOL_TABLE => {
+                    stab = Some(messages::symbol_table(&m.data, o)?);
+                    group_like = true;
+                }
+                kind::LINK => {
+                    links.push(messages::link(&m.data, o)?);
+                    group_like = true;
+                }
+                kind::LINK_INFO => {
+                    group_like = true;
+                    if messages::dense_links(&m.data, o)? {
+                        self.find(Severity::Lead, place.clone(), "its links are in dense storage (a fractal heap and a version 2 B-tree), which this reader does not read: what the group holds was not checked".into());
+                    }
+                }
+                kind::LAYOUT => layout = Some(messages::layout(&m.data, o, l)?),
+                kind::DATATYPE => ty = Some(types::datatype(&m.data, o, l)?),
+                kind::DATASPACE => dims = Some(types::dataspace(&m.data, o, l)?),
+                kind::FILTERS => filters = Some(messages::filters(&m.data)?),
+                kind::EXTERNAL => external = Some(messages::external(&m.data, o, l)?),
+                kind::FILL_OLD
+                | kind::FILL
+                | kind::GROUP_INFO
+                | kind::COMMENT
+                | kind::MTIME_OLD
+                | kind::MTIME
+                | kind::BTREE_K
+                | kind::REFCOUNT => {}
+                k => self.find(Severity::Lead, place.clone(), format!("a header message of type {k:#x}, outside what h5py writes for Keras: not read")),
+            }
+        }
+        if let Some(ext) = &external {
+            let names = self.external_names(ext, &place);
+            self.find(Severity::Fail, place.clone(), format!("its raw data lives in other files (an External Data Files message naming {names}): the HDF5 library reads them when the dataset is read, so loading this file reads those files, a local secret into the weights"));
+        }
+        if let Some(fs) = &filters {
+            for f in fs.iter().filter(|f| f.id >= 256) {
+                self.find(Severity::Fail, place.clone(), format!("its chunks pass through {}, a user-defined filter: the HDF5 library loads a plugin library from HDF5_PLUGIN_PATH to read them, which runs that library's code", f.describe()));
+            }
+        }
+        let kind = match (layout, ty, dims) {
+            (Some(layout), Some(ty), Some(dims)) => {
+                let storage = match (&unread_why, &external, dims.as_ref()) {
+                    (Some(why), _, _) => Storage::Unread(why.clone()),
+                    (_, Some(_), _) => Storage::Unread(
+                        "its bytes are in other files (external storage), never read by socair"
+                            .into(),
+                    ),
+                    (_, _, None) => {
+                        Storage::Unread("a null dataspace: it holds no elements".into())
+                    }
+                    (None, None, Some(d)) => {
+                        self.storage(&place, &ty, d, &layout, filters.as_deref().unwrap_or(&[]))?
+                    }
+                };
+                Kind::Dataset(Dataset {
+                    ty,
+                    dims: dims.unwrap_or_default(),
+                    storage,
+                })
+            }
+            (None, Some(ty), None) if !group_like => {
+                self.find(
+                    Severity::Lead,
+                    place.clone(),
+                    "a committed (named) datatype, which Keras never writes".into(),
+                );
+                Kind::Other(format!("a committed datatype ({})", ty.describe()))
+            }
+            (None, None, None) if group_like => Kind::Group,
+            (None, None, None) if path.is_empty() => Kind::Group,
+            _ => {
+                self.find(Severity::Lead, place.clone(), "an object that is neither a group nor a dataset with a type, a dataspace and a layout: not read".into());
+                Kind::Other("an object of no kind this reader models".into())
+            }
+        };
+        let is_group = kind == Kind::Group;
+        self.objects.push(Object {
+            path: path.clone(),
+            kind,
+            attributes,
+        });
+        if !is_group {
+            return Ok(());
+        }
+        let mut children: Vec<(String, LinkTarget)> = Vec::new();
+        if let Some((tree, heap)) = stab {
+            for e in btree::group_entries(&mut self.src, tree, heap, &place)? {
+                let target = match e.soft {
+                    Some(soft) => LinkTarget::Soft(soft),
+                    None => LinkTarget::Hard(e.header),
+                };
+                children.push((e.name, target));
+            }
+        }
+        // Link messages are stored in creation order; the library lists a group by name.
+        links.sort_by(|a, b| a.0.cmp(&b.0));
+        children.extend(links);
+        if depth >= MAX_DEPTH && !children.is_empty() {
+            self.find(
+                Severity::Lead,
+                place,
+                format!("groups nested deeper than {MAX_DEPTH}: what is below was not read"),
+            );
+            return Ok(());
+        }
+        let mut names = HashSet::new();
+        for (name, target) in children {
+            let child = if path.is_empty() {
+                name.clone()
+            } else {
+                format!("{path}/{name}")
+            };
+            if name.is_empty() || name == "." || name.contains('/') {
+                self.find(Severity::Fail, shown(&child), format!("a link named {name:?} in group {place}: HDF5 paths cannot name it, and its objects would be confused with others"));
+                continue;
+            }
+            if !names.insert(name.clone()) {
+                self.find(Severity::Fail, shown(&child), format!("group {place} holds two links named {name:?}: readers disagree on which one the name reaches"));
+                continue;
+            }
+            match target {
+                LinkTarget::Hard(at) => self.object(at, child, depth + 1)?,
+                LinkTarget::Soft(to) => self.find(Severity::Lead, shown(&child), format!("a soft link to {to:?}: an alias Keras never writes; not followed")),
+                LinkTarget::External { file, path: to } => self.find(Severity::Fail, shown(&child), format!("an external link to {to:?} in the file {file:?}: h5py opens that file when the name is read")),
+                LinkTarget::User(k) => self.find(Severity::Lead, shown(&child), format!("a link of user-defined type {k}: the HDF5 library runs a registered callback to resolve it; not followed")),
+            }
+        }
+        Ok(())
+    }
+
+    fn external_names(&mut self, ext: &messages::External, place: &str) -> String {
+        let heap = btree::local_heap(&mut self.src, ext.heap, place).unwrap_or_default();
+        let names: Vec<String> = ext
+            .slots
+            .iter()
+            .take(8)
+            .map(|(name, _, _)| {
+                btree::heap_string(&heap, *name, place)
+                    .map(|n| format!("{n:?}"))
+                    .unwrap_or_else(|_| "a name not read".into())
+            })
+            .collect();
+        if names.is_empty() {
+            "no file".into()
+        } else {
+            names.join(", ")
+        }
+    }
+
+    /// An attribute's value; a malformed one is an error naming the attribute.
+    fn value(&mut self, raw: &messages::RawAttribute, place: &str) -> Result<Value, Hdf5Error> {
+        let what = format!("attribute {:?} of {place}", raw.name);
+        let Some(dims) = &raw.dims else {
+            return Ok(Value::Other("a null dataspace".into()));
+        };
+        let size = raw.ty.size(self.src.offsets);
+        let count = types::elements(dims)
+            .filter(|n| {
+                n.checked_mul(size)
+                    .is_some_and(|b| b <= raw.data.len() as u64)
+            })
+            .ok_or_else(|| {
+                Hdf5Error::new(
+                    &what,
+                    format!(
+                        "{} bytes of value for {dims:?} elements of {size} bytes",
+                        raw.data.len()
+                    ),
+                )
+            })?;
+        let n = count as usize;
+        let sz = size as usize;
+        let elem = |i: usize| raw.data.get(i * sz..(i + 1) * sz).unwrap_or_default();
+        let uint = |b: &[u8], order: types::Order| -> u64 {
+            let f = |acc: u64, x: &u8| (acc << 8) | u64::from(*x);
+            match order {
+                types::Order::Little => b.iter().rev().fold(0, f),
+                types::Order::Big => b.iter().fold(0, f),
+            }
+        };
+        Ok(match &raw.ty {
+            Type::Int {
+                signed: true,
+                order,
+                size,
+            } => Value::Ints(
+                (0..n)
+                    .map(|i| {
+                        let v = uint(elem(i), *order);
+                        let shift = 64 - 8 * size;
+                        ((v << shift) as i64) >> shift
+                    })
+                    .collect(),
+            ),
+            Type::Int {
+                signed: false,
+                order,
+                ..
+            } => Value::UInts((0..n).map(|i| uint(elem(i), *order)).collect()),
+            Type::Float { size, order } => Value::Floats(
+                (0..n)
+                    .map(|i| {
+                        let v = uint(elem(i), *order);
+                        match size {
+                            4 => f64::from(f32::from_bits(v as u32)),
+                            8 => f64::from_bits(v),
+                            _ => f64::NAN,
+                        }
+                    })
+                    .collect(),
+            ),
+            Type::Bool => Value::Bools((0..n).map(|i| elem(i) != [0]).collect()),
+            Type::FixedString { pad, .. } => Value::Strings(
+                (0..n)
+                    .map(|i| {
+                        let b = elem(i);
+                        let b = match pad {
+                            2 => {
+                                let end = b.iter().rposition(|&c| c != b' ').map_or(0, |p| p + 1);
+                                b.get(..end).unwrap_or_default()
+                            }
+                            _ => {
+                                let end = b.iter().position(|&c| c == 0).unwrap_or(b.len());
+                                b.get(..end).unwrap_or_default()
+                            }
+                        };
+                        String::from_utf8_lossy(b).into_owned()
+                    })
+                    .collect(),
+            ),
+            Type::VarString => {
+                let mut out = Vec::with_capacity(n.min(1 << 16));
+                for i in 0..n {
+                    let mut c = Cursor::with(elem(i), self.src.offsets, self.src.lengths, "string");
+                    let len = c.u32()?;
+                    let heap = c.addr()?;
+                    let index = c.u32()?;
+                    if heap == UNDEFINED || (len == 0 && index == 0) {
+                        out.push(String::new());
+                        continue;
+                    }
+                    if u64::from(len) > self.text_left {
+                        self.find(Severity::Lead, place.to_owned(), format!("the strings of attribute {:?} would pass what socair decodes for a file of this size (its size and 1 MiB): not read", raw.name));
+                        return Ok(Value::Other("strings past the decoding budget".into()));
+                    }
+                    self.text_left -= u64::from(len);
+                    let bytes = self.heaps.object(&mut self.src, heap, index, &what)?;
+                    let s = usize::try_from(len)
+                        .ok()
+                        .and_then(|l| bytes.get(..l))
+                        .ok_or_else(|| {
+                            Hdf5Error::new(
+                                &what,
+                                format!(
+                                    "a string of {len} bytes in a global heap object of {}",
+                                    bytes.len()
+                                ),
+                            )
+                        })?;
+                    out.push(String::from_utf8_lossy(s).into_owned());
+                }
+                Value::Strings(out)
+            }
+            Type::Other { what, .. } => Value::Other(what.clone()),
+            Type::Opaque { size } => Value::Other(format!("an opaque type of {size} bytes")),
+        })
+    }
+
+    /// Where a dataset's bytes are.
+    fn storage(
+        &mut self,
+        place: &str,
+        ty: &Type,
+        dims: &[u64],
+        layout: &Layout,
+        filters: &[messages::Filter],
+    ) -> Result<Storage, Hdf5Error> {
+        if ty.element().is_none() && !matches!(ty, Type::Opaque { .. }) {
+            return Ok(Storage::Unread(format!(
+                "its elements are {}, not a tensor type",
+                ty.describe()
+            )));
+        }
+        let size = ty.size(self.src.offsets);
+        let Some(bytes) = types::elements(dims).and_then(|n| n.checked_mul(size)) else {
+            return Err(Hdf5Error::new(
+                place,
+                format!("its dimensions {dims:?} overflow"),
+            ));
+        };
+        match layout {
+            Layout::Compact(data) => {
+                if data.len() as u64 != bytes {
+                    return Err(Hdf5Error::new(
+                        place,
+                        format!(
+                            "compact storage of {} bytes for {bytes} bytes of elements",
+                            data.len()
+                        ),
+                    ));
+                }
+                Ok(Storage::Inline(data.clone()))
+            }
+            Layout::Contiguous { addr, size: stored } => {
+                if bytes == 0 {
+                    return Ok(Storage::Empty);
+                }
+                if *addr == UNDEFINED {
+                    self.find(Severity::Lead, place.to_owned(), "no storage was ever written for it: the HDF5 library reads it as its fill value".into());
+                    return Ok(Storage::Unread(
+                        "no storage allocated (it reads as the fill value)".into(),
+                    ));
+                }
+                if *stored < bytes {
+                    return Err(Hdf5Error::new(place, format!("contiguous storage of {stored} bytes for {bytes} bytes of elements: the HDF5 library refuses to read it")));
+                }
+                if *stored > bytes {
+                    self.find(Severity::Lead, place.to_owned(), format!("contiguous storage of {stored} bytes for {bytes} bytes of elements: the bytes past them are read by no one"));
+                }
+                let at = self.src.locate(*addr, bytes, place)?;
+                Ok(Storage::Ranges(vec![(at, bytes)]))
+            }
+            Layout::Chunked {
+                btree,
+                dims: chunk,
+                element,
+            } => {
+                if *element != size || chunk.len() != dims.len() || chunk.contains(&0) {
+                    return Err(Hdf5Error::new(place, format!("chunks of {chunk:?} elements of {element} bytes for a dataset of {dims:?} elements of {size} bytes")));
+                }
+                if !filters.is_empty() {
+                    let names: Vec<String> = filters.iter().map(|f| f.describe()).collect();
+                    self.find(Severity::Lead, place.to_owned(), format!("its chunks are filtered ({}): h5py writes Keras weights unfiltered; not read", names.join(", ")));
+                    return Ok(Storage::Unread(format!(
+                        "chunks filtered by {}, which socair does not decode",
+                        names.join(", ")
+                    )));
+                }
+                if bytes == 0 {
+                    return Ok(Storage::Empty);
+                }
+                let chunks = btree::chunks(&mut self.src, *btree, dims.len(), place)?;
+                self.chunked(place, dims, chunk, size, bytes, chunks)
+            }
+            Layout::Virtual => {
+                self.find(Severity::Fail, place.to_owned(), "a virtual dataset: its elements are read from other datasets, which may lie in other files the HDF5 library opens when it is read".into());
+                Ok(Storage::Unread(
+                    "a virtual dataset (its elements live in other datasets)".into(),
+                ))
+            }
+            Layout::Other(what) => {
+                self.find(
+                    Severity::Lead,
+                    place.to_owned(),
+                    format!("its layout is {what}: not read"),
+                );
+                Ok(Storage::Unread(format!("its layout is {what}")))
+            }
+        }
+    }
+
+    /// Unfiltered chunks: ranges when they tile the dataset row-wise, else their bytes
+    /// assembled.
+    fn chunked(
+        &mut self,
+        place: &str,
+        dims: &[u64],
+        chunk: &[u64],
+        size: u64,
+        bytes: u64,
+        mut chunks: Vec<Chunk>,
+    ) -> Result<Storage, Hdf5Error> {
+        let chunk_elems = types::elements(chunk).unwrap_or(u64::MAX);
+        let chunk_bytes = chunk_elems.saturating_mul(size);
+        let mut seen = HashSet::new();
+        for c in &chunks {
+            let inside = c
+                .offset
+                .iter()
+                .zip(dims)
+                .zip(chunk)
+                .all(|((&o, &d), &k)| o < d && o % k == 0);
+            if !inside
+                || c.offset.last() != Some(&0)
+                || u64::from(c.size) != chunk_bytes
+                || c.mask != 0
+            {
+                return Err(Hdf5Error::new(place, format!("its chunk index lists a chunk at {:?} of {} bytes (filter mask {}) that does not fit chunks of {chunk:?} in {dims:?}", c.offset, c.size, c.mask)));
+            }
+            if !seen.insert(c.offset.clone()) {
+                return Err(Hdf5Error::new(
+                    place,
+                    format!("its chunk index lists the chunk at {:?} twice", c.offset),
+                ));
+            }
+            self.src.locate(c.addr, chunk_bytes, place)?;
+        }
+        let expected: u64 = dims
+            .iter()
+            .zip(chunk)
+            .map(|(&d, &k)| d.div_ceil(k))
+            .product();
+        if chunks.len() as u64 != expected {
+            self.find(
+                Severity::Lead,
+                place.to_owned(),
+                format!(
+                    "{} of its {expected} chunks were written: the others read as the fill value",
+                    chunks.len()
+                ),
+            );
+            return Ok(Storage::Unread(
+                "some chunks were never written (they read as the fill value)".into(),
+            ));
+        }
+        chunks.sort_by(|a, b| a.offset.cmp(&b.offset));
+        // Row-wise: every dimension but the first whole in each chunk, so each chunk's first
+        // rows are the dataset's next rows in row-major order.
+        let rowwise = dims.iter().zip(chunk).skip(1).all(|(d, k)| d == k);
+        if rowwise {
+            let row = bytes / dims.first().copied().unwrap_or(1).max(1);
+            let mut ranges = Vec::with_capacity(chunks.len());
+            for c in &chunks {
+                let first = c.offset.first().copied().unwrap_or(0);
+                let rows = chunk
+                    .first()
+                    .copied()
+                    .unwrap_or(1)
+                    .min(dims.first().copied().unwrap_or(1) - first);
+                let at = self.src.locate(c.addr, chunk_bytes, place)?;
+                ranges.push((at, rows * row));
+            }
+            return Ok(Storage::Ranges(ranges));
+        }
+        if !self.options.read_data {
+            return Ok(Storage::Unread(
+                "its chunks do not lie in row-major order, and data is not read in this mode"
+                    .into(),
+            ));
+        }
+        if bytes > self.inline_left {
+            self.find(Severity::Lead, place.to_owned(), format!("its chunks do not lie in row-major order, and assembling its {bytes} bytes would pass the budget (the file's size and 1 MiB): not read"));
+            return Ok(Storage::Unread(
+                "chunks out of row-major order, past the assembly budget".into(),
+            ));
+        }
+        self.inline_left -= bytes;
+        let mut out = vec![0u8; bytes as usize];
+        let rank = dims.len();
+        // Row-major strides of the dataset, in elements.
+        let mut strides = vec![1u64; rank];
+        for k in (0..rank.saturating_sub(1)).rev() {
+            strides[k] = strides[k + 1] * dims[k + 1];
+        }
+        let inner = chunk[rank - 1];
+        for c in &chunks {
+            let data = self.src.bytes(c.addr, chunk_bytes, place)?;
+            // Every run of `inner` elements along the last dimension of the chunk.
+            let runs = chunk_elems / inner;
+            for r in 0..runs {
+                let mut rem = r;
+                let mut idx = vec![0u64; rank];
+                for k in (0..rank - 1).rev() {
+                    idx[k] = rem % chunk[k];
+                    rem /= chunk[k];
+                }
+                let pos: Vec<u64> = (0..rank).map(|k| c.offset[k] + idx[k]).collect();
+                if (0..rank - 1).any(|k| pos[k] >= dims[k]) {
+                    continue;
+                }
+                let take = inner.min(dims[rank - 1] - pos[rank - 1]);
+                let dst: u64 = (0..rank).map(|k| pos[k] * strides[k]).sum::<u64>() * size;
+                let src = r * inner * size;
+                let n = take * size;
+                if let (Some(d), Some(s)) = (
+                    out.get_mut(dst as usize..(dst + n) as usize),
+                    data.get(src as usize..(src + n) as usize),
+                ) {
+                    d.copy_from_slice(s);
+                }
+            }
+        }
+        Ok(Storage::Inline(out))
+    }
+}

@@ -1,0 +1,520 @@
+//! The grammar of a Keras model config, read as data: every JSON object holding both
+//! `class_name` and `config` is an object Keras resolves and builds, and is judged by what it
+//! resolves to; everything else is plain data (`GRAMMAR.md`, beside this crate, cites the
+//! Keras source each rule mirrors).
+//!
+//! Two dialects: what Keras 3 writes into `.keras` archives
+//! (`keras/src/saving/serialization_lib.py`, keras 3.15.1: `module` + `class_name` +
+//! `registered_name`, resolved by `_retrieve_class_or_fn`), and what tf-keras writes into the
+//! `model_config` of a legacy `.h5` model (`tf_keras/src/saving/legacy/serialization.py`,
+//! tf-keras 2.21: `class_name` alone, looked up in its registries; a `Lambda`'s function as
+//! marshalled bytecode, `function_type: "lambda"`).
+
+use crate::table::{self, Verdict, BUILTIN_MODULES, KERAS_PACKAGES};
+use serde_json::{Map, Value};
+use socair_hdf5::{Listed, Severity};
+
+/// Which writer's grammar a config is read against.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Dialect {
+    /// Keras 3 (`.keras` archives, `serialization_lib`).
+    Keras3,
+    /// tf-keras / Keras 2 (`model_config` of a legacy `.h5` model).
+    Legacy,
+}
+
+/// Findings listed per config; the rest are counted.
+pub const MAX_LISTED: usize = socair_hdf5::MAX_FINDINGS;
+
+/// Config documents larger than this are not parsed (a real one is a few megabytes at most).
+pub const MAX_CONFIG: usize = 64 << 20;
+
+/// What a config was found to hold.
+#[derive(Debug, Clone, Default)]
+pub struct Outcome {
+    /// What was found.
+    pub found: Listed,
+    /// Objects judged (`class_name` + `config`).
+    pub objects: u64,
+    /// Pickles scanned (a `TorchModuleWrapper`'s module).
+    pub pickles: u64,
+    /// Reviewed globals the pickles used.
+    pub reviewed_used: Vec<String>,
+}
+
+impl Outcome {
+    /// Adds another outcome's findings and counts to this one.
+    pub fn merge(&mut self, other: Outcome) {
+        self.found.extend(other.found);
+        self.objects += other.objects;
+        self.pickles += other.pickles;
+        crate::pickles::add_reviewed(&mut self.reviewed_used, other.reviewed_used);
+    }
+
+    fn add(&mut self, severity: Severity, place: String, reason: String) {
+        self.found.add(severity, place, reason);
+    }
+}
+
+/// Keys Keras writes beside `class_name` and `config` in a serialized object
+/// (`serialize_keras_object`, `get_build_and_compile_config`, `record_object_after_serialization`;
+/// `name` and `inbound_nodes` in a functional model's layer list, `spec_name` in a type spec).
+const OBJECT_KEYS: &[&str] = &[
+    "module",
+    "class_name",
+    "config",
+    "registered_name",
+    "build_config",
+    "compile_config",
+    "shared_object_id",
+    "name",
+    "inbound_nodes",
+    "spec_name",
+];
+
+/// Python builtins that run code, import modules or open files, named as a function under the
+/// `builtins` module: Keras before 3.9 imported `builtins` and looked the name up.
+const CODE_BUILTINS: &[&str] = &[
+    "__import__",
+    "breakpoint",
+    "compile",
+    "delattr",
+    "eval",
+    "exec",
+    "exit",
+    "getattr",
+    "globals",
+    "help",
+    "input",
+    "locals",
+    "open",
+    "print",
+    "quit",
+    "setattr",
+    "vars",
+];
+
+/// Judges the config document `text` (the bytes of `config.json`, or of a `model_config`
+/// attribute), whose findings are placed under `file` (`config.json`, `attribute
+/// model_config`).
+pub fn judge(text: &[u8], file: &str, dialect: Dialect, reviewed: &[String]) -> Outcome {
+    judge_with(text, file, dialect, reviewed, true)
+}
+
+/// Judges a document that holds serialized objects anywhere (a legacy `training_config`:
+/// a plain object whose `optimizer_config`, `loss` and `metrics` are objects or names).
+pub fn judge_document(text: &[u8], file: &str, dialect: Dialect, reviewed: &[String]) -> Outcome {
+    judge_with(text, file, dialect, reviewed, false)
+}
+
+fn judge_with(
+    text: &[u8],
+    file: &str,
+    dialect: Dialect,
+    reviewed: &[String],
+    top_object: bool,
+) -> Outcome {
+    let mut j = Judge {
+        out: Outcome::default(),
+        file: file.to_owned(),
+        dialect,
+        reviewed: reviewed.to_vec(),
+    };
+    if text.len() > MAX_CONFIG {
+        j.out.add(Severity::Lead, file.to_owned(), format!("{} bytes of config, more than the {MAX_CONFIG} socair parses: nothing in it was checked", text.len()));
+        return j.out;
+    }
+    // A parsed JSON value costs some 256 bytes of memory: a document of more values than
+    // the memory bound allows (64 MiB + 4x its size) is not parsed.
+    let values = values_in(text);
+    let allowed = ((64u64 << 20) + 4 * text.len() as u64) / VALUE_COST;
+    if values > allowed {
+        j.out.add(Severity::Lead, file.to_owned(), format!("{values} JSON values in {} bytes, more than the {allowed} socair parses for a document of this size (64 MiB + 4x its size, at {VALUE_COST} bytes a value): nothing in it was checked", text.len()));
+        return j.out;
+    }
+    let value = match parse(text) {
+        Ok(v) => v,
+        Err(e) => {
+            j.out.add(Severity::Fail, file.to_owned(), format!("not JSON that Python's json module reads ({e}): Keras cannot load it, and readers may disagree on what it says"));
+            return j.out;
+        }
+    };
+    match &value {
+        Value::Object(m) if m.contains_key("class_name") && m.contains_key("config") => {
+            j.object(m, String::new());
+        }
+        _ if !top_object => j.value(&value, ""),
+        _ => j.out.add(Severity::Lead, file.to_owned(), "not a serialized Keras object (an object with `class_name` and `config`): outside what keras.saving writes".into()),
+    }
+    j.out
+}
+
+/// What one parsed JSON value costs in memory, about (a `serde_json::Value` in a map node).
+const VALUE_COST: u64 = 256;
+
+/// Each byte of a JSON text with whether it lies inside a string (its quotes counted in).
+fn with_string_state(text: &[u8]) -> impl Iterator<Item = (usize, u8, bool)> + '_ {
+    text.iter()
+        .enumerate()
+        .scan((false, false), |(in_string, escaped), (i, &b)| {
+            let inside = *in_string;
+            if *in_string {
+                if *escaped {
+                    *escaped = false;
+                } else if b == b'\\' {
+                    *escaped = true;
+                } else if b == b'"' {
+                    *in_string = false;
+                }
+            } else if b == b'"' {
+                *in_string = true;
+            }
+            Some((i, b, inside || b == b'"'))
+        })
+}
+
+/// How many values a JSON text holds, about: the separators and openings outside strings,
+/// counted in one pass without parsing.
+fn values_in(text: &[u8]) -> u64 {
+    1 + with_string_state(text)
+        .filter(|&(_, b, inside)| !inside && matches!(b, b',' | b'[' | b'{' | b':'))
+        .count() as u64
+}
+
+/// Parses JSON as Python's `json.loads` reads what `json.dumps` writes: `NaN`, `Infinity` and
+/// `-Infinity` are numbers there (Keras writes them for such floats), so they are read here as
+/// `null` after a strict parse fails on them.
+pub fn parse(text: &[u8]) -> Result<Value, serde_json::Error> {
+    match serde_json::from_slice(text) {
+        Ok(v) => Ok(v),
+        Err(first) => {
+            let Some(fixed) = python_constants(text) else {
+                return Err(first);
+            };
+            serde_json::from_slice(&fixed).map_err(|_| first)
+        }
+    }
+}
+
+/// `text` with the constants Python's json reads outside strings turned into `null`, or none
+/// when it holds none.
+fn python_constants(text: &[u8]) -> Option<Vec<u8>> {
+    let mut out = Vec::with_capacity(text.len());
+    let (mut skip_to, mut changed) = (0usize, false);
+    for (i, b, inside) in with_string_state(text) {
+        if i < skip_to {
+            continue;
+        }
+        let rest = text.get(i..).unwrap_or_default();
+        let word = [&b"-Infinity"[..], b"Infinity", b"NaN"]
+            .into_iter()
+            .find(|w| !inside && rest.starts_with(w));
+        match word {
+            Some(w) => {
+                out.extend_from_slice(b"null");
+                skip_to = i + w.len();
+                changed = true;
+            }
+            None => out.push(b),
+        }
+    }
+    changed.then_some(out)
+}
+
+struct Judge {
+    out: Outcome,
+    file: String,
+    dialect: Dialect,
+    reviewed: Vec<String>,
+}
+
+fn key(path: &str, k: &str) -> String {
+    if path.is_empty() {
+        k.to_owned()
+    } else {
+        format!("{path}.{k}")
+    }
+}
+
+impl Judge {
+    fn at(&self, path: &str) -> String {
+        if path.is_empty() {
+            self.file.clone()
+        } else {
+            format!("{} {path}", self.file)
+        }
+    }
+
+    fn lead(&mut self, path: &str, reason: String) {
+        let place = self.at(path);
+        self.out.add(Severity::Lead, place, reason);
+    }
+
+    fn fail(&mut self, path: &str, reason: String) {
+        let place = self.at(path);
+        self.out.add(Severity::Fail, place, reason);
+    }
+
+    /// Plain data, or objects inside it.
+    fn value(&mut self, v: &Value, path: &str) {
+        match v {
+            Value::Array(items) => {
+                for (i, x) in items.iter().enumerate() {
+                    self.value(x, &format!("{path}[{i}]"));
+                }
+            }
+            Value::Object(m) if m.contains_key("class_name") && m.contains_key("config") => {
+                self.object(m, path.to_owned());
+            }
+            Value::Object(m) => {
+                for (k, x) in m {
+                    self.value(x, &key(path, k));
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// A serialized object (`deserialize_keras_object`'s class and function cases).
+    fn object(&mut self, m: &Map<String, Value>, path: String) {
+        self.out.objects += 1;
+        let Some(class) = m.get("class_name").and_then(Value::as_str) else {
+            self.lead(
+                &key(&path, "class_name"),
+                "not a string: Keras cannot resolve the object".into(),
+            );
+            return;
+        };
+        for k in m.keys().filter(|k| !OBJECT_KEYS.contains(&k.as_str())) {
+            self.lead(
+                &key(&path, k),
+                format!(
+                    "a key keras.saving does not write beside `class_name` {class:?}: not modeled"
+                ),
+            );
+        }
+        let module = match m.get("module") {
+            None | Some(Value::Null) => None,
+            Some(Value::String(s)) => Some(s.as_str()),
+            Some(_) => {
+                self.lead(
+                    &key(&path, "module"),
+                    "not a string: Keras cannot resolve the object".into(),
+                );
+                return;
+            }
+        };
+        let registered = m.get("registered_name").and_then(Value::as_str);
+        let config = m.get("config").unwrap_or(&Value::Null);
+        let config_path = key(&path, "config");
+        match class {
+            "__lambda__" => {
+                self.fail(&path, "a Python lambda: its `config` holds marshalled bytecode, which Keras runs (`python_utils.func_load`) when the model is loaded with safe_mode=False".into());
+                return;
+            }
+            "__keras_tensor__" | "__tensor__" | "__numpy__" | "__bytes__" | "__ellipsis__"
+            | "__slice__" => {
+                self.value(config, &config_path);
+                return;
+            }
+            "__typespec__" => {
+                self.lead(&path, format!("a TensorFlow type spec ({:?} of module {:?}): resolved by class name outside socair's tables", m.get("spec_name").and_then(Value::as_str).unwrap_or(""), module.unwrap_or("")));
+                return;
+            }
+            "function" => {
+                match config.as_str() {
+                    Some(name) => self.function(module, name, registered, &path),
+                    None => self.lead(
+                        &config_path,
+                        "a function whose name is not a string: Keras cannot resolve it".into(),
+                    ),
+                }
+                return;
+            }
+            _ => {}
+        }
+        if self.dialect == Dialect::Legacy && module.is_none() {
+            self.legacy_class(class, config, &path);
+        } else {
+            self.class(module, class, registered, &path);
+            if matches!(
+                (module, class),
+                (
+                    Some("keras.layers" | "keras.src.utils.torch_utils"),
+                    "TorchModuleWrapper"
+                )
+            ) {
+                self.torch_module(config, &config_path);
+            }
+        }
+        for (k, x) in m {
+            if matches!(
+                k.as_str(),
+                "config" | "build_config" | "compile_config" | "inbound_nodes"
+            ) {
+                let p = key(&path, k);
+                if k == "config" {
+                    if let Value::Object(inner) = x {
+                        for (ik, iv) in inner {
+                            self.value(iv, &key(&p, ik));
+                        }
+                        continue;
+                    }
+                }
+                self.value(x, &p);
+            }
+        }
+    }
+
+    /// A class as Keras 3 resolves it (`_retrieve_class_or_fn`, `obj_type="class"`).
+    fn class(&mut self, module: Option<&str>, class: &str, registered: Option<&str>, path: &str) {
+        let full = format!("{}.{class}", module.unwrap_or(""));
+        match module {
+            Some(m) if m == "keras" || m.starts_with("keras.") => match table::keras3(&full) {
+                Some(Verdict::Grammar) => {
+                    if registered.is_some_and(|r| r != class) {
+                        self.lead(&key(path, "registered_name"), format!("{:?} for the built-in {full}: Keras 3.15.1 refuses a registered name on a built-in (`_assert_no_registered_name_for_builtin`), and a loader that registered that name would build its own class", registered.unwrap_or("")));
+                    }
+                }
+                Some(Verdict::Lead) => self.lead(path, format!("{full}: exported by Keras, but no layer, model or other modeling object; not modeled")),
+                Some(Verdict::Fail(why)) => self.fail(path, format!("{full}: {why}")),
+                None => self.lead(path, format!("{full}: Keras 3.15.1 resolves no such class (loading fails, or another Keras version resolves it): not modeled")),
+            },
+            // tf-keras writes the classes it does not export under their own module, and its
+            // `.keras` loader imports any module a config names
+            // (`tf_keras/src/saving/serialization_lib.py` `_retrieve_class_or_fn`, 2.21).
+            Some(m) if m == "tf_keras" || m.starts_with("tf_keras.") => {
+                if !table::tf_keras_module(&full) {
+                    self.lead(path, format!("{full}: tf-keras 2.21 defines no such modeling class (its loader imports the module and takes the name, whatever it is): not modeled"));
+                }
+            }
+            _ => self.outside(module, class, registered, path, false),
+        }
+    }
+
+    /// A function as Keras 3 resolves it (`obj_type="function"`).
+    fn function(&mut self, module: Option<&str>, name: &str, registered: Option<&str>, path: &str) {
+        match module {
+            Some(m) if m == "keras" || m.starts_with("keras.") => {
+                let full = format!("{m}.{name}");
+                match table::keras3(&full) {
+                    Some(Verdict::Grammar) => {}
+                    Some(Verdict::Lead) => self.lead(path, format!("the function {full}: exported by Keras but not a modeling function; not modeled")),
+                    Some(Verdict::Fail(why)) => self.fail(path, format!("the function {full}: {why}; Keras 3.0 to 3.10 called it from a config in safe mode (CVE-2025-8747: a Lambda calling keras.utils.get_file)")),
+                    None => self.lead(path, format!("the function {full}: Keras 3.15.1 resolves no such function; not modeled")),
+                }
+            }
+            Some("builtins") => {
+                let found = BUILTIN_MODULES
+                    .iter()
+                    .find_map(|m| table::keras3(&format!("keras.{m}.{name}")).map(|v| (m, v)));
+                match found {
+                    Some((_, Verdict::Grammar)) => {}
+                    Some((m, Verdict::Lead)) => self.lead(path, format!("the function keras.{m}.{name}: not a modeling function; not modeled")),
+                    Some((m, Verdict::Fail(why))) => self.fail(path, format!("the function keras.{m}.{name}: {why}")),
+                    None if CODE_BUILTINS.contains(&name) => self.fail(path, format!("the Python builtin {name}(), which runs code or opens files: Keras before 3.9 imported the module a config names (CVE-2025-1550)")),
+                    None => self.outside(Some("builtins"), name, registered, path, true),
+                }
+            }
+            _ => self.outside(module, name, registered, path, true),
+        }
+    }
+
+    /// A name whose module lies outside `keras` itself.
+    fn outside(
+        &mut self,
+        module: Option<&str>,
+        name: &str,
+        registered: Option<&str>,
+        path: &str,
+        function: bool,
+    ) {
+        let what = if function { "function" } else { "class" };
+        let shown = match module {
+            Some(m) => format!("{m}.{name}"),
+            None => name.to_owned(),
+        };
+        let top = module.map(|m| m.split('.').next().unwrap_or(m));
+        if top.is_some_and(|t| KERAS_PACKAGES.contains(&t) || t == "tf_keras") {
+            self.lead(path, format!("the {what} {shown}, from a Keras package socair's tables do not hold: not modeled"));
+            return;
+        }
+        let custom = registered
+            .and_then(|r| r.split_once('>'))
+            .is_some_and(|(pkg, n)| !pkg.is_empty() && n == name);
+        let std = module.is_some_and(|m| m != "builtins" && table::stdlib(m));
+        if std || (!custom && module.is_some_and(|m| m != "builtins")) {
+            self.fail(path, format!("the {what} {shown} resolves outside Keras' own packages: Keras 3.0 to 3.8 imported the module a config names and built from it (CVE-2025-1550), so loading this file runs {shown}"));
+            return;
+        }
+        let name_shown = registered.unwrap_or(name);
+        self.lead(path, format!("a registered custom {what} {name_shown:?} (module {:?}): it loads only with code the loader registers, which nothing here checked", module.unwrap_or("none")));
+    }
+
+    /// A class of a legacy (tf-keras) config, looked up by name in tf-keras' registries.
+    fn legacy_class(&mut self, class: &str, config: &Value, path: &str) {
+        if class == "Lambda" {
+            self.legacy_lambda(config, &key(path, "config"));
+        } else if !table::tf_keras(class) {
+            self.lead(path, format!("{class:?}: not a class of tf-keras' registries, so a custom object that loads only with code the loader supplies (nothing here checked it)"));
+        }
+    }
+
+    /// A legacy `Lambda` (`tf_keras/src/layers/core/lambda_layer.py`, tf-keras 2.21:
+    /// `_serialize_function_to_config` dumps every Python function with `func_dump`).
+    fn legacy_lambda(&mut self, config: &Value, path: &str) {
+        for (f, t, m) in [
+            ("function", "function_type", "module"),
+            ("output_shape", "output_shape_type", "output_shape_module"),
+            ("mask", "mask_type", "mask_module"),
+        ] {
+            let kind = config.get(t).and_then(Value::as_str);
+            let module = config.get(m).and_then(Value::as_str).unwrap_or("none");
+            let p = key(path, f);
+            match kind {
+                Some("lambda") => self.fail(&p, format!("marshalled Python bytecode (tf-keras' `func_dump` writes every Python function this way, named or lambda): `func_load` runs it, with the globals of module {module:?}, when the model is loaded")),
+                Some("function") => {
+                    let name = config.get(f).and_then(Value::as_str).unwrap_or("");
+                    self.lead(&p, format!("the function {name:?} of module {module:?}, which tf-keras resolves from custom objects only: it loads only with code the loader supplies"));
+                }
+                Some("raw") | None => {}
+                Some(other) => self.lead(&key(path, t), format!("{other:?}: tf-keras reads only lambda, function and raw")),
+            }
+        }
+    }
+
+    /// A `TorchModuleWrapper`'s module: base64 of `torch.save` output, which Keras reads with
+    /// `torch.load(weights_only=False)` when safe mode is off (`keras/src/utils/torch_utils.py`).
+    fn torch_module(&mut self, config: &Value, path: &str) {
+        use base64::Engine;
+        let p = key(path, "module");
+        let Some(text) = config.get("module").and_then(Value::as_str) else {
+            return;
+        };
+        let bytes = match base64::engine::general_purpose::STANDARD.decode(text) {
+            Ok(b) => b,
+            Err(e) => {
+                self.lead(
+                    &p,
+                    format!("not base64 ({e}): torch.load would not read it"),
+                );
+                return;
+            }
+        };
+        let pickles = crate::pickles::torch_pickles(&bytes);
+        let mut worst = None;
+        for (member, data) in &pickles {
+            self.out.pickles += 1;
+            let (found, used) = crate::pickles::scan_pickle(data, &self.reviewed);
+            for (sev, at, reason) in found {
+                worst = worst.max(Some(sev));
+                let place = self.at(&format!("{p} {member} {at}"));
+                self.out.add(sev, place, reason);
+            }
+            crate::pickles::add_reviewed(&mut self.out.reviewed_used, used);
+        }
+        if worst != Some(Severity::Fail) {
+            self.lead(&p, format!("a torch.save archive ({} pickle(s) scanned) that Keras reads with torch.load(weights_only=False) when the model is loaded with safe_mode=False: an nn.Module's pickle is outside what loads safely", pickles.len()));
+        }
+    }
+}

@@ -1,0 +1,171 @@
+//! Keras' HDF5 files: a legacy `.h5` model (Keras 2 / tf-keras `model.save("m.h5")`: the
+//! `model_config` and `training_config` attributes of the root group, written by
+//! `tf_keras/src/saving/legacy/hdf5_format.py` `save_model_to_hdf5`, judged by the legacy
+//! grammar), a weights file (`save_weights`: `layer_names` on the root; Keras 3's
+//! `model.weights.h5`: groups of `vars`), or any other HDF5 file. Every dataset is a weight
+//! named by its HDF5 path.
+
+use crate::grammar::{self, Dialect};
+use crate::{Analysis, Bytes, Tensor};
+use socair_hdf5::{self as hdf5, Kind, Order, ReadAt, Severity, Storage, Type, Value};
+
+/// Reads the HDF5 file `src` as a Keras file.
+pub fn read<S: ReadAt + ?Sized>(src: &S, read_data: bool, reviewed: &[String]) -> Analysis {
+    match hdf5::read(src, hdf5::Options { read_data }) {
+        Ok(file) => analyse(&file, 0, "", reviewed),
+        Err(e) => crate::refused(
+            "an HDF5 file",
+            e.place,
+            format!("{}: not an HDF5 file the HDF5 library reads as socair does, so nothing in it was checked", e.reason),
+        ),
+    }
+}
+
+/// Reads the HDF5 file held in `bytes` (an archive's member): every tensor inline.
+pub fn read_bytes(bytes: &[u8], reviewed: &[String]) -> Analysis {
+    let mut a = read(bytes, true, reviewed);
+    inline(&mut a, bytes, 0);
+    a
+}
+
+/// Turns the tensors' ranges into inline bytes, from `bytes`, which start at offset `start`
+/// of the file the ranges count in.
+pub fn inline(a: &mut Analysis, bytes: &[u8], start: u64) {
+    for t in &mut a.tensors {
+        if let Bytes::Ranges(ranges) = &t.bytes {
+            let mut out = Vec::new();
+            for &(at, len) in ranges {
+                let from = at.saturating_sub(start) as usize;
+                if let Some(part) = bytes.get(from..from.saturating_add(len as usize)) {
+                    out.extend_from_slice(part);
+                }
+            }
+            t.bytes = Bytes::Inline(out);
+        }
+    }
+}
+
+/// The analysis of a read HDF5 file whose ranges count from `base` in the opened file;
+/// places are prefixed with `label` (`model.weights.h5 `) when it is an archive's member.
+pub fn analyse(file: &hdf5::File, base: u64, label: &str, reviewed: &[String]) -> Analysis {
+    let mut a = Analysis::default();
+    let place = |p: &str| format!("{label}{p}");
+    for f in &file.findings.shown {
+        a.structure
+            .add(f.severity, place(&f.place), f.reason.clone());
+    }
+    if file.findings.more > 0 {
+        a.structure.add(
+            file.worst().unwrap_or(Severity::Lead),
+            place("/"),
+            format!("{} more findings not listed", file.findings.more),
+        );
+    }
+    let root = file.object("");
+    let text = |name: &str| -> Option<Result<String, String>> {
+        let v = root?.attribute(name)?;
+        Some(match v {
+            Value::Strings(s) if s.len() == 1 => Ok(s[0].clone()),
+            other => Err(format!("{other:?}").chars().take(80).collect()),
+        })
+    };
+    for key in ["keras_version", "backend"] {
+        if let Some(Ok(v)) = text(key) {
+            a.metadata.push((key.to_owned(), v));
+        }
+    }
+    let version = a
+        .metadata
+        .iter()
+        .find(|(k, _)| k == "keras_version")
+        .map(|(_, v)| format!(" (keras {v})"))
+        .unwrap_or_default();
+    let mut outcome: Option<grammar::Outcome> = None;
+    match text("model_config") {
+        Some(Ok(config)) => {
+            a.kind = format!("a legacy Keras HDF5 model{version}");
+            let mut o = grammar::judge(
+                config.as_bytes(),
+                &place("attribute model_config"),
+                Dialect::Legacy,
+                reviewed,
+            );
+            if let Some(Ok(training)) = text("training_config") {
+                let t = grammar::judge_document(
+                    training.as_bytes(),
+                    &place("attribute training_config"),
+                    Dialect::Legacy,
+                    reviewed,
+                );
+                o.merge(t);
+            }
+            outcome = Some(o);
+        }
+        Some(Err(v)) => {
+            a.kind = format!("a legacy Keras HDF5 model{version}");
+            a.structure.add(
+                Severity::Lead,
+                place("/ attribute model_config"),
+                format!("not one string ({v}): tf-keras reads it as JSON text; not judged"),
+            );
+        }
+        None => {
+            let keras3 = file
+                .objects
+                .iter()
+                .any(|o| o.path.ends_with("/vars") || o.path == "vars");
+            a.kind = if root.and_then(|r| r.attribute("layer_names")).is_some() {
+                format!("Keras weights (save_weights, HDF5){version}")
+            } else if keras3 {
+                "Keras 3 weights (HDF5)".to_owned()
+            } else {
+                "an HDF5 file".to_owned()
+            };
+            a.no_config =
+                "the file holds weights only (no model_config attribute): no config to judge"
+                    .into();
+        }
+    }
+    a.config = outcome;
+    for o in &file.objects {
+        let Kind::Dataset(d) = &o.kind else { continue };
+        let name = o.path.clone();
+        let bf16 = matches!(d.ty, Type::Opaque { size: 2 })
+            && matches!(o.attribute("dtype"), Some(Value::Strings(s)) if s.len() == 1 && s[0] == "bfloat16");
+        let element = if bf16 {
+            Some(("BF16", Order::Little))
+        } else {
+            d.ty.element()
+        };
+        let Some((element, order)) = element else {
+            let why = match &d.storage {
+                Storage::Unread(why) => why.clone(),
+                _ => format!("its elements are {}, not a tensor type", d.ty.describe()),
+            };
+            a.unread.push((name, why));
+            continue;
+        };
+        let bytes = match &d.storage {
+            Storage::Ranges(r) => {
+                Bytes::Ranges(r.iter().map(|&(at, len)| (at + base, len)).collect())
+            }
+            Storage::Inline(b) => Bytes::Inline(b.clone()),
+            Storage::Empty => Bytes::Ranges(Vec::new()),
+            Storage::Unread(why) => {
+                a.unread.push((name, why.clone()));
+                continue;
+            }
+        };
+        a.tensors.push(Tensor {
+            name,
+            element,
+            order,
+            shape: d.dims.clone(),
+            bytes,
+        });
+    }
+    if a.config.is_none() && a.no_config.is_empty() {
+        a.no_config = "no model_config to judge".into();
+    }
+    a
+}

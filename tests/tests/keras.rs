@@ -1,0 +1,242 @@
+//! The Keras plugin (`plugins/keras-plugin`, plugin `keras`, formats `keras` and `hdf5`) end to
+//! end: the built `socair` on the files keras 3.15.1, tf-keras 2.21 and h5py wrote
+//! (fixtures/keras/ by fixtures/keras/make_fixtures.py, fixtures/hdf5/ by
+//! fixtures/hdf5/make_fixtures.py), checked against what those libraries say of them: the
+//! verdict and a keyword of its findings, and every dataset h5py reads (name, shape, size and
+//! the SHA-256 of its bytes) against the tensors socair fingerprints, and every variable Keras
+//! loads against them.
+
+use crate::common::{fixture, json, run, socair};
+use serde_json::Value;
+use std::collections::BTreeMap;
+
+fn expected(rel: &str) -> BTreeMap<String, Value> {
+    let text = std::fs::read_to_string(fixture(rel)).unwrap();
+    serde_json::from_str(&text).unwrap()
+}
+
+fn verdict(report: &Value) -> &'static str {
+    let statuses: Vec<&str> = report["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["status"].as_str().unwrap())
+        .collect();
+    if statuses.contains(&"FAIL") {
+        "FAIL"
+    } else if statuses.contains(&"LEAD") {
+        "LEAD"
+    } else {
+        "PASS"
+    }
+}
+
+/// Every file: the verdict the libraries' behaviour calls for, with the keyword in a finding.
+fn verdicts(dir: &str) -> usize {
+    let e = expected(&format!("{dir}/expected.json"));
+    for (rel, want) in &e {
+        let path = fixture(&format!("{dir}/{rel}"));
+        let r = run(socair().args(["scan", "--json"]).arg(&path));
+        let report = json(&r.stdout);
+        let got = verdict(&report);
+        assert_eq!(got, want["status"], "{rel}: {report:#}");
+        let code = match got {
+            "PASS" => 0,
+            _ => r.code,
+        };
+        assert_eq!(r.code, code, "{rel}");
+        let keyword = want["keyword"].as_str().unwrap().to_lowercase();
+        let findings: String = report["rows"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|r| r["status"] != "PASS")
+            .flat_map(|r| r["findings"].as_array().unwrap().iter())
+            .map(|f| format!("{} {}\n", f["place"], f["reason"]).to_lowercase())
+            .collect();
+        assert!(
+            findings.contains(&keyword),
+            "{rel}: no {keyword:?} in\n{findings}"
+        );
+        if got == "PASS" {
+            assert_eq!(r.code, 0, "{rel}");
+        } else {
+            assert_ne!(r.code, 0, "{rel}");
+        }
+    }
+    e.len()
+}
+
+/// Every dataset h5py reads is a tensor socair fingerprints with the same bytes, or one it
+/// lists unread; every variable Keras loads is among those tensors.
+fn tensors(dir: &str) -> usize {
+    let e = expected(&format!("{dir}/expected.json"));
+    let mut compared = 0;
+    for (rel, want) in &e {
+        let path = fixture(&format!("{dir}/{rel}"));
+        let r = run(socair().arg("tensors").arg(&path));
+        let m = json(&r.stdout);
+        let got: BTreeMap<&str, &Value> = m["tensors"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| (t["name"].as_str().unwrap(), t))
+            .collect();
+        let unread: Vec<&str> = m["unread"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|u| u["tensor"].as_str())
+            .collect();
+        for d in want["h5py_datasets"].as_array().unwrap() {
+            let Some(name) = d["name"].as_str() else {
+                continue;
+            };
+            match got.get(name) {
+                Some(t) => {
+                    assert_eq!(t["sha256"], d["sha256"], "{rel} {name}");
+                    assert_eq!(t["shape"], d["shape"], "{rel} {name}");
+                    assert_eq!(t["bytes"], d["bytes"], "{rel} {name}");
+                    compared += 1;
+                }
+                None => assert!(
+                    unread.contains(&name) && want["status"] != "PASS",
+                    "{rel}: {name} neither fingerprinted nor listed unread: {m:#}"
+                ),
+            }
+        }
+        if let Some(vars) = want.get("keras_weights_sha256").and_then(Value::as_array) {
+            let mut have: Vec<&str> = got
+                .values()
+                .map(|t| t["sha256"].as_str().unwrap())
+                .collect();
+            for v in vars {
+                let v = v.as_str().unwrap();
+                let at = have.iter().position(|h| *h == v);
+                assert!(
+                    at.is_some(),
+                    "{rel}: a variable Keras loads ({v}) is no tensor socair fingerprints"
+                );
+                have.remove(at.unwrap());
+            }
+        }
+    }
+    compared
+}
+
+#[test]
+fn the_plugin_is_listed_reading_keras_and_hdf5() {
+    let r = run(socair().args(["plugins", "--json"]));
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let listing = json(&r.stdout);
+    let keras = listing["plugins"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["name"] == "keras")
+        .unwrap_or_else(|| panic!("keras not loaded: {listing:#}"));
+    assert_eq!(keras["reads"], serde_json::json!(["keras", "hdf5"]));
+}
+
+#[test]
+fn keras_files_get_the_verdicts_their_loaders_call_for() {
+    assert!(verdicts("keras") >= 20);
+}
+
+#[test]
+fn hdf5_files_get_the_verdicts_their_loaders_call_for() {
+    assert!(verdicts("hdf5") >= 10);
+}
+
+#[test]
+fn keras_weights_are_the_bytes_h5py_and_keras_load() {
+    assert!(tensors("keras") >= 150);
+}
+
+#[test]
+fn hdf5_datasets_are_the_bytes_h5py_reads() {
+    assert!(tensors("hdf5") >= 15);
+}
+
+#[test]
+fn places_name_the_json_path_and_the_object() {
+    let r = run(socair()
+        .args(["scan", "--json"])
+        .arg(fixture("keras/hostile/lambda-bytecode.keras")));
+    let report = json(&r.stdout);
+    let text = report.to_string();
+    assert!(
+        text.contains("config.json config.layers[1].config.function"),
+        "{report:#}"
+    );
+    let r = run(socair()
+        .args(["scan", "--json"])
+        .arg(fixture("keras/hostile/tf-keras-lambda.h5")));
+    assert!(
+        r.stdout
+            .contains("attribute model_config config.layers[1].config.function"),
+        "{}",
+        r.stdout
+    );
+    let r = run(socair()
+        .args(["scan", "--json"])
+        .arg(fixture("hdf5/hostile/external-link.h5")));
+    assert!(r.stdout.contains("\"/x\""), "{}", r.stdout);
+}
+
+#[test]
+fn header_only_reads_name_the_same_weights() {
+    for rel in [
+        "keras/legit/functional-conv.keras",
+        "keras/legit/tf-keras-sequential.h5",
+    ] {
+        let full = json(&run(socair().args(["scan", "--json"]).arg(fixture(rel))).stdout);
+        let head = json(
+            &run(socair()
+                .args(["scan", "--json", "--header-only"])
+                .arg(fixture(rel)))
+            .stdout,
+        );
+        assert_eq!(verdict(&full), "PASS", "{rel}");
+        assert_eq!(verdict(&head), "PASS", "{rel}");
+    }
+}
+
+#[test]
+fn keras_files_in_zips_and_model_directories_are_judged_alike() {
+    let e = expected("keras/containers/expected.json");
+    for (rel, want) in &e {
+        let path = fixture(&format!("keras/containers/{rel}"));
+        let r = run(socair().args(["scan", "--json"]).arg(&path));
+        let report = json(&r.stdout);
+        assert_eq!(verdict(&report), want, "{rel}: {report:#}");
+        if rel.starts_with("mixed") {
+            let text = report.to_string();
+            assert!(
+                text.contains(
+                    "member lambda-bytecode.keras config.json config.layers[1].config.function"
+                ),
+                "{rel}: {report:#}"
+            );
+            assert!(
+                text.contains("member tf-keras-lambda.h5 attribute model_config"),
+                "{rel}: {report:#}"
+            );
+        }
+    }
+    // In a model directory each file goes to its reader: both formats, every weight located.
+    let r = run(socair()
+        .arg("tensors")
+        .arg(fixture("keras/containers/model-dir")));
+    let m = json(&r.stdout);
+    let files: Vec<&str> = m["tensors"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["file"].as_str().unwrap())
+        .collect();
+    assert!(
+        files.contains(&"model.h5") && files.contains(&"model.keras"),
+        "{m:#}"
+    );
+}
