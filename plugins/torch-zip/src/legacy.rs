@@ -338,6 +338,13 @@ fn analyze_window(
         );
         return give_up(a, &why);
     };
+    for (offset, patched) in patched_module_ids(&main) {
+        a.add(
+            Severity::Fail,
+            format!("main pickle byte {offset} (file byte {}, BINPERSID)", main_at as u64 + offset),
+            format!("persistent id ('module', …) after the pickle set attributes on the global {patched}: torch.load hands it to _check_container_source, which writes a .patch file into the working directory when the class's dump_patches is set and its saved source differs (torch/serialization.py _legacy_load, torch 2.15.0); torch.save never sets attributes on a class"),
+        );
+    }
     a.protocol = main.protocol;
     a.storage_count = main.storages.len();
     a.reviewed_used = main.reviewed_used.clone();
@@ -515,6 +522,45 @@ fn plain_pickles(
     Some(a)
 }
 
+/// What the pickle machine says where BUILD sets state on a global object and where the
+/// typed model meets a `'module'` persistent id (plugins/pickle, typed.rs `build` and
+/// typed/storages.rs `persistent_id`; a test below keeps them in step).
+const BUILD_ON_GLOBAL: &str = "BUILD sets state on the global ";
+const MODULE_ID: &str = "persistent id ('module',";
+
+/// The `'module'` persistent ids of a legacy main pickle that follow a BUILD on a global, each
+/// with its offset in the pickle and the global patched first.
+///
+/// torch's legacy `persistent_load` (torch/serialization.py `_legacy_load`, torch 2.15.0)
+/// passes `('module', class, source file, source)` to `_check_container_source` when the file
+/// and the source are both non-empty; that compares the source with the class's current one
+/// (`inspect`) and, when they differ and `class.dump_patches` is true, opens
+/// `class.__name__ + ".patch"` in the working directory with mode `"a+"` (creating it) and, if
+/// it is empty, writes a diff of the two sources into it. No class has `dump_patches` set unless
+/// a program sets it (`torch.nn.Module.dump_patches = False`); a pickle can set it itself: BUILD
+/// on a global object sets its attributes (slot state through `setattr`, dict state into a
+/// function's `__dict__`), `__name__` included, which names the file. `torch.save` never sets
+/// state on a global, so a `'module'` id after one is FAIL; without one it stays the machine's
+/// LEAD. Seen only while the typed model runs (the abstract machine reports neither) and within
+/// the first findings of each kind the machine lists.
+fn patched_module_ids(main: &pickle::Outcome) -> Vec<(u64, String)> {
+    let mut patched: Option<String> = None;
+    let mut out = Vec::new();
+    for f in &main.findings {
+        if let Some(rest) = f.reason.strip_prefix(BUILD_ON_GLOBAL) {
+            if patched.is_none() {
+                let name = rest.split(':').next().unwrap_or(rest);
+                patched = Some(name.to_owned());
+            }
+        } else if f.reason.starts_with(MODULE_ID) {
+            if let Some(name) = &patched {
+                out.push((f.offset, name.clone()));
+            }
+        }
+    }
+    out
+}
+
 /// Whether the pickle's value is `torch.distributed.checkpoint.metadata.Metadata` (what
 /// `FileSystemWriter.finish` pickles), as `socair-wo/3` models it.
 fn is_dcp_metadata(outcome: &pickle::Outcome) -> bool {
@@ -650,6 +696,35 @@ mod tests {
             tarfile::tarfile_verdict(&unreadable[..]),
             TarVerdict::NotTar
         );
+    }
+
+    #[test]
+    fn a_module_id_after_a_patched_global_is_refused_with_its_place() {
+        // fixtures/torch/callables/legacy-module-patch.pt (make_callables.py): torch.load
+        // writes relu.patch into the working directory (checked with torch 2.15.0).
+        let bytes = include_bytes!("../../../fixtures/torch/callables/legacy-module-patch.pt");
+        let a = analyze(&bytes[..], &AnalyzeOptions::default());
+        let f = a
+            .findings
+            .iter()
+            .find(|f| f.reason.contains("_check_container_source"))
+            .expect("a finding for the module id");
+        assert_eq!(f.severity, Severity::Fail);
+        assert!(f.place.contains("BINPERSID"), "{}", f.place);
+        assert!(
+            f.reason.contains("torch.nn.functional.relu"),
+            "{}",
+            f.reason
+        );
+        // torch.save(model) in the legacy format: a module id, no patched global, still a LEAD.
+        let plain = include_bytes!("../../../fixtures/torch/callables/legacy-module-plain.pt");
+        let a = analyze(&plain[..], &AnalyzeOptions::default());
+        assert!(a.findings.iter().any(|f| f.reason.starts_with(MODULE_ID)));
+        assert!(!a
+            .findings
+            .iter()
+            .any(|f| f.reason.contains("_check_container_source")));
+        assert_eq!(a.worst(), Some(Severity::Lead));
     }
 
     #[test]
