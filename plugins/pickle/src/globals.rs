@@ -45,7 +45,7 @@ use std::sync::LazyLock;
 mod dtypes;
 mod known;
 pub use dtypes::{dtype, Dtype, DTYPES, TYPED_STORAGES};
-pub use known::{Builtin, Class, Known, PathClass};
+pub use known::{Builtin, Class, Known, PathClass, Via};
 
 /// A dangerous path: a module (and everything reached through it) or a member, what it does,
 /// and where the entry comes from.
@@ -671,7 +671,12 @@ pub fn classify_in(module: &str, name: &str, grammar: Grammar) -> Class {
         let module_part = if start == 0 { module_end } else { 0 };
         if let Some(why) = callables::dangerous(rest, module_part) {
             if weights_only::known_v3(module, name).is_none() {
-                return Class::Dangerous(why);
+                // A class flagged through its constructor alone is dangerous to call, not
+                // to name (known.rs `Class::Constructs`).
+                return match callables::construction(rest, module_part) {
+                    Some((row, via)) => Class::Constructs(callables::reason(row), via),
+                    None => Class::Dangerous(why),
+                };
             }
         }
         // Modules import others under a private alias (`import sys as _sys` in argparse and
@@ -848,6 +853,43 @@ mod tests {
             let row = format!("| `{}` | {} | {} |", e.path, e.does, e.source);
             assert!(doc.contains(&row), "GRAMMAR.md lacks the row {row}");
         }
+    }
+
+    /// A class the analysis flags through its constructor alone is dangerous to call, not to
+    /// name; a function, a class reached through its module's alias, a member of such a
+    /// class and a class flagged through another member are judged as before.
+    #[test]
+    fn classes_flagged_through_their_constructor_are_dangerous_to_call() {
+        for (m, n, via) in [
+            ("transformers.training_args", "TrainingArguments", Via::Init),
+            ("transformers", "TrainingArguments", Via::Init),
+        ] {
+            match classify(m, n) {
+                Class::Constructs(why, v) => {
+                    assert_eq!(v, via, "{m}.{n}");
+                    assert!(why.contains("__post_init__"), "{m}.{n}: {why}");
+                }
+                other => panic!("{m}.{n}: {other:?}"),
+            }
+        }
+        assert!(Via::Init.runs_on(false) && !Via::Init.runs_on(true));
+        assert!(Via::New.runs_on(false) && Via::New.runs_on(true));
+        for (m, n) in [
+            ("sympy", "sympify"),
+            (
+                "transformers.training_args",
+                "TrainingArguments._process_fsdp_args",
+            ),
+            ("wave", "open"),
+        ] {
+            assert!(dangerous(m, n), "{m}.{n}: {:?}", classify(m, n));
+        }
+        // Some class is flagged through `__new__`.
+        let new = callables::rows().into_iter().find_map(|r| {
+            let (m, n) = r.path.rsplit_once('.')?;
+            matches!(classify(m, n), Class::Constructs(_, Via::New)).then_some(r.path)
+        });
+        assert!(new.is_some());
     }
 
     /// The grammar's own globals, and every one torch's weights-only unpickler allows, are

@@ -14,6 +14,7 @@
 //! [`MAX_STEPS`] times. The reason a row gives is built once per row and kept for the life of
 //! the process (at most one per row).
 
+use super::known::Via;
 use std::collections::HashMap;
 use std::sync::{LazyLock, Mutex};
 
@@ -169,7 +170,42 @@ fn is_flagged(r: &Row) -> bool {
 /// import) applies from the module itself.
 pub fn lookup(path: &str, module_len: usize) -> Option<Row> {
     let mut steps = MAX_STEPS;
-    lookup_in(path, module_len, &mut steps)
+    lookup_in(path, module_len, &mut steps).map(|(r, _)| r)
+}
+
+/// The members of a class that unpickling an instance may run besides its constructor:
+/// BUILD calls `__setstate__` (or sets slot state with `setattr`), a dict or set key is
+/// hashed and compared, and a dropped object is finalized.
+const RUN_BY_UNPICKLING: &[&str] = &[
+    "__setstate__",
+    "__setattr__",
+    "__hash__",
+    "__eq__",
+    "__del__",
+];
+
+/// When the global (`path`, its module the first `module_len` bytes) is a class the analysis
+/// flags through its constructor alone: its row and which constructor. That is, the flagged
+/// row is the class itself (not a member, not a prefix the path is reached through), its
+/// witness is its own `__init__`, `__post_init__` or `__new__`, and none of the members
+/// unpickling runs ([`RUN_BY_UNPICKLING`]) has a flagged row of its own. (A member inherited
+/// from a flagged base has none: the class's single witness is all the table keeps, so such
+/// a class is judged by its witness.)
+pub fn construction(path: &str, module_len: usize) -> Option<(Row, Via)> {
+    let mut steps = MAX_STEPS;
+    let (r, exact) = lookup_in(path, module_len, &mut steps)?;
+    if !exact || r.kind == "module" {
+        return None;
+    }
+    let via = match r.next.strip_prefix(r.path)? {
+        ".__init__" | ".__post_init__" => Via::Init,
+        ".__new__" => Via::New,
+        _ => return None,
+    };
+    let member_runs = RUN_BY_UNPICKLING
+        .iter()
+        .any(|m| row(&format!("{}.{m}", r.path)).is_some_and(|m| is_flagged(&m)));
+    (!member_runs).then_some((r, via))
 }
 
 /// A target as the table spells it: `module:qualname` (or `module:`) for what the sources
@@ -182,7 +218,8 @@ fn target_path(target: &str, rest: &str) -> (String, usize) {
     }
 }
 
-fn lookup_in(path: &str, module_len: usize, steps: &mut usize) -> Option<Row> {
+/// The hit, and whether it is the whole of `path` (not a prefix it is reached through).
+fn lookup_in(path: &str, module_len: usize, steps: &mut usize) -> Option<(Row, bool)> {
     if *steps == 0 {
         return None;
     }
@@ -222,9 +259,10 @@ fn lookup_in(path: &str, module_len: usize, steps: &mut usize) -> Option<Row> {
                     .map(|(i, _)| end + i)
                     .chain(std::iter::once(path.len()))
                     .filter(|&e| e > end)
-                    .filter_map(|e| row(&path[..e]).filter(is_flagged))
+                    .filter_map(|e| row(&path[..e]).filter(is_flagged).map(|r| (r, e)))
                     .last();
-                return Some(deeper.unwrap_or(r));
+                let (hit, hit_end) = deeper.unwrap_or((r, end));
+                return Some((hit, hit_end == path.len()));
             }
             _ => {}
         }

@@ -80,8 +80,31 @@ pub enum Class {
     Known(Known),
     /// Evidence of code execution, I/O or scanner tampering; the reason says what it does.
     Dangerous(&'static str),
+    /// A class the analysis (`callables`) flags through its constructor alone: what the
+    /// reason says happens when the class is called. A pickle that calls it (REDUCE, OBJ,
+    /// INST; NEWOBJ too when `__new__` does it) is FAIL; one that only names it, or makes it
+    /// by NEWOBJ when its `__init__` does it (`cls.__new__(cls)`: pickle's default for an
+    /// instance, as `torch.save` stores a `TrainingArguments`), gets a LEAD no reviewer can
+    /// clear.
+    Constructs(&'static str, Via),
     /// Outside the grammar: not known to be bad.
     Unknown,
+}
+
+/// Which constructor of a [`Class::Constructs`] class reaches the sink.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Via {
+    /// `__init__` (or a dataclass's `__post_init__`): runs when the class is called.
+    Init,
+    /// `__new__`: runs when the class is called and on NEWOBJ.
+    New,
+}
+
+impl Via {
+    /// Whether a call of the class runs it: `newobj` for NEWOBJ (`cls.__new__(cls, *args)`).
+    pub fn runs_on(self, newobj: bool) -> bool {
+        !newobj || self == Via::New
+    }
 }
 
 /// A `pathlib` class.

@@ -597,7 +597,9 @@ fn nothing_torch_allows_is_dangerous_under_3() {
         match classify_in(m, n, Grammar::V3) {
             Class::Known(_) => {}
             Class::Unknown => unknown.push(*dotted),
-            Class::Dangerous(why) => panic!("{dotted} is dangerous under /3: {why}"),
+            Class::Dangerous(why) | Class::Constructs(why, _) => {
+                panic!("{dotted} is dangerous under /3: {why}")
+            }
         }
     }
     assert!(unknown.is_empty(), "{unknown:?}");

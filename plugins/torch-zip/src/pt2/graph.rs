@@ -464,7 +464,8 @@ fn judge_target(target: &str, place: &str) -> Option<GraphFinding> {
     };
     let place = place.to_owned();
     Some(match crate::globals::classify(module, name) {
-        crate::globals::Class::Dangerous(does) => (
+        // The graph calls it: a class dangerous to call is dangerous here.
+        crate::globals::Class::Dangerous(does) | crate::globals::Class::Constructs(does, _) => (
             Severity::Fail,
             place,
             format!("the graph calls {target} when the program runs: {does}"),

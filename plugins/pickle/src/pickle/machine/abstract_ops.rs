@@ -199,7 +199,7 @@ impl<'a> Run<'a, '_> {
                 let stack = &self.abs().stack;
                 let callable = stack.items.len().checked_sub(n).map(|i| stack.items[i]);
                 self.abs().stack.drop_n(n)?;
-                self.abstract_call(callable.unwrap_or(UNKNOWN));
+                self.abstract_call(callable.unwrap_or(UNKNOWN), op != b'R');
                 self.abs().stack.push(UNKNOWN);
             }
             b'o' => {
@@ -209,7 +209,7 @@ impl<'a> Run<'a, '_> {
                 }
                 let callable = self.abs().stack.items[at];
                 self.abs().stack.truncate(at);
-                self.abstract_call(callable);
+                self.abstract_call(callable, false);
                 self.abs().stack.push(UNKNOWN);
             }
             b'i' => {
@@ -221,7 +221,7 @@ impl<'a> Run<'a, '_> {
                 }
                 let at = self.abs().stack.marker()?;
                 self.abs().stack.truncate(at);
-                self.abstract_call(id);
+                self.abstract_call(id, false);
                 self.abs().stack.push(UNKNOWN);
             }
             b'c' => {
@@ -354,8 +354,9 @@ impl<'a> Run<'a, '_> {
     }
 
     /// Reports a call (REDUCE, NEWOBJ, NEWOBJ_EX, OBJ, INST) of `callable`, as the typed model
-    /// reports calls outside the grammar.
-    fn abstract_call(&mut self, callable: Id) {
+    /// reports calls outside the grammar; `newobj` for NEWOBJ and NEWOBJ_EX, which run only
+    /// `cls.__new__`.
+    fn abstract_call(&mut self, callable: Id, newobj: bool) {
         let gname = self.options.grammar.name();
         if callable & OWNED == 0 && callable & GLOBAL != 0 {
             let Some(g) = self
@@ -370,6 +371,11 @@ impl<'a> Run<'a, '_> {
                 Class::Dangerous(why) => self.note(Kind::Call, Severity::Fail, None, || {
                     format!("calls {}: {why}", g.shown)
                 }),
+                Class::Constructs(why, via) if via.runs_on(newobj) => {
+                    self.note(Kind::Call, Severity::Fail, None, || {
+                        format!("calls {}: {why}", g.shown)
+                    })
+                }
                 Class::Unknown if !g.reviewed => {
                     self.note(Kind::Call, Severity::Lead, None, || {
                         format!("calls {}, a global outside {gname}", g.shown)

@@ -28,6 +28,7 @@ impl Run<'_, '_> {
                 .any(|r| **r == *entry.effective);
         let kind = match entry.lookup.class {
             Class::Dangerous(_) => Some(Kind::DangerousGlobal),
+            Class::Constructs(..) => Some(Kind::UnknownGlobal),
             Class::Unknown if !reviewed => Some(Kind::UnknownGlobal),
             _ => None,
         };
@@ -62,6 +63,14 @@ impl Run<'_, '_> {
             Class::Dangerous(why) => {
                 self.note(kind, Severity::Fail, Some(&entry.raw), || {
                     format!("global {}: {why}", shown(entry))
+                });
+            }
+            Class::Constructs(why, _) => {
+                self.note(kind, Severity::Lead, Some(&entry.raw), || {
+                    format!(
+                        "global {} is a class that, when called, {why}; a call of it is a FAIL, and no review clears it",
+                        shown(entry)
+                    )
                 });
             }
             _ => {

@@ -49,6 +49,22 @@ impl Run<'_, '_> {
                 });
                 return Value::Opaque(Rc::from(format!("{}.{}", g.module, g.name).as_str()));
             }
+            Class::Constructs(why, via) => {
+                if via.runs_on(newobj) {
+                    self.note(Kind::Call, Severity::Fail, None, || {
+                        format!("calls {}.{}: {why}", quote(&g.module), quote(&g.name))
+                    });
+                } else {
+                    self.note(Kind::Call, Severity::Lead, None, || {
+                        format!(
+                            "makes a {}.{} by NEWOBJ (cls.__new__ alone: its __init__, which the analysis flags, does not run): outside {gname}",
+                            quote(&g.module),
+                            quote(&g.name)
+                        )
+                    });
+                }
+                return Value::Opaque(Rc::from(format!("{}.{}", g.module, g.name).as_str()));
+            }
             Class::Unknown => {
                 if !g.reviewed {
                     self.note(Kind::Call, Severity::Lead, None, || {
