@@ -60,7 +60,7 @@ mod tests {
             Companion::Lead(_)
         ));
         assert_eq!(
-            classify_bytes("tokenizer.model", b"\x0a\x05hello"),
+            classify_bytes("opaque.dat", b"\x0a\x05hello"),
             Companion::Lead(
                 "no loaded plugin reads this file, and it is neither JSON nor text: nothing in it was checked".into()
             )
