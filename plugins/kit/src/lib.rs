@@ -16,9 +16,12 @@ pub mod jinja;
 pub mod protobuf;
 pub mod report;
 pub mod sentencepiece;
+pub mod severity;
 pub mod testing;
 pub mod tiktoken;
 pub mod zip;
+
+pub use severity::Severity;
 
 /// abi_stable, for the same.
 pub use abi_stable;

@@ -20,14 +20,7 @@ pub(super) const MAX_BINDING_PASSES: usize = 8;
 /// Longest string the constant folding builds.
 pub(super) const MAX_FOLDED: usize = 4_096;
 
-/// How bad a finding is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-pub enum Severity {
-    /// Needs a person.
-    Lead,
-    /// Evidence of an attack.
-    Fail,
-}
+pub use crate::Severity;
 
 /// One finding: where in the template (`line L column C`, 1-based, of the template's own
 /// text) and why.

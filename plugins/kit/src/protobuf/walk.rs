@@ -45,14 +45,7 @@ pub struct Dialect {
     pub root: &'static str,
 }
 
-/// How serious a finding is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Severity {
-    /// Evidence of a file built to be read differently by different readers.
-    Fail,
-    /// Outside what this reader proves, worth a look.
-    Lead,
-}
+pub use crate::Severity;
 
 /// Something the walk found, with its place.
 #[derive(Debug, Clone, PartialEq, Eq)]

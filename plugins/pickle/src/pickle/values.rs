@@ -7,14 +7,7 @@ use crate::globals::{Class, Dtype};
 use std::collections::HashMap;
 use std::rc::Rc;
 
-/// How bad a finding is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-pub enum Severity {
-    /// Outside what the grammar proves safe; worth a human look.
-    Lead,
-    /// Evidence of code execution, or a pickle built so that readers disagree.
-    Fail,
-}
+pub use socair_plugin_kit::Severity;
 
 /// One finding, with its byte offset in the pickle and the opcode there.
 #[derive(Debug, Clone, PartialEq, Eq)]
