@@ -17,7 +17,8 @@ pub mod h5model;
 pub mod pickles;
 pub mod table;
 
-use socair_hdf5::{Finding, Order, Severity};
+pub use socair_hdf5::Severity;
+use socair_hdf5::{Finding, Order};
 
 /// A weight.
 #[derive(Debug, Clone, PartialEq, Eq)]
