@@ -16,6 +16,7 @@ mod gguf;
 mod hostile_pickles;
 mod human;
 mod keras;
+mod keras_convert;
 mod legacy;
 mod numpy;
 mod onnx;

@@ -200,7 +200,10 @@ pub enum Command {
     /// is refused when its checkpoint ties them; the same bytes as /2 wherever no alias group
     /// changes its kept name). safetensors, gguf and model-dir convert to safetensors or gguf when
     /// every tensor can be carried exactly (no quantized types into safetensors, no U8/BOOL/…
-    /// into GGUF). The output is
+    /// into GGUF). savedmodel, tf-checkpoint, tf-graphdef and tflite (TensorFlow), keras (a
+    /// .keras archive's stored model.weights.h5) and hdf5 (a legacy Keras .h5 model or a
+    /// .weights.h5) convert to safetensors the tensors their reader locates as bytes of the
+    /// file: a deflated member, filtered or split HDF5 chunks are refused. The output is
     /// written to a temporary name, verified, fsynced and renamed; an existing destination is
     /// never replaced. Exits 0 when converted, 1 when refused (with the reason), 2 on usage or
     /// unreadable input.

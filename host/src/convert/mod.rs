@@ -75,6 +75,10 @@ pub const FROM_FORMATS: &[&str] = &[
     "tf-checkpoint",
     "tf-graphdef",
     "tflite",
+    // Keras: a `.keras` archive (its stored model.weights.h5), and an HDF5 file (a legacy
+    // `.h5` model or a `.weights.h5`), each read by the keras plugin.
+    "keras",
+    "hdf5",
 ];
 /// Formats `--to` may name.
 pub const TO_FORMATS: &[&str] = &["safetensors", "gguf"];

@@ -188,7 +188,7 @@ pub fn plan(
             let (_, swap_unit) = element_layout(&element).unwrap_or((1, 1));
             if t.inline.is_some() {
                 return Err(format!(
-                    "{prefix}tensor {name:?} has no bytes in the file as they are (its reader decoded them from varints): socair converts only bytes it can read twice from the input itself"
+                    "{prefix}tensor {name:?} has no bytes in the file as they are (its reader decoded them from varints, or inflated or assembled them: a compressed member, HDF5 compact storage or chunks out of row-major order): socair converts only bytes it can read twice from the input itself"
                 ));
             }
             if t.strides.is_some() && t.file.is_some() {
@@ -206,7 +206,7 @@ pub fn plan(
             }
             let [range] = t.ranges.as_slice() else {
                 return Err(format!(
-                    "{prefix}tensor {name:?} is split into {} byte ranges",
+                    "{prefix}tensor {name:?} is split into {} byte ranges (such as HDF5 chunks): a conversion carries a tensor from one range of the input",
                     t.ranges.len()
                 ));
             };

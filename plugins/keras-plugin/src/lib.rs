@@ -12,7 +12,7 @@ use socair_hdf5::Severity;
 use socair_keras::{Analysis, Bytes, Findings};
 use socair_plugin_api::{
     ByteOrder, ByteRange, ByteSourceRef, Finding, OpenedFile, PluginError, ReadAt, ReadOptions,
-    ReportRow, RowStatus, TensorDescriptor, Unread,
+    ReportRow, RowStatus, TensorDescriptor, TensorOrigin, Unread,
 };
 use socair_plugin_kit::export::{rule_set, Reader};
 use socair_plugin_kit::report::{refused, reviewed_globals, tensor_in_file, STRUCTURE_CHECK};
@@ -186,17 +186,30 @@ pub fn opened(a: Analysis, format: &str, file_len: u64) -> OpenedFile {
             continue;
         }
         tensors.push(match t.bytes {
-            Bytes::Ranges(ranges) => tensor_in_file(
-                &t.name,
-                t.element,
-                Some(t.element),
-                t.shape,
-                ranges
-                    .into_iter()
-                    .map(|(offset, len)| ByteRange { offset, len })
-                    .collect(),
-                order(t.order),
-            ),
+            Bytes::Ranges(ranges) => TensorDescriptor {
+                // In a stored weights member, a one-range tensor is also a place in that zip
+                // record: a conversion's second path reads it there through the `zip` crate.
+                origin: match (&a.record, ranges.as_slice()) {
+                    (Some((member, start)), [(offset, _)]) if offset >= start => {
+                        ROption::RSome(TensorOrigin {
+                            container: member.as_str().into(),
+                            offset: offset - start,
+                        })
+                    }
+                    _ => ROption::RNone,
+                },
+                ..tensor_in_file(
+                    &t.name,
+                    t.element,
+                    Some(t.element),
+                    t.shape,
+                    ranges
+                        .into_iter()
+                        .map(|(offset, len)| ByteRange { offset, len })
+                        .collect(),
+                    order(t.order),
+                )
+            },
             Bytes::Inline(bytes) => TensorDescriptor {
                 inline: ROption::RSome(bytes.into()),
                 ..tensor_in_file(

@@ -171,6 +171,9 @@ pub fn read<S: ReadAt + ?Sized>(src: &S, read_data: bool, reviewed: &[String]) -
             continue;
         }
         let stored = method == CompressionMethod::Stored;
+        if name == WEIGHTS && stored {
+            a.record = Some((WEIGHTS.to_owned(), start));
+        }
         if name == WEIGHTS && stored && !read_data {
             seen_weights = true;
             weights(src, start, size, 0, &mut a, reviewed, false);

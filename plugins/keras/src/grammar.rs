@@ -98,13 +98,73 @@ const CODE_BUILTINS: &[&str] = &[
 /// attribute), whose findings are placed under `file` (`config.json`, `attribute
 /// model_config`).
 pub fn judge(text: &[u8], file: &str, dialect: Dialect, reviewed: &[String]) -> Outcome {
-    judge_with(text, file, dialect, reviewed, true)
+    judge_with(text, file, dialect, reviewed, Shape::Object)
 }
 
 /// Judges a document that holds serialized objects anywhere (a legacy `training_config`:
 /// a plain object whose `optimizer_config`, `loss` and `metrics` are objects or names).
 pub fn judge_document(text: &[u8], file: &str, dialect: Dialect, reviewed: &[String]) -> Outcome {
-    judge_with(text, file, dialect, reviewed, false)
+    judge_with(text, file, dialect, reviewed, Shape::Document)
+}
+
+/// Judges one node's `metadata` of a tf-keras SavedModel's `keras_metadata.pb` (tf-keras 2.21,
+/// `tf_keras/src/saving/legacy/saved_model/layer_serialization.py`
+/// `LayerSavedModelSaver._python_properties_internal`, `model_serialization.py`,
+/// `metric_serialization.py`, `InputLayerSavedModelSaver.python_properties`): the object's
+/// `class_name` and `config` (with its `shared_object_id`) are a serialized object, which
+/// `tf_keras/src/saving/legacy/saved_model/load.py` `KerasObjectLoader._revive_from_config`
+/// rebuilds through the legacy `deserialize_keras_object`, judged in the tf-keras dialect;
+/// the other keys tf-keras writes ([`TRACKING_KEYS`]) are data, judged for objects inside
+/// them (an `input_spec`'s `InputSpec`, a dtype policy, the root's `model_config` and
+/// `training_config`); any other key is a LEAD.
+pub fn judge_tracking_metadata(text: &[u8], file: &str, reviewed: &[String]) -> Outcome {
+    judge_with(
+        text,
+        file,
+        Dialect::Legacy,
+        reviewed,
+        Shape::TrackingMetadata,
+    )
+}
+
+/// The keys tf-keras 2.21 writes into a node's SavedModel metadata beside `class_name`,
+/// `config` and `shared_object_id` (the files [`judge_tracking_metadata`] names, and
+/// `saving_utils.model_metadata`: `keras_version`, `backend`, `model_config`,
+/// `training_config`); `_is_feature_layer` is read by `load.py` `RevivedLayer._init_from_metadata`.
+pub const TRACKING_KEYS: &[&str] = &[
+    "name",
+    "trainable",
+    "expects_training_arg",
+    "dtype",
+    "batch_input_shape",
+    "stateful",
+    "must_restore_from_config",
+    "preserve_input_structure_in_config",
+    "autocast",
+    "input_spec",
+    "activity_regularizer",
+    "build_input_shape",
+    "is_graph_network",
+    "full_save_spec",
+    "save_spec",
+    "keras_version",
+    "backend",
+    "model_config",
+    "training_config",
+    "sparse",
+    "ragged",
+    "_is_feature_layer",
+];
+
+/// What a judged document's top level is.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Shape {
+    /// One serialized object (`config.json`, `model_config`).
+    Object,
+    /// Data holding serialized objects anywhere (`training_config`).
+    Document,
+    /// A tf-keras SavedModel node's metadata ([`judge_tracking_metadata`]).
+    TrackingMetadata,
 }
 
 fn judge_with(
@@ -112,7 +172,7 @@ fn judge_with(
     file: &str,
     dialect: Dialect,
     reviewed: &[String],
-    top_object: bool,
+    shape: Shape,
 ) -> Outcome {
     let mut j = Judge {
         out: Outcome::default(),
@@ -139,11 +199,12 @@ fn judge_with(
             return j.out;
         }
     };
-    match &value {
+    match value {
+        Value::Object(m) if shape == Shape::TrackingMetadata => j.tracking_metadata(m),
         Value::Object(m) if m.contains_key("class_name") && m.contains_key("config") => {
-            j.object(m, String::new());
+            j.object(&m, String::new());
         }
-        _ if !top_object => j.value(&value, ""),
+        value if shape == Shape::Document => j.value(&value, ""),
         _ => j.out.add(Severity::Lead, file.to_owned(), "not a serialized Keras object (an object with `class_name` and `config`): outside what keras.saving writes".into()),
     }
     j.out
@@ -253,6 +314,30 @@ impl Judge {
     fn fail(&mut self, path: &str, reason: String) {
         let place = self.at(path);
         self.out.add(Severity::Fail, place, reason);
+    }
+
+    /// A tf-keras SavedModel node's metadata ([`judge_tracking_metadata`]).
+    fn tracking_metadata(&mut self, mut m: Map<String, Value>) {
+        let keys: Vec<String> = m.keys().cloned().collect();
+        for k in keys {
+            if matches!(k.as_str(), "class_name" | "config" | "shared_object_id") {
+                continue;
+            }
+            let Some(v) = m.remove(&k) else { continue };
+            if TRACKING_KEYS.contains(&k.as_str()) {
+                self.value(&v, &k);
+            } else {
+                self.lead(
+                    &k,
+                    "a key tf-keras' SavedModel metadata does not hold: not modeled".into(),
+                );
+            }
+        }
+        match (m.contains_key("class_name"), m.contains_key("config")) {
+            (true, true) => self.object(&m, String::new()),
+            (true, false) => self.lead("class_name", "an object without its config: tf_keras.models.load_model revives it from the SavedModel's traced functions, which this grammar does not judge".into()),
+            (false, _) => self.lead("", "no class_name: not the metadata tf-keras writes for a layer, model or metric".into()),
+        }
     }
 
     /// Plain data, or objects inside it.

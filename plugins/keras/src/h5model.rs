@@ -31,6 +31,7 @@ pub fn read_bytes(bytes: &[u8], reviewed: &[String]) -> Analysis {
 /// Turns the tensors' ranges into inline bytes, from `bytes`, which start at offset `start`
 /// of the file the ranges count in.
 pub fn inline(a: &mut Analysis, bytes: &[u8], start: u64) {
+    a.record = None;
     for t in &mut a.tensors {
         if let Bytes::Ranges(ranges) = &t.bytes {
             let mut out = Vec::new();

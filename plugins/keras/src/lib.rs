@@ -17,7 +17,8 @@ pub mod h5model;
 pub mod pickles;
 pub mod table;
 
-use socair_hdf5::{Finding, Order, Severity};
+pub use socair_hdf5::Severity;
+use socair_hdf5::{Finding, Order};
 
 /// A weight.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -68,6 +69,10 @@ pub struct Analysis {
     pub unread: Vec<(String, String)>,
     /// File-level metadata (`keras_version`, `backend`, …).
     pub metadata: Vec<(String, String)>,
+    /// For a stored `model.weights.h5` read in place: the member's name and where its bytes
+    /// start in the opened file, so a tensor's range is also a place in that zip record (the
+    /// second path a conversion reads through the `zip` crate).
+    pub record: Option<(String, u64)>,
     /// Set when the file is refused as a whole.
     pub refused: Option<Finding>,
 }

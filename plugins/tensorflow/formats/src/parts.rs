@@ -7,10 +7,11 @@
 //!   TensorFlow's own serializations, which socair does not recompute).
 //! * `keras_metadata.pb` (`SavedMetadata`, tf-keras' keras/protobuf/saved_metadata.proto):
 //!   the Keras layer configs, as JSON, that `tf_keras.models.load_model` rebuilds each layer
-//!   from (`tf.saved_model.load` ignores the file). A `Lambda` layer, or any config naming a
-//!   function to load (`function_type`), is FAIL: tf-keras rebuilds it from marshalled Python
-//!   bytecode or a named callable. The rest is a LEAD: judging Keras configs is the Keras
-//!   grammar's work, which this reader does not carry.
+//!   from (`tf.saved_model.load` ignores the file). Each node's metadata is judged by the
+//!   Keras config grammar's tf-keras dialect (`socair_keras::grammar::judge_tracking_metadata`,
+//!   `plugins/keras/GRAMMAR.md`): a `Lambda`'s bytecode or named function, a module outside
+//!   Keras FAIL with the node and the JSON path; names and keys the grammar does not model
+//!   LEAD; the rest PASSes.
 
 use crate::decode::{decode, ProtoError};
 use crate::outcome::Outcome;
@@ -18,7 +19,8 @@ use crate::proto::keras::SavedMetadata;
 use crate::proto::schema::{FINGERPRINT_DEF, SAVED_METADATA};
 use crate::proto::tensorflow::FingerprintDef;
 use bytes::Bytes;
-use serde_json::Value;
+use socair_keras::grammar;
+use socair_keras::Severity as KerasSeverity;
 use socair_plugin_api::{OpenedFile, RowStatus};
 use socair_plugin_kit::bounded::{short, thousands};
 use socair_plugin_kit::protobuf::walk::Severity;
@@ -63,92 +65,59 @@ pub fn keras_metadata(data: Bytes) -> OpenedFile {
         }
         Err(e) => return refused(e, "not a sound Keras metadata file"),
     };
-    let mut classes: std::collections::BTreeSet<String> = Default::default();
+    let mut objects = 0u64;
     for (i, node) in md.nodes.iter().enumerate() {
-        let place = || format!("nodes[{i}] {:?} metadata", short(&node.node_path));
         if node.metadata.is_empty() {
             continue;
         }
-        let value: Value = match serde_json::from_str(&node.metadata) {
-            Ok(v) => v,
-            Err(e) => {
-                out.note("configs that are not JSON", Severity::Fail, place, || {
-                    format!(
-                        "not JSON ({e}): tf-keras refuses it, another reader may read it otherwise"
-                    )
-                });
-                continue;
-            }
-        };
-        let mut path = String::new();
-        scan(&value, &mut path, 0, &mut |p, v| {
-            let Value::Object(o) = v else {
-                return;
+        // Each node's metadata by the Keras config grammar's tf-keras dialect (socair-keras:
+        // `grammar::judge_tracking_metadata`, the entry a legacy `.h5` model_config is judged
+        // through, with the keys tf-keras 2.21 writes into SavedModel metadata).
+        let place = format!("nodes[{i}] {:?} metadata", short(&node.node_path));
+        let judged = grammar::judge_tracking_metadata(node.metadata.as_bytes(), &place, &[]);
+        objects += judged.objects;
+        for f in &judged.found.shown {
+            let severity = match f.severity {
+                KerasSeverity::Fail => Severity::Fail,
+                KerasSeverity::Lead => Severity::Lead,
             };
-            if let Some(Value::String(c)) = o.get("class_name") {
-                if classes.len() < 1_000 {
-                    classes.insert(short(c));
-                }
-                if c == "Lambda" {
-                    out.note("Lambda layers", Severity::Fail, || format!("{}{p}", place()), || {
-                        "a Lambda layer: tf_keras.models.load_model rebuilds its function from the marshalled Python bytecode (or the named callable) in its config, and runs it when the layer is called".into()
-                    });
-                }
-            }
-            if o.contains_key("function_type") {
-                out.note("configs that load functions", Severity::Fail, || format!("{}{p}", place()), || {
-                    let t = o.get("function_type").and_then(Value::as_str).unwrap_or("?");
-                    format!("a config with function_type {t:?}: tf-keras loads its function from marshalled bytecode (\"lambda\") or by module and name (\"function\")")
-                });
-            }
-        });
+            let kind = match f.severity {
+                KerasSeverity::Fail => "Keras configs that run code or touch files",
+                KerasSeverity::Lead => "Keras configs outside the grammar",
+            };
+            out.note(kind, severity, || f.place.clone(), || f.reason.clone());
+        }
+        if judged.found.more > 0 {
+            let severity = match judged.found.worst {
+                Some(KerasSeverity::Fail) => Severity::Fail,
+                _ => Severity::Lead,
+            };
+            out.note(
+                "Keras configs outside the grammar",
+                severity,
+                || place.clone(),
+                || {
+                    format!(
+                        "{} more findings of the Keras config grammar, not listed",
+                        judged.found.more
+                    )
+                },
+            );
+        }
     }
-    out.note(
-        "Keras configs",
-        Severity::Lead,
-        || "keras_metadata".into(),
-        || {
-            format!(
-                "{} Keras object configs (classes {}) that tf_keras.models.load_model rebuilds layers from: this reader does not judge Keras configs (the Keras config grammar does)",
-                thousands(md.nodes.len() as u64),
-                crate::outcome::listed(classes.iter().map(String::as_str), 30)
-            )
-        },
-    );
     out.finish(|status| match status {
         RowStatus::Fail => "Keras metadata (keras_metadata.pb) naming code tf-keras would load: see the findings".into(),
+        RowStatus::Pass => format!(
+            "Keras metadata (keras_metadata.pb): {} node(s), {} serialized object(s), every one inside the Keras config grammar (socair-keras 1, tf-keras 2.21); read by tf_keras.models.load_model, not by tf.saved_model.load",
+            thousands(md.nodes.len() as u64),
+            thousands(objects)
+        ),
         _ => format!(
-            "Keras metadata (keras_metadata.pb): {} object configs, read by tf_keras.models.load_model (not by tf.saved_model.load), not judged by this reader",
-            thousands(md.nodes.len() as u64)
+            "Keras metadata (keras_metadata.pb): {} node(s), {} serialized object(s), some outside the Keras config grammar: a person should look",
+            thousands(md.nodes.len() as u64),
+            thousands(objects)
         ),
     })
-}
-
-/// Calls `visit` on every value of `v` with its path (`.config.layers[0]`), to depth 128.
-fn scan(v: &Value, path: &mut String, depth: usize, visit: &mut dyn FnMut(&str, &Value)) {
-    if depth > 128 {
-        return;
-    }
-    visit(path, v);
-    let len = path.len();
-    match v {
-        Value::Object(o) => {
-            for (k, child) in o {
-                path.push('.');
-                path.push_str(&short(k));
-                scan(child, path, depth + 1, visit);
-                path.truncate(len);
-            }
-        }
-        Value::Array(a) => {
-            for (i, child) in a.iter().enumerate() {
-                path.push_str(&format!("[{i}]"));
-                scan(child, path, depth + 1, visit);
-                path.truncate(len);
-            }
-        }
-        _ => {}
-    }
 }
 
 fn refused(e: ProtoError, summary: &str) -> OpenedFile {

@@ -36,7 +36,6 @@ fn every_fixture_gets_its_verdict() {
             r if r.starts_with("tensorflow/hostile/") && r.ends_with("saved_model.pb") => {
                 RowStatus::Fail
             }
-            "tensorflow/savedmodel/tf-keras/keras_metadata.pb" => RowStatus::Lead,
             "tflite/custom-op.tflite" => RowStatus::Lead,
             "tflite/flex-readfile.tflite" => RowStatus::Fail,
             _ => RowStatus::Pass,
@@ -408,4 +407,89 @@ fn tflite_buffers_after_the_flatbuffer_are_ranges_of_the_file() {
     data[at..at + 4].copy_from_slice(&(n - 4).to_le_bytes());
     let o = socair_tensorflow::tflite::read(data.clone().into(), data.len() as u64);
     assert_eq!(status(&o), RowStatus::Fail, "{}", findings(&o));
+}
+
+/// The tf-keras SavedModel's keras_metadata.pb with node `node`'s metadata JSON changed by
+/// `edit`, re-encoded with the plugin's prost types and read again.
+fn keras_metadata_with(node: usize, edit: impl FnOnce(&mut serde_json::Value)) -> OpenedFile {
+    use socair_tensorflow::proto::keras::SavedMetadata;
+    let bytes = std::fs::read(fixture("tensorflow/savedmodel/tf-keras/keras_metadata.pb")).unwrap();
+    let mut md = SavedMetadata::decode(bytes.as_slice()).unwrap();
+    let mut v: serde_json::Value = serde_json::from_str(&md.nodes[node].metadata).unwrap();
+    edit(&mut v);
+    md.nodes[node].metadata = v.to_string();
+    socair_tensorflow::parts::keras_metadata(md.encode_to_vec().into())
+}
+
+/// A tf-keras `Lambda` layer's config as tf-keras 2.21 serializes it (`Lambda.get_config`:
+/// `function`, `function_type`, `module`), in place of the Dense layer's.
+fn lambda(function: serde_json::Value, function_type: &str, module: &str) -> serde_json::Value {
+    serde_json::json!({
+        "name": "lambda", "trainable": true, "dtype": "float32",
+        "function": function, "function_type": function_type, "module": module,
+        "output_shape": null, "output_shape_type": "raw", "output_shape_module": null,
+        "arguments": {}
+    })
+}
+
+#[test]
+fn keras_metadata_is_judged_by_the_keras_grammar() {
+    // As tf-keras 2.21 wrote it: every node inside the grammar.
+    let o = keras_metadata_with(0, |_| {});
+    assert_eq!(status(&o), RowStatus::Pass, "{}", findings(&o));
+    // A Lambda whose function is marshalled bytecode: tf-keras' Lambda._parse_function_from_config
+    // (tf_keras/src/layers/core/lambda_layer.py, 2.21) runs generic_utils.func_load on it.
+    let o = keras_metadata_with(1, |v| {
+        v["class_name"] = "Lambda".into();
+        v["config"] = lambda(
+            serde_json::json!([
+                "4wEAAAAAAAAAAAAAAAEAAAACAAAAQwAAAHMIAAAAfABkARQAUwA=",
+                null,
+                null
+            ]),
+            "lambda",
+            "__main__",
+        );
+    });
+    assert_eq!(status(&o), RowStatus::Fail, "{}", findings(&o));
+    assert!(
+        o.rows[0].findings.iter().any(|f| f
+            .place
+            .as_str()
+            .starts_with("nodes[1] \"root.layer_with_weights-0\" metadata config")),
+        "{}",
+        findings(&o)
+    );
+    // A Lambda of function_type "function" naming os.system: the same function resolves it by
+    // serialization_lib.deserialize_keras_object("system", custom_objects), from the custom
+    // objects only (the module's globals serve bytecode alone): a LEAD, as in a legacy .h5.
+    let o = keras_metadata_with(1, |v| {
+        v["class_name"] = "Lambda".into();
+        v["config"] = lambda(serde_json::json!("system"), "function", "os");
+    });
+    assert_eq!(status(&o), RowStatus::Lead, "{}", findings(&o));
+    assert!(
+        findings(&o).contains("custom objects only"),
+        "{}",
+        findings(&o)
+    );
+    // An activation naming os.system inside the root's model_config.
+    let o = keras_metadata_with(0, |v| {
+        v["model_config"]["config"]["layers"][1]["config"]["activation"] = serde_json::json!({"module": "os", "class_name": "function", "config": "system", "registered_name": null});
+    });
+    assert_eq!(status(&o), RowStatus::Fail, "{}", findings(&o));
+    assert!(
+        findings(&o)
+            .contains("nodes[0] \"root\" metadata model_config.config.layers[1].config.activation"),
+        "{}",
+        findings(&o)
+    );
+    // A key tf-keras does not write: a LEAD, not judged.
+    let o = keras_metadata_with(2, |v| v["loader_hint"] = "x".into());
+    assert_eq!(status(&o), RowStatus::Lead, "{}", findings(&o));
+    assert!(
+        findings(&o).contains("metadata loader_hint"),
+        "{}",
+        findings(&o)
+    );
 }
