@@ -15,6 +15,18 @@ pub const PICKLE_CHECK: &str = "Pickle opcode scan";
 /// A file of `format` its reader refuses as a whole: nothing located, `unread` as the reason
 /// for the file, and one FAIL row (`summary`) with the finding that says where and why.
 pub fn refused(format: &str, summary: &str, unread: String, finding: Finding) -> OpenedFile {
+    refused_as(RowStatus::Fail, format, summary, unread, finding)
+}
+
+/// [`refused`] with the row's status given: a LEAD for a file past the bounds a reader reads
+/// (not evidence against it, but nothing in it was checked).
+pub fn refused_as(
+    status: RowStatus,
+    format: &str,
+    summary: &str,
+    unread: String,
+    finding: Finding,
+) -> OpenedFile {
     OpenedFile {
         format: format.into(),
         tensors: RVec::new(),
@@ -25,7 +37,7 @@ pub fn refused(format: &str, summary: &str, unread: String, finding: Finding) ->
         }]),
         rows: RVec::from(vec![ReportRow {
             check: STRUCTURE_CHECK.into(),
-            status: RowStatus::Fail,
+            status,
             summary: summary.into(),
             findings: RVec::from(vec![finding]),
         }]),

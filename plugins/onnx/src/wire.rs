@@ -30,6 +30,7 @@ const ONNX: Dialect = Dialect {
     versioned: "onnx.proto 1.23",
     undefined_kind: "fields onnx.proto does not define",
     root: "model",
+    overhead_factor: 2,
 };
 
 /// Where one tensor's values lie, as the wire has them.

@@ -25,9 +25,16 @@ use crate::bounded::{Listing, FINDINGS_PER_KIND};
 /// Deepest message nesting accepted: prost's own default recursion limit.
 pub const MAX_DEPTH: usize = 100;
 
-/// The structure may decode to at most this many bytes beyond the input itself.
+/// The structure may decode to at most this many bytes beyond the input itself, by default
+/// (the ONNX dialect's bound).
 pub fn overhead_limit(file_len: u64) -> u64 {
-    file_len.saturating_mul(2).saturating_add(64 << 20)
+    overhead_limit_at(file_len, 2)
+}
+
+/// The bound on what the structure decodes to, at `factor` bytes per byte of input, plus
+/// 64 MiB.
+pub fn overhead_limit_at(file_len: u64, factor: u64) -> u64 {
+    file_len.saturating_mul(factor).saturating_add(64 << 20)
 }
 
 /// How a schema is named in what the walk reports.
@@ -43,6 +50,9 @@ pub struct Dialect {
     pub undefined_kind: &'static str,
     /// The place of the root message: `model`.
     pub root: &'static str,
+    /// Bytes of decoded structure allowed per byte of input ([`overhead_limit_at`]): what the
+    /// format's other decoded values leave of the 8× the input a read may hold.
+    pub overhead_factor: u64,
 }
 
 pub use crate::Severity;
@@ -219,7 +229,7 @@ pub fn walk<V: Visitor>(
         dialect,
         path: Vec::new(),
         findings: Listing::new(FINDINGS_PER_KIND),
-        limit: overhead_limit(buf.len() as u64),
+        limit: overhead_limit_at(buf.len() as u64, dialect.overhead_factor),
         overhead: 0,
     };
     core.message(visitor, 0, buf.len(), root, 0, role)?;

@@ -59,7 +59,7 @@ fn check(opened: &OpenedFile, len: u64) {
             assert!(f.starts_with("{stem}.data-"), "{f}");
         }
     }
-    assert!(inline <= 4 * len.max(1), "{inline} bytes decoded");
+    assert!(inline <= len.max(1), "{inline} bytes decoded");
 }
 
 fn crate_width(e: &str) -> Option<u64> {

@@ -66,13 +66,8 @@ pub fn read(data: Bytes) -> OpenedFile {
 }
 
 fn refused(e: ProtoError) -> OpenedFile {
-    socair_plugin_kit::report::refused(
+    e.refused(
         FORMAT,
         "not a sound GraphDef: readers may disagree on what it holds",
-        e.to_string(),
-        socair_plugin_api::Finding {
-            place: e.place().into(),
-            reason: e.to_string().into(),
-        },
     )
 }

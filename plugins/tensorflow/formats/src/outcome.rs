@@ -41,9 +41,10 @@ pub struct Outcome {
     limit: u64,
     /// Tensors past the limit.
     pub past_limit: u64,
-    /// Decoded bytes that may still be passed inline: 4x the input at most, so that with the
-    /// input itself and its decoded structure (at most 2x the input and 64 MiB, the wire
-    /// pre-pass's limit) a read stays within the 64 MiB + 8x every reader is held to.
+    /// Decoded bytes that may still be passed inline: 1x the input at most, so that with the
+    /// input itself and its decoded structure (at most 7x the input and 64 MiB by the wire
+    /// pre-pass's pessimistic estimate for TensorFlow's dialect, decode.rs) a read stays
+    /// within the 64 MiB + 8x every reader is held to.
     pub inline_budget: u64,
     /// The worst severity noted, kept or not.
     worst: Option<Severity>,
@@ -61,7 +62,7 @@ impl Outcome {
             not_carried: Vec::new(),
             limit: bounded::described_limit(file_len),
             past_limit: 0,
-            inline_budget: file_len.saturating_mul(4),
+            inline_budget: file_len,
             worst: None,
         }
     }

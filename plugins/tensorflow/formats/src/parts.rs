@@ -121,13 +121,5 @@ pub fn keras_metadata(data: Bytes) -> OpenedFile {
 }
 
 fn refused(e: ProtoError, summary: &str) -> OpenedFile {
-    socair_plugin_kit::report::refused(
-        crate::savedmodel::FORMAT,
-        summary,
-        e.to_string(),
-        socair_plugin_api::Finding {
-            place: e.place().into(),
-            reason: e.to_string().into(),
-        },
-    )
+    e.refused(crate::savedmodel::FORMAT, summary)
 }

@@ -138,14 +138,9 @@ struct Totals {
 }
 
 fn refused(e: ProtoError) -> OpenedFile {
-    socair_plugin_kit::report::refused(
+    e.refused(
         FORMAT,
         "not a sound SavedModel: readers may disagree on what it holds",
-        e.to_string(),
-        socair_plugin_api::Finding {
-            place: e.place().into(),
-            reason: e.to_string().into(),
-        },
     )
 }
 
