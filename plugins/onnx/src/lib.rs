@@ -47,7 +47,6 @@ use socair_plugin_api::{
     RowStatus, TensorDescriptor, Unread,
 };
 use socair_plugin_kit::export::Reader;
-use socair_plugin_kit::report::refused;
 use wire::Severity;
 
 /// The format name this plugin reads.
@@ -201,15 +200,29 @@ pub fn opened_file(parsed: Result<model::Model, model::OnnxError>) -> OpenedFile
     let m = match parsed {
         Ok(m) => m,
         Err(e) => {
-            return refused(
+            // Past what socair decodes: nothing in it was checked, but nothing against it.
+            let costly = matches!(e, model::OnnxError::Wire(wire::WireError::TooCostly { .. }));
+            let (status, summary) = if costly {
+                (
+                    RowStatus::Lead,
+                    "past the memory socair decodes this file in: nothing in it was checked (not evidence against it)",
+                )
+            } else {
+                (
+                    RowStatus::Fail,
+                    "not a sound ONNX model: readers may disagree on its tensors",
+                )
+            };
+            return socair_plugin_kit::report::refused_as(
+                status,
                 FORMAT,
-                "not a sound ONNX model: readers may disagree on its tensors",
+                summary,
                 e.to_string(),
                 Finding {
                     place: e.place().into(),
                     reason: e.to_string().into(),
                 },
-            )
+            );
         }
     };
     let status = m
