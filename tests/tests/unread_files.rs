@@ -25,12 +25,41 @@ fn unread_files(path: &str) -> (i32, Vec<(String, String)>, usize) {
 /// Why a file no reader read is unread.
 const NO_READER: &str = "no loaded plugin reads this file, and it is neither JSON nor text: nothing in it was checked; any tensors it holds were not fingerprinted";
 
+/// A TensorFlow checkpoint directory is read whole: the tensorflow plugin reads the index and
+/// its data shard, and the `checkpoint` state file (the text proto tf.train.latest_checkpoint
+/// reads) is data when every checkpoint it names is inside the directory.
+#[test]
+fn a_tensorflow_checkpoint_directory_is_read_whole() {
+    let (code, unread, tensors) = unread_files("unread/tf-checkpoint");
+    assert_eq!(code, 0, "{unread:?}");
+    assert!(unread.is_empty(), "{unread:?}");
+    assert_eq!(tensors, 2);
+    // The same directory whose state file names a checkpoint elsewhere is a LEAD.
+    let dir = tempfile::tempdir().unwrap();
+    for f in ["ckpt.index", "ckpt.data-00000-of-00001"] {
+        std::fs::copy(
+            fixture(&format!("unread/tf-checkpoint/{f}")),
+            dir.path().join(f),
+        )
+        .unwrap();
+    }
+    std::fs::write(
+        dir.path().join("checkpoint"),
+        "model_checkpoint_path: \"/home/user/secret/ckpt\"\n",
+    )
+    .unwrap();
+    let r = run(socair().arg("scan").arg(dir.path()));
+    assert_eq!(r.code, 1, "{}", r.stdout);
+    assert!(
+        r.stdout.contains("is not a name inside the directory"),
+        "{}",
+        r.stdout
+    );
+}
+
 #[test]
 fn files_no_reader_fingerprinted_are_unread() {
     for (path, files) in [
-        // The tensorflow plugin reads the checkpoint's index and data shard, but not the
-        // `checkpoint` state file (a text proto `tf.train.latest_checkpoint` reads).
-        ("unread/tf-checkpoint", &[("checkpoint", NO_READER)][..]),
         // The SavedModel is read; the hand-built keras_metadata.pb is no SavedMetadata the
         // tensorflow plugin recognises.
         (
@@ -51,7 +80,6 @@ fn files_no_reader_fingerprinted_are_unread() {
         let (code, unread, tensors) = unread_files(path);
         assert_eq!(code, 1, "{path}");
         let read = match path {
-            "unread/tf-checkpoint" => 2,
             "unread/keras-savedmodel" => 4,
             _ => 0,
         };

@@ -20,7 +20,7 @@
 //! A tokenizer's model file is data when the whole file is the `ModelProto` sentencepiece
 //! writes ([`crate::sentencepiece`]) or a tiktoken vocabulary ([`crate::tiktoken`]).
 
-use crate::{jinja, sentencepiece, tiktoken};
+use crate::{checkpoint_state, jinja, sentencepiece, tiktoken};
 use serde::de::IgnoredAny;
 use std::borrow::Cow;
 
@@ -349,6 +349,24 @@ pub fn classify(rel: &str, input: &(impl Contents + ?Sized), unread: &str) -> Co
     }
     if let Some(judged) = tokenizer_model(name, ext.as_deref(), input) {
         return judged;
+    }
+    if name == "checkpoint" && input.len() <= MAX_TEXT {
+        // TensorFlow's checkpoint state file, a text proto (crate::checkpoint_state).
+        let text = input
+            .all()
+            .ok()
+            .and_then(|b| String::from_utf8(b.into_owned()).ok());
+        if let Some(text) = text.filter(|t| t.starts_with("model_checkpoint_path: ")) {
+            return match checkpoint_state::read(&text) {
+                Ok(_) => Companion::Data(
+                    "TensorFlow's checkpoint state (a CheckpointState text proto), every checkpoint it names inside the directory: read as data",
+                ),
+                Err(e) => Companion::Lead(format!(
+                    "TensorFlow's checkpoint state file, but line {}: {}: nothing in it was checked",
+                    e.line, e.what
+                )),
+            };
+        }
     }
     let text_like = ext.as_deref().is_some_and(|e| TEXT_EXTENSIONS.contains(&e))
         || TEXT_NAMES

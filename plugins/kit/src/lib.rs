@@ -10,6 +10,7 @@
 //! the boundary but the API's own types.
 
 pub mod bounded;
+pub mod checkpoint_state;
 pub mod companion;
 pub mod export;
 pub mod jinja;
