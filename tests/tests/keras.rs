@@ -240,3 +240,19 @@ fn keras_files_in_zips_and_model_directories_are_judged_alike() {
         "{m:#}"
     );
 }
+
+/// Legacy `.h5` models Keras 3.15.1 writes (fixtures/keras/legacy3/make_fixtures.py): their
+/// training_config names optimizers only Keras 3's registries hold (AdamW with a schedule,
+/// mixed precision's LossScaleOptimizer), which Keras 3's legacy loader resolves: clean, and
+/// every weight read.
+#[test]
+fn legacy_h5_models_keras_3_writes_are_clean() {
+    for file in ["adamw-schedule.h5", "mixed-float16.h5"] {
+        let path = fixture(&format!("keras/legacy3/{file}"));
+        let r = run(socair().arg("scan").arg(&path));
+        assert_eq!(r.code, 0, "{file}: {}", r.stdout);
+        let r = run(socair().arg("tensors").arg(&path));
+        assert_eq!(r.code, 0, "{file}: {}", r.stderr);
+        assert!(!json(&r.stdout)["tensors"].as_array().unwrap().is_empty());
+    }
+}

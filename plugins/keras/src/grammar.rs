@@ -21,6 +21,18 @@ pub enum Dialect {
     Keras3,
     /// tf-keras / Keras 2 (`model_config` of a legacy `.h5` model).
     Legacy,
+    /// The legacy `.h5` form Keras 3 writes (`keras_version` 3.x): the legacy objects, whose
+    /// names Keras 3's legacy loader resolves in its own registries
+    /// (`keras/src/legacy/saving/legacy_h5_format.py`, keras 3.15.1: `saving_utils.
+    /// model_from_config` and `optimizers.deserialize`), as well as tf-keras' names.
+    Legacy3,
+}
+
+impl Dialect {
+    /// Whether configs are in the legacy object form.
+    pub fn is_legacy(self) -> bool {
+        matches!(self, Dialect::Legacy | Dialect::Legacy3)
+    }
 }
 
 /// Findings listed per config; the rest are counted.
@@ -418,7 +430,7 @@ impl Judge {
             }
             _ => {}
         }
-        if self.dialect == Dialect::Legacy && module.is_none() {
+        if self.dialect.is_legacy() && module.is_none() {
             self.legacy_class(class, config, &path);
         } else {
             self.class(module, class, registered, &path);
@@ -540,7 +552,9 @@ impl Judge {
     fn legacy_class(&mut self, class: &str, config: &Value, path: &str) {
         if class == "Lambda" {
             self.legacy_lambda(config, &key(path, "config"));
-        } else if !table::tf_keras(class) {
+        } else if !(table::tf_keras(class)
+            || (self.dialect == Dialect::Legacy3 && table::keras3_name(class)))
+        {
             self.lead(path, format!("{class:?}: not a class of tf-keras' registries, so a custom object that loads only with code the loader supplies (nothing here checked it)"));
         }
     }

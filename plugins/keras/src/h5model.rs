@@ -81,6 +81,17 @@ pub fn analyse(file: &hdf5::File, base: u64, label: &str, reviewed: &[String]) -
         .find(|(k, _)| k == "keras_version")
         .map(|(_, v)| format!(" (keras {v})"))
         .unwrap_or_default();
+    // Keras 3 writes the legacy form too (`model.save("m.h5")`), and resolves its names in
+    // its own registries when it loads one.
+    let keras3 = a
+        .metadata
+        .iter()
+        .any(|(k, v)| k == "keras_version" && v.starts_with("3."));
+    let dialect = if keras3 {
+        Dialect::Legacy3
+    } else {
+        Dialect::Legacy
+    };
     let mut outcome: Option<grammar::Outcome> = None;
     match text("model_config") {
         Some(Ok(config)) => {
@@ -88,14 +99,14 @@ pub fn analyse(file: &hdf5::File, base: u64, label: &str, reviewed: &[String]) -
             let mut o = grammar::judge(
                 config.as_bytes(),
                 &place("attribute model_config"),
-                Dialect::Legacy,
+                dialect,
                 reviewed,
             );
             if let Some(Ok(training)) = text("training_config") {
                 let t = grammar::judge_document(
                     training.as_bytes(),
                     &place("attribute training_config"),
-                    Dialect::Legacy,
+                    dialect,
                     reviewed,
                 );
                 o.merge(t);

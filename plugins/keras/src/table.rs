@@ -49,6 +49,23 @@ pub fn keras3(full: &str) -> Option<Verdict> {
     })
 }
 
+/// Whether Keras 3.15.1 exports a modeling object (a grammar row) named `name` under any
+/// module: what its legacy `.h5` loader resolves by class name.
+pub fn keras3_name(name: &str) -> bool {
+    static CELL: OnceLock<Vec<&'static str>> = OnceLock::new();
+    let names = CELL.get_or_init(|| {
+        let mut v: Vec<&str> = KERAS3
+            .lines()
+            .filter(|l| l.ends_with("\tP"))
+            .filter_map(|l| l.split('\t').next()?.rsplit('.').next())
+            .collect();
+        v.sort_unstable();
+        v.dedup();
+        v
+    });
+    names.binary_search(&name).is_ok()
+}
+
 /// Whether tf-keras 2.21's legacy deserializer finds `name` in its own registries.
 pub fn tf_keras(name: &str) -> bool {
     static CELL: OnceLock<Vec<&'static str>> = OnceLock::new();
@@ -123,5 +140,22 @@ mod tests {
         assert!(!stdlib("my_package.layers"));
         assert!(tf_keras_module("tf_keras.src.engine.functional.Functional"));
         assert!(!tf_keras_module("tf_keras.src.utils.data_utils.get_file"));
+    }
+}
+
+#[cfg(test)]
+mod legacy3_tests {
+    use super::*;
+
+    /// Keras 3's own optimizers resolve by name for its legacy `.h5` loader; tf-keras' table
+    /// does not hold the ones it lacks.
+    #[test]
+    fn keras_3_names_for_its_legacy_form() {
+        for name in ["AdamW", "LossScaleOptimizer", "Dense", "ExponentialDecay"] {
+            assert!(keras3_name(name), "{name}");
+        }
+        for name in ["system", "get_file", "NoSuchLayer"] {
+            assert!(!keras3_name(name), "{name}");
+        }
     }
 }
