@@ -166,6 +166,10 @@ pub const TRACKING_KEYS: &[&str] = &[
     "sparse",
     "ragged",
     "_is_feature_layer",
+    // A layer of a Functional model: `get_serialized` (`serialize_keras_object`) adds the
+    // layer's inbound nodes, as tf-keras 2.21 writes them for `tf.keras.Model(inputs,
+    // outputs)` saved with `model.save(dir)` (node references: names, indices, call kwargs).
+    "inbound_nodes",
 ];
 
 /// What a judged document's top level is.
@@ -615,5 +619,22 @@ impl Judge {
         if worst != Some(Severity::Fail) {
             self.lead(&p, format!("a torch.save archive ({} pickle(s) scanned) that Keras reads with torch.load(weights_only=False) when the model is loaded with safe_mode=False: an nn.Module's pickle is outside what loads safely", pickles.len()));
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A Functional model's layer metadata as tf-keras 2.21 writes it into keras_metadata.pb
+    /// (`model.save(dir)` of `tf.keras.Model(inputs, outputs)`): its inbound nodes are data.
+    #[test]
+    fn a_functional_layer_s_tracking_metadata_is_in_the_grammar() {
+        let node = br#"{"name": "dense", "trainable": true, "expects_training_arg": false, "dtype": "float32", "batch_input_shape": null, "stateful": false, "must_restore_from_config": false, "preserve_input_structure_in_config": false, "autocast": true, "class_name": "Dense", "config": {"name": "dense", "trainable": true, "dtype": "float32", "units": 4, "activation": "relu", "use_bias": true}, "inbound_nodes": [[["input_1", 0, 0, {}]]], "shared_object_id": 3}"#;
+        let o = judge_tracking_metadata(node, "keras_metadata.pb", &[]);
+        assert!(o.found.worst.is_none(), "{:?}", o.found);
+        let odd = br#"{"class_name": "Dense", "config": {"units": 4}, "outbound_magic": 1}"#;
+        let o = judge_tracking_metadata(odd, "keras_metadata.pb", &[]);
+        assert_eq!(o.found.worst, Some(Severity::Lead));
     }
 }
