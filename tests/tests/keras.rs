@@ -256,3 +256,38 @@ fn legacy_h5_models_keras_3_writes_are_clean() {
         assert!(!json(&r.stdout)["tensors"].as_array().unwrap().is_empty());
     }
 }
+
+/// Keras 3's sharded weights (fixtures/keras/sharded, keras 3.15.1 `save_weights(...,
+/// max_shard_size=...)`): an index whose values are shard names or lists of them, each read;
+/// one naming a file outside the directory is a FAIL.
+#[test]
+fn keras_sharded_weights_are_read_and_their_index_checked() {
+    let dir = tempfile::tempdir().unwrap();
+    for f in [
+        "model.weights.json",
+        "model_00000.weights.h5",
+        "model_00001.weights.h5",
+    ] {
+        std::fs::copy(fixture(&format!("keras/sharded/{f}")), dir.path().join(f)).unwrap();
+    }
+    let r = run(socair().arg("scan").arg(dir.path()));
+    assert_eq!(r.code, 0, "{}", r.stdout);
+    let r = run(socair().arg("tensors").arg(dir.path()));
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let index = dir.path().join("model.weights.json");
+    let text = std::fs::read_to_string(&index).unwrap();
+    std::fs::write(
+        &index,
+        text.replacen("model_00001.weights.h5", "../model_00001.weights.h5", 1),
+    )
+    .unwrap();
+    let r = run(socair().arg("scan").arg(dir.path()));
+    assert_eq!(r.code, 1, "{}", r.stdout);
+    let report = json(&r.stdout);
+    assert_eq!(report["rows"][0]["status"], "FAIL", "{report:#}");
+    assert!(
+        r.stdout.contains("Keras opens each shard beside the index"),
+        "{}",
+        r.stdout
+    );
+}

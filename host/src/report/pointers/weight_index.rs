@@ -66,7 +66,12 @@ pub(super) fn rows(artifact: &Artifact<'_>, names: &Names<'_, '_>) -> Vec<(Strin
             }
             Err(_) => continue,
         };
-        out.push((u.rel.clone(), judge_index(names, &u.rel, &map)));
+        let row = if u.rel.ends_with(".weights.json") {
+            judge_keras_shards(names, &u.rel, &map)
+        } else {
+            judge_index(names, &u.rel, &map)
+        };
+        out.push((u.rel.clone(), row));
     }
     out
 }
@@ -133,6 +138,63 @@ fn place(keys: &[&str]) -> String {
         0 | 1 => format!("weight_map[{first:?}]"),
         n => format!("weight_map[{first:?}] (and {} more entries)", n - 1),
     }
+}
+
+/// Keras 3's sharded weights (`model.save_weights("m.weights.json", max_shard_size=...)`):
+/// `weight_map` maps each layer's variable group (`/layers/dense/vars`) to a shard file name
+/// or a list of them, which keras 3.15.1 opens beside the index (`saving_lib.py`
+/// `ShardedH5IOStore.get`: `self.path.with_name(filename)`). Each named file must be a shard
+/// of the directory a reader read; the groups are not tensor names, so what each shard holds
+/// is the keras plugin's to judge.
+fn judge_keras_shards(names: &Names<'_, '_>, index: &str, map: &serde_json::Value) -> ReportRow {
+    let mut found = Findings::default();
+    let what = "a Keras sharded-weights index";
+    let Some(map) = map.as_object() else {
+        found.add(
+            RowStatus::Lead,
+            "weight_map",
+            "is not an object: Keras' sharded loader raises on it",
+        );
+        return found.row(what, String::new());
+    };
+    let mut by_value: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
+    for (key, value) in map {
+        let files: Vec<&str> = match value {
+            serde_json::Value::String(s) => vec![s.as_str()],
+            serde_json::Value::Array(a) if a.iter().all(|v| v.is_string()) => {
+                a.iter().filter_map(|v| v.as_str()).collect()
+            }
+            _ => {
+                found.add(
+                    RowStatus::Lead,
+                    format!("weight_map[{key:?}]"),
+                    "is neither a file name nor a list of them: Keras' sharded loader does not read it",
+                );
+                continue;
+            }
+        };
+        for f in files {
+            by_value.entry(f).or_default().push(key);
+        }
+    }
+    for (value, keys) in &by_value {
+        let rel = match resolve(index, value) {
+            Ok(rel) => rel,
+            Err(why) => {
+                found.add(
+                    RowStatus::Fail,
+                    place(keys),
+                    format!("{why}: Keras opens each shard beside the index"),
+                );
+                continue;
+            }
+        };
+        if let Some((status, why)) = judge_target(&names.target(&rel), &rel, "Keras' load_weights")
+        {
+            found.add(status, place(keys), why);
+        }
+    }
+    found.row(what, format!("{} shard file(s), each read", by_value.len()))
 }
 
 fn judge_index(names: &Names<'_, '_>, index: &str, map: &serde_json::Value) -> ReportRow {
