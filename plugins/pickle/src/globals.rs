@@ -669,12 +669,13 @@ pub fn classify_in(module: &str, name: &str, grammar: Grammar) -> Class {
         // accepts under any version (`/3` holds torch's weights-only allowlist) wins over it,
         // so that the table never makes FAIL what torch writes or loads with weights_only.
         let module_part = if start == 0 { module_end } else { 0 };
-        if let Some(why) = callables::dangerous(rest, module_part) {
+        if let Some((row, via)) = callables::judge(rest, module_part) {
             if weights_only::known_v3(module, name).is_none() {
                 // A class flagged through its constructor alone is dangerous to call, not
                 // to name (known.rs `Class::Constructs`).
-                return match callables::construction(rest, module_part) {
-                    Some((row, via)) => Class::Constructs(callables::reason(row), via),
+                let why = callables::reason(row);
+                return match via {
+                    Some(via) => Class::Constructs(why, via),
                     None => Class::Dangerous(why),
                 };
             }

@@ -184,16 +184,21 @@ const RUN_BY_UNPICKLING: &[&str] = &[
     "__del__",
 ];
 
-/// When the global (`path`, its module the first `module_len` bytes) is a class the analysis
-/// flags through its constructor alone: its row and which constructor. That is, the flagged
-/// row is the class itself (not a member, not a prefix the path is reached through), its
-/// witness is its own `__init__`, `__post_init__` or `__new__`, and none of the members
-/// unpickling runs ([`RUN_BY_UNPICKLING`]) has a flagged row of its own. (A member inherited
-/// from a flagged base has none: the class's single witness is all the table keeps, so such
-/// a class is judged by its witness.)
-pub fn construction(path: &str, module_len: usize) -> Option<(Row, Via)> {
+/// The flagged row a global reaches ([`lookup`]) and, when it is a class flagged through its
+/// constructor alone, which constructor: one walk of the table for both. A class is flagged
+/// through its constructor alone when the flagged row is the class itself (not a member, not
+/// a prefix the path is reached through), its witness is its own `__init__`,
+/// `__post_init__` or `__new__`, and none of the members unpickling runs
+/// ([`RUN_BY_UNPICKLING`]) has a flagged row of its own. (A member inherited from a flagged
+/// base has none: the class's single witness is all the table keeps, so such a class is
+/// judged by its witness.)
+pub fn judge(path: &str, module_len: usize) -> Option<(Row, Option<Via>)> {
     let mut steps = MAX_STEPS;
     let (r, exact) = lookup_in(path, module_len, &mut steps)?;
+    Some((r, constructor_only(r, exact)))
+}
+
+fn constructor_only(r: Row, exact: bool) -> Option<Via> {
     if !exact || r.kind == "module" {
         return None;
     }
@@ -205,7 +210,7 @@ pub fn construction(path: &str, module_len: usize) -> Option<(Row, Via)> {
     let member_runs = RUN_BY_UNPICKLING
         .iter()
         .any(|m| row(&format!("{}.{m}", r.path)).is_some_and(|m| is_flagged(&m)));
-    (!member_runs).then_some((r, via))
+    (!member_runs).then_some(via)
 }
 
 /// A target as the table spells it: `module:qualname` (or `module:`) for what the sources
@@ -312,12 +317,6 @@ pub fn reason(r: Row) -> &'static str {
     let why: &'static str = Box::leak(why.into_boxed_str());
     reasons.insert(r.path, why);
     why
-}
-
-/// The reason a global (`path` = `module.name`, the module its first `module_len` bytes) is
-/// dangerous according to the analysis, if it is.
-pub fn dangerous(path: &str, module_len: usize) -> Option<&'static str> {
-    lookup(path, module_len).map(reason)
 }
 
 #[cfg(test)]
