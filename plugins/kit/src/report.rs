@@ -18,6 +18,11 @@ pub fn refused(format: &str, summary: &str, unread: String, finding: Finding) ->
     refused_as(RowStatus::Fail, format, summary, unread, finding)
 }
 
+/// The summary of a file refused only because it is past the bounds a reader decodes in: a
+/// LEAD ([`refused_as`]), not evidence against it.
+pub const PAST_BOUNDS: &str =
+    "past the memory socair decodes this file in: nothing in it was checked (not evidence against it)";
+
 /// [`refused`] with the row's status given: a LEAD for a file past the bounds a reader reads
 /// (not evidence against it, but nothing in it was checked).
 pub fn refused_as(

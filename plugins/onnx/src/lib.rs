@@ -203,10 +203,7 @@ pub fn opened_file(parsed: Result<model::Model, model::OnnxError>) -> OpenedFile
             // Past what socair decodes: nothing in it was checked, but nothing against it.
             let costly = matches!(e, model::OnnxError::Wire(wire::WireError::TooCostly { .. }));
             let (status, summary) = if costly {
-                (
-                    RowStatus::Lead,
-                    "past the memory socair decodes this file in: nothing in it was checked (not evidence against it)",
-                )
+                (RowStatus::Lead, socair_plugin_kit::report::PAST_BOUNDS)
             } else {
                 (
                     RowStatus::Fail,

@@ -61,7 +61,7 @@ impl ProtoError {
         let (status, summary) = if self.is_bound() {
             (
                 socair_plugin_api::RowStatus::Lead,
-                "past the memory socair decodes this file in: nothing in it was checked (not evidence against it)",
+                socair_plugin_kit::report::PAST_BOUNDS,
             )
         } else {
             (socair_plugin_api::RowStatus::Fail, summary)
