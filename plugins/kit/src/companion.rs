@@ -350,14 +350,18 @@ pub fn classify(rel: &str, input: &(impl Contents + ?Sized), unread: &str) -> Co
     if let Some(judged) = tokenizer_model(name, ext.as_deref(), input) {
         return judged;
     }
-    if name == "checkpoint" && input.len() <= MAX_TEXT {
-        // TensorFlow's checkpoint state file, a text proto (crate::checkpoint_state).
-        let text = input
-            .all()
-            .ok()
-            .and_then(|b| String::from_utf8(b.into_owned()).ok());
-        if let Some(text) = text.filter(|t| t.starts_with("model_checkpoint_path: ")) {
-            return match checkpoint_state::read(&text) {
+    const STATE: &[u8] = b"model_checkpoint_path: ";
+    let mut first = [0u8; STATE.len()];
+    if name == "checkpoint"
+        && (STATE.len() as u64..=MAX_TEXT).contains(&input.len())
+        && input.head(&mut first).is_ok()
+        && first == STATE
+    {
+        // TensorFlow's checkpoint state file, a text proto (crate::checkpoint_state): read
+        // whole only once its first bytes say so, and decoded in place.
+        let bytes = input.all().ok();
+        if let Some(text) = bytes.as_deref().and_then(|b| std::str::from_utf8(b).ok()) {
+            return match checkpoint_state::read(text) {
                 Ok(_) => Companion::Data(
                     "TensorFlow's checkpoint state (a CheckpointState text proto), every checkpoint it names inside the directory: read as data",
                 ),
