@@ -25,6 +25,7 @@
 mod findings;
 mod grammar;
 mod machine;
+pub mod profile;
 pub mod reader;
 pub mod text;
 mod typed;
@@ -33,6 +34,7 @@ mod values;
 use findings::Findings;
 pub use findings::{group, Kind, MAX_PER_KIND};
 use machine::{Ended, Run};
+pub use profile::{PickledArray, Profile};
 pub use values::{
     check_bounds, Composite, DictObject, Finding, GlobalRef, Grammar, Layout, Object, Options,
     Outcome, Python2Str, RecordObject, Severity, StorageClass, StorageRef, TensorModel, Value,
