@@ -13,7 +13,7 @@ use std::rc::Rc;
 
 impl Run<'_, '_> {
     pub(super) fn call(&mut self, callable: Value, args: Value, newobj: bool) -> Value {
-        let gname = self.options.grammar.name();
+        let gname = self.options.rules_name();
         let Value::Tuple(args, _) = args else {
             self.structure(
                 Severity::Fail,
@@ -139,6 +139,10 @@ impl Run<'_, '_> {
             Known::RebuildParameter | Known::RebuildParameterWithState if !newobj => {
                 self.rebuild_parameter(&args, known == Known::RebuildParameterWithState)
             }
+            Known::Profile(p) => match self.call_profile(p, &args, newobj) {
+                Some(v) => v,
+                None => self.call_outside(&dotted, args.len()),
+            },
             k if self.options.grammar >= Grammar::V3 => {
                 match self.call_v3(k, &dotted, &args, newobj) {
                     Some(v) => v,
@@ -152,7 +156,7 @@ impl Run<'_, '_> {
     /// A call of a grammar global with arguments the grammar does not model: a LEAD, and an
     /// opaque result.
     fn call_outside(&mut self, dotted: &str, n: usize) -> Value {
-        let gname = self.options.grammar.name();
+        let gname = self.options.rules_name();
         let text = format!("calls {dotted} with {n} arguments: outside {gname}");
         self.note(Kind::Call, Severity::Lead, None, || text);
         Value::Opaque(Rc::from(dotted))

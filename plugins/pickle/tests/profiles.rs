@@ -1,0 +1,123 @@
+//! `socair-data/1` and joblib mode against pickles CPython, numpy and joblib wrote
+//! (`fixtures/pickle-data/make_fixtures.py`, `fixtures/joblib/make_fixtures.py`): every benign
+//! pickle PASSes, and every numeric array is located with the bytes numpy loads
+//! (`expected.json`: path, dtype, shape and the sha256 of `arr.tobytes(order='A')`).
+
+use socair_pickle::pickle::{run, Options, Profile, Severity};
+use std::path::{Path, PathBuf};
+
+fn fixtures(dir: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../fixtures")
+        .join(dir)
+}
+
+fn sha256_hex(data: &[u8]) -> String {
+    use sha2::Digest;
+    sha2::Sha256::digest(data)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+/// The array as numpy 2.4.6 loads it: `pickle.loads` gives a big-endian array back in native
+/// (little-endian) order, its bytes swapped item by item (each half of a complex apart).
+fn native(descr: &str, bytes: &[u8]) -> (String, Vec<u8>) {
+    let Some(rest) = descr.strip_prefix('>') else {
+        return (descr.to_string(), bytes.to_vec());
+    };
+    let digits: String = rest
+        .chars()
+        .skip(1)
+        .take_while(|c| c.is_ascii_digit())
+        .collect();
+    let mut width: usize = digits.parse().unwrap_or(1);
+    if rest.starts_with('c') {
+        width /= 2;
+    }
+    let mut out = bytes.to_vec();
+    for chunk in out.chunks_mut(width.max(1)) {
+        chunk.reverse();
+    }
+    (format!("<{rest}"), out)
+}
+
+/// Runs every `.pkl` of `dir` (prefixed `prefix`) under `options`; returns, per file, the
+/// findings worse than PASS and whether the arrays match `expected.json`.
+fn check_dir(dir: &str, prefix: &str, options: &Options) -> Vec<String> {
+    let base = fixtures(dir);
+    let expected: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(base.join("expected.json")).unwrap()).unwrap();
+    let mut problems = Vec::new();
+    let mut names: Vec<_> = std::fs::read_dir(&base)
+        .unwrap()
+        .filter_map(|e| e.ok().map(|e| e.file_name().to_string_lossy().into_owned()))
+        .filter(|n| n.starts_with(prefix) && n.ends_with(".pkl"))
+        .collect();
+    names.sort();
+    assert!(!names.is_empty(), "no fixtures in {dir}");
+    for name in names {
+        let data = std::fs::read(base.join(&name)).unwrap();
+        let out = run(&data, options);
+        for f in &out.findings {
+            problems.push(format!(
+                "{name}: {:?} at {} ({}): {}",
+                f.severity, f.offset, f.opcode, f.reason
+            ));
+        }
+        let want = expected[&name].as_array().cloned().unwrap_or_default();
+        let mut got: Vec<(String, String, Vec<u64>, String)> = out
+            .arrays
+            .iter()
+            .map(|a| {
+                let (descr, bytes) = native(&a.descr, &data[a.bytes.clone()]);
+                (a.path.clone(), descr, a.shape.clone(), sha256_hex(&bytes))
+            })
+            .collect();
+        let unread: Vec<&String> = out.unread_arrays.iter().map(|(p, _)| p).collect();
+        let mut want: Vec<(String, String, Vec<u64>, String)> = want
+            .iter()
+            .filter(|w| !unread.contains(&&w["path"].as_str().unwrap().to_string()))
+            .map(|w| {
+                (
+                    w["path"].as_str().unwrap().to_string(),
+                    w["dtype"].as_str().unwrap().to_string(),
+                    w["shape"]
+                        .as_array()
+                        .unwrap()
+                        .iter()
+                        .map(|d| d.as_u64().unwrap())
+                        .collect(),
+                    w["sha256"].as_str().unwrap().to_string(),
+                )
+            })
+            .collect();
+        got.sort();
+        want.sort();
+        if got != want {
+            problems.push(format!(
+                "{name}: arrays {got:?}, numpy loads {want:?} (unread {unread:?})"
+            ));
+        }
+    }
+    problems
+}
+
+#[test]
+fn benign_data_pickles_pass_under_socair_data() {
+    let options = Options {
+        profile: Profile::Data,
+        ..Options::default()
+    };
+    let problems = check_dir("pickle-data", "", &options);
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
+
+#[test]
+fn data_pickles_are_not_pass_without_a_profile() {
+    let base = fixtures("pickle-data");
+    let data = std::fs::read(base.join("arrays-p4.pkl")).unwrap();
+    let out = run(&data, &Options::default());
+    assert!(out.worst() >= Some(Severity::Lead));
+    assert!(out.arrays.is_empty());
+}
