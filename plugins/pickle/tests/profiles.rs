@@ -44,7 +44,7 @@ fn native(descr: &str, bytes: &[u8]) -> (String, Vec<u8>) {
 
 /// Runs every `.pkl` of `dir` (prefixed `prefix`) under `options`; returns, per file, the
 /// findings worse than PASS and whether the arrays match `expected.json`.
-fn check_dir(dir: &str, prefix: &str, options: &Options) -> Vec<String> {
+fn check_dir(dir: &str, prefix: &str, ext: &str, options: &Options) -> Vec<String> {
     let base = fixtures(dir);
     let expected: serde_json::Value =
         serde_json::from_slice(&std::fs::read(base.join("expected.json")).unwrap()).unwrap();
@@ -52,7 +52,7 @@ fn check_dir(dir: &str, prefix: &str, options: &Options) -> Vec<String> {
     let mut names: Vec<_> = std::fs::read_dir(&base)
         .unwrap()
         .filter_map(|e| e.ok().map(|e| e.file_name().to_string_lossy().into_owned()))
-        .filter(|n| n.starts_with(prefix) && n.ends_with(".pkl"))
+        .filter(|n| n.starts_with(prefix) && n.ends_with(ext))
         .collect();
     names.sort();
     assert!(!names.is_empty(), "no fixtures in {dir}");
@@ -109,7 +109,7 @@ fn benign_data_pickles_pass_under_socair_data() {
         profile: Profile::Data,
         ..Options::default()
     };
-    let problems = check_dir("pickle-data", "", &options);
+    let problems = check_dir("pickle-data", "", ".pkl", &options);
     assert!(problems.is_empty(), "{}", problems.join("\n"));
 }
 
@@ -120,4 +120,46 @@ fn data_pickles_are_not_pass_without_a_profile() {
     let out = run(&data, &Options::default());
     assert!(out.worst() >= Some(Severity::Lead));
     assert!(out.arrays.is_empty());
+}
+
+#[test]
+fn joblib_files_of_data_pass_with_every_array_located() {
+    let options = Options {
+        profile: Profile::Data,
+        joblib: true,
+        ..Options::default()
+    };
+    for prefix in ["plain-arrays", "plain-objarray"] {
+        let problems = check_dir("joblib", prefix, ".joblib", &options);
+        assert!(problems.is_empty(), "{}", problems.join("\n"));
+    }
+}
+
+#[test]
+fn joblib_sklearn_models_are_lead_under_socair_data_with_arrays_located() {
+    let options = Options {
+        profile: Profile::Data,
+        joblib: true,
+        ..Options::default()
+    };
+    let problems = check_dir("joblib", "plain-sk-", ".joblib", &options);
+    assert!(
+        problems.iter().all(|p| p.contains(": Lead at ")),
+        "{}",
+        problems.join("\n")
+    );
+    assert!(!problems.is_empty());
+}
+
+#[test]
+fn sklearn_models_pass_under_socair_sklearn() {
+    for (ext, joblib) in [(".joblib", true), (".pkl", false)] {
+        let options = Options {
+            profile: Profile::Sklearn,
+            joblib,
+            ..Options::default()
+        };
+        let problems = check_dir("joblib", "plain-", ext, &options);
+        assert!(problems.is_empty(), "{}", problems.join("\n"));
+    }
 }

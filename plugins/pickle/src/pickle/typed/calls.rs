@@ -75,6 +75,15 @@ impl Run<'_, '_> {
                         )
                     });
                 }
+                if newobj && args.is_empty() && self.options.profile.data() {
+                    // Under a profile, an instance of a class outside it (`cls.__new__(cls)`,
+                    // the LEAD above) is still followed as a record, so that the arrays its
+                    // BUILD state holds are named by their attributes.
+                    return self.new_object(Object::Record(crate::pickle::values::RecordObject {
+                        class: Rc::from(format!("{}.{}", g.module, g.name).as_str()),
+                        state: None,
+                    }));
+                }
                 return Value::Opaque(Rc::from(format!("{}.{}", g.module, g.name).as_str()));
             }
         };

@@ -72,13 +72,15 @@ impl Run<'_, '_> {
             self.halt = Some(format!("the frame this joblib array's wrapper lies in runs on to byte {frame_end}, past the array's start at byte {}: Python's unpickler reads the array after the frame and then runs the rest of the frame, which is not modeled (joblib's own pickler ends the frame here)", self.reader.pos()));
             return Ok(());
         }
+        // `read_array`: an object array's nested pickle follows at once; only raw bytes
+        // are aligned.
+        if w.dtype.object {
+            return self.nested_object_array(w);
+        }
         if w.aligned {
             let pad = self.raw_bytes(1)?;
             let n = usize::from(self.data.get(pad.start).copied().unwrap_or(0));
             self.raw_bytes(n)?;
-        }
-        if w.dtype.object {
-            return self.nested_object_array(w);
         }
         let count = w.shape.iter().try_fold(1u64, |a, &n| a.checked_mul(n));
         let n = count
