@@ -54,6 +54,8 @@ pub enum ProfileGlobal {
     JoblibCompatWrapper(&'static str),
     /// A class of the `socair-sklearn/1` table, by `module.name`.
     Sklearn(&'static str),
+    /// `sklearn.tree._tree.Tree` (`socair-sklearn/1`).
+    SklearnTree,
 }
 
 /// The `datetime` classes, with the sizes of their pickled state bytes.
@@ -109,6 +111,7 @@ pub fn known(module: &str, name: &str, profile: Profile, joblib: bool) -> Option
         ("datetime", "datetime") => ProfileGlobal::DateTime(DateTimeClass::DateTime),
         ("datetime", "timedelta") => ProfileGlobal::DateTime(DateTimeClass::TimeDelta),
         ("datetime", "timezone") => ProfileGlobal::DateTime(DateTimeClass::TimeZone),
+        ("sklearn.tree._tree", "Tree") if profile >= Profile::Sklearn => ProfileGlobal::SklearnTree,
         _ if profile >= Profile::Sklearn => {
             return super::sklearn::class(module, name).map(ProfileGlobal::Sklearn)
         }

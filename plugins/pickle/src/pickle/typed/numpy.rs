@@ -260,6 +260,12 @@ impl Run<'_, '_> {
                     .1,
             ),
             (P::Sklearn(c), []) if newobj => Some(self.new_record(c).1),
+            // `Tree.__reduce__`: `(Tree, (n_features, n_classes array, n_outputs), state)`.
+            (P::SklearnTree, [Value::Int(_), Value::Obj(classes), Value::Int(_)])
+                if !newobj && self.t().numpy.arrays.iter().any(|(id, _)| id == classes) =>
+            {
+                Some(self.new_record("sklearn.tree._tree.Tree").1)
+            }
             _ => None,
         }
     }
