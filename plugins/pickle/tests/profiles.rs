@@ -169,7 +169,79 @@ fn sklearn_models_pass_under_socair_sklearn() {
             joblib,
             ..Options::default()
         };
-        let problems = check_dir("joblib", "plain-", ext, &options);
-        assert!(problems.is_empty(), "{}", problems.join("\n"));
+        for prefix in ["plain-sk-", "plain-arrays", "plain-objarray"] {
+            let problems = check_dir("joblib", prefix, ext, &options);
+            assert!(problems.is_empty(), "{}", problems.join("\n"));
+        }
+    }
+}
+
+/// The worst finding of a hostile fixture under `profile` (joblib mode for `.joblib`), and its
+/// findings.
+fn hostile(name: &str, profile: Profile) -> (Option<Severity>, Vec<String>) {
+    let data = std::fs::read(fixtures("joblib").join(name)).unwrap();
+    let out = run(
+        &data,
+        &Options {
+            profile,
+            joblib: name.ends_with(".joblib"),
+            ..Options::default()
+        },
+    );
+    let shown = out
+        .findings
+        .iter()
+        .map(|f| format!("{:?} at {}: {}", f.severity, f.offset, f.reason))
+        .collect();
+    (out.worst(), shown)
+}
+
+#[test]
+fn a_call_inside_a_profile_model_fails_whatever_the_profile() {
+    for name in [
+        "plain-hostile-pipeline-system.pkl",
+        "plain-hostile-state-calls.pkl",
+    ] {
+        for profile in [Profile::Data, Profile::Sklearn] {
+            let (worst, shown) = hostile(name, profile);
+            assert_eq!(worst, Some(Severity::Fail), "{name} {profile:?}: {shown:?}");
+            assert!(
+                shown
+                    .iter()
+                    .any(|s| s.contains("posix") && s.starts_with("Fail")),
+                "{shown:?}"
+            );
+        }
+    }
+}
+
+#[test]
+fn a_class_with_its_own_setstate_stays_lead_under_socair_sklearn() {
+    let (worst, shown) = hostile("plain-hostile-isotonic.pkl", Profile::Sklearn);
+    assert_eq!(worst, Some(Severity::Lead), "{shown:?}");
+    assert!(
+        shown.iter().any(|s| s.contains("IsotonicRegression")),
+        "{shown:?}"
+    );
+}
+
+#[test]
+fn a_joblib_frame_that_runs_past_the_array_is_never_pass() {
+    let (worst, shown) = hostile("plain-hostile-frame-hides.joblib", Profile::Sklearn);
+    assert!(worst >= Some(Severity::Lead), "{shown:?}");
+    assert!(
+        shown.iter().any(|s| s.contains("runs on to byte")),
+        "{shown:?}"
+    );
+}
+
+#[test]
+fn an_array_whose_bytes_are_short_fails() {
+    for name in [
+        "plain-hostile-short-array.pkl",
+        "plain-hostile-short-array.joblib",
+    ] {
+        let (worst, shown) = hostile(name, Profile::Data);
+        assert_eq!(worst, Some(Severity::Fail), "{name}: {shown:?}");
     }
 }

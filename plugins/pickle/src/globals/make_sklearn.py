@@ -6,7 +6,8 @@ A class is listed when it is a subclass of sklearn.base.BaseEstimator and every 
 `__reduce__`, `__reduce_ex__`, `__getstate__`, `__setstate__` it has is the one of
 `object` or of `sklearn.base.BaseEstimator` (sklearn/base.py `BaseEstimator.__getstate__`
 returns `dict(self.__dict__)` plus `_sklearn_version`; `__setstate__` warns on a version
-mismatch and `self.__dict__.update(state)`): pickle then writes NEWOBJ of the class with no
+mismatch and calls `super().__setstate__(state)`, object's, which updates `__dict__`); no class
+anywhere in the MRO but those two defines one of them: pickle then writes NEWOBJ of the class with no
 arguments and BUILD of a dict of str keys, and loading it runs no method of the class. A
 class with a method of its own is left out (a LEAD), its definer printed in the comment.
 Run: /work/venv-30p/bin/python make_sklearn.py > sklearn_table.rs
@@ -56,13 +57,13 @@ for c in sorted(set(subclasses(BaseEstimator)), key=lambda c: (c.__module__, c._
         continue
     if ".tests" in c.__module__ or c.__qualname__.startswith("_") and "Base" in c.__qualname__ and False:
         continue
+    # Every definer in the MRO counts, not only the first: BaseEstimator's own methods call
+    # `super().__getstate__()` / `super().__setstate__(state)`, which reach a mixin after it.
     own = []
     for name in METHODS:
         for k in c.__mro__:
-            if name in vars(k):
-                if k not in (object, BaseEstimator):
-                    own.append(f"{name} from {k.__module__}.{k.__qualname__}")
-                break
+            if name in vars(k) and k not in (object, BaseEstimator):
+                own.append(f"{name} from {k.__module__}.{k.__qualname__}")
     dotted = f"{c.__module__}.{c.__qualname__}"
     (left if own else ok).append((dotted, own))
 

@@ -56,6 +56,12 @@ pub enum ProfileGlobal {
     Sklearn(&'static str),
     /// `sklearn.tree._tree.Tree` (`socair-sklearn/1`).
     SklearnTree,
+    /// `copyreg._reconstructor`: what protocols 0 and 1 write for an instance
+    /// (`copyreg._reduce_ex`: `(_reconstructor, (cls, object, None))` then BUILD), accepted
+    /// only for a class the profile lists.
+    Reconstructor,
+    /// `builtins.object`, only as `_reconstructor`'s second argument.
+    Object,
 }
 
 /// The `datetime` classes, with the sizes of their pickled state bytes.
@@ -106,6 +112,8 @@ pub fn known(module: &str, name: &str, profile: Profile, joblib: bool) -> Option
         ("decimal", "Decimal") => ProfileGlobal::Decimal,
         ("builtins", "frozenset") => ProfileGlobal::FrozenSet,
         ("builtins", "bytes") => ProfileGlobal::EmptyBytes,
+        ("copyreg", "_reconstructor") => ProfileGlobal::Reconstructor,
+        ("builtins", "object") => ProfileGlobal::Object,
         ("datetime", "date") => ProfileGlobal::DateTime(DateTimeClass::Date),
         ("datetime", "time") => ProfileGlobal::DateTime(DateTimeClass::Time),
         ("datetime", "datetime") => ProfileGlobal::DateTime(DateTimeClass::DateTime),

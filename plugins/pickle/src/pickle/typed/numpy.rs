@@ -31,6 +31,8 @@ use std::rc::Rc;
 pub const NDARRAY: &str = "numpy.ndarray";
 /// The class a dtype is recorded under.
 pub const DTYPE: &str = "numpy.dtype";
+/// sklearn's tree class.
+pub const TREE: &str = "sklearn.tree._tree.Tree";
 /// joblib's wrapper class.
 pub const WRAPPER: &str = "joblib.numpy_pickle.NumpyArrayWrapper";
 
@@ -260,11 +262,21 @@ impl Run<'_, '_> {
                     .1,
             ),
             (P::Sklearn(c), []) if newobj => Some(self.new_record(c).1),
+            (P::Reconstructor, [Value::Global(cls), base, Value::None])
+                if !newobj && is(base, P::Object) =>
+            {
+                match cls.class {
+                    crate::globals::Class::Known(crate::globals::Known::Profile(P::Sklearn(c))) => {
+                        Some(self.new_record(c).1)
+                    }
+                    _ => None,
+                }
+            }
             // `Tree.__reduce__`: `(Tree, (n_features, n_classes array, n_outputs), state)`.
             (P::SklearnTree, [Value::Int(_), Value::Obj(classes), Value::Int(_)])
                 if !newobj && self.t().numpy.arrays.iter().any(|(id, _)| id == classes) =>
             {
-                Some(self.new_record("sklearn.tree._tree.Tree").1)
+                Some(self.new_record(TREE).1)
             }
             _ => None,
         }
@@ -359,7 +371,15 @@ impl Run<'_, '_> {
         match &*class {
             NDARRAY if !built => self.build_array(id, state),
             DTYPE if !built => self.build_dtype(id, state),
-            NDARRAY | DTYPE => {
+            TREE if !built => {
+                if !self.tree_state(state) {
+                    let text = format!("a sklearn Tree's state is not the dict Tree.__getstate__ writes (max_depth, node_count, nodes and values arrays): outside {}", self.options.rules_name());
+                    self.note(Kind::Structure, Severity::Lead, None, || text);
+                } else if let Some(Object::Record(r)) = self.t().objects.get_mut(id) {
+                    r.state = Some(state.clone());
+                }
+            }
+            NDARRAY | DTYPE | TREE => {
                 let text = format!(
                     "a second BUILD on a {class}: outside {}",
                     self.options.rules_name()
@@ -369,6 +389,26 @@ impl Run<'_, '_> {
             _ => return false,
         }
         true
+    }
+
+    /// `Tree.__setstate__`'s state: `{max_depth, node_count, nodes, values}`, ints and arrays.
+    fn tree_state(&mut self, state: &Value) -> bool {
+        let Value::Obj(s) = state else { return false };
+        let t = self.t();
+        let Some(Object::Dict(d)) = t.objects.get(*s) else {
+            return false;
+        };
+        let is_array =
+            |v: &Value| matches!(v, Value::Obj(a) if t.numpy.arrays.iter().any(|(id, _)| id == a));
+        d.items.len() == 4
+            && d.items.iter().all(|(k, v)| match k {
+                Value::Str(k) => match &**k {
+                    "max_depth" | "node_count" => matches!(v, Value::Int(_)),
+                    "nodes" | "values" => is_array(v),
+                    _ => false,
+                },
+                _ => false,
+            })
     }
 
     fn build_array(&mut self, id: usize, state: &Value) {
