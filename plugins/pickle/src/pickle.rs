@@ -22,9 +22,11 @@
 //! goes on abstractly in four bytes per stack slot or memo entry; every length is checked
 //! against the bytes that remain; findings are bounded per kind with exact counts of the rest.
 
+mod arrays;
 mod findings;
 mod grammar;
 mod machine;
+pub mod profile;
 pub mod reader;
 pub mod text;
 mod typed;
@@ -33,6 +35,7 @@ mod values;
 use findings::Findings;
 pub use findings::{group, Kind, MAX_PER_KIND};
 use machine::{Ended, Run};
+pub use profile::{PickledArray, Profile};
 pub use values::{
     check_bounds, Composite, DictObject, Finding, GlobalRef, Grammar, Layout, Object, Options,
     Outcome, Python2Str, RecordObject, Severity, StorageClass, StorageRef, TensorModel, Value,

@@ -690,6 +690,7 @@ impl<R: ReadAt + ?Sized> Reader<'_, R> {
                 grammar: self.options.grammar,
                 // torch.export.load's pickles go through torch.load: strict UTF-8.
                 python2_str: pickle::Python2Str::TorchUtf8,
+                ..Default::default()
             },
         );
         for f in &outcome.findings {

@@ -116,13 +116,22 @@ pub fn in_grammar(op: u8, grammar: super::values::Grammar) -> bool {
     )
 }
 
+/// Whether `op` is one of the opcodes a library profile adds to the typed model (what
+/// CPython's picklers write for plain data: `typed/data_ops.rs` models them).
+pub fn is_data_op(op: u8) -> bool {
+    matches!(
+        op,
+        b'p' | b'g' | b'V' | b'F' | b'l' | b'd' | b'0' | b'1' | b'2' | 0x8f | 0x90 | 0x91 | 0x96
+    )
+}
+
 /// One run of one pickle.
 pub struct Run<'a, 'f> {
     pub(super) data: &'a [u8],
     pub(super) start: usize,
     pub(super) reader: Reader<'a>,
     pub(super) options: &'a Options,
-    findings: &'f mut Findings,
+    pub(super) findings: &'f mut Findings,
     /// A pickle after the first of a stream: where Python raises is a LEAD.
     appended: bool,
     /// Only deciding whether bytes are a pickle: nothing is reported.
@@ -139,6 +148,9 @@ pub struct Run<'a, 'f> {
     pub(super) abs: Option<Box<Abstract>>,
     /// Why to leave the grammar once the current opcode is done.
     pub(super) leave_after: Option<String>,
+    /// Why to stop the run after the current opcode, with a LEAD: a reading that is not
+    /// modeled (a joblib array inside a frame that runs on).
+    pub(super) halt: Option<String>,
     /// Typed memory allowed, in bytes.
     pub(super) budget: usize,
     result: Option<Value>,
@@ -184,6 +196,7 @@ impl<'a, 'f> Run<'a, 'f> {
             typed: typed.then(|| Box::new(Typed::default())),
             abs: (!typed).then(|| Box::new(Abstract::default())),
             leave_after: None,
+            halt: None,
             budget: typed_budget(
                 data.len()
                     .saturating_sub(start)
@@ -239,6 +252,10 @@ impl<'a, 'f> Run<'a, 'f> {
                     break Ended::Raised(raise, self.ops);
                 }
             }
+            if let Some(why) = self.halt.take() {
+                self.note(Kind::Structure, Severity::Lead, None, || why.clone());
+                break Ended::Raised(Raise::Invalid(why), self.ops);
+            }
             if let Some(why) = self.leave_after.take() {
                 self.leave(move || why);
             } else if self
@@ -265,6 +282,11 @@ impl<'a, 'f> Run<'a, 'f> {
             Some(t) => {
                 let t = *t;
                 outcome.result = self.result.take();
+                if let Some(result) = &outcome.result {
+                    let (arrays, unread) = super::arrays::name_arrays(result, &t.objects, &t.numpy);
+                    outcome.arrays = arrays;
+                    outcome.unread_arrays = unread;
+                }
                 outcome.objects = t.objects;
                 outcome.storages = t.storages;
                 outcome.tensors = t.tensors;
@@ -315,7 +337,7 @@ impl<'a, 'f> Run<'a, 'f> {
 
     /// One opcode; `Some((end, alt_end))` at STOP.
     fn step(&mut self) -> Result<Option<(usize, Option<usize>)>, Raise> {
-        let gname = self.options.grammar.name();
+        let gname = self.options.rules_name();
         self.reader.begin_op();
         self.op_at = self.reader.pos();
         if self.reader.at_end() {
@@ -328,7 +350,8 @@ impl<'a, 'f> Run<'a, 'f> {
         self.op_at = self.reader.pos() - 1;
         self.op_name = opcode_name(op);
         self.ops += 1;
-        if self.op_at == self.start && op != 0x80 && self.typed.is_some() {
+        let torch = self.options.profile == crate::pickle::Profile::Torch;
+        if self.op_at == self.start && op != 0x80 && self.typed.is_some() && torch {
             self.note(Kind::Opcode, Severity::Lead, None, || {
                 "no PROTO opcode: a protocol 0 or 1 pickle, which torch.save never writes".into()
             });
@@ -341,7 +364,7 @@ impl<'a, 'f> Run<'a, 'f> {
                 }
                 if self.op_at == self.start {
                     self.first_proto = Some(v);
-                    if v < 2 && self.typed.is_some() {
+                    if v < 2 && self.typed.is_some() && torch {
                         self.note(Kind::Opcode, Severity::Lead, None, || {
                             format!("protocol {v}, which torch.save never writes (2 to 5)")
                         });
@@ -367,7 +390,10 @@ impl<'a, 'f> Run<'a, 'f> {
             )));
         }
         if self.typed.is_some() {
-            if in_grammar(op, self.options.grammar) {
+            if in_grammar(op, self.options.grammar)
+                || (self.options.profile.data()
+                    && (is_data_op(op) || in_grammar(op, super::values::Grammar::V2)))
+            {
                 return self.typed_op(op);
             }
             self.leave(|| {

@@ -9,6 +9,9 @@
 //! tensors from torch's rebuild functions ([`tensors`]).
 
 mod calls;
+mod data_ops;
+mod joblib;
+pub(crate) mod numpy;
 mod rebuilds;
 mod storages;
 mod tensor_attrs;
@@ -47,7 +50,11 @@ impl Run<'_, '_> {
     /// (lone surrogates included) raise UnicodeDecodeError: torch.load fails there. A loader
     /// with another encoding (`latin1`, `bytes`) reads on, so the machine goes on abstractly.
     fn python2_str(&mut self, bytes: &[u8]) {
-        let caller_chooses = self.options.grammar >= Grammar::V3
+        // `/2` decodes every pickle as torch.load does (a store pinned to it keeps that); under
+        // `/1` Python 2's opcodes are outside the grammar, and a profile reads them as a plain
+        // pickle's caller does.
+        let caller_chooses = (self.options.grammar >= Grammar::V3
+            || (self.options.profile.data() && self.options.grammar < Grammar::V2))
             && self.options.python2_str == Python2Str::CallerChooses;
         if caller_chooses && !bytes.is_ascii() {
             // A plain pickle: no one loader, so its encoding is the caller's. Latin-1 maps
@@ -296,7 +303,10 @@ impl Run<'_, '_> {
                 let n = self.size_arg(width)?;
                 let bytes = self.reader.read_into(n)?;
                 self.charge(32 + bytes.len());
-                self.push(Value::Bytes(Rc::from(bytes)));
+                let end = self.reader.pos();
+                let b: Rc<[u8]> = Rc::from(bytes);
+                self.note_bytes(&b, end - n..end);
+                self.push(Value::Bytes(b));
             }
             b'c' => {
                 let (module, name, ended) = self.global_lines(false)?;
@@ -338,6 +348,11 @@ impl Run<'_, '_> {
                 }
             }
             b'Q' => {
+                if self.options.profile.data() {
+                    self.note(Kind::Structure, Severity::Lead, None, || {
+                        "a persistent id outside a torch checkpoint: pickle.load raises here unless its caller passes a persistent_load, which then decides what it loads".into()
+                    });
+                }
                 let pid = self.t().stack.pop()?;
                 let storage = self.persistent_id(pid);
                 self.push(storage);
@@ -379,8 +394,12 @@ impl Run<'_, '_> {
             b'b' => {
                 let state = self.t().stack.pop()?;
                 let target = self.t().stack.top()?.clone();
-                self.build(target, state);
+                self.build(target.clone(), state);
+                if self.options.joblib {
+                    self.joblib_after_build(&target)?;
+                }
             }
+            op if super::machine::is_data_op(op) => self.data_op(op)?,
             _ => {
                 return Err(Raise::Invalid(format!(
                     "opcode {op:#04x} reached the typed model"
@@ -458,10 +477,12 @@ impl Run<'_, '_> {
     }
 
     fn build(&mut self, target: Value, state: Value) {
-        let gname = self.options.grammar.name();
+        let gname = self.options.rules_name();
         match target {
             Value::Obj(id) if matches!(self.t().objects[id], Object::Record(_)) => {
-                self.build_record(id, state)
+                if !self.build_profile(id, &state) {
+                    self.build_record(id, state)
+                }
             }
             Value::Obj(id) => {
                 let t = self.t();

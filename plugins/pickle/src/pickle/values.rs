@@ -350,6 +350,13 @@ pub struct Outcome {
     /// Where the first pickle ends, just past its STOP, when that is where every reader ends
     /// it (not when its STOP lies inside a frame that runs on).
     pub end: Option<usize>,
+    /// The NumPy arrays whose raw bytes lie in the pickle (or, in joblib mode, after their
+    /// wrappers), by their path in the pickled object; only while the typed model ran to the
+    /// end (a pickle that left it builds values no path names).
+    pub arrays: Vec<super::profile::PickledArray>,
+    /// The numeric arrays whose bytes are not located in the data (a protocol 0 to 2 pickle
+    /// holds them as latin-1 text), by path, each with why.
+    pub unread_arrays: Vec<(String, String)>,
 }
 
 impl Outcome {
@@ -377,6 +384,20 @@ pub struct Options {
     /// bytes are not ASCII; read under `socair-wo/3` only (`/2` decodes every pickle as
     /// torch.load does).
     pub python2_str: Python2Str,
+    /// The library profile that judges a pickle outside a torch checkpoint
+    /// ([`super::profile::Profile::Torch`]: none, `socair-wo` alone).
+    pub profile: super::profile::Profile,
+    /// Read as `joblib.load` reads a `joblib.dump` file (joblib's `NumpyUnpickler`): the
+    /// array wrappers' raw bytes follow them in the stream.
+    pub joblib: bool,
+}
+
+impl Options {
+    /// The rule set findings name: the profile's (`socair-data/1`) when one judges the
+    /// pickle, else the grammar's (`socair-wo/3`).
+    pub fn rules_name(&self) -> &'static str {
+        self.profile.name().unwrap_or(self.grammar.name())
+    }
 }
 
 /// How a Python 2 `str`'s bytes become text.

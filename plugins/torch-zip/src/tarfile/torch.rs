@@ -144,6 +144,7 @@ pub fn analyze(src: &(impl ReadAt + ?Sized), options: &AnalyzeOptions) -> Analys
         grammar: options.grammar,
         // torch.load reads the tar's pickles: strict UTF-8.
         python2_str: pickle::Python2Str::TorchUtf8,
+        ..Default::default()
     };
     for (name, bytes, start) in &data {
         match *name {

@@ -40,7 +40,7 @@ const DEVICE_TYPES: &[&str] = &[
 ];
 
 /// A scalar or string that a set may hold (hashable, no tensor), shown as Python shows it.
-fn hashable_scalar(v: &Value) -> bool {
+pub(super) fn hashable_scalar(v: &Value) -> bool {
     match v {
         Value::None
         | Value::Bool(_)
@@ -109,7 +109,7 @@ impl Run<'_, '_> {
     /// `collections.Counter()` or `Counter(mapping)`: `Counter.__reduce__` is
     /// `(self.__class__, (dict(self),))` (Lib/collections/__init__.py), and `Counter.update`
     /// of a mapping into an empty Counter is `dict.update`.
-    fn counter(&mut self, args: &[Value]) -> Option<Value> {
+    pub(super) fn counter(&mut self, args: &[Value]) -> Option<Value> {
         let items = match args {
             [] => Vec::new(),
             [Value::Obj(id)] => match self.typed.as_ref()?.objects.get(*id)? {
@@ -184,7 +184,7 @@ impl Run<'_, '_> {
     }
 
     /// `set(list)`, `complex(re, im)`, `bytearray(bytes)`: what protocol 2 writes for them.
-    fn builtin(&mut self, b: Builtin, args: &[Value]) -> Option<Value> {
+    pub(super) fn builtin(&mut self, b: Builtin, args: &[Value]) -> Option<Value> {
         match (b, args) {
             (Builtin::Set, []) => Some(Value::Data(Rc::from("set()"))),
             (Builtin::Set, [Value::Obj(id)]) => {
@@ -273,7 +273,7 @@ impl Run<'_, '_> {
     /// (dcp's `TensorProperties` takes a 5- or 6-tuple) or updates its `__dict__` with a dict
     /// of `str` keys; anything else, or a second BUILD, leaves the grammar's model (a LEAD).
     pub(super) fn build_record(&mut self, id: usize, state: Value) {
-        let gname = self.options.grammar.name();
+        let gname = self.options.rules_name();
         let objects = &self.t().objects;
         let ok = match (&objects[id], &state) {
             (Object::Record(r), Value::Tuple(items, _))
