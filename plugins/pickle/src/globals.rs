@@ -35,6 +35,8 @@
 #[doc(hidden)]
 pub mod compat;
 pub mod callables;
+pub mod profiles;
+pub mod sklearn;
 pub mod weights_only;
 
 use crate::pickle::Grammar;

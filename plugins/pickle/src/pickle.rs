@@ -52,6 +52,7 @@ pub const MAX_DATA: usize = (1 << 30) - 16;
 /// Runs the pickle in `data`, then every pickle appended after its STOP (each as its own
 /// pickle, with offsets in `data`). The outcome's typed model is the first pickle's.
 pub fn run(data: &[u8], options: &Options) -> Outcome {
+    let options = &*options.effective();
     let mut findings = Findings::for_grammar(options.grammar);
     let (mut out, ends) = first_pickle(data, options, &mut findings);
     appended(data, options, &ends, &mut findings);
@@ -63,6 +64,7 @@ pub fn run(data: &[u8], options: &Options) -> Outcome {
 /// or `None` when no STOP was reached or readers end it in different places: the bytes after
 /// it belong to whatever follows.
 pub fn run_one(data: &[u8], options: &Options) -> (Outcome, Option<usize>) {
+    let options = &*options.effective();
     let mut findings = Findings::for_grammar(options.grammar);
     let (mut out, _) = first_pickle(data, options, &mut findings);
     out.findings = findings.finish();

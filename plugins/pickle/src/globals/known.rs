@@ -71,6 +71,8 @@ pub enum Known {
     DataClass(&'static str),
     /// An enum the grammar lists (`module.name`), with its member count.
     DataEnum(&'static str, i64),
+    /// A global a library profile (or joblib mode) adds ([`super::profiles`]).
+    Profile(super::profiles::ProfileGlobal),
 }
 
 /// How the grammar classifies a global.

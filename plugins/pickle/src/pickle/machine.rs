@@ -122,7 +122,7 @@ pub struct Run<'a, 'f> {
     pub(super) start: usize,
     pub(super) reader: Reader<'a>,
     pub(super) options: &'a Options,
-    findings: &'f mut Findings,
+    pub(super) findings: &'f mut Findings,
     /// A pickle after the first of a stream: where Python raises is a LEAD.
     appended: bool,
     /// Only deciding whether bytes are a pickle: nothing is reported.
@@ -139,6 +139,9 @@ pub struct Run<'a, 'f> {
     pub(super) abs: Option<Box<Abstract>>,
     /// Why to leave the grammar once the current opcode is done.
     pub(super) leave_after: Option<String>,
+    /// Why to stop the run after the current opcode, with a LEAD: a reading that is not
+    /// modeled (a joblib array inside a frame that runs on).
+    pub(super) halt: Option<String>,
     /// Typed memory allowed, in bytes.
     pub(super) budget: usize,
     result: Option<Value>,
@@ -184,6 +187,7 @@ impl<'a, 'f> Run<'a, 'f> {
             typed: typed.then(|| Box::new(Typed::default())),
             abs: (!typed).then(|| Box::new(Abstract::default())),
             leave_after: None,
+            halt: None,
             budget: typed_budget(
                 data.len()
                     .saturating_sub(start)
@@ -239,6 +243,10 @@ impl<'a, 'f> Run<'a, 'f> {
                     break Ended::Raised(raise, self.ops);
                 }
             }
+            if let Some(why) = self.halt.take() {
+                self.note(Kind::Structure, Severity::Lead, None, || why.clone());
+                break Ended::Raised(Raise::Invalid(why), self.ops);
+            }
             if let Some(why) = self.leave_after.take() {
                 self.leave(move || why);
             } else if self
@@ -265,6 +273,11 @@ impl<'a, 'f> Run<'a, 'f> {
             Some(t) => {
                 let t = *t;
                 outcome.result = self.result.take();
+                if let Some(result) = &outcome.result {
+                    let (arrays, unread) = crate::pickle::typed::name_arrays(result, &t);
+                    outcome.arrays = arrays;
+                    outcome.unread_arrays = unread;
+                }
                 outcome.objects = t.objects;
                 outcome.storages = t.storages;
                 outcome.tensors = t.tensors;
@@ -315,7 +328,7 @@ impl<'a, 'f> Run<'a, 'f> {
 
     /// One opcode; `Some((end, alt_end))` at STOP.
     fn step(&mut self) -> Result<Option<(usize, Option<usize>)>, Raise> {
-        let gname = self.options.grammar.name();
+        let gname = self.options.rules_name();
         self.reader.begin_op();
         self.op_at = self.reader.pos();
         if self.reader.at_end() {
@@ -328,7 +341,8 @@ impl<'a, 'f> Run<'a, 'f> {
         self.op_at = self.reader.pos() - 1;
         self.op_name = opcode_name(op);
         self.ops += 1;
-        if self.op_at == self.start && op != 0x80 && self.typed.is_some() {
+        let torch = self.options.profile == crate::pickle::Profile::Torch;
+        if self.op_at == self.start && op != 0x80 && self.typed.is_some() && torch {
             self.note(Kind::Opcode, Severity::Lead, None, || {
                 "no PROTO opcode: a protocol 0 or 1 pickle, which torch.save never writes".into()
             });
@@ -341,7 +355,7 @@ impl<'a, 'f> Run<'a, 'f> {
                 }
                 if self.op_at == self.start {
                     self.first_proto = Some(v);
-                    if v < 2 && self.typed.is_some() {
+                    if v < 2 && self.typed.is_some() && torch {
                         self.note(Kind::Opcode, Severity::Lead, None, || {
                             format!("protocol {v}, which torch.save never writes (2 to 5)")
                         });
@@ -367,7 +381,9 @@ impl<'a, 'f> Run<'a, 'f> {
             )));
         }
         if self.typed.is_some() {
-            if in_grammar(op, self.options.grammar) {
+            if in_grammar(op, self.options.grammar)
+                || (self.options.profile.data() && crate::pickle::typed::is_data_op(op))
+            {
                 return self.typed_op(op);
             }
             self.leave(|| {

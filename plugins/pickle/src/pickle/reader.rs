@@ -270,6 +270,41 @@ impl<'a> Reader<'a> {
         self.contiguous(nl + 1, true)
     }
 
+    /// joblib's `file_handle.read(n)` between opcodes: the `n` raw bytes at the position, or,
+    /// when a frame is open past the position (the frame Python's `_Unframer` read whole
+    /// ends later, so the file is not here), `Err` with that frame's end.
+    pub fn raw(&mut self, n: usize) -> Result<Result<Range<usize>, usize>, Raise> {
+        if let Some(end) = self.exact_end.filter(|&e| e > self.pos) {
+            return Ok(Err(end));
+        }
+        if let Some(&(end, _)) = self.open.iter().find(|(e, _)| *e > self.pos) {
+            return Ok(Err(end));
+        }
+        self.exact_end = None;
+        self.open.clear();
+        let end = self
+            .pos
+            .checked_add(n)
+            .filter(|&e| e <= self.data.len())
+            .ok_or_else(|| {
+                Raise::Truncated(format!(
+                    "needs {n} bytes of array data at byte {} but the data ends at byte {}",
+                    self.pos,
+                    self.data.len()
+                ))
+            })?;
+        let r = self.pos..end;
+        self.pos = end;
+        Ok(Ok(r))
+    }
+
+    /// Goes on at `to` (after a nested pickle another run read).
+    pub fn jump(&mut self, to: usize) {
+        self.pos = to.min(self.data.len());
+        self.exact_end = None;
+        self.open.clear();
+    }
+
     /// The bytes left, all of them: what pure Python's `readline` gives at the end of a file
     /// that has no newline left.
     pub fn rest(&mut self) -> &'a [u8] {

@@ -9,6 +9,12 @@
 //! tensors from torch's rebuild functions ([`tensors`]).
 
 mod calls;
+mod data_ops;
+pub(crate) use data_ops::is_data_op;
+mod joblib;
+pub(crate) mod numpy;
+mod paths;
+pub(crate) use paths::name_arrays;
 mod rebuilds;
 mod storages;
 mod tensor_attrs;
@@ -296,7 +302,10 @@ impl Run<'_, '_> {
                 let n = self.size_arg(width)?;
                 let bytes = self.reader.read_into(n)?;
                 self.charge(32 + bytes.len());
-                self.push(Value::Bytes(Rc::from(bytes)));
+                let end = self.reader.pos();
+                let b: Rc<[u8]> = Rc::from(bytes);
+                self.note_bytes(&b, end - n..end);
+                self.push(Value::Bytes(b));
             }
             b'c' => {
                 let (module, name, ended) = self.global_lines(false)?;
@@ -379,8 +388,12 @@ impl Run<'_, '_> {
             b'b' => {
                 let state = self.t().stack.pop()?;
                 let target = self.t().stack.top()?.clone();
-                self.build(target, state);
+                self.build(target.clone(), state);
+                if self.options.joblib {
+                    self.joblib_after_build(&target)?;
+                }
             }
+            op if data_ops::is_data_op(op) => self.data_op(op)?,
             _ => {
                 return Err(Raise::Invalid(format!(
                     "opcode {op:#04x} reached the typed model"
@@ -458,10 +471,12 @@ impl Run<'_, '_> {
     }
 
     fn build(&mut self, target: Value, state: Value) {
-        let gname = self.options.grammar.name();
+        let gname = self.options.rules_name();
         match target {
             Value::Obj(id) if matches!(self.t().objects[id], Object::Record(_)) => {
-                self.build_record(id, state)
+                if !self.build_profile(id, &state) {
+                    self.build_record(id, state)
+                }
             }
             Value::Obj(id) => {
                 let t = self.t();

@@ -354,6 +354,9 @@ pub struct Outcome {
     /// wrappers), by their path in the pickled object; only while the typed model ran to the
     /// end (a pickle that left it builds values no path names).
     pub arrays: Vec<super::profile::PickledArray>,
+    /// The numeric arrays whose bytes are not located in the data (a protocol 0 to 2 pickle
+    /// holds them as latin-1 text), by path, each with why.
+    pub unread_arrays: Vec<(String, String)>,
 }
 
 impl Outcome {
@@ -387,6 +390,27 @@ pub struct Options {
     /// Read as `joblib.load` reads a `joblib.dump` file (joblib's `NumpyUnpickler`): the
     /// array wrappers' raw bytes follow them in the stream.
     pub joblib: bool,
+}
+
+impl Options {
+    /// The rule set findings name: the profile's (`socair-data/1`) when one judges the
+    /// pickle, else the grammar's (`socair-wo/3`).
+    pub fn rules_name(&self) -> &'static str {
+        self.profile.name().unwrap_or(self.grammar.name())
+    }
+
+    /// The options a run works with: a profile (or joblib mode) runs over `socair-wo/3`'s
+    /// typed model (its sets, complex numbers and bytearrays), whatever `grammar` says.
+    pub(super) fn effective(&self) -> std::borrow::Cow<'_, Options> {
+        if (self.profile.data() || self.joblib) && self.grammar < Grammar::V3 {
+            std::borrow::Cow::Owned(Options {
+                grammar: Grammar::V3,
+                ..self.clone()
+            })
+        } else {
+            std::borrow::Cow::Borrowed(self)
+        }
+    }
 }
 
 /// How a Python 2 `str`'s bytes become text.

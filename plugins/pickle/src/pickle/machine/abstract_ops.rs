@@ -357,7 +357,7 @@ impl<'a> Run<'a, '_> {
     /// reports calls outside the grammar; `newobj` for NEWOBJ and NEWOBJ_EX, which run only
     /// `cls.__new__`.
     fn abstract_call(&mut self, callable: Id, newobj: bool) {
-        let gname = self.options.grammar.name();
+        let gname = self.options.rules_name();
         if callable & OWNED == 0 && callable & GLOBAL != 0 {
             let Some(g) = self
                 .abs

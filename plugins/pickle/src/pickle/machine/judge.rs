@@ -3,7 +3,7 @@
 //! Apart from the opcodes that name globals (typed and abstract alike).
 
 use super::{Judged, Run, MAX_JUDGED};
-use crate::globals::{classify_pickled_in, Class};
+use crate::globals::{classify_pickled_in, profiles, Class, Known};
 use crate::pickle::findings::{quote, Kind};
 use crate::pickle::values::{GlobalRef, Severity, Value};
 use std::rc::Rc;
@@ -18,7 +18,7 @@ impl Run<'_, '_> {
 
     /// Reports a judged global (once; repeats are counted).
     pub(super) fn report_global(&mut self, entry: &Rc<Judged>) -> (Class, bool) {
-        let gname = self.options.grammar.name();
+        let gname = self.options.rules_name();
         let module = &*entry.module;
         let reviewed = matches!(entry.lookup.class, Class::Unknown)
             && self
@@ -112,7 +112,16 @@ impl Run<'_, '_> {
                 return e.clone();
             }
         }
-        let lookup = classify_pickled_in(module, name, self.proto, self.options.grammar);
+        let mut lookup = classify_pickled_in(module, name, self.proto, self.options.grammar);
+        // A profile's exact pairs (and joblib's wrappers) are judged before danger, by the
+        // name Python imports.
+        let (em, en) = lookup
+            .renamed
+            .as_ref()
+            .map_or((module, name), |(m, n)| (m.as_str(), n.as_str()));
+        if let Some(p) = profiles::known(em, en, self.options.profile, self.options.joblib) {
+            lookup.class = Class::Known(Known::Profile(p));
+        }
         let effective = match &lookup.renamed {
             Some((m, n)) => format!("{m}.{n}"),
             None => format!("{module}.{name}"),

@@ -13,7 +13,7 @@ use std::rc::Rc;
 
 impl Run<'_, '_> {
     pub(super) fn call(&mut self, callable: Value, args: Value, newobj: bool) -> Value {
-        let gname = self.options.grammar.name();
+        let gname = self.options.rules_name();
         let Value::Tuple(args, _) = args else {
             self.structure(
                 Severity::Fail,
@@ -74,6 +74,15 @@ impl Run<'_, '_> {
                             quote(&g.name)
                         )
                     });
+                }
+                if newobj && args.is_empty() && self.options.profile.data() {
+                    // Under a profile, an instance of a class outside it (`cls.__new__(cls)`,
+                    // the LEAD above) is still followed as a record, so that the arrays its
+                    // BUILD state holds are named by their attributes.
+                    return self.new_object(Object::Record(crate::pickle::values::RecordObject {
+                        class: Rc::from(format!("{}.{}", g.module, g.name).as_str()),
+                        state: None,
+                    }));
                 }
                 return Value::Opaque(Rc::from(format!("{}.{}", g.module, g.name).as_str()));
             }
@@ -139,6 +148,10 @@ impl Run<'_, '_> {
             Known::RebuildParameter | Known::RebuildParameterWithState if !newobj => {
                 self.rebuild_parameter(&args, known == Known::RebuildParameterWithState)
             }
+            Known::Profile(p) => match self.call_profile(p, &args, newobj) {
+                Some(v) => v,
+                None => self.call_outside(&dotted, args.len()),
+            },
             k if self.options.grammar >= Grammar::V3 => {
                 match self.call_v3(k, &dotted, &args, newobj) {
                     Some(v) => v,
@@ -152,7 +165,7 @@ impl Run<'_, '_> {
     /// A call of a grammar global with arguments the grammar does not model: a LEAD, and an
     /// opaque result.
     fn call_outside(&mut self, dotted: &str, n: usize) -> Value {
-        let gname = self.options.grammar.name();
+        let gname = self.options.rules_name();
         let text = format!("calls {dotted} with {n} arguments: outside {gname}");
         self.note(Kind::Call, Severity::Lead, None, || text);
         Value::Opaque(Rc::from(dotted))

@@ -377,7 +377,7 @@ impl Run<'_, '_> {
     /// `requires_grad`, `__class__`, … changes the tensor torch loads), and no value may hold a
     /// tensor (which no name would reach). `None` (after a LEAD) otherwise.
     pub(super) fn tensor_state(&mut self, name: &str, state: &Value) -> Option<Vec<Rc<str>>> {
-        let gname = self.options.grammar.name();
+        let gname = self.options.rules_name();
         let dicts: Vec<usize> = match state {
             Value::None => Vec::new(),
             Value::Obj(id) => vec![*id],

@@ -222,7 +222,7 @@ impl Run<'_, '_> {
     }
 
     pub(super) fn rebuild_tensor(&mut self, args: &[Value], which: Rebuild) -> Value {
-        let gname = self.options.grammar.name();
+        let gname = self.options.rules_name();
         let v3 = which == Rebuild::V3;
         let name = match which {
             Rebuild::V1 => "_rebuild_tensor",
@@ -421,7 +421,7 @@ impl Run<'_, '_> {
     }
 
     pub(super) fn rebuild_parameter(&mut self, args: &[Value], with_state: bool) -> Value {
-        let gname = self.options.grammar.name();
+        let gname = self.options.rules_name();
         let name = if with_state {
             "_rebuild_parameter_with_state"
         } else {

@@ -40,7 +40,7 @@ const DEVICE_TYPES: &[&str] = &[
 ];
 
 /// A scalar or string that a set may hold (hashable, no tensor), shown as Python shows it.
-fn hashable_scalar(v: &Value) -> bool {
+pub(super) fn hashable_scalar(v: &Value) -> bool {
     match v {
         Value::None
         | Value::Bool(_)
@@ -273,7 +273,7 @@ impl Run<'_, '_> {
     /// (dcp's `TensorProperties` takes a 5- or 6-tuple) or updates its `__dict__` with a dict
     /// of `str` keys; anything else, or a second BUILD, leaves the grammar's model (a LEAD).
     pub(super) fn build_record(&mut self, id: usize, state: Value) {
-        let gname = self.options.grammar.name();
+        let gname = self.options.rules_name();
         let objects = &self.t().objects;
         let ok = match (&objects[id], &state) {
             (Object::Record(r), Value::Tuple(items, _))

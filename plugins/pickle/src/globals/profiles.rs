@@ -1,0 +1,129 @@
+//! The globals the library profiles add (`plugins/pickle/PROFILES.md`), each an exact pair
+//! judged before the dangerous tables, and only under the profile that lists it:
+//!
+//! * `socair-data/1` ([`Profile::Data`]): the pure data constructors of CPython 3.12's
+//!   standard library, each with the reducer that writes it: `collections.OrderedDict`
+//!   (`OrderedDict.__reduce__`, Lib/collections/__init__.py), `collections.deque`
+//!   (`deque_reduce`, Modules/_collectionsmodule.c), `decimal.Decimal` (`Decimal.__reduce__`,
+//!   Lib/_pydecimal.py: `(self.__class__, (str(self),))`), `datetime.date`/`time`/`datetime`/
+//!   `timedelta`/`timezone` (`date_reduce`, `time_reduce_ex`, `datetime_reduce_ex`,
+//!   `delta_reduce`, `timezone_getinitargs`, Modules/_datetimemodule.c), `builtins.set`/
+//!   `frozenset` (`set_reduce`, Objects/setobject.c), `bytearray` (`bytearray_reduce_ex`,
+//!   Objects/bytearrayobject.c), `complex` (`complex___getnewargs__`), `_codecs.encode` and
+//!   `bytes()` (Lib/pickle.py `save_bytes` below protocol 3); and NumPy 2.4's numeric arrays and
+//!   dtypes: `numpy._core.multiarray._reconstruct` with `numpy.ndarray` (`array_reduce`,
+//!   numpy/_core/src/multiarray/methods.c), `numpy.dtype` (`arraydescr_reduce`,
+//!   numpy/_core/src/multiarray/descriptor.c), `numpy._core.multiarray.scalar`
+//!   (`gentype_reduce`, scalartypes.c.src) and `numpy._core.numeric._frombuffer`
+//!   (`array_reduce_ex_picklebuffer`, methods.c, protocol 5), under their numpy 1.x module
+//!   names (`numpy.core.…`) too.
+//! * joblib mode (not a profile: how `joblib.load` reads a `joblib.dump` file): joblib 1.6.0's
+//!   `joblib.numpy_pickle.NumpyArrayWrapper` and the pre-0.10 `joblib.numpy_pickle_compat.
+//!   NDArrayWrapper`/`ZNDArrayWrapper` (numpy_pickle.py `NumpyUnpickler.load_build`).
+//! * `socair-sklearn/1` ([`Profile::Sklearn`]): the classes of [`super::sklearn`]'s table.
+
+use crate::pickle::Profile;
+
+/// A global a profile (or joblib mode) adds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ProfileGlobal {
+    /// `numpy._core.multiarray._reconstruct`.
+    NpReconstruct,
+    /// `numpy.ndarray` (only as `_reconstruct`'s first argument).
+    NpNdarray,
+    /// `numpy.dtype`.
+    NpDtype,
+    /// `numpy._core.multiarray.scalar`.
+    NpScalar,
+    /// `numpy._core.numeric._frombuffer`.
+    NpFromBuffer,
+    /// `collections.deque`.
+    Deque,
+    /// `decimal.Decimal`.
+    Decimal,
+    /// A `datetime` class.
+    DateTime(DateTimeClass),
+    /// `builtins.frozenset`.
+    FrozenSet,
+    /// `builtins.bytes`, called with no arguments (`b''` below protocol 3).
+    EmptyBytes,
+    /// `joblib.numpy_pickle.NumpyArrayWrapper` (joblib mode only).
+    JoblibWrapper,
+    /// `joblib.numpy_pickle_compat.NDArrayWrapper` or `ZNDArrayWrapper` (joblib mode only):
+    /// arrays in separate files.
+    JoblibCompatWrapper(&'static str),
+    /// A class of the `socair-sklearn/1` table, by `module.name`.
+    Sklearn(&'static str),
+    /// `sklearn.tree._tree.Tree` (`socair-sklearn/1`).
+    SklearnTree,
+    /// `copyreg._reconstructor`: what protocols 0 and 1 write for an instance
+    /// (`copyreg._reduce_ex`: `(_reconstructor, (cls, object, None))` then BUILD), accepted
+    /// only for a class the profile lists.
+    Reconstructor,
+    /// `builtins.object`, only as `_reconstructor`'s second argument.
+    Object,
+}
+
+/// The `datetime` classes, with the sizes of their pickled state bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DateTimeClass {
+    /// `datetime.date`: 4 state bytes.
+    Date,
+    /// `datetime.time`: 6 state bytes, and a tzinfo.
+    Time,
+    /// `datetime.datetime`: 10 state bytes, and a tzinfo.
+    DateTime,
+    /// `datetime.timedelta(days, seconds, microseconds)`.
+    TimeDelta,
+    /// `datetime.timezone(offset[, name])`.
+    TimeZone,
+}
+
+/// What `module.name` means to `profile` (and joblib mode); `None` when nothing it adds.
+pub fn known(module: &str, name: &str, profile: Profile, joblib: bool) -> Option<ProfileGlobal> {
+    if joblib {
+        match (module, name) {
+            ("joblib.numpy_pickle", "NumpyArrayWrapper") => {
+                return Some(ProfileGlobal::JoblibWrapper)
+            }
+            ("joblib.numpy_pickle_compat", "NDArrayWrapper") => {
+                return Some(ProfileGlobal::JoblibCompatWrapper("NDArrayWrapper"))
+            }
+            ("joblib.numpy_pickle_compat", "ZNDArrayWrapper") => {
+                return Some(ProfileGlobal::JoblibCompatWrapper("ZNDArrayWrapper"))
+            }
+            _ => {}
+        }
+    }
+    if !profile.data() {
+        return None;
+    }
+    let g = match (module, name) {
+        ("numpy._core.multiarray" | "numpy.core.multiarray", "_reconstruct") => {
+            ProfileGlobal::NpReconstruct
+        }
+        ("numpy._core.multiarray" | "numpy.core.multiarray", "scalar") => ProfileGlobal::NpScalar,
+        ("numpy._core.numeric" | "numpy.core.numeric", "_frombuffer") => {
+            ProfileGlobal::NpFromBuffer
+        }
+        ("numpy", "ndarray") => ProfileGlobal::NpNdarray,
+        ("numpy", "dtype") => ProfileGlobal::NpDtype,
+        ("collections", "deque") => ProfileGlobal::Deque,
+        ("decimal", "Decimal") => ProfileGlobal::Decimal,
+        ("builtins", "frozenset") => ProfileGlobal::FrozenSet,
+        ("builtins", "bytes") => ProfileGlobal::EmptyBytes,
+        ("copyreg", "_reconstructor") => ProfileGlobal::Reconstructor,
+        ("builtins", "object") => ProfileGlobal::Object,
+        ("datetime", "date") => ProfileGlobal::DateTime(DateTimeClass::Date),
+        ("datetime", "time") => ProfileGlobal::DateTime(DateTimeClass::Time),
+        ("datetime", "datetime") => ProfileGlobal::DateTime(DateTimeClass::DateTime),
+        ("datetime", "timedelta") => ProfileGlobal::DateTime(DateTimeClass::TimeDelta),
+        ("datetime", "timezone") => ProfileGlobal::DateTime(DateTimeClass::TimeZone),
+        ("sklearn.tree._tree", "Tree") if profile >= Profile::Sklearn => ProfileGlobal::SklearnTree,
+        _ if profile >= Profile::Sklearn => {
+            return super::sklearn::class(module, name).map(ProfileGlobal::Sklearn)
+        }
+        _ => return None,
+    };
+    Some(g)
+}

@@ -1,0 +1,106 @@
+//! The names of the arrays a pickle builds: each array's path from the pickle's value, by dict
+//! keys, list and tuple indices, and attribute names (a record's BUILD state dict), joined by
+//! dots (`steps.1.1.coef_`: a `Pipeline`'s `steps` is a list of `(name, estimator)` tuples).
+//! Each object is visited once (the memo shares objects), so an array reached twice is named
+//! by its first path; the walk is bounded by the objects the run built.
+
+use super::numpy::ArrayInfo;
+use crate::pickle::machine::Typed;
+use crate::pickle::values::{Object, Value};
+use crate::pickle::PickledArray;
+use std::collections::HashMap;
+
+/// Deepest path followed (deeper arrays are named by the prefix, with `…`).
+const MAX_DEPTH: usize = 64;
+
+/// The arrays reachable from `result`, with located bytes, and those whose bytes are not
+/// located, each with why.
+pub fn name_arrays(result: &Value, t: &Typed) -> (Vec<PickledArray>, Vec<(String, String)>) {
+    let mut out = (Vec::new(), Vec::new());
+    if t.numpy.arrays.is_empty() && t.numpy.nested.is_empty() {
+        return out;
+    }
+    let arrays: HashMap<usize, &ArrayInfo> = t.numpy.arrays.iter().map(|(i, a)| (*i, a)).collect();
+    let mut seen = vec![false; t.objects.len()];
+    // Depth-first, with an explicit stack: (value, path).
+    let mut stack: Vec<(Value, String, usize)> = vec![(result.clone(), String::new(), 0)];
+    let join = |p: &str, k: &str| {
+        if p.is_empty() {
+            k.to_string()
+        } else {
+            format!("{p}.{k}")
+        }
+    };
+    while let Some((v, path, depth)) = stack.pop() {
+        if depth > MAX_DEPTH {
+            continue;
+        }
+        let mut children: Vec<(Value, String)> = Vec::new();
+        match &v {
+            Value::Tuple(items, _) => {
+                for (i, item) in items.iter().enumerate() {
+                    children.push((item.clone(), join(&path, &i.to_string())));
+                }
+            }
+            Value::Obj(id) => {
+                let Some(slot) = seen.get_mut(*id) else {
+                    continue;
+                };
+                if *slot {
+                    continue;
+                }
+                *slot = true;
+                for (_, inner) in t.numpy.nested.iter().filter(|(n, _)| n == id) {
+                    for a in inner {
+                        let mut a = a.clone();
+                        a.path = join(&path, &a.path);
+                        out.0.push(a);
+                    }
+                }
+                if let Some(a) = arrays.get(id) {
+                    match &a.bytes {
+                        Ok(r) => out.0.push(PickledArray {
+                            path: path.clone(),
+                            descr: a.descr.clone(),
+                            shape: a.shape.clone(),
+                            fortran_order: a.fortran,
+                            bytes: r.clone(),
+                        }),
+                        Err(why) => out.1.push((path.clone(), why.clone())),
+                    }
+                    continue;
+                }
+                match t.objects.get(*id) {
+                    Some(Object::List(items)) => {
+                        for (i, item) in items.iter().enumerate() {
+                            children.push((item.clone(), join(&path, &i.to_string())));
+                        }
+                    }
+                    Some(Object::Dict(d)) => {
+                        for (k, item) in &d.items {
+                            let key = match k {
+                                Value::Str(s) => s.to_string(),
+                                Value::Int(i) => i.to_string(),
+                                Value::Bool(b) => b.to_string(),
+                                _ => "?".to_string(),
+                            };
+                            children.push((item.clone(), join(&path, &key)));
+                        }
+                    }
+                    Some(Object::Record(r)) => {
+                        if let Some(state) = &r.state {
+                            children.push((state.clone(), path.clone()));
+                        }
+                    }
+                    None => {}
+                }
+            }
+            _ => {}
+        }
+        // Pushed in reverse so that the walk meets them in order.
+        for (c, p) in children.into_iter().rev() {
+            stack.push((c, p, depth + 1));
+        }
+    }
+    out
+}
