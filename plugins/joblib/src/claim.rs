@@ -37,7 +37,64 @@ pub fn claims(head: &[u8], file_len: u64) -> bool {
                 socair_pickle::pickle::looks_like_pickle(&out, u64::MAX)
             }
         }
+        Compressor::Xz => {
+            let mut out = inflated_head(Compressor::Xz, head);
+            if out.is_empty() {
+                out = xz_first_chunk(head);
+            }
+            !out.is_empty() && socair_pickle::pickle::looks_like_pickle(&out, u64::MAX)
+        }
         c => inflated_head_is_pickle(c, head),
+    }
+}
+
+/// The first bytes of an xz stream's first LZMA2 chunk, for a head cut inside that chunk (the
+/// xz decoder gives nothing of a chunk until it has all of it): the stream header (12 bytes),
+/// the block header (its size byte, times 4, plus 4), then an LZMA2 chunk (xz-file-format 1.2.1
+/// sections 2.1.1, 3.1; LZMA2 as liblzma's `lzma2_decoder.c` reads it): an uncompressed chunk
+/// (control 1 or 2, a 16-bit size) or an LZMA chunk (control 0x80 and up, sizes, a properties
+/// byte when the control says so) whose first bytes the LZMA decoder gives as it reads them.
+fn xz_first_chunk(head: &[u8]) -> Vec<u8> {
+    let Some(&size) = head.get(12) else {
+        return Vec::new();
+    };
+    let chunk = 12 + (usize::from(size) + 1) * 4;
+    let Some(&control) = head.get(chunk) else {
+        return Vec::new();
+    };
+    match control {
+        1 | 2 => head
+            .get(chunk + 3..)
+            .map(|d| d.get(..64).unwrap_or(d).to_vec())
+            .unwrap_or_default(),
+        0xc0..=0xff => {
+            let (Some(unpacked), Some(&props), Some(data)) = (
+                head.get(chunk..chunk + 3),
+                head.get(chunk + 5),
+                head.get(chunk + 6..),
+            ) else {
+                return Vec::new();
+            };
+            let unpacked = ((u64::from(unpacked[0] & 0x1f) << 16)
+                | (u64::from(unpacked[1]) << 8)
+                | u64::from(unpacked[2]))
+                + 1;
+            let Ok(mut d) =
+                lzma_rust2::LzmaReader::new_with_props(data, unpacked, props, 1 << 20, None)
+            else {
+                return Vec::new();
+            };
+            let mut out = Vec::new();
+            let mut piece = [0u8; 64];
+            while out.len() < 256 {
+                match std::io::Read::read(&mut d, &mut piece) {
+                    Ok(n) if n > 0 => out.extend_from_slice(piece.get(..n).unwrap_or_default()),
+                    _ => break,
+                }
+            }
+            out
+        }
+        _ => Vec::new(),
     }
 }
 

@@ -212,7 +212,10 @@ fn keep(out: &mut Vec<u8>, piece: &[u8], bound: u64) -> Result<(), Fail> {
 
 /// Reads `decoder` to its end into `out`, at most `bound` bytes in all.
 fn pump(decoder: &mut impl Read, out: &mut Vec<u8>, bound: u64) -> Result<(), Fail> {
-    let mut piece = vec![0u8; PIECE];
+    // Small pieces when little is wanted (a claim's look at a head, which is cut anywhere):
+    // a decoder that meets the end of its input inside a piece gives nothing of that piece.
+    let size = if bound < PIECE as u64 { 64 } else { PIECE };
+    let mut piece = vec![0u8; size];
     loop {
         let n = match decoder.read(&mut piece) {
             Ok(0) => return Ok(()),

@@ -75,3 +75,23 @@ pub fn read_options(options: &ReadOptions) -> read::ReadOptions {
         header_only: options.header_only,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use abi_stable::std_types::Tuple2;
+
+    #[test]
+    fn the_profile_is_socair_data_unless_sklearn_is_asked_for() {
+        let mut options = ReadOptions::default();
+        assert_eq!(read_options(&options).profile, Profile::Data);
+        assert_eq!(read_options(&options).grammar, Grammar::NEWEST);
+        options.rules = vec![
+            Tuple2("socair-sklearn".into(), "1".into()),
+            Tuple2("socair-wo".into(), "1".into()),
+        ]
+        .into();
+        assert_eq!(read_options(&options).profile, Profile::Sklearn);
+        assert_eq!(read_options(&options).grammar, Grammar::V1);
+    }
+}

@@ -14,14 +14,15 @@ use socair_plugin_api::{
     ByteOrder, ByteRange, Finding, OpenedFile, ReportRow, RowStatus, TensorDescriptor,
     TensorOrigin, Unread,
 };
-use socair_plugin_kit::bounded::{described_limit, short};
+use socair_plugin_kit::bounded::{described_limit, short, thousands};
 use socair_plugin_kit::report::{refused, refused_as, PAST_BOUNDS, PICKLE_CHECK, STRUCTURE_CHECK};
 
 /// The format name.
 pub const FORMAT: &str = "joblib";
 
-/// How one read runs.
-#[derive(Debug, Clone, Default)]
+/// How one read runs ([`Default`]: as the plugin reads when the host asks for nothing: the
+/// newest grammar, `socair-data/1`).
+#[derive(Debug, Clone)]
 pub struct ReadOptions {
     /// Globals the operator reviewed.
     pub reviewed: Vec<String>,
@@ -31,6 +32,17 @@ pub struct ReadOptions {
     pub profile: Profile,
     /// Describe no tensor (header-only reads).
     pub header_only: bool,
+}
+
+impl Default for ReadOptions {
+    fn default() -> Self {
+        ReadOptions {
+            reviewed: Vec::new(),
+            grammar: Grammar::NEWEST,
+            profile: Profile::Data,
+            header_only: false,
+        }
+    }
 }
 
 /// NumPy's `dtype.str` kinds and sizes socair has an element type for (the safetensors names,
@@ -152,11 +164,12 @@ pub fn read(file: &[u8], options: &ReadOptions) -> OpenedFile {
     let how = match &inflated {
         None => "not compressed".to_owned(),
         Some(i) => format!(
-            "{} compressed: {} stream{} inflated to {} bytes (at most {bound})",
+            "{}-compressed, {} stream{} inflated to {} bytes of at most {}",
             compressor.name(),
             i.streams,
             if i.streams == 1 { "" } else { "s" },
-            i.data.len()
+            thousands(i.data.len() as u64),
+            thousands(bound)
         ),
     };
     let structure_row = ReportRow {
@@ -167,7 +180,7 @@ pub fn read(file: &[u8], options: &ReadOptions) -> OpenedFile {
             RowStatus::Lead
         },
         summary: format!(
-            "joblib file ({how}), opened as joblib.load opens it; its pickle read in joblib mode, {} array{} after their wrappers",
+            "joblib file ({how}), opened as joblib.load opens it; its pickle read in joblib mode: {} array{} after their wrappers",
             run.arrays.len(),
             if run.arrays.len() == 1 { "" } else { "s" }
         )
@@ -320,15 +333,23 @@ fn tensors(
             a.path.as_str()
         };
         let place = format!("{} (inflated byte {})", short(name), a.bytes.start);
-        let Some((element_type, byte_order, size)) = element(&a.descr) else {
-            unread.push(unread_one(
-                name,
-                format!("{place}: dtype {:?} has no element type socair fingerprints; not fingerprinted", a.descr),
-            ));
-            continue;
-        };
         let numel = a.shape.iter().try_fold(1u64, |n, &d| n.checked_mul(d));
         let len = (a.bytes.end.saturating_sub(a.bytes.start)) as u64;
+        // A dtype with no element type of socair's (records, strings, datetimes, as a
+        // tree's `nodes`): fingerprinted by its bytes (sha256, no values hash), as the numpy
+        // plugin does, with the element size its bytes give.
+        let other = || {
+            let order = if a.descr.starts_with('>') {
+                ByteOrder::Big
+            } else {
+                ByteOrder::Little
+            };
+            let size = numel.filter(|&n| n > 0).map_or(1, |n| len / n).max(1);
+            (None, order, size)
+        };
+        let (element_type, byte_order, size) = element(&a.descr)
+            .map(|(e, o, s)| (Some(e), o, s))
+            .unwrap_or_else(other);
         if numel.and_then(|n| n.checked_mul(size)) != Some(len) {
             unread.push(unread_one(
                 name,
@@ -354,7 +375,7 @@ fn tensors(
         let mut t = socair_plugin_kit::report::tensor_in_file(
             name,
             &a.descr,
-            Some(element_type),
+            element_type,
             a.shape.clone(),
             Vec::new(),
             byte_order,
@@ -393,6 +414,80 @@ fn tensors(
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
+
+    fn fixture(name: &str) -> Vec<u8> {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/joblib");
+        std::fs::read(dir.join(name)).unwrap()
+    }
+
+    /// An estimator is a LEAD under `socair-data/1` and PASSes under `socair-sklearn/1`, in
+    /// every container; its arrays are described the same either way.
+    #[test]
+    fn estimators_pass_under_the_sklearn_profile_only() {
+        for c in ["zlib", "bz2", "lz4", "none"] {
+            let data = fixture(&format!("z-logreg-{c}.joblib"));
+            let mut options = ReadOptions::default();
+            let lead = read(&data, &options);
+            assert_eq!(
+                lead.rows[1].status,
+                RowStatus::Lead,
+                "{c}: {:?}",
+                lead.rows[1]
+            );
+            options.profile = Profile::Sklearn;
+            let pass = read(&data, &options);
+            assert_eq!(pass.rows[0].status, RowStatus::Pass, "{c}");
+            assert_eq!(
+                pass.rows[1].status,
+                RowStatus::Pass,
+                "{c}: {:?}",
+                pass.rows[1]
+            );
+            assert!(pass.rows[1].summary.contains("socair-sklearn/1"));
+            assert_eq!(pass.tensors, lead.tensors, "{c}");
+            assert!(pass.tensors.len() >= 3, "{c}");
+            assert_eq!(pass.tensors[0].inline.is_some(), c != "none", "{c}");
+        }
+    }
+
+    /// Under `socair-sklearn/1`, every array `joblib.load` gives (`.expected.json`) is
+    /// described, by its path, in every container (a forest's trees' `nodes` and `values`
+    /// included: `Tree.__reduce__`'s state, which socair-data/1 does not follow).
+    #[test]
+    fn every_array_joblib_load_gives_is_described_under_the_sklearn_profile() {
+        let options = ReadOptions {
+            profile: Profile::Sklearn,
+            ..Default::default()
+        };
+        for model in ["logreg", "forest", "pipeline", "arrays"] {
+            for c in ["zlib", "gzip", "bz2", "lzma", "xz", "lz4", "none"] {
+                let name = format!("z-{model}-{c}");
+                let want: serde_json::Value =
+                    serde_json::from_slice(&fixture(&format!("{name}.expected.json"))).unwrap();
+                let mut want: Vec<(String, String)> = want["arrays"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|a| {
+                        (
+                            a["path"].as_str().unwrap().into(),
+                            a["dtype"].as_str().unwrap().into(),
+                        )
+                    })
+                    .collect();
+                let opened = read(&fixture(&format!("{name}.joblib")), &options);
+                let mut got: Vec<(String, String)> = opened
+                    .tensors
+                    .iter()
+                    .map(|t| (t.name.to_string(), t.dtype.to_string()))
+                    .collect();
+                want.sort();
+                got.sort();
+                assert_eq!(got, want, "{name}");
+                assert!(opened.unread.is_empty(), "{name}: {:?}", opened.unread);
+            }
+        }
+    }
 
     #[test]
     fn numeric_descrs() {
