@@ -21,11 +21,15 @@ pub use read::FORMAT;
 
 socair_plugin_kit::export_plugin! {
     name: "joblib",
-    rule_sets: [
-        rule_set(Grammar::RULE_SET, "3"),
-        rule_set(Profile::DATA_RULE_SET, "1"),
-        rule_set(Profile::SKLEARN_RULE_SET, "1"),
-    ],
+    // Every socair-wo version (the host may pin any; the pickle machine runs it), and the two
+    // library profiles.
+    rule_sets: Grammar::ALL
+        .iter()
+        .map(|g| rule_set(Grammar::RULE_SET, g.version()))
+        .chain([
+            rule_set(Profile::DATA_RULE_SET, "1"),
+            rule_set(Profile::SKLEARN_RULE_SET, "1"),
+        ]),
     readers: [JoblibReader],
     writers: [],
     encoders: [],
