@@ -15,6 +15,7 @@ mod faults;
 mod gguf;
 mod hostile_pickles;
 mod human;
+mod joblib;
 mod keras;
 mod keras_convert;
 mod legacy;

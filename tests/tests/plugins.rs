@@ -252,6 +252,7 @@ fn incompatible_and_invalid_plugins_are_refused_with_reasons() {
             "panicky",
             "archive",
             "gguf",
+            "joblib",
             "keras",
             "numpy",
             "onnx",

@@ -14,6 +14,7 @@ pub mod checkpoint_state;
 pub mod companion;
 pub mod export;
 pub mod jinja;
+pub mod joblib;
 pub mod protobuf;
 pub mod report;
 pub mod sentencepiece;

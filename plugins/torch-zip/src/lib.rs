@@ -95,8 +95,13 @@ impl Reader for TorchLegacyReader {
     fn detect(&self, head: &[u8], file_len: u64) -> bool {
         // Any pickle is claimed, of any protocol, so that a pickle named like a checkpoint is
         // scanned and said to be what it is rather than passed over; and torch's oldest
-        // format, a tar of torch 0.1's members.
+        // format, a tar of torch 0.1's members. Except a pickle whose first bytes name
+        // joblib's array wrappers: the joblib plugin reads it as joblib.load does (the array
+        // bytes after each wrapper), by the same rule (`socair_plugin_kit::joblib`), so that
+        // one reader reads it and none leaves it unread.
         legacy::looks_like_legacy(head, file_len)
+            && !(legacy::looks_like_pickle(head, file_len)
+                && socair_plugin_kit::joblib::names_array_wrapper(head))
     }
 
     fn open(
