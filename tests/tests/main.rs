@@ -18,6 +18,7 @@ mod human;
 mod keras;
 mod keras_convert;
 mod legacy;
+mod native;
 mod numpy;
 mod onnx;
 mod packaging;

@@ -332,7 +332,7 @@ fn tree(all: &[Line<'_>], start: usize, t: usize, max_feature: i64, out: &mut Ou
         );
     }
     let place = |k: &str| match kv.get(k) {
-        Some((i, _)) => format!("line {} (tree {t} {k})", i + 1),
+        Some((i, _)) => format!("tree {t} {k} (line {})", i + 1),
         None => format!("tree {t} {k}"),
     };
     let scalar = |k: &str| kv.get(k).and_then(|(_, v)| v.trim().parse::<i64>().ok());

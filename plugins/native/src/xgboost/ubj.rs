@@ -181,7 +181,7 @@ impl Parser<'_> {
                     ));
                 };
                 self.expect(b'#')?;
-                let count_at = self.pos;
+                let count_at = self.pos + 1;
                 let count = self.length()?;
                 let len = (count as u64).saturating_mul(width);
                 if len > self.left() as u64 {
@@ -203,7 +203,7 @@ impl Parser<'_> {
             }
             Some(b'#') => {
                 self.pos += 1;
-                let count_at = self.pos;
+                let count_at = self.pos + 1;
                 let count = self.length()?;
                 if count > self.left() {
                     return Err(ParseError::at(
