@@ -1,11 +1,12 @@
 //! Flax's msgpack state dicts (`flax.serialization.to_bytes` / `msgpack_serialize`, `.msgpack`,
 //! transformers' `flax_model.msgpack`), read as `flax.serialization.msgpack_restore` reads them
-//! (`flax/serialization.py` at v0.12.7: `msgpack.unpackb(encoded, ext_hook=_msgpack_ext_unpack,
-//! raw=False)`, msgpack-python 1.x), strictly and within bounds.
+//! (`flax/serialization.py` of flax 0.12.8 as pip installs it, the same as v0.12.7 but for
+//! `strict_map_key=False`: `msgpack.unpackb(encoded, ext_hook=_msgpack_ext_unpack, raw=False,
+//! strict_map_key=False)`, msgpack-python 1.2.4), strictly and within bounds.
 //!
 //! msgpack-python's `unpackb` refuses bytes after the object (`ExtraData`), the reserved marker
-//! `0xc1`, map keys that are not strings or bytes (`strict_map_key`), strings that are not
-//! UTF-8 (`raw=False`) and nesting deeper than its stack (1024); so does socair. A key written
+//! `0xc1`, unhashable map keys (arrays, maps; Flax allows every other key), strings that are
+//! not UTF-8 (`raw=False`) and nesting deeper than its stack (1024); so does socair. A key written
 //! twice is kept once (the last: the unpacker stores into a dict) and is a LEAD. Flax's ext
 //! types (`_MsgpackExtType`): `1` an ndarray and `3` a NumPy scalar, each a nested msgpack
 //! `(shape, dtype name, buffer)` that `_ndarray_from_bytes` reads with `np.frombuffer` in the
@@ -276,8 +277,12 @@ impl<'a> Reader<'a> {
                         Parsed::Raw { offset, len, .. } => {
                             String::from_utf8_lossy(self.cur.data.get(offset..offset + len as usize).unwrap_or_default()).into_owned()
                         }
+                        // flax 0.12.8 unpacks with `strict_map_key=False`: any hashable key.
+                        Parsed::Scalar(Scalar::Int(n)) => n.to_string(),
+                        Parsed::Scalar(Scalar::Nil) => "None".to_owned(),
+                        Parsed::Scalar(_) => format!("<key at byte {}>", self.base + key_at),
                         _ => {
-                            return Err((key_at, "a map key that is not a string or bytes (msgpack's strict_map_key refuses it)".into()))
+                            return Err((key_at, "a map key that is an array, map or ext (unhashable: msgpack's unpackb refuses it)".into()))
                         }
                     };
                     if !seen.insert(key.clone()) {

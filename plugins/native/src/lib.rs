@@ -108,3 +108,7 @@ reader!(
     flax::read,
     flax::MAX_FILE
 );
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::indexing_slicing)]
+mod tests;
