@@ -207,6 +207,11 @@ struct Reader<'a> {
     path: Vec<String>,
     /// Offset of the whole file the cursor's data starts at (for a nested payload).
     base: usize,
+    /// Map entries read, and the most read (each key is held while its map is read).
+    entries: usize,
+    max_entries: usize,
+    /// Stopped at `max_entries`: past socair's bounds, not evidence against the file.
+    past_bounds: bool,
 }
 
 fn join(path: &[String]) -> String {
@@ -272,6 +277,11 @@ impl<'a> Reader<'a> {
                 }
                 let mut seen = HashSet::new();
                 for _ in 0..n {
+                    self.entries += 1;
+                    if self.entries > self.max_entries {
+                        self.past_bounds = true;
+                        return Err(err(format!("more than {} map entries", self.max_entries)));
+                    }
                     let key_at = self.cur.pos;
                     let key = match self.value(depth + 1)? {
                         Parsed::Raw { offset, len, .. } => {
@@ -332,6 +342,9 @@ impl<'a> Reader<'a> {
                     out: Outcome::new(FORMAT),
                     path: Vec::new(),
                     base: file_offset,
+                    entries: 0,
+                    max_entries: 64,
+                    past_bounds: false,
                 };
                 let ok = matches!(r.value(1), Ok(Parsed::Array(ref v)) if v.len() == 2 && v.iter().all(|x| matches!(x, Parsed::Scalar(Scalar::Int(_) | Scalar::Float))))
                     && r.cur.pos == payload.len();
@@ -384,6 +397,9 @@ fn ndarray(payload: &[u8], file_offset: usize) -> Result<Tensor, String> {
         out: Outcome::new(FORMAT),
         path: Vec::new(),
         base: file_offset,
+        entries: 0,
+        max_entries: 64,
+        past_bounds: false,
     };
     let v = r.value(1).map_err(|(at, reason)| {
         format!("the array's payload at byte {}: {reason}", file_offset + at)
@@ -450,11 +466,20 @@ pub fn read(data: &[u8]) -> Outcome {
         out: Outcome::new(FORMAT),
         path: Vec::new(),
         base: 0,
+        entries: 0,
+        max_entries: 1_000_000 + data.len() / 16,
+        past_bounds: false,
     };
     let result = r.value(0);
     let end = r.cur.pos;
+    let past_bounds = r.past_bounds;
     let mut out = r.out;
     if let Err((at, reason)) = result {
+        if past_bounds {
+            out.what = socair_plugin_kit::report::PAST_BOUNDS.into();
+            out.lead(format!("byte {at}"), reason);
+            return out;
+        }
         return out.refuse(format!("byte {at}"), reason);
     }
     if end != data.len() {

@@ -126,6 +126,17 @@ pub fn read(data: &[u8]) -> Outcome {
             "a NUL byte: LightGBM reads the model as a C string and its line reader never passes one",
         );
     }
+    out.input_len = data.len() as u64;
+    let breaks = data.iter().filter(|&&b| b == b'\n' || b == b'\r').count();
+    let max_lines = 1_000_000 + data.len() / 32;
+    if breaks > max_lines {
+        out.what = socair_plugin_kit::report::PAST_BOUNDS.into();
+        out.lead(
+            "file",
+            format!("{breaks} line breaks; socair reads LightGBM models of at most {max_lines}"),
+        );
+        return out;
+    }
     let all = lines(data);
     // The header.
     let mut header: HashMap<String, String> = HashMap::new();
@@ -390,6 +401,18 @@ fn tree(all: &[Line<'_>], start: usize, t: usize, max_feature: i64, out: &mut Ou
         {
             continue;
         }
+        let width = match element {
+            "F64" => 8,
+            "I8" => 1,
+            _ => 4,
+        };
+        if !out.decode(n as u64 * width) {
+            out.lead(
+                place(k),
+                "past the bytes socair decodes (8 times the file): not fingerprinted",
+            );
+            continue;
+        }
         let vals = values(v);
         let mut nums = Vec::with_capacity(vals.len().min(n as usize));
         for s in vals.iter().take(n as usize) {
@@ -427,7 +450,12 @@ fn tree(all: &[Line<'_>], start: usize, t: usize, max_feature: i64, out: &mut Ou
             bytes: Bytes::Inline(encode(&nums, element)),
             byte_order: ByteOrder::Little,
         });
-        decoded.insert(k, nums);
+        if matches!(
+            k,
+            "left_child" | "right_child" | "split_feature" | "cat_boundaries" | "num_features"
+        ) {
+            decoded.insert(k, nums);
+        }
     }
     for k in ["left_child", "right_child"] {
         if let Some(bad) = decoded.get(k).and_then(|c| {

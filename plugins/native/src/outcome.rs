@@ -70,9 +70,23 @@ pub struct Outcome {
     pub tensors: Vec<Tensor>,
     /// The whole file was refused: nothing was located.
     pub refused: bool,
+    /// The input's length (the decoding budget is 8 times it).
+    pub input_len: u64,
+    /// Bytes decoded into tensors so far.
+    pub decoded: u64,
 }
 
 impl Outcome {
+    /// Whether `bytes` more decoded bytes stay within 8 times the input; if so they are counted.
+    pub fn decode(&mut self, bytes: u64) -> bool {
+        let total = self.decoded.saturating_add(bytes);
+        if total > self.input_len.saturating_mul(8) {
+            return false;
+        }
+        self.decoded = total;
+        true
+    }
+
     /// An empty outcome of `format`.
     pub fn new(format: &'static str) -> Self {
         Outcome {

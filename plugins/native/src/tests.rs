@@ -28,6 +28,9 @@ fn claims_are_by_content_and_specific() {
         "XGBoost requires `{{` first"
     );
     assert!(!xgboost::looks_like_json(b"{\"model_type\":\"bert\"}"));
+    assert!(!xgboost::looks_like_json(
+        b"{\"version\": [1, 0], \"rows\": []}"
+    ));
     assert!(xgboost::looks_like_ubj(&fixture("xgboost/binary.ubj")));
     assert!(!xgboost::looks_like_ubj(&fixture("xgboost/binary.json")));
     assert!(lightgbm::looks_like_model(&fixture("lightgbm/binary.txt")));
@@ -195,4 +198,39 @@ fn mutated_fixtures_return_within_bounds() {
             fuzzing::check_readers(&m);
         }
     }
+}
+
+#[test]
+fn decoding_and_entries_stay_within_bounds() {
+    // A tree declaring 2^24 leaves with one leaf count: LightGBM pads it to 2^24 zeros; socair
+    // decodes at most 8 times the file and says so.
+    let good = String::from_utf8(fixture("lightgbm/binary.txt")).unwrap();
+    let start = good.find("Tree=0").unwrap();
+    let header: String = good[..start]
+        .lines()
+        .filter(|l| !l.starts_with("tree_sizes="))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    let doc =
+        format!("{header}Tree=0\nnum_leaves=16777216\nnum_cat=0\nleaf_count=1\nend of trees\n");
+    let o = lightgbm::read(doc.as_bytes());
+    assert!(o.decoded <= 8 * doc.len() as u64);
+    assert!(
+        o.findings
+            .iter()
+            .any(|f| f.reason.contains("past the bytes socair decodes")),
+        "{:?}",
+        o.findings
+    );
+    fuzzing::check_readers(doc.as_bytes());
+    // Two million map entries in 4 MB: past the entries socair holds, a LEAD, not a FAIL.
+    let n: u32 = 2_000_000;
+    let mut m = vec![0xdf];
+    m.extend_from_slice(&n.to_be_bytes());
+    for _ in 0..n {
+        m.extend_from_slice(&[0xa0, 0xc0]);
+    }
+    let o = flax::read(&m);
+    assert_eq!(o.worst(), Some(Severity::Lead), "{:?}", o.findings);
+    assert!(!o.refused);
 }

@@ -6,7 +6,7 @@
 //! XGBoost's C API (`XGBoosterLoadModel`, `src/c_api/c_api.cc` at v3.2.0) reads a file whose
 //! first byte is `{`, as JSON when its name ends `.json` and as UBJSON when `.ubj`. socair
 //! claims by content: a JSON object whose first key is `learner` (an object) or `version`
-//! (an array of numbers), and a UBJSON object whose first key (`L` + a big-endian int64 length)
+//! (an array of numbers, with `learner` further in its first 4 KiB), and a UBJSON object whose first key (`L` + a big-endian int64 length)
 //! is `learner` or `version`, as XGBoost's writer puts them (its object keys are sorted).
 //!
 //! Stricter than XGBoost, and said: bytes after the document (XGBoost stops reading at its
@@ -32,8 +32,9 @@ pub const UBJ_FORMAT: &str = "xgboost-ubj";
 /// The largest model file read (XGBoost reads the whole file into one string).
 pub const MAX_FILE: u64 = 2 << 30;
 
-/// Whether `head` begins an XGBoost JSON model: `{`, then the key `learner` with an object or
-/// `version` with an array of numbers (whitespace between tokens, as XGBoost's reader skips).
+/// Whether `head` begins an XGBoost JSON model: `{`, then the key `learner` with an object, or
+/// `version` with an array of numbers and a `learner` key later in the head (whitespace
+/// between tokens, as XGBoost's reader skips).
 pub fn looks_like_json(head: &[u8]) -> bool {
     let Some(rest) = head.strip_prefix(b"{") else {
         return false;
@@ -52,7 +53,11 @@ pub fn looks_like_json(head: &[u8]) -> bool {
     let rest = skip_ws(rest);
     match rest.split_first() {
         Some((&c, after)) if c == key => {
-            key == b'{' || skip_ws(after).first().is_some_and(|d| d.is_ascii_digit())
+            // `version` first (a document re-dumped in another key order) is claimed only when
+            // the head also holds the `learner` key: ordinary JSON begins with `version` too.
+            key == b'{'
+                || (skip_ws(after).first().is_some_and(|d| d.is_ascii_digit())
+                    && head.windows(9).any(|w| w == b"\"learner\""))
         }
         _ => false,
     }

@@ -214,7 +214,7 @@ impl Parser<'_> {
                         ),
                     ));
                 }
-                let mut values = Vec::with_capacity(count);
+                let mut values = Vec::with_capacity(count.min(4096));
                 for i in 0..count {
                     self.path.push(i.to_string());
                     values.push(self.value(depth + 1)?);
