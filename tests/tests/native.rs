@@ -4,7 +4,7 @@
 //! against the arrays each library's own loader parsed (expected.json), and the hostile
 //! variants refused or LEAD at the place the generator names.
 
-use crate::common::{fixture, json, run, socair};
+use crate::common::{fixture, json, report_plugins, run, socair};
 use serde_json::Value;
 use std::collections::BTreeMap;
 
@@ -186,12 +186,7 @@ fn a_model_directory_reads_its_flax_msgpack_and_leaves_its_json_companions_to_th
     let (code, report) = scan(dir.path());
     assert_eq!(code, 0, "{:#}", report["rows"]);
     assert_eq!(report["artifact"]["format"], "model directory");
-    let plugins: Vec<&str> = report["tool"]["plugins"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|p| p["name"].as_str().unwrap())
-        .collect();
+    let plugins = report_plugins(&report);
     assert_eq!(plugins, ["native"]);
     let m = tensors(dir.path());
     assert_eq!(m.len(), 1, "{m:?}");

@@ -253,6 +253,7 @@ fn incompatible_and_invalid_plugins_are_refused_with_reasons() {
             "archive",
             "gguf",
             "keras",
+            "native",
             "numpy",
             "onnx",
             "safetensors",

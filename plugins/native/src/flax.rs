@@ -223,6 +223,20 @@ fn join(path: &[String]) -> String {
 }
 
 impl<'a> Reader<'a> {
+    /// A reader of `data`, which starts at byte `base` of the file, holding at most
+    /// `max_entries` map entries.
+    fn new(data: &'a [u8], base: usize, max_entries: usize) -> Self {
+        Reader {
+            cur: Cursor { data, pos: 0 },
+            out: Outcome::new(FORMAT),
+            path: Vec::new(),
+            base,
+            entries: 0,
+            max_entries,
+            past_bounds: false,
+        }
+    }
+
     fn value(&mut self, depth: usize) -> Result<Parsed, (usize, String)> {
         let at = self.cur.pos;
         let err = |reason: String| (at, reason);
@@ -334,18 +348,7 @@ impl<'a> Reader<'a> {
                     .fail(format!("{place} (byte {})", self.base + at), reason),
             },
             2 => {
-                let mut r = Reader {
-                    cur: Cursor {
-                        data: payload,
-                        pos: 0,
-                    },
-                    out: Outcome::new(FORMAT),
-                    path: Vec::new(),
-                    base: file_offset,
-                    entries: 0,
-                    max_entries: 64,
-                    past_bounds: false,
-                };
+                let mut r = Reader::new(payload, file_offset, 64);
                 let ok = matches!(r.value(1), Ok(Parsed::Array(ref v)) if v.len() == 2 && v.iter().all(|x| matches!(x, Parsed::Scalar(Scalar::Int(_) | Scalar::Float))))
                     && r.cur.pos == payload.len();
                 if !ok {
@@ -389,18 +392,7 @@ fn dtype(name: &str) -> Option<(&'static str, u64)> {
 
 /// `_ndarray_from_bytes`: the payload is `(shape, dtype name, buffer)` and nothing after.
 fn ndarray(payload: &[u8], file_offset: usize) -> Result<Tensor, String> {
-    let mut r = Reader {
-        cur: Cursor {
-            data: payload,
-            pos: 0,
-        },
-        out: Outcome::new(FORMAT),
-        path: Vec::new(),
-        base: file_offset,
-        entries: 0,
-        max_entries: 64,
-        past_bounds: false,
-    };
+    let mut r = Reader::new(payload, file_offset, 64);
     let v = r.value(1).map_err(|(at, reason)| {
         format!("the array's payload at byte {}: {reason}", file_offset + at)
     })?;
@@ -461,15 +453,7 @@ fn ndarray(payload: &[u8], file_offset: usize) -> Result<Tensor, String> {
 
 /// Reads a Flax msgpack state dict.
 pub fn read(data: &[u8]) -> Outcome {
-    let mut r = Reader {
-        cur: Cursor { data, pos: 0 },
-        out: Outcome::new(FORMAT),
-        path: Vec::new(),
-        base: 0,
-        entries: 0,
-        max_entries: 1_000_000 + data.len() / 16,
-        past_bounds: false,
-    };
+    let mut r = Reader::new(data, 0, 1_000_000 + data.len() / 16);
     let result = r.value(0);
     let end = r.cur.pos;
     let past_bounds = r.past_bounds;

@@ -8,44 +8,19 @@
 //! written twice is kept once, as XGBoost keeps it (`data[key] = value`: the last), and
 //! reported. What follows the document is reported by the caller (XGBoost never reads it).
 
-use super::value::{max_nodes, Duplicate, ParseError, Value, MAX_DEPTH};
-
-/// A parsed document: its value, the duplicates met, and where it ended.
-#[derive(Debug)]
-pub struct Parsed {
-    /// The value.
-    pub value: Value,
-    /// Keys written twice.
-    pub duplicates: Vec<Duplicate>,
-    /// The first byte after the document.
-    pub end: usize,
-}
+use super::value::{Duplicate, ParseError, Parsed, State, Value, MAX_DEPTH};
 
 struct Parser<'a> {
-    data: &'a [u8],
-    pos: usize,
-    nodes: usize,
-    max_nodes: usize,
-    path: Vec<String>,
-    duplicates: Vec<Duplicate>,
+    s: State<'a>,
 }
 
 /// Parses the JSON document at the start of `data`.
 pub fn parse(data: &[u8]) -> Result<Parsed, ParseError> {
     let mut p = Parser {
-        data,
-        pos: 0,
-        nodes: 0,
-        max_nodes: max_nodes(data.len()),
-        path: Vec::new(),
-        duplicates: Vec::new(),
+        s: State::new(data),
     };
     let value = p.value(0)?;
-    Ok(Parsed {
-        value,
-        duplicates: p.duplicates,
-        end: p.pos,
-    })
+    Ok(p.s.finish(value))
 }
 
 fn is_space(c: u8) -> bool {
@@ -54,64 +29,51 @@ fn is_space(c: u8) -> bool {
 
 impl Parser<'_> {
     fn peek(&self) -> Option<u8> {
-        self.data.get(self.pos).copied()
+        self.s.data.get(self.s.pos).copied()
     }
 
     fn skip_spaces(&mut self) {
         while self.peek().is_some_and(is_space) {
-            self.pos += 1;
+            self.s.pos += 1;
         }
-    }
-
-    fn err(&self, reason: impl Into<String>) -> ParseError {
-        ParseError::at(self.pos, reason)
-    }
-
-    fn node(&mut self) -> Result<(), ParseError> {
-        self.nodes += 1;
-        if self.nodes > self.max_nodes {
-            return Err(ParseError {
-                past_bounds: true,
-                ..self.err(format!("more than {} values", self.max_nodes))
-            });
-        }
-        Ok(())
     }
 
     fn expect(&mut self, c: u8) -> Result<(), ParseError> {
         match self.peek() {
             Some(got) if got == c => {
-                self.pos += 1;
+                self.s.pos += 1;
                 Ok(())
             }
-            Some(got) => Err(self.err(format!(
+            Some(got) => Err(self.s.err(format!(
                 "expected `{}`, found `{}`",
                 c as char,
                 got.escape_ascii()
             ))),
-            None => Err(self.err(format!("expected `{}`, found the end", c as char))),
+            None => Err(self
+                .s
+                .err(format!("expected `{}`, found the end", c as char))),
         }
     }
 
     fn literal(&mut self, word: &str) -> Result<(), ParseError> {
-        if self.data.get(self.pos..self.pos + word.len()) == Some(word.as_bytes()) {
-            self.pos += word.len();
+        if self.s.data.get(self.s.pos..self.s.pos + word.len()) == Some(word.as_bytes()) {
+            self.s.pos += word.len();
             Ok(())
         } else {
-            Err(self.err(format!("expected `{word}`")))
+            Err(self.s.err(format!("expected `{word}`")))
         }
     }
 
     fn value(&mut self, depth: usize) -> Result<Value, ParseError> {
         if depth > MAX_DEPTH {
-            return Err(self.err(format!(
+            return Err(self.s.err(format!(
                 "nested deeper than {MAX_DEPTH} (no XGBoost model nests deeper than 8; XGBoost's recursive parser would overflow its stack)"
             )));
         }
         self.skip_spaces();
-        self.node()?;
+        self.s.node()?;
         match self.peek() {
-            None => Err(self.err("the document ends where a value was expected")),
+            None => Err(self.s.err("the document ends where a value was expected")),
             Some(b'{') => self.object(depth),
             Some(b'[') => self.array(depth),
             Some(b'"') => Ok(Value::Str(self.string()?)),
@@ -121,29 +83,33 @@ impl Parser<'_> {
             Some(c) if c == b'-' || c == b'+' || c.is_ascii_digit() || c == b'N' || c == b'I' => {
                 self.number()
             }
-            Some(c) => Err(self.err(format!("`{}` begins no value", c.escape_ascii()))),
+            Some(c) => Err(self
+                .s
+                .err(format!("`{}` begins no value", c.escape_ascii()))),
         }
     }
 
     fn string(&mut self) -> Result<String, ParseError> {
-        let start = self.pos;
+        let start = self.s.pos;
         self.expect(b'"')?;
         let mut out = Vec::new();
         loop {
             let Some(c) = self.peek() else {
                 return Err(ParseError::at(start, "a string that never ends"));
             };
-            self.pos += 1;
+            self.s.pos += 1;
             match c {
                 b'"' => break,
                 b'\r' | b'\n' => {
-                    return Err(self.err("a line break inside a string (XGBoost refuses it)"))
+                    return Err(self
+                        .s
+                        .err("a line break inside a string (XGBoost refuses it)"))
                 }
                 b'\\' => {
                     let Some(e) = self.peek() else {
                         return Err(ParseError::at(start, "a string that never ends"));
                     };
-                    self.pos += 1;
+                    self.s.pos += 1;
                     match e {
                         b'r' => out.push(b'\r'),
                         b'n' => out.push(b'\n'),
@@ -152,7 +118,7 @@ impl Parser<'_> {
                         b'"' => out.push(b'"'),
                         b'u' => out.extend_from_slice(b"\\u"),
                         other => {
-                            return Err(self.err(format!(
+                            return Err(self.s.err(format!(
                                 "the escape `\\{}`, which XGBoost refuses",
                                 other.escape_ascii()
                             )))
@@ -166,20 +132,20 @@ impl Parser<'_> {
     }
 
     fn number(&mut self) -> Result<Value, ParseError> {
-        let start = self.pos;
-        let d = self.data;
+        let start = self.s.pos;
+        let d = self.s.data;
         let at = |i: usize| d.get(i).copied().unwrap_or(0);
-        if at(self.pos) == b'N' {
+        if at(self.s.pos) == b'N' {
             self.literal("NaN")?;
             return Ok(Value::Float(f64::NAN));
         }
-        let mut p = self.pos;
+        let mut p = self.s.pos;
         let negative = at(p) == b'-';
         if matches!(at(p), b'-' | b'+') {
             p += 1;
         }
         if at(p) == b'I' {
-            self.pos = p;
+            self.s.pos = p;
             self.literal("Infinity")?;
             return Ok(Value::Float(if negative {
                 f64::NEG_INFINITY
@@ -206,14 +172,14 @@ impl Parser<'_> {
                 p += 1;
             }
             if !at(p).is_ascii_digit() {
-                self.pos = p;
-                return Err(self.err("expected a digit of the exponent"));
+                self.s.pos = p;
+                return Err(self.s.err("expected a digit of the exponent"));
             }
             while at(p).is_ascii_digit() {
                 p += 1;
             }
         }
-        self.pos = p;
+        self.s.pos = p;
         let text = std::str::from_utf8(d.get(start..p).unwrap_or_default()).unwrap_or("");
         if p == digits {
             return Err(ParseError::at(start, "a sign with no digits"));
@@ -237,20 +203,20 @@ impl Parser<'_> {
     }
 
     fn array(&mut self, depth: usize) -> Result<Value, ParseError> {
-        let offset = self.pos as u64;
+        let offset = self.s.pos as u64;
         self.expect(b'[')?;
         // XGBoost's ParseArray: a `]` right after the `[` is an empty array; otherwise a value.
         if self.peek() == Some(b']') {
-            self.pos += 1;
+            self.s.pos += 1;
             return Ok(Value::Array(Vec::new()));
         }
         let mut nums: Option<(Vec<f64>, bool)> = Some((Vec::new(), true));
         let mut values: Vec<Value> = Vec::new();
         let mut index = 0usize;
         loop {
-            self.path.push(index.to_string());
+            self.s.path.push(index.to_string());
             let v = self.value(depth + 1)?;
-            self.path.pop();
+            self.s.path.pop();
             index += 1;
             let as_num = match v {
                 Value::Int(i) if i.unsigned_abs() <= 1 << 53 => Some((i as f64, true)),
@@ -277,18 +243,18 @@ impl Parser<'_> {
                     nums = None;
                 }
                 (None, _) => {
-                    self.node()?;
+                    self.s.node()?;
                     values.push(v);
                 }
             }
             self.skip_spaces();
             match self.peek() {
                 Some(b']') => {
-                    self.pos += 1;
+                    self.s.pos += 1;
                     break;
                 }
-                Some(b',') => self.pos += 1,
-                _ => return Err(self.err("expected `,` or `]` in an array")),
+                Some(b',') => self.s.pos += 1,
+                _ => return Err(self.s.err("expected `,` or `]` in an array")),
             }
         }
         Ok(match nums {
@@ -306,24 +272,24 @@ impl Parser<'_> {
         let mut entries: Vec<(String, Value)> = Vec::new();
         self.skip_spaces();
         if self.peek() == Some(b'}') {
-            self.pos += 1;
+            self.s.pos += 1;
             return Ok(Value::Object(entries));
         }
         let mut seen = std::collections::HashMap::<String, usize>::new();
         loop {
             self.skip_spaces();
-            let key_at = self.pos;
+            let key_at = self.s.pos;
             let key = self.string()?;
             self.skip_spaces();
             self.expect(b':')?;
-            self.path.push(key.clone());
+            self.s.path.push(key.clone());
             let v = self.value(depth + 1)?;
-            let path = self.path.join(".");
-            self.path.pop();
+            let path = self.s.path.join(".");
+            self.s.path.pop();
             // XGBoost: `data[get<String>(key)] = std::move(value)` — the last occurrence wins.
             match seen.get(&key) {
                 Some(&i) => {
-                    self.duplicates.push(Duplicate {
+                    self.s.duplicates.push(Duplicate {
                         path,
                         offset: key_at as u64,
                     });
@@ -339,11 +305,11 @@ impl Parser<'_> {
             self.skip_spaces();
             match self.peek() {
                 Some(b'}') => {
-                    self.pos += 1;
+                    self.s.pos += 1;
                     break;
                 }
-                Some(b',') => self.pos += 1,
-                _ => return Err(self.err("expected `,` or `}` in an object")),
+                Some(b',') => self.s.pos += 1,
+                _ => return Err(self.s.err("expected `,` or `}` in an object")),
             }
         }
         Ok(Value::Object(entries))

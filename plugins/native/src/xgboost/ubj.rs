@@ -11,74 +11,50 @@
 //! precision) and every other marker are refused, as XGBoost refuses them. A key written twice
 //! is kept once, as XGBoost keeps it (`results.emplace(str, ...)`: the first), and reported.
 
-use super::value::{max_nodes, typed_element, Duplicate, ParseError, Value, MAX_DEPTH};
-
-/// A parsed document.
-#[derive(Debug)]
-pub struct Parsed {
-    /// The value.
-    pub value: Value,
-    /// Keys written twice.
-    pub duplicates: Vec<Duplicate>,
-    /// The first byte after the document.
-    pub end: usize,
-}
+use super::value::{typed_element, Duplicate, ParseError, Parsed, State, Value, MAX_DEPTH};
 
 struct Parser<'a> {
-    data: &'a [u8],
-    pos: usize,
-    nodes: usize,
-    max_nodes: usize,
-    path: Vec<String>,
-    duplicates: Vec<Duplicate>,
+    s: State<'a>,
 }
 
 /// Parses the UBJSON document at the start of `data`.
 pub fn parse(data: &[u8]) -> Result<Parsed, ParseError> {
     let mut p = Parser {
-        data,
-        pos: 0,
-        nodes: 0,
-        max_nodes: max_nodes(data.len()),
-        path: Vec::new(),
-        duplicates: Vec::new(),
+        s: State::new(data),
     };
     let value = p.value(0)?;
-    Ok(Parsed {
-        value,
-        duplicates: p.duplicates,
-        end: p.pos,
-    })
+    Ok(p.s.finish(value))
 }
 
 impl Parser<'_> {
-    fn err(&self, reason: impl Into<String>) -> ParseError {
-        ParseError::at(self.pos, reason)
-    }
-
     fn left(&self) -> usize {
-        self.data.len().saturating_sub(self.pos)
+        self.s.data.len().saturating_sub(self.s.pos)
     }
 
     fn take(&mut self, n: usize) -> Result<&[u8], ParseError> {
         if n > self.left() {
-            return Err(self.err(format!(
+            return Err(self.s.err(format!(
                 "{n} bytes declared, {} left in the file",
                 self.left()
             )));
         }
-        let s = self.data.get(self.pos..self.pos + n).unwrap_or_default();
-        self.pos += n;
+        let s = self
+            .s
+            .data
+            .get(self.s.pos..self.s.pos + n)
+            .unwrap_or_default();
+        self.s.pos += n;
         Ok(s)
     }
 
     fn byte(&mut self) -> Result<u8, ParseError> {
         let b = self
+            .s
             .data
-            .get(self.pos)
+            .get(self.s.pos)
             .copied()
-            .ok_or_else(|| self.err("the document ends early"))?;
-        self.pos += 1;
+            .ok_or_else(|| self.s.err("the document ends early"))?;
+        self.s.pos += 1;
         Ok(b)
     }
 
@@ -90,7 +66,7 @@ impl Parser<'_> {
     }
 
     fn expect(&mut self, c: u8) -> Result<(), ParseError> {
-        let at = self.pos;
+        let at = self.s.pos;
         let got = self.byte()?;
         if got == c {
             Ok(())
@@ -105,20 +81,9 @@ impl Parser<'_> {
     /// `L` + a big-endian int64 that is a length or count: never negative.
     fn length(&mut self) -> Result<usize, ParseError> {
         self.expect(b'L')?;
-        let at = self.pos;
+        let at = self.s.pos;
         let n = i64::from_be_bytes(self.be::<8>()?);
         usize::try_from(n).map_err(|_| ParseError::at(at, format!("the length {n} is negative")))
-    }
-
-    fn node(&mut self) -> Result<(), ParseError> {
-        self.nodes += 1;
-        if self.nodes > self.max_nodes {
-            return Err(ParseError {
-                past_bounds: true,
-                ..self.err(format!("more than {} values", self.max_nodes))
-            });
-        }
-        Ok(())
     }
 
     fn string(&mut self) -> Result<String, ParseError> {
@@ -128,12 +93,12 @@ impl Parser<'_> {
 
     fn value(&mut self, depth: usize) -> Result<Value, ParseError> {
         if depth > MAX_DEPTH {
-            return Err(self.err(format!(
+            return Err(self.s.err(format!(
                 "nested deeper than {MAX_DEPTH} (no XGBoost model nests deeper than 8; XGBoost's recursive parser would overflow its stack)"
             )));
         }
-        self.node()?;
-        let at = self.pos;
+        self.s.node()?;
+        let at = self.s.pos;
         Ok(match self.byte()? {
             b'{' => self.object(depth)?,
             b'[' => self.array(depth)?,
@@ -166,10 +131,10 @@ impl Parser<'_> {
     }
 
     fn array(&mut self, depth: usize) -> Result<Value, ParseError> {
-        match self.data.get(self.pos) {
+        match self.s.data.get(self.s.pos) {
             Some(b'$') => {
-                self.pos += 1;
-                let at = self.pos;
+                self.s.pos += 1;
+                let at = self.s.pos;
                 let marker = self.byte()?;
                 let Some((_, width, _)) = typed_element(marker) else {
                     return Err(ParseError::at(
@@ -181,7 +146,7 @@ impl Parser<'_> {
                     ));
                 };
                 self.expect(b'#')?;
-                let count_at = self.pos + 1;
+                let count_at = self.s.pos + 1;
                 let count = self.length()?;
                 let len = (count as u64).saturating_mul(width);
                 if len > self.left() as u64 {
@@ -193,8 +158,8 @@ impl Parser<'_> {
                         ),
                     ));
                 }
-                let offset = self.pos as u64;
-                self.pos += len as usize;
+                let offset = self.s.pos as u64;
+                self.s.pos += len as usize;
                 Ok(Value::Typed {
                     marker,
                     offset,
@@ -202,8 +167,8 @@ impl Parser<'_> {
                 })
             }
             Some(b'#') => {
-                self.pos += 1;
-                let count_at = self.pos + 1;
+                self.s.pos += 1;
+                let count_at = self.s.pos + 1;
                 let count = self.length()?;
                 if count > self.left() {
                     return Err(ParseError::at(
@@ -216,23 +181,23 @@ impl Parser<'_> {
                 }
                 let mut values = Vec::with_capacity(count.min(4096));
                 for i in 0..count {
-                    self.path.push(i.to_string());
+                    self.s.path.push(i.to_string());
                     values.push(self.value(depth + 1)?);
-                    self.path.pop();
+                    self.s.path.pop();
                 }
                 Ok(Value::Array(values))
             }
             _ => {
                 let mut values = Vec::new();
-                while self.data.get(self.pos) != Some(&b']') {
+                while self.s.data.get(self.s.pos) != Some(&b']') {
                     if self.left() == 0 {
-                        return Err(self.err("an array that never ends"));
+                        return Err(self.s.err("an array that never ends"));
                     }
-                    self.path.push(values.len().to_string());
+                    self.s.path.push(values.len().to_string());
                     values.push(self.value(depth + 1)?);
-                    self.path.pop();
+                    self.s.path.pop();
                 }
-                self.pos += 1;
+                self.s.pos += 1;
                 Ok(Value::Array(values))
             }
         }
@@ -242,23 +207,23 @@ impl Parser<'_> {
         let mut entries: Vec<(String, Value)> = Vec::new();
         let mut seen = std::collections::HashSet::<String>::new();
         loop {
-            match self.data.get(self.pos) {
+            match self.s.data.get(self.s.pos) {
                 Some(b'}') => {
-                    self.pos += 1;
+                    self.s.pos += 1;
                     break;
                 }
-                None => return Err(self.err("an object that never ends")),
+                None => return Err(self.s.err("an object that never ends")),
                 Some(_) => {}
             }
-            let key_at = self.pos;
+            let key_at = self.s.pos;
             let key = self.string()?;
-            self.path.push(key.clone());
+            self.s.path.push(key.clone());
             let v = self.value(depth + 1)?;
-            let path = self.path.join(".");
-            self.path.pop();
+            let path = self.s.path.join(".");
+            self.s.path.pop();
             // XGBoost: `results.emplace(str, ...)` keeps the first occurrence.
             if seen.contains(&key) {
-                self.duplicates.push(Duplicate {
+                self.s.duplicates.push(Duplicate {
                     path,
                     offset: key_at as u64,
                 });

@@ -135,3 +135,70 @@ pub const MAX_DEPTH: usize = 64;
 pub fn max_nodes(input_len: usize) -> usize {
     1_000_000 + input_len / 16
 }
+
+/// A parsed document: its value, the keys written twice, and where it ended.
+#[derive(Debug)]
+pub struct Parsed {
+    /// The value.
+    pub value: Value,
+    /// Keys written twice.
+    pub duplicates: Vec<Duplicate>,
+    /// The first byte after the document.
+    pub end: usize,
+}
+
+/// What both parsers track: the position, the values counted against [`max_nodes`], the path
+/// of the value being read, the duplicates met.
+#[derive(Debug)]
+pub struct State<'a> {
+    /// The document.
+    pub data: &'a [u8],
+    /// The next byte.
+    pub pos: usize,
+    nodes: usize,
+    max_nodes: usize,
+    /// The keys and indices down to the value being read.
+    pub path: Vec<String>,
+    /// Keys written twice.
+    pub duplicates: Vec<Duplicate>,
+}
+
+impl<'a> State<'a> {
+    /// The state at the start of `data`.
+    pub fn new(data: &'a [u8]) -> Self {
+        State {
+            data,
+            pos: 0,
+            nodes: 0,
+            max_nodes: max_nodes(data.len()),
+            path: Vec::new(),
+            duplicates: Vec::new(),
+        }
+    }
+
+    /// A fault at the current byte.
+    pub fn err(&self, reason: impl Into<String>) -> ParseError {
+        ParseError::at(self.pos, reason)
+    }
+
+    /// Counts one more value, past [`max_nodes`] an error past bounds.
+    pub fn node(&mut self) -> Result<(), ParseError> {
+        self.nodes += 1;
+        if self.nodes > self.max_nodes {
+            return Err(ParseError {
+                past_bounds: true,
+                ..self.err(format!("more than {} values", self.max_nodes))
+            });
+        }
+        Ok(())
+    }
+
+    /// The document read: `value`, ending here.
+    pub fn finish(self, value: Value) -> Parsed {
+        Parsed {
+            value,
+            duplicates: self.duplicates,
+            end: self.pos,
+        }
+    }
+}
