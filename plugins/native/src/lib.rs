@@ -108,7 +108,3 @@ reader!(
     flax::read,
     flax::MAX_FILE
 );
-
-#[cfg(test)]
-#[allow(clippy::unwrap_used, clippy::indexing_slicing)]
-mod tests;

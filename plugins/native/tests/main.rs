@@ -1,8 +1,9 @@
-//! Unit tests of the readers on small hand-made documents, and the fuzz property over mutated
+#![allow(clippy::unwrap_used, clippy::indexing_slicing)]
+//! Tests of the readers on small hand-made documents, and the fuzz property over mutated
 //! fixtures (the fallback for a fuzzer run: every mutation returns and stays within bounds).
 
-use crate::{flax, fuzzing, lightgbm, xgboost};
 use socair_plugin_kit::Severity;
+use socair_plugin_native::{flax, fuzzing, lightgbm, xgboost};
 
 fn fixture(rel: &str) -> Vec<u8> {
     let path = format!("{}/../../fixtures/native/{rel}", env!("CARGO_MANIFEST_DIR"));
@@ -51,7 +52,10 @@ fn a_minimal_json_model_passes_with_its_weights_decoded() {
         .iter()
         .flat_map(|f| f.to_le_bytes())
         .collect();
-    assert_eq!(o.tensors[0].bytes, crate::outcome::Bytes::Inline(want));
+    assert_eq!(
+        o.tensors[0].bytes,
+        socair_plugin_native::outcome::Bytes::Inline(want)
+    );
 }
 
 #[test]
