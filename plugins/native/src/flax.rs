@@ -336,13 +336,14 @@ impl<'a> Reader<'a> {
         let place = join(&self.path);
         match code {
             1 | 3 => match ndarray(payload, file_offset) {
-                Ok(mut t) => {
+                Ok(Some(mut t)) => {
                     t.name = place;
-                    if code == 3 && !t.shape.is_empty() {
-                        // `ar[()]` of a shaped array is the array itself.
-                    }
                     self.out.tensors.push(t);
                 }
+                Ok(None) => self.out.lead(
+                    format!("{place} (byte {})", self.base + at),
+                    "an array of a dtype socair does not fingerprint (NumPy reads it once JAX registers ml_dtypes' types): its bytes are data, not fingerprinted",
+                ),
                 Err(reason) => self
                     .out
                     .fail(format!("{place} (byte {})", self.base + at), reason),
@@ -386,12 +387,14 @@ fn dtype(name: &str) -> Option<(&'static str, u64)> {
         "uint32" => ("U32", 4),
         "uint64" => ("U64", 8),
         "bool" => ("BOOL", 1),
+        "complex64" => ("C64", 8),
+        "complex128" => ("C128", 16),
         _ => return None,
     })
 }
 
 /// `_ndarray_from_bytes`: the payload is `(shape, dtype name, buffer)` and nothing after.
-fn ndarray(payload: &[u8], file_offset: usize) -> Result<Tensor, String> {
+fn ndarray(payload: &[u8], file_offset: usize) -> Result<Option<Tensor>, String> {
     let mut r = Reader::new(payload, file_offset, 64);
     let v = r.value(1).map_err(|(at, reason)| {
         format!("the array's payload at byte {}: {reason}", file_offset + at)
@@ -429,7 +432,14 @@ fn ndarray(payload: &[u8], file_offset: usize) -> Result<Tensor, String> {
     )
     .into_owned();
     let Some((element, width)) = dtype(&name) else {
-        return Err(format!("the dtype `{name}`, which socair does not read (np.dtype may refuse it; Flax refuses object and structured dtypes)"));
+        if name == "object" || name.starts_with('O') {
+            return Err(format!(
+                "the dtype `{name}`: np.frombuffer refuses object arrays"
+            ));
+        }
+        // np.dtype reads more names once JAX has registered ml_dtypes' (float8_e4m3fn, int4):
+        // their bytes are data, but socair does not fingerprint them.
+        return Ok(None);
     };
     let elements = dims
         .iter()
@@ -438,7 +448,7 @@ fn ndarray(payload: &[u8], file_offset: usize) -> Result<Tensor, String> {
     if elements.checked_mul(width) != Some(*len) {
         return Err(format!("the buffer holds {len} bytes, where shape {dims:?} of {name} needs {} (NumPy's reshape refuses it)", elements.saturating_mul(width)));
     }
-    Ok(Tensor {
+    Ok(Some(Tensor {
         name: String::new(),
         dtype: name,
         element_type: element,
@@ -448,7 +458,7 @@ fn ndarray(payload: &[u8], file_offset: usize) -> Result<Tensor, String> {
             len: *len,
         },
         byte_order: ByteOrder::Little,
-    })
+    }))
 }
 
 /// Reads a Flax msgpack state dict.

@@ -7,7 +7,8 @@ use crate::outcome::{Bytes, Outcome};
 
 fn width(element: &str) -> u64 {
     match element {
-        "F64" | "I64" | "U64" => 8,
+        "C128" => 16,
+        "F64" | "I64" | "U64" | "C64" => 8,
         "F32" | "I32" | "U32" => 4,
         "F16" | "BF16" | "I16" | "U16" => 2,
         _ => 1,

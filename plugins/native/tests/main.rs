@@ -144,6 +144,13 @@ fn flax_scalars_and_complex_values_are_data() {
     assert_eq!(o.tensors.len(), 1);
     assert_eq!(o.tensors[0].name, "s");
     assert!(o.tensors[0].shape.is_empty());
+    // A dtype NumPy reads once JAX registers ml_dtypes' types: data, a LEAD, not fingerprinted.
+    let f8 = b"\x93\x91\x02\xadfloat8_e4m3fn\xc4\x02\x38\x38";
+    let mut doc = vec![0x81, 0xa1, b'a', 0xc7, f8.len() as u8, 1];
+    doc.extend_from_slice(f8);
+    let o = flax::read(&doc);
+    assert_eq!(o.worst(), Some(Severity::Lead), "{:?}", o.findings);
+    assert!(o.tensors.is_empty());
     // An integer key is read (flax 0.12.8: strict_map_key=False); an array key is refused.
     assert_eq!(flax::read(b"\x81\x01\x02").worst(), None);
     assert!(flax::read(b"\x81\x91\x01\x02").refused);
