@@ -19,6 +19,7 @@ mod joblib;
 mod keras;
 mod keras_convert;
 mod legacy;
+mod native;
 mod numpy;
 mod onnx;
 mod packaging;

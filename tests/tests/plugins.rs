@@ -254,6 +254,7 @@ fn incompatible_and_invalid_plugins_are_refused_with_reasons() {
             "gguf",
             "joblib",
             "keras",
+            "native",
             "numpy",
             "onnx",
             "safetensors",
