@@ -1,0 +1,109 @@
+//! A protobuf message decoded as Paddle reads it: the kit's wire pre-pass by Paddle 3.3.1's
+//! field table ([`crate::schema`]) first, which refuses what is malformed and bounds what
+//! decoding allocates, then prost.
+
+use crate::schema::MESSAGES;
+use socair_plugin_kit::protobuf::schema::Field;
+use socair_plugin_kit::protobuf::walk::{self, Core, Dialect, Visitor, Walked, WireError};
+
+/// The largest protobuf message decoded: protobuf's own limit for one message (2 GiB − 1).
+pub const MAX_PROTO_LEN: u64 = i32::MAX as u64;
+
+/// Why a message is refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ProtoError {
+    /// Bigger than protobuf allows for one message.
+    #[error("the file is {len} bytes; a protobuf message is at most {MAX_PROTO_LEN} bytes")]
+    TooLarge {
+        /// The length.
+        len: u64,
+    },
+    /// Refused by the wire pre-pass.
+    #[error("not a sound protobuf {message}: {error}")]
+    Wire {
+        /// The root message.
+        message: &'static str,
+        /// What the walk refused.
+        error: WireError,
+    },
+    /// prost refused it (the pre-pass accepted it).
+    #[error("prost cannot decode it as a {message}: {error}")]
+    Decode {
+        /// The root message.
+        message: &'static str,
+        /// prost's message.
+        error: String,
+    },
+}
+
+impl ProtoError {
+    /// Whether it is refused only for its size or what it would decode to.
+    pub fn is_bound(&self) -> bool {
+        matches!(
+            self,
+            ProtoError::TooLarge { .. }
+                | ProtoError::Wire {
+                    error: WireError::TooCostly { .. },
+                    ..
+                }
+        )
+    }
+
+    /// The place the error names.
+    pub fn place(&self) -> String {
+        match self {
+            ProtoError::Wire { error, .. } => error.place(),
+            _ => "file".into(),
+        }
+    }
+}
+
+struct Plain;
+
+impl Visitor for Plain {
+    type Role = ();
+
+    fn enter(
+        &mut self,
+        _core: &mut Core<'_>,
+        _parent: (),
+        _field: &'static Field,
+        _child: usize,
+        _index: u64,
+        _tag_at: usize,
+    ) -> Result<(), WireError> {
+        Ok(())
+    }
+}
+
+/// Walks `data` as message `root` (an index in [`MESSAGES`]) and decodes it as `M`; `place`
+/// names the root in findings.
+pub fn decode<M: prost::Message + Default>(
+    data: &[u8],
+    root: usize,
+    place: &'static str,
+) -> Result<(M, Walked), ProtoError> {
+    let message = MESSAGES.get(root).map_or("message", |m| m.name);
+    let len = data.len() as u64;
+    if len > MAX_PROTO_LEN {
+        return Err(ProtoError::TooLarge { len });
+    }
+    let dialect = Dialect {
+        messages: MESSAGES,
+        schema: "Paddle 3.3.1's framework.proto",
+        versioned: "Paddle 3.3.1's framework.proto",
+        undefined_kind: "fields Paddle 3.3.1's framework.proto does not define",
+        root: place,
+        // A program decodes to many small messages, as a TensorFlow graph does (every message
+        // estimated at 64 bytes, a repeated field's growth doubled): 6x the input by that
+        // estimate, with the input, stays within 64 MiB + 8x.
+        overhead_factor: 6,
+    };
+    let walked = walk::walk(data, dialect, root, (), &mut Plain)
+        .map_err(|error| ProtoError::Wire { message, error })?;
+    let m = M::decode(data).map_err(|e| ProtoError::Decode {
+        message,
+        error: e.to_string(),
+    })?;
+    Ok((m, walked))
+}
