@@ -21,6 +21,7 @@ mod legacy;
 mod numpy;
 mod onnx;
 mod packaging;
+mod paddle;
 mod pins;
 mod plugins;
 mod pointers;
