@@ -255,6 +255,7 @@ fn incompatible_and_invalid_plugins_are_refused_with_reasons() {
             "keras",
             "numpy",
             "onnx",
+            "paddle",
             "safetensors",
             "tensorflow",
             "torch-zip"

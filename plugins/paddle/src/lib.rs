@@ -28,7 +28,6 @@ mod tests;
 
 use abi_stable::std_types::RSliceMut;
 use socair_plugin_api::{ByteSourceRef, OpenedFile, PluginError, ReadOptions};
-use socair_plugin_kit::bounded;
 use socair_plugin_kit::export::{read_prefix, Reader};
 
 socair_plugin_kit::export_plugin! {
@@ -37,24 +36,6 @@ socair_plugin_kit::export_plugin! {
     readers: [ProgramReader, PirReader, ParamsReader],
     writers: [],
     encoders: [],
-}
-
-/// `items` joined for a metadata value, at most `max` of them and how many more.
-pub fn listed<'a>(items: impl IntoIterator<Item = &'a str>, max: usize) -> String {
-    let mut out = Vec::new();
-    let mut more = 0u64;
-    for i in items {
-        if out.len() < max {
-            out.push(bounded::short(i));
-        } else {
-            more += 1;
-        }
-    }
-    let mut s = out.join(", ");
-    if more > 0 {
-        s.push_str(&format!(" … and {} more", bounded::thousands(more)));
-    }
-    s
 }
 
 /// The whole file when it is at most `max` bytes, else a LEAD naming the bound.

@@ -46,11 +46,24 @@ impl Class {
         }
     }
 
+    /// The finding kind of an op class.
+    pub fn kind(self) -> &'static str {
+        match self {
+            Class::Code => "ops that run Python",
+            Class::Files => "ops that read or write files",
+            Class::Io => "ops that print or read reader queues",
+            Class::Network => "ops that reach the network",
+            Class::Collective => "collective communication ops",
+            Class::Custom => "custom ops",
+            Class::Unknown | Class::Compute => "ops Paddle 3.3.1 does not define",
+        }
+    }
+
     /// Why, for a finding.
     pub fn why(self) -> &'static str {
         match self {
             Class::Compute => "computes",
-            Class::Code => "runs a Python callable of the loading process (py_func_op.cc)",
+            Class::Code => "runs a Python callable of the loading process",
             Class::Files => "reads or writes the file its attributes name",
             Class::Io => "prints to the process's output or reads from a Python-fed queue",
             Class::Network => "connects to the endpoints its attributes name",

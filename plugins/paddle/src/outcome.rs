@@ -142,3 +142,21 @@ impl Outcome {
         }
     }
 }
+
+/// `items` joined for a metadata value, at most `max` of them and how many more.
+pub fn listed<'a>(items: impl IntoIterator<Item = &'a str>, max: usize) -> String {
+    let mut out = Vec::new();
+    let mut more = 0u64;
+    for i in items {
+        if out.len() < max {
+            out.push(bounded::short(i));
+        } else {
+            more += 1;
+        }
+    }
+    let mut s = out.join(", ");
+    if more > 0 {
+        s.push_str(&format!(" … and {} more", bounded::thousands(more)));
+    }
+    s
+}

@@ -14,7 +14,6 @@
 
 use crate::ops;
 use crate::outcome::Outcome;
-use crate::program::kind;
 use serde::de::{self, DeserializeSeed, MapAccess, SeqAccess, Visitor};
 use socair_plugin_api::{OpenedFile, RowStatus};
 use socair_plugin_kit::bounded::{short, thousands};
@@ -319,7 +318,7 @@ fn judge(ctx: &mut Ctx<'_>, written: &str) {
     let class = ops::pir(&full);
     if let Some(sev) = class.severity() {
         ctx.out.note(
-            kind(class),
+            class.kind(),
             sev,
             || place,
             || format!("op `{}` {}", short(&full), class.why()),
@@ -361,10 +360,10 @@ pub fn read(data: &[u8]) -> OpenedFile {
     sorted.sort();
     out.metadata.push((
         "paddle.parameters".into(),
-        crate::listed(sorted.iter().map(String::as_str), 32),
+        crate::outcome::listed(sorted.iter().map(String::as_str), 32),
     ));
     let n_params = params.len() as u64;
-    let order = crate::listed(sorted.iter().map(String::as_str), 8);
+    let order = crate::outcome::listed(sorted.iter().map(String::as_str), 8);
     out.finish(|status| match status {
         RowStatus::Fail => "PaddlePaddle PIR program holding ops that run Python, read or write files, print or reach the network: see the findings".into(),
         RowStatus::Lead => format!("PaddlePaddle PIR program with parts this reader does not prove: {} ops judged", thousands(n_ops)),

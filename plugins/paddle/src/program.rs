@@ -93,21 +93,30 @@ pub fn read(data: &[u8]) -> OpenedFile {
     let params = parameters(&p);
     out.metadata.push((
         "paddle.parameters".into(),
-        crate::listed(params.iter().map(String::as_str), 32),
+        crate::outcome::listed(params.iter().map(String::as_str), 32),
     ));
     let n_params = params.len() as u64;
-    let order = crate::listed(params.iter().map(String::as_str), 8);
+    let order = crate::outcome::listed(params.iter().map(String::as_str), 8);
     out.finish(|status| match status {
         RowStatus::Fail => "PaddlePaddle program holding ops that run Python, read or write files, print or reach the network, or that readers would read differently: see the findings".into(),
         RowStatus::Lead => format!(
-            "PaddlePaddle program with ops this reader does not prove: {} ops in {} blocks judged",
-            thousands(n_ops), thousands(blocks as u64)
+            "PaddlePaddle program with ops this reader does not prove: {} ops in {} judged",
+            thousands(n_ops), blocks_of(blocks)
         ),
         _ => format!(
-            "PaddlePaddle program: {} ops in {} blocks judged, every op computational; {} parameters, the tensors of the .pdiparams beside it in this order: {}",
-            thousands(n_ops), thousands(blocks as u64), thousands(n_params), order
+            "PaddlePaddle program: {} ops in {} judged, every op computational; {} parameters, the tensors of the .pdiparams beside it in this order: {}",
+            thousands(n_ops), blocks_of(blocks), thousands(n_params), order
         ),
     })
+}
+
+/// `1 block`, `3 blocks`.
+fn blocks_of(n: usize) -> String {
+    if n == 1 {
+        "1 block".into()
+    } else {
+        format!("{} blocks", thousands(n as u64))
+    }
 }
 
 /// Judges op `i` of block `b`.
@@ -117,7 +126,7 @@ fn judge(out: &mut Outcome, b: usize, i: usize, op: &OpDesc, blocks: usize) {
     let class = ops::legacy(ty);
     if let Some(sev) = class.severity() {
         let detail = detail(op, class);
-        out.note(kind(class), sev, place, || {
+        out.note(class.kind(), sev, place, || {
             format!("op `{}` {}{detail}", short(ty), class.why())
         });
     }
@@ -158,7 +167,7 @@ fn detail(op: &OpDesc, class: Class) -> String {
         let value = if let Some(s) = &a.s {
             format!("{:?}", short(s))
         } else if !a.strings.is_empty() {
-            crate::listed(a.strings.iter().map(String::as_str), 4)
+            crate::outcome::listed(a.strings.iter().map(String::as_str), 4)
         } else if let Some(i) = a.i {
             i.to_string()
         } else {
@@ -170,19 +179,6 @@ fn detail(op: &OpDesc, class: Class) -> String {
         String::new()
     } else {
         format!(" ({})", parts.join(", "))
-    }
-}
-
-/// The finding kind of an op class.
-pub fn kind(class: Class) -> &'static str {
-    match class {
-        Class::Code => "ops that run Python",
-        Class::Files => "ops that read or write files",
-        Class::Io => "ops that print or read reader queues",
-        Class::Network => "ops that reach the network",
-        Class::Collective => "collective communication ops",
-        Class::Custom => "custom ops",
-        Class::Unknown | Class::Compute => "ops Paddle 3.3.1 does not define",
     }
 }
 
