@@ -51,8 +51,8 @@ fn inference_models_scan_clean_and_every_parameter_is_the_array_paddle_loads() {
         let want = e[&format!("{dir}/model.pdiparams")]["tensors"]
             .as_object()
             .unwrap();
-        // save_combine writes the persistable tensors sorted by name; the file names none, so
-        // read beside its program or alone they are named by their index in it.
+        // save_combine writes the persistable tensors sorted by name; the file names none:
+        // beside its program (the same stem) they are named by the program's parameters.
         let mut names: Vec<&String> = want.keys().collect();
         names.sort();
         assert_eq!(got.len(), names.len(), "{dir}");
@@ -60,7 +60,8 @@ fn inference_models_scan_clean_and_every_parameter_is_the_array_paddle_loads() {
             let (file, got_name, t) = &got[i];
             assert_eq!(
                 (file.as_str(), got_name.as_str()),
-                ("model.pdiparams", i.to_string().as_str())
+                ("model.pdiparams", name.as_str()),
+                "{dir} {i}"
             );
             let w = &want[name.as_str()];
             assert_eq!(t["sha256"], w["sha256"], "{dir} {name}");
@@ -70,6 +71,18 @@ fn inference_models_scan_clean_and_every_parameter_is_the_array_paddle_loads() {
                 paddle_dtype(w["dtype"].as_str().unwrap()),
                 "{dir} {name}"
             );
+        }
+        // Alone, they are named by their index in the file, with the same bytes.
+        let alone = tempfile::tempdir().unwrap();
+        let lone = alone.path().join("model.pdiparams");
+        std::fs::copy(path.join("model.pdiparams"), &lone).unwrap();
+        let r = run(socair().arg("tensors").arg(&lone));
+        assert_eq!(r.code, 0, "{dir}: {}", r.stderr);
+        let got = tensors(&json(&r.stdout));
+        assert_eq!(got.len(), names.len(), "{dir}");
+        for (i, (_, got_name, t)) in got.iter().enumerate() {
+            assert_eq!(got_name, &i.to_string(), "{dir}");
+            assert_eq!(t["sha256"], want[names[i].as_str()]["sha256"], "{dir} {i}");
         }
         // The program lists its parameters, in that order.
         let program = if dir == "static" {
@@ -188,4 +201,23 @@ fn paddle_save_pickles_pass_as_data_and_every_array_is_fingerprinted() {
             assert_eq!(t["shape"], w["shape"], "{file} {name}");
         }
     }
+}
+
+#[test]
+fn parameters_keep_their_index_when_the_program_beside_them_names_another_count() {
+    // The static program names four parameters; a .pdiparams of its first tensor alone (the
+    // first 36 bytes: 20 of header, a 4-byte TensorDesc, 3 float32s) holds one.
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::copy(
+        fixture("paddle/static/model.pdmodel"),
+        dir.path().join("model.pdmodel"),
+    )
+    .unwrap();
+    let params = std::fs::read(fixture("paddle/static/model.pdiparams")).unwrap();
+    std::fs::write(dir.path().join("model.pdiparams"), &params[..36]).unwrap();
+    let r = run(socair().arg("tensors").arg(dir.path()));
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let got = tensors(&json(&r.stdout));
+    assert_eq!(got.len(), 1);
+    assert_eq!(got[0].1, "0");
 }

@@ -358,6 +358,12 @@ pub fn read(data: &[u8]) -> OpenedFile {
     }
     let mut sorted = params.clone();
     sorted.sort();
+    // The order the host names the .pdiparams beside it by (host/src/read/artifact.rs
+    // `name_by_program`).
+    out.metadata.push((
+        "paddle.parameter_order".into(),
+        serde_json::to_string(&sorted).unwrap_or_default(),
+    ));
     out.metadata.push((
         "paddle.parameters".into(),
         crate::outcome::listed(sorted.iter().map(String::as_str), 32),

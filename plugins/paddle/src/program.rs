@@ -91,6 +91,12 @@ pub fn read(data: &[u8]) -> OpenedFile {
         }
     }
     let params = parameters(&p);
+    // The order the host names the .pdiparams beside it by (host/src/read/artifact.rs
+    // `name_by_program`).
+    out.metadata.push((
+        "paddle.parameter_order".into(),
+        serde_json::to_string(&params).unwrap_or_default(),
+    ));
     out.metadata.push((
         "paddle.parameters".into(),
         crate::outcome::listed(params.iter().map(String::as_str), 32),
