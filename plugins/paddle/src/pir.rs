@@ -52,6 +52,10 @@ enum Role {
     Op,
     OpName,
     ParamAttrs,
+    /// A parameter op's `OA`: `[persistable, stop_gradient, trainable]`.
+    ParamResultAttrs,
+    /// Its first element.
+    Persistable,
     Other,
 }
 
@@ -59,6 +63,7 @@ enum Role {
 enum Got {
     Nothing,
     Text(String),
+    Flag(bool),
 }
 
 struct Ctx<'o> {
@@ -91,7 +96,12 @@ impl<'de> DeserializeSeed<'de> for Seed<'_, '_> {
 fn structural(role: Role) -> bool {
     !matches!(
         role,
-        Role::Other | Role::ParamAttrs | Role::Magic | Role::OpName
+        Role::Other
+            | Role::ParamAttrs
+            | Role::ParamResultAttrs
+            | Role::Persistable
+            | Role::Magic
+            | Role::OpName
     )
 }
 
@@ -128,13 +138,22 @@ impl<'de> Visitor<'de> for Seed<'_, '_> {
         })
     }
 
-    fn visit_bool<E: de::Error>(self, _: bool) -> Result<Got, E> {
+    fn visit_bool<E: de::Error>(self, v: bool) -> Result<Got, E> {
+        if self.role == Role::Persistable {
+            return Ok(Got::Flag(v));
+        }
         self.scalar()
     }
-    fn visit_i64<E: de::Error>(self, _: i64) -> Result<Got, E> {
+    fn visit_i64<E: de::Error>(self, v: i64) -> Result<Got, E> {
+        if self.role == Role::Persistable {
+            return Ok(Got::Flag(v != 0));
+        }
         self.scalar()
     }
-    fn visit_u64<E: de::Error>(self, _: u64) -> Result<Got, E> {
+    fn visit_u64<E: de::Error>(self, v: u64) -> Result<Got, E> {
+        if self.role == Role::Persistable {
+            return Ok(Got::Flag(v != 0));
+        }
         self.scalar()
     }
     fn visit_f64<E: de::Error>(self, _: f64) -> Result<Got, E> {
@@ -166,19 +185,22 @@ impl<'de> Visitor<'de> for Seed<'_, '_> {
             Role::Regions => (Role::Region, "region"),
             Role::Blocks => (Role::Block, "block"),
             Role::Ops => (Role::Op, "op"),
-            Role::Other | Role::ParamAttrs => (Role::Other, ""),
+            Role::Other | Role::ParamAttrs | Role::ParamResultAttrs | Role::Persistable => {
+                (Role::Other, "")
+            }
             _ => return Err(de::Error::invalid_type(de::Unexpected::Seq, &self)),
         };
         let mut i = 0u64;
         let mut last = Got::Nothing;
+        let mut first = None;
         loop {
             if !label.is_empty() {
                 self.ctx.path.push(format!("{label} {i}"));
             }
-            let role = if self.role == Role::ParamAttrs {
-                Role::ParamAttrs
-            } else {
-                elem
+            let role = match self.role {
+                Role::ParamAttrs => Role::ParamAttrs,
+                Role::ParamResultAttrs if i == 0 => Role::Persistable,
+                _ => elem,
             };
             let got = seq.next_element_seed(Seed {
                 ctx: self.ctx,
@@ -188,17 +210,18 @@ impl<'de> Visitor<'de> for Seed<'_, '_> {
                 self.ctx.path.pop();
             }
             match got? {
+                Some(Got::Flag(f)) if self.role == Role::ParamResultAttrs => first = Some(f),
                 Some(g) => last = g,
                 None => break,
             }
             i += 1;
         }
-        if self.role == Role::ParamAttrs {
-            if let Got::Text(name) = last {
-                self.ctx.params.push(name);
-            }
-        }
-        Ok(Got::Nothing)
+        Ok(match self.role {
+            // The parameter's name is the last of its attributes (`[.., .., .., name]`).
+            Role::ParamAttrs => last,
+            Role::ParamResultAttrs => first.map_or(Got::Nothing, Got::Flag),
+            _ => Got::Nothing,
+        })
     }
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Got, A::Error> {
@@ -216,6 +239,7 @@ impl<'de> Visitor<'de> for Seed<'_, '_> {
         }
         let mut seen = HashSet::new();
         let mut name: Option<String> = None;
+        let (mut param, mut persistable) = (None, None);
         while let Some(key) = map.next_key::<String>()? {
             if !seen.insert(key.clone()) {
                 return Err(de::Error::custom(format_args!(
@@ -225,6 +249,11 @@ impl<'de> Visitor<'de> for Seed<'_, '_> {
                 )));
             }
             let role = match child(self.role, &key) {
+                Some(Role::Other)
+                    if self.role == Role::Op && key == "OA" && name.as_deref() == Some("p") =>
+                {
+                    Role::ParamResultAttrs
+                }
                 Some(r) => r,
                 None if self.role == Role::Op && key == "A" => {
                     if name.as_deref() == Some("p") {
@@ -233,6 +262,7 @@ impl<'de> Visitor<'de> for Seed<'_, '_> {
                         Role::Other
                     }
                 }
+
                 None if self.role == Role::Other => Role::Other,
                 None => {
                     let place = self.ctx.place();
@@ -245,13 +275,14 @@ impl<'de> Visitor<'de> for Seed<'_, '_> {
                     Role::Other
                 }
             };
-            if let Got::Text(t) = map.next_value_seed(Seed {
+            match map.next_value_seed(Seed {
                 ctx: self.ctx,
                 role,
             })? {
-                if role == Role::OpName {
-                    name = Some(t);
-                }
+                Got::Text(t) if role == Role::OpName => name = Some(t),
+                Got::Text(t) if role == Role::ParamAttrs => param = Some(t),
+                Got::Flag(f) if role == Role::ParamResultAttrs => persistable = Some(f),
+                _ => {}
             }
         }
         let required: &[&str] = match self.role {
@@ -271,6 +302,11 @@ impl<'de> Visitor<'de> for Seed<'_, '_> {
         }
         if self.role == Role::Op {
             judge(self.ctx, name.as_deref().unwrap_or(""));
+            // A persistable parameter is what save_combine wrote to the .pdiparams (`OA`'s
+            // first value; a dropout state is a parameter op that is not persistable).
+            if let (Some(p), Some(true)) = (param, persistable) {
+                self.ctx.params.push(p);
+            }
         }
         Ok(Got::Nothing)
     }

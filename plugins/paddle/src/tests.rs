@@ -73,6 +73,14 @@ fn params_tensors_are_the_arrays_paddle_loads() {
     for (file, names) in [
         ("static/model.pdiparams", "static/model.pdiparams"),
         ("pir/model.pdiparams", "pir/model.pdiparams"),
+        (
+            "static-control-flow/model.pdiparams",
+            "static-control-flow/model.pdiparams",
+        ),
+        (
+            "pir-cnn-lstm/model.pdiparams",
+            "pir-cnn-lstm/model.pdiparams",
+        ),
     ] {
         let data = fixture(file);
         assert!(crate::params::looks_like_params(
