@@ -189,22 +189,8 @@ fn detail(op: &OpDesc, class: Class) -> String {
 }
 
 fn refused(e: ProtoError) -> OpenedFile {
-    let (status, summary) = if e.is_bound() {
-        (RowStatus::Lead, socair_plugin_kit::report::PAST_BOUNDS)
-    } else {
-        (
-            RowStatus::Fail,
-            "not a sound PaddlePaddle program: readers may disagree on what it holds",
-        )
-    };
-    socair_plugin_kit::report::refused_as(
-        status,
+    e.refused(
         FORMAT,
-        summary,
-        e.to_string(),
-        socair_plugin_api::Finding {
-            place: e.place().into(),
-            reason: e.to_string().into(),
-        },
+        "not a sound PaddlePaddle program: readers may disagree on what it holds",
     )
 }

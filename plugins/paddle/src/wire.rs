@@ -6,57 +6,7 @@ use crate::schema::MESSAGES;
 use socair_plugin_kit::protobuf::schema::Field;
 use socair_plugin_kit::protobuf::walk::{self, Core, Dialect, Visitor, Walked, WireError};
 
-/// The largest protobuf message decoded: protobuf's own limit for one message (2 GiB − 1).
-pub const MAX_PROTO_LEN: u64 = i32::MAX as u64;
-
-/// Why a message is refused.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum ProtoError {
-    /// Bigger than protobuf allows for one message.
-    #[error("the file is {len} bytes; a protobuf message is at most {MAX_PROTO_LEN} bytes")]
-    TooLarge {
-        /// The length.
-        len: u64,
-    },
-    /// Refused by the wire pre-pass.
-    #[error("not a sound protobuf {message}: {error}")]
-    Wire {
-        /// The root message.
-        message: &'static str,
-        /// What the walk refused.
-        error: WireError,
-    },
-    /// prost refused it (the pre-pass accepted it).
-    #[error("prost cannot decode it as a {message}: {error}")]
-    Decode {
-        /// The root message.
-        message: &'static str,
-        /// prost's message.
-        error: String,
-    },
-}
-
-impl ProtoError {
-    /// Whether it is refused only for its size or what it would decode to.
-    pub fn is_bound(&self) -> bool {
-        matches!(
-            self,
-            ProtoError::TooLarge { .. }
-                | ProtoError::Wire {
-                    error: WireError::TooCostly { .. },
-                    ..
-                }
-        )
-    }
-
-    /// The place the error names.
-    pub fn place(&self) -> String {
-        match self {
-            ProtoError::Wire { error, .. } => error.place(),
-            _ => "file".into(),
-        }
-    }
-}
+pub use socair_plugin_kit::protobuf::error::{ProtoError, MAX_PROTO_LEN};
 
 struct Plain;
 
@@ -85,6 +35,9 @@ pub fn decode<M: prost::Message + Default>(
 ) -> Result<(M, Walked), ProtoError> {
     let message = MESSAGES.get(root).map_or("message", |m| m.name);
     let len = data.len() as u64;
+    if len == 0 {
+        return Err(ProtoError::Empty);
+    }
     if len > MAX_PROTO_LEN {
         return Err(ProtoError::TooLarge { len });
     }
