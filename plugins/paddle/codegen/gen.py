@@ -35,6 +35,21 @@ KIND = {
 }
 
 
+# The messages src/proto.rs decodes, by their Rust names.
+DECODED = {
+    "ProgramDesc": "ProgramDesc",
+    "Version": "Version",
+    "BlockDesc": "BlockDesc",
+    "VarDesc": "VarDesc",
+    "VarType": "VarType",
+    "VarType.DenseTensorDesc": "DenseTensorDesc",
+    "VarType.TensorDesc": "TensorDesc",
+    "OpDesc": "OpDesc",
+    "OpDesc.Var": "OpVar",
+    "OpDesc.Attr": "OpAttr",
+}
+
+
 def messages():
     fd = descriptor_pb2.FileDescriptorProto()
     framework_pb2.DESCRIPTOR.CopyToProto(fd)
@@ -77,9 +92,10 @@ def schema():
     for name, m in msgs:
         lines.append("    MessageSchema {")
         lines.append(f'        name: "{name}",')
-        # Decoded sizes: an estimate per message (the prost structs of this plugin decode only
-        # some fields); 64 bytes covers each one's struct.
-        lines.append("        size: 64,")
+        # Decoded sizes: the prost struct's for the messages this plugin decodes
+        # (src/proto.rs); the others are skipped by prost and allocate nothing.
+        rust = DECODED.get(name)
+        lines.append(f"        size: std::mem::size_of::<crate::proto::{rust}>()," if rust else "        size: 0,")
         lines.append("        fields: &[")
         for f in sorted(m.field, key=lambda f: f.number):
             kind = f"Kind::Message({index[f.type_name]})" if f.type == 11 else f"Kind::{KIND[f.type]}"

@@ -55,7 +55,7 @@ pub const PROGRAM_DESC: usize = 21;
 pub static MESSAGES: &[MessageSchema] = &[
     MessageSchema {
         name: "Version",
-        size: 64,
+        size: std::mem::size_of::<crate::proto::Version>(),
         fields: &[Field {
             number: 1,
             name: "version",
@@ -65,7 +65,7 @@ pub static MESSAGES: &[MessageSchema] = &[
     },
     MessageSchema {
         name: "Complex",
-        size: 64,
+        size: 0,
         fields: &[
             Field {
                 number: 1,
@@ -83,7 +83,7 @@ pub static MESSAGES: &[MessageSchema] = &[
     },
     MessageSchema {
         name: "Scalar",
-        size: 64,
+        size: 0,
         fields: &[
             Field {
                 number: 1,
@@ -119,7 +119,7 @@ pub static MESSAGES: &[MessageSchema] = &[
     },
     MessageSchema {
         name: "OpDesc",
-        size: 64,
+        size: std::mem::size_of::<crate::proto::OpDesc>(),
         fields: &[
             Field {
                 number: 1,
@@ -155,7 +155,7 @@ pub static MESSAGES: &[MessageSchema] = &[
     },
     MessageSchema {
         name: "OpDesc.Attr",
-        size: 64,
+        size: std::mem::size_of::<crate::proto::OpAttr>(),
         fields: &[
             Field {
                 number: 1,
@@ -281,7 +281,7 @@ pub static MESSAGES: &[MessageSchema] = &[
     },
     MessageSchema {
         name: "OpDesc.Var",
-        size: 64,
+        size: std::mem::size_of::<crate::proto::OpVar>(),
         fields: &[
             Field {
                 number: 1,
@@ -299,7 +299,7 @@ pub static MESSAGES: &[MessageSchema] = &[
     },
     MessageSchema {
         name: "OpProto",
-        size: 64,
+        size: 0,
         fields: &[
             Field {
                 number: 1,
@@ -335,7 +335,7 @@ pub static MESSAGES: &[MessageSchema] = &[
     },
     MessageSchema {
         name: "OpProto.Var",
-        size: 64,
+        size: 0,
         fields: &[
             Field {
                 number: 1,
@@ -383,7 +383,7 @@ pub static MESSAGES: &[MessageSchema] = &[
     },
     MessageSchema {
         name: "OpProto.Attr",
-        size: 64,
+        size: 0,
         fields: &[
             Field {
                 number: 1,
@@ -431,7 +431,7 @@ pub static MESSAGES: &[MessageSchema] = &[
     },
     MessageSchema {
         name: "VarType",
-        size: 64,
+        size: std::mem::size_of::<crate::proto::VarType>(),
         fields: &[
             Field {
                 number: 1,
@@ -503,7 +503,7 @@ pub static MESSAGES: &[MessageSchema] = &[
     },
     MessageSchema {
         name: "VarType.TensorDesc",
-        size: 64,
+        size: std::mem::size_of::<crate::proto::TensorDesc>(),
         fields: &[
             Field {
                 number: 1,
@@ -521,7 +521,7 @@ pub static MESSAGES: &[MessageSchema] = &[
     },
     MessageSchema {
         name: "VarType.DenseTensorDesc",
-        size: 64,
+        size: std::mem::size_of::<crate::proto::DenseTensorDesc>(),
         fields: &[
             Field {
                 number: 1,
@@ -539,7 +539,7 @@ pub static MESSAGES: &[MessageSchema] = &[
     },
     MessageSchema {
         name: "VarType.DenseTensorArrayDesc",
-        size: 64,
+        size: 0,
         fields: &[
             Field {
                 number: 1,
@@ -557,7 +557,7 @@ pub static MESSAGES: &[MessageSchema] = &[
     },
     MessageSchema {
         name: "VarType.ReaderDesc",
-        size: 64,
+        size: 0,
         fields: &[Field {
             number: 1,
             name: "dense_tensor",
@@ -567,7 +567,7 @@ pub static MESSAGES: &[MessageSchema] = &[
     },
     MessageSchema {
         name: "VarType.Tuple",
-        size: 64,
+        size: 0,
         fields: &[Field {
             number: 1,
             name: "element_type",
@@ -577,7 +577,7 @@ pub static MESSAGES: &[MessageSchema] = &[
     },
     MessageSchema {
         name: "VarDesc",
-        size: 64,
+        size: std::mem::size_of::<crate::proto::VarDesc>(),
         fields: &[
             Field {
                 number: 1,
@@ -625,7 +625,7 @@ pub static MESSAGES: &[MessageSchema] = &[
     },
     MessageSchema {
         name: "VarDesc.Attr",
-        size: 64,
+        size: 0,
         fields: &[
             Field {
                 number: 1,
@@ -661,7 +661,7 @@ pub static MESSAGES: &[MessageSchema] = &[
     },
     MessageSchema {
         name: "BlockDesc",
-        size: 64,
+        size: std::mem::size_of::<crate::proto::BlockDesc>(),
         fields: &[
             Field {
                 number: 1,
@@ -697,7 +697,7 @@ pub static MESSAGES: &[MessageSchema] = &[
     },
     MessageSchema {
         name: "OpVersion",
-        size: 64,
+        size: 0,
         fields: &[Field {
             number: 1,
             name: "version",
@@ -707,7 +707,7 @@ pub static MESSAGES: &[MessageSchema] = &[
     },
     MessageSchema {
         name: "OpVersionMap",
-        size: 64,
+        size: 0,
         fields: &[Field {
             number: 1,
             name: "pair",
@@ -717,7 +717,7 @@ pub static MESSAGES: &[MessageSchema] = &[
     },
     MessageSchema {
         name: "OpVersionMap.OpVersionPair",
-        size: 64,
+        size: 0,
         fields: &[
             Field {
                 number: 1,
@@ -735,7 +735,7 @@ pub static MESSAGES: &[MessageSchema] = &[
     },
     MessageSchema {
         name: "ProgramDesc",
-        size: 64,
+        size: std::mem::size_of::<crate::proto::ProgramDesc>(),
         fields: &[
             Field {
                 number: 1,

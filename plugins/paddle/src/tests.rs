@@ -195,3 +195,21 @@ fn fuzzing_property_holds_on_fixtures_and_their_mutations() {
         }
     }
 }
+
+/// What the walk estimates a real program decodes to, per byte of it: within the 7x the
+/// dialect allows, with room (measured here: printed with `--nocapture`).
+#[test]
+fn real_programs_decode_within_the_bound() {
+    for f in ["static/model.pdmodel", "static-control-flow/model.pdmodel"] {
+        let data = fixture(f);
+        let (_, walked): (crate::proto::ProgramDesc, _) =
+            crate::wire::decode(&data, crate::schema::PROGRAM_DESC, "program").unwrap();
+        let ratio = walked.overhead as f64 / data.len() as f64;
+        println!(
+            "{f}: {} bytes decode to an estimated {} ({ratio:.1}x)",
+            data.len(),
+            walked.overhead
+        );
+        assert!(ratio < 7.0, "{f}: {ratio}");
+    }
+}

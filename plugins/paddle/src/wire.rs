@@ -47,10 +47,10 @@ pub fn decode<M: prost::Message + Default>(
         versioned: "Paddle 3.3.1's framework.proto",
         undefined_kind: "fields Paddle 3.3.1's framework.proto does not define",
         root: place,
-        // A program decodes to many small messages, as a TensorFlow graph does (every message
-        // estimated at 64 bytes, a repeated field's growth doubled): 6x the input by that
-        // estimate, with the input, stays within 64 MiB + 8x.
-        overhead_factor: 6,
+        // A program decodes to many small messages, as a TensorFlow graph does (each the size
+        // of its prost struct, a repeated field's growth doubled, text at its length): 7x the
+        // input by that estimate, with the input, stays within 64 MiB + 8x.
+        overhead_factor: 7,
     };
     let walked = walk::walk(data, dialect, root, (), &mut Plain)
         .map_err(|error| ProtoError::Wire { message, error })?;
