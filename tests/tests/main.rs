@@ -23,6 +23,7 @@ mod native;
 mod numpy;
 mod onnx;
 mod packaging;
+mod paddle;
 mod pins;
 mod plugins;
 mod pointers;

@@ -257,6 +257,7 @@ fn incompatible_and_invalid_plugins_are_refused_with_reasons() {
             "native",
             "numpy",
             "onnx",
+            "paddle",
             "safetensors",
             "tensorflow",
             "torch-zip"

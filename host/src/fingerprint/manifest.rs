@@ -265,7 +265,7 @@ const NO_READER: &str = "no loaded plugin reads this file";
 /// entry naming why: a directory's file no plugin claimed that the companion rules do not
 /// read as data (JSON, text, a chat template: `socair_plugin_kit::companion`, the rules
 /// `scan` applies), such as a TensorFlow `saved_model.pb` or checkpoint's
-/// `variables.index`, a Keras `keras_metadata.pb`, a PaddlePaddle `.pdiparams`; and a file a
+/// `variables.index`, a Keras `keras_metadata.pb`, a Flax `.msgpack`; and a file a
 /// reader opened but located no tensor in, listed nothing unread in, and did not prove (a
 /// row that is not PASS), such as a whole pickled `nn.Module` or a `.keras` zip. A file that
 /// holds another file's tensor bytes (ONNX external data) is read as that data.

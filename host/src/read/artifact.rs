@@ -471,6 +471,7 @@ impl<'p> Artifact<'p> {
             let found = opened.rows.iter().any(|r| r.status == RowStatus::Fail);
             !(job.by_extension && data.contains(&job.rel)) || found
         });
+        name_by_program(&mut all);
         Ok(all)
     }
 
@@ -623,6 +624,51 @@ fn expand_stem(job_rel: &str, opened: &mut OpenedFile) {
         if let ROption::RSome(file) = &t.file {
             if let Some(rest) = file.as_str().strip_prefix(STEM) {
                 t.file = ROption::RSome(RString::from(format!("{stem}{rest}")));
+            }
+        }
+    }
+}
+
+/// The metadata key under which a PaddlePaddle program (the paddle plugin's `paddle-program`
+/// and `paddle-pir` readers) gives, as a JSON array, the names of the tensors of the
+/// `.pdiparams` beside it in the file's order.
+pub const PADDLE_PARAMETER_ORDER: &str = "paddle.parameter_order";
+
+/// Names the tensors of each `.pdiparams` (`paddle-params`: the file names none, its reader
+/// calls them `0`, `1`, ...) after the program of the same stem beside it (`model.pdmodel` or
+/// `model.json` for `model.pdiparams`), as Paddle's loaders pair them: the program's
+/// persistable tensors, sorted, which `save_combine` wrote in that order. Only when the
+/// program names exactly as many tensors as the file holds; otherwise they keep their index.
+fn name_by_program(all: &mut [(&FileJob<'_>, OpenedFile)]) {
+    let stem = |rel: &str| rel.rsplit_once('.').map_or(rel, |(s, _)| s).to_owned();
+    let mut orders = std::collections::BTreeMap::new();
+    for (job, o) in all.iter() {
+        let format = o.format.as_str();
+        if format != "paddle-program" && format != "paddle-pir" {
+            continue;
+        }
+        let Some(order) = o.metadata.iter().find(|t| t.0 == PADDLE_PARAMETER_ORDER) else {
+            continue;
+        };
+        if let Ok(names) = serde_json::from_str::<Vec<String>>(order.1.as_str()) {
+            orders.insert(stem(&job.rel), names);
+        }
+    }
+    for (job, o) in all.iter_mut() {
+        if o.format.as_str() != "paddle-params" || !job.rel.ends_with(".pdiparams") {
+            continue;
+        }
+        let Some(names) = orders.get(&stem(&job.rel)) else {
+            continue;
+        };
+        let by_index = o
+            .tensors
+            .iter()
+            .enumerate()
+            .all(|(i, t)| t.name.as_str() == i.to_string());
+        if names.len() == o.tensors.len() && by_index {
+            for (t, name) in o.tensors.iter_mut().zip(names) {
+                t.name = RString::from(name.as_str());
             }
         }
     }

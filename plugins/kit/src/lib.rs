@@ -2,7 +2,7 @@
 //! ([`export_plugin!`] and the adapters in [`export`]), the bounds on what one read reports
 //! ([`bounded`]), the rules for files no reader models ([`companion`], which the host uses
 //! too) and for chat templates wherever they are ([`jinja`]), the pieces of an `OpenedFile`
-//! every reader builds ([`report`]), the zip primitives every zip reader needs ([`zip`]), and
+//! every reader builds ([`report`]), strict JSON ([`json`]), the zip primitives every zip reader needs ([`zip`]), and
 //! protobuf at wire level for the protobuf formats' readers ([`protobuf`]).
 //!
 //! `socair-plugin-api` stays the small ABI contract that third-party plugins build against;
@@ -15,6 +15,7 @@ pub mod companion;
 pub mod export;
 pub mod jinja;
 pub mod joblib;
+pub mod json;
 pub mod protobuf;
 pub mod report;
 pub mod sentencepiece;

@@ -10,7 +10,8 @@ pub mod dtype;
 #[doc(hidden)]
 pub mod fuzzing;
 pub mod header;
-pub mod json;
+/// The strict JSON value (no duplicate keys at any depth), shared through the kit.
+pub use socair_plugin_kit::json;
 pub mod writer;
 
 use abi_stable::std_types::{ROption, RSliceMut, RString, RVec, Tuple2};

@@ -7,6 +7,7 @@
 //! protobuf has no magic number: a reader claims a file only when its first bytes parse as
 //! the format's root message, field by field, with the wire types the schema gives them.
 
+pub mod error;
 pub mod head;
 pub mod schema;
 pub mod walk;

@@ -1,4 +1,5 @@
-//! A JSON value that keeps object keys in file order and refuses duplicate keys at any depth.
+//! A JSON value that keeps object keys in file order and refuses duplicate keys at any depth
+//! (the safetensors header, a PaddlePaddle PIR program).
 //!
 //! serde_json's own `Value` keeps the last of two equal keys, which is how a header can say one
 //! thing to this reader and another to a reader that keeps the first: a parser differential.
