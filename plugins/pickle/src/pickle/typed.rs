@@ -127,6 +127,19 @@ impl Run<'_, '_> {
         }
     }
 
+    /// A bytes payload (BINBYTES, SHORT_BINBYTES, BINBYTES8, BYTEARRAY8) after its `width`-byte
+    /// length, with where it lies in the data (for a profile's arrays).
+    fn typed_bytes(&mut self, width: usize) -> Result<(), Raise> {
+        let n = self.size_arg(width)?;
+        let bytes = self.reader.read_into(n)?;
+        self.charge(32 + bytes.len());
+        let end = self.reader.pos();
+        let b: Rc<[u8]> = Rc::from(bytes);
+        self.note_bytes(&b, end - n..end);
+        self.push(Value::Bytes(b));
+        Ok(())
+    }
+
     fn typed_string(&mut self, width: usize) -> Result<(), Raise> {
         let n = self.size_arg(width)?;
         let bytes = self.reader.read(n)?;
@@ -300,13 +313,7 @@ impl Run<'_, '_> {
                     b'C' => 1,
                     _ => 8,
                 };
-                let n = self.size_arg(width)?;
-                let bytes = self.reader.read_into(n)?;
-                self.charge(32 + bytes.len());
-                let end = self.reader.pos();
-                let b: Rc<[u8]> = Rc::from(bytes);
-                self.note_bytes(&b, end - n..end);
-                self.push(Value::Bytes(b));
+                self.typed_bytes(width)?;
             }
             b'c' => {
                 let (module, name, ended) = self.global_lines(false)?;

@@ -135,15 +135,7 @@ impl Run<'_, '_> {
                     items.len()
                 ))));
             }
-            0x96 => {
-                let n = self.size_arg(8)?;
-                let bytes = self.reader.read_into(n)?;
-                self.charge(32 + bytes.len());
-                let end = self.reader.pos();
-                let b: Rc<[u8]> = Rc::from(bytes);
-                self.note_bytes(&b, end - n..end);
-                self.push(Value::Bytes(b));
-            }
+            0x96 => self.typed_bytes(8)?,
             _ => {
                 return Err(Raise::Invalid(format!(
                     "opcode {op:#04x} reached the typed model"
