@@ -18,6 +18,19 @@ pub struct RuleSet {
 
 inventory::collect!(RuleSet);
 
+/// Rule sets plugins run only when the host asks for them (`ReadOptions.rules`): the pickle
+/// grammar's library profiles (plugins/pickle/PROFILES.md). Any other rule set a plugin
+/// declares runs at its newest version unless asked for another.
+pub const OPT_IN: &[&str] = &["socair-sklearn"];
+
+/// Rule sets a plugin applies to only some of what it reads and names in the row that used
+/// them (`socair-data/1`: pickles outside a torch checkpoint), so that a report's `rules` lists
+/// them only when asked for (a deployment pin): a torch checkpoint's report does not name them.
+pub const ROW_NAMED: &[&str] = &["socair-data"];
+
+/// The profile names `--profile` takes, each with the rule set and version it asks for.
+pub const PROFILES: &[(&str, &str, &str)] = &[("sklearn", "socair-sklearn", "1")];
+
 /// Every built-in rule set, sorted by id.
 pub fn built_in() -> Vec<&'static RuleSet> {
     let mut all: Vec<&'static RuleSet> = inventory::iter::<RuleSet>.into_iter().collect();

@@ -99,6 +99,11 @@ pub enum Command {
         /// that uses them is not a LEAD for that. Dangerous globals are never accepted.
         #[arg(long, value_name = "FILE")]
         reviewed_classes: Option<PathBuf>,
+        /// A library profile to judge pickles that are not torch checkpoints by
+        /// (`sklearn`: socair-sklearn/1, the classes scikit-learn, SciPy, NumPy, XGBoost's and
+        /// LightGBM's sklearn wrappers pickle). Without it, socair-data/1 (pure data) applies.
+        #[arg(long, value_name = "PROFILE", value_parser = ["sklearn"])]
+        profile: Option<String>,
         /// A reviewed model's manifest (`socair tensors --out`): adds the Tensor reference row.
         /// (SOCAIR_TENSOR_REFERENCE=MANIFEST does the same.)
         #[arg(long, value_name = "MANIFEST")]
@@ -136,6 +141,9 @@ pub enum Command {
         /// own reviews cover: `socair airlock review add`.)
         #[arg(long, value_name = "FILE")]
         reviewed_classes: Option<PathBuf>,
+        /// A library profile, as for `socair scan --profile`; the attestation's report names it.
+        #[arg(long, value_name = "PROFILE", value_parser = ["sklearn"])]
+        profile: Option<String>,
         /// Print nothing on standard output, even on a terminal (the envelope is in the file).
         #[arg(long)]
         json: bool,

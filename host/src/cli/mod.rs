@@ -57,7 +57,7 @@ fn load_plugins(flag_dirs: &[PathBuf]) -> PluginSet {
 }
 
 fn dispatch(cli: Cli) -> Result<u8, Fatal> {
-    let readers = ReaderChoice {
+    let mut readers = ReaderChoice {
         named: cli.reader.clone(),
         ..ReaderChoice::default()
     };
@@ -88,10 +88,12 @@ fn dispatch(cli: Cli) -> Result<u8, Fatal> {
             path,
             header_only,
             reviewed_classes,
+            profile,
             reference,
             out,
             json,
         } => {
+            ask_profile(&mut readers, profile.as_deref());
             let reviewed = reviewed_list(reviewed_classes)?;
             // --reference, else the older SOCAIR_TENSOR_REFERENCE.
             let reference = reference.or_else(|| {
@@ -276,8 +278,10 @@ fn dispatch(cli: Cli) -> Result<u8, Fatal> {
             key,
             out,
             reviewed_classes,
+            profile,
             json,
         } => {
+            ask_profile(&mut readers, profile.as_deref());
             let options = ScanOptions {
                 reviewed: reviewed_list(reviewed_classes)?,
                 readers,
@@ -395,6 +399,20 @@ fn dispatch(cli: Cli) -> Result<u8, Fatal> {
                 )
             }
         },
+    }
+}
+
+/// `--profile NAME`: asks the plugins for the profile's rule set (a rule set they run only
+/// when asked: `base::rules::OPT_IN`).
+fn ask_profile(readers: &mut ReaderChoice, profile: Option<&str>) {
+    let Some(name) = profile else { return };
+    if let Some((_, rule_set, version)) = crate::base::rules::PROFILES
+        .iter()
+        .find(|(n, _, _)| *n == name)
+    {
+        readers
+            .rules
+            .insert((*rule_set).to_owned(), (*version).to_owned());
     }
 }
 

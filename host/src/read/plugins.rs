@@ -127,6 +127,12 @@ pub fn effective_rules(
         if requested.get(name).is_some_and(|want| want != version) {
             continue;
         }
+        // A profile runs only when asked for; `socair-data` is named by the rows it judged.
+        let asked_only = crate::base::rules::OPT_IN.contains(&name)
+            || crate::base::rules::ROW_NAMED.contains(&name);
+        if asked_only && !requested.contains_key(name) {
+            continue;
+        }
         let newer = out.get(name).is_none_or(|have| {
             crate::base::rules::lenient_version(version).ok()
                 > crate::base::rules::lenient_version(have).ok()

@@ -11,8 +11,11 @@ pub fn check_reader(data: &[u8]) {
     let head = &data[..data.len().min(4096)];
     let _ = detect::claim(head, data.len() as u64);
     for (a, format) in [
-        (scan::scan_bytes(data, &[]), ZIP_FORMAT),
-        (scan::scan_7z_bytes(data, &[]), SEVEN_Z_FORMAT),
+        (scan::scan_bytes(data, scan::Scope::data(&[])), ZIP_FORMAT),
+        (
+            scan::scan_7z_bytes(data, scan::Scope::data(&[])),
+            SEVEN_Z_FORMAT,
+        ),
     ] {
         assert!(a.inflated <= a.budget, "inflated past the budget");
         for list in [&a.structure, &a.unchecked, &a.pickle] {

@@ -44,7 +44,11 @@ pub use socair_plugin_kit::report::STRUCTURE_CHECK;
 
 socair_plugin_kit::export_plugin! {
     name: "archive",
-    rule_sets: [rule_set(GRAMMAR.0, GRAMMAR.1)],
+    rule_sets: [
+        rule_set(GRAMMAR.0, GRAMMAR.1),
+        rule_set(socair_pickle::pickle::Profile::DATA_RULE_SET, "1"),
+        rule_set(socair_pickle::pickle::Profile::SKLEARN_RULE_SET, "1"),
+    ],
     readers: [ZipReader, SevenZReader],
     writers: [],
     encoders: [],
@@ -99,13 +103,19 @@ fn open_with<'s, 'b>(
     source: &'s ByteSourceRef<'b>,
     options: &ReadOptions,
     format: &str,
-    walk: impl FnOnce(SourceReader<'s, ByteSourceRef<'b>>, u64, &[String]) -> Analysis,
+    walk: impl FnOnce(SourceReader<'s, ByteSourceRef<'b>>, u64, scan::Scope<'_>) -> Analysis,
 ) -> OpenedFile {
-    let analysis = walk(
-        SourceReader::new(source),
-        source.size(),
-        &reviewed_globals(options),
-    );
+    let reviewed = reviewed_globals(options);
+    let rules: Vec<(&str, &str)> = options
+        .rules
+        .iter()
+        .map(|r| (r.0.as_str(), r.1.as_str()))
+        .collect();
+    let scope = scan::Scope {
+        reviewed: &reviewed,
+        profile: socair_pickle::pickle::Profile::asked(&rules),
+    };
+    let analysis = walk(SourceReader::new(source), source.size(), scope);
     opened(&analysis, format)
 }
 
@@ -182,16 +192,18 @@ pub fn opened(a: &Analysis, format: &str) -> OpenedFile {
         let st = status(a.pickle.worst);
         let summary = match st {
             RowStatus::Pass => format!(
-                "all {} pickle member(s) lie inside socair-wo/1{reviewed}",
-                a.pickles
+                "all {} pickle member(s) build only what {} lists as data: pickle.load runs nothing for them{reviewed}",
+                a.pickles,
+                a.profile.unwrap_or("socair-data/1")
             ),
             RowStatus::Fail => format!(
                 "{count} finding(s) in {} pickle member(s), code execution or a file readers would read differently among them{reviewed}",
                 a.pickles
             ),
             _ => format!(
-                "{count} finding(s) in {} pickle member(s) outside what socair-wo/1 proves safe; a person should look{reviewed}",
-                a.pickles
+                "{count} finding(s) in {} pickle member(s) outside what {} proves safe; a person should look{reviewed}",
+                a.pickles,
+                a.profile.unwrap_or("socair-data/1")
             ),
         };
         ReportRow {

@@ -117,7 +117,7 @@ impl Walk {
         let objects = descr_holds_objects(header)
             && socair_pickle::pickle::looks_like_pickle(head, data.len() as u64);
         if objects {
-            self.pickle_at(place, data, data_at as u64);
+            self.pickle_at(place, data, data_at as u64, self.profile);
         }
         self.a.unchecked.add(Severity::Lead, place.to_owned(), || {
             format!(
@@ -141,7 +141,8 @@ impl Walk {
         let rel = name.split_once('/').map_or(name, |(_, r)| r);
         let place = format!("member {prefix}{name}");
         if rel.ends_with(".pkl") {
-            self.pickle_at(&place, bytes, 0);
+            // A torch checkpoint's pickle: socair-wo alone, as torch reads it.
+            self.pickle_at(&place, bytes, 0, socair_pickle::pickle::Profile::Torch);
             return true;
         }
         if rel.starts_with("code/") {

@@ -91,6 +91,8 @@ impl Listed {
 /// What the walk found.
 #[derive(Debug, Clone, Default)]
 pub struct Analysis {
+    /// The profile pickle members were judged by, once one was.
+    pub profile: Option<&'static str>,
     /// The archive's structure: names, CRC-32, sizes, encryption, malformed archives.
     pub structure: Listed,
     /// Members nothing here checked.
@@ -171,28 +173,48 @@ impl<S: socair_plugin_api::ReadAt + ?Sized> Seek for SourceReader<'_, S> {
     }
 }
 
+/// What a walk judges pickle members by: the reviewed globals and the library profile
+/// (`socair-data/1`, or `socair-sklearn/1` when the host asks for it).
+#[derive(Debug, Clone, Copy)]
+pub struct Scope<'r> {
+    /// Globals the operator reviewed.
+    pub reviewed: &'r [String],
+    /// The profile pickle members are judged by.
+    pub profile: pickle::Profile,
+}
+
+impl<'r> Scope<'r> {
+    /// `socair-data/1` with `reviewed`.
+    pub fn data(reviewed: &'r [String]) -> Self {
+        Scope {
+            reviewed,
+            profile: pickle::Profile::Data,
+        }
+    }
+}
+
 /// Walks the zip read by `reader`, an input of `input_len` bytes.
-pub fn scan<R: Read + Seek + Clone>(reader: R, input_len: u64, reviewed: &[String]) -> Analysis {
-    let mut walk = Walk::new(input_len, reviewed);
+pub fn scan<R: Read + Seek + Clone>(reader: R, input_len: u64, scope: Scope<'_>) -> Analysis {
+    let mut walk = Walk::new(input_len, scope);
     walk.zip(reader, "", 1);
     walk.a
 }
 
 /// Walks the zip in `bytes`.
-pub fn scan_bytes(bytes: &[u8], reviewed: &[String]) -> Analysis {
-    scan(io::Cursor::new(bytes), bytes.len() as u64, reviewed)
+pub fn scan_bytes(bytes: &[u8], scope: Scope<'_>) -> Analysis {
+    scan(io::Cursor::new(bytes), bytes.len() as u64, scope)
 }
 
 /// Walks the 7z archive read by `reader`, an input of `input_len` bytes.
-pub fn scan_7z<R: Read + Seek>(reader: R, input_len: u64, reviewed: &[String]) -> Analysis {
-    let mut walk = Walk::new(input_len, reviewed);
+pub fn scan_7z<R: Read + Seek>(reader: R, input_len: u64, scope: Scope<'_>) -> Analysis {
+    let mut walk = Walk::new(input_len, scope);
     walk.seven_z(reader, "", 1);
     walk.a
 }
 
 /// Walks the 7z archive in `bytes`.
-pub fn scan_7z_bytes(bytes: &[u8], reviewed: &[String]) -> Analysis {
-    scan_7z(io::Cursor::new(bytes), bytes.len() as u64, reviewed)
+pub fn scan_7z_bytes(bytes: &[u8], scope: Scope<'_>) -> Analysis {
+    scan_7z(io::Cursor::new(bytes), bytes.len() as u64, scope)
 }
 
 /// The signs of a Keras archive seen in one archive's top level.
@@ -209,6 +231,8 @@ pub(crate) struct KerasSigns {
 pub(crate) struct Walk {
     pub(crate) a: Analysis,
     reviewed: Vec<String>,
+    /// The profile pickle members are judged by.
+    pub(crate) profile: pickle::Profile,
     /// The signs of a Keras archive seen so far, by the prefix of the archive they are in.
     pub(crate) keras: HashMap<String, KerasSigns>,
     /// The prefixes (`outer.zip!/inner.pt!/`) of the nested torch checkpoints being walked.
@@ -217,13 +241,14 @@ pub(crate) struct Walk {
 
 impl Walk {
     /// A walk of an input of `input_len` bytes, with its budget and the reviewed globals.
-    fn new(input_len: u64, reviewed: &[String]) -> Walk {
+    fn new(input_len: u64, scope: Scope<'_>) -> Walk {
         Walk {
             a: Analysis {
                 budget: budget_for(input_len),
                 ..Analysis::default()
             },
-            reviewed: reviewed.to_vec(),
+            reviewed: scope.reviewed.to_vec(),
+            profile: scope.profile,
             keras: HashMap::new(),
             torch_prefixes: HashSet::new(),
         }
@@ -445,7 +470,7 @@ impl Walk {
         let zip_like = bytes.starts_with(detect::LOCAL_SIG) || bytes.starts_with(b"PK\x05\x06");
         let head = &bytes[..bytes.len().min(4096)];
         if !zip_like && pickle::looks_like_pickle(head, bytes.len() as u64) {
-            self.pickle_at(&place, bytes, 0);
+            self.pickle_at(&place, bytes, 0, self.profile);
             return;
         }
         // `.keras` archives and HDF5 files: the Keras plugin's rules (crate::keras).
@@ -534,16 +559,30 @@ impl Walk {
     }
 
     /// Runs `bytes` (which start at byte `base` of the member at `place`) through the pickle
-    /// machine.
-    pub(crate) fn pickle_at(&mut self, place: &str, bytes: &[u8], base: u64) {
+    /// machine under `profile` ([`pickle::Profile::Torch`] for a nested torch checkpoint's
+    /// records).
+    pub(crate) fn pickle_at(
+        &mut self,
+        place: &str,
+        bytes: &[u8],
+        base: u64,
+        profile: pickle::Profile,
+    ) {
         self.a.pickles += 1;
         let options = pickle::Options {
             reviewed: self.reviewed.clone(),
             legacy: false,
             input_len: 0,
-            // The rule set this plugin declares (GRAMMAR): a Python 2 pickle's opcodes fall
-            // outside it and stay a LEAD.
+            // The rule set this plugin declares (GRAMMAR) for torch's pickles; a member is a
+            // pickle outside a torch checkpoint, judged by the profile (socair-data/1, or
+            // socair-sklearn/1 when asked), which runs over socair-wo/3's typed model.
             grammar: pickle::Grammar::V1,
+            profile,
+            python2_str: if profile.data() {
+                pickle::Python2Str::CallerChooses
+            } else {
+                pickle::Python2Str::TorchUtf8
+            },
             ..Default::default()
         };
         let outcome = pickle::run(bytes, &options);
@@ -553,6 +592,9 @@ impl Walk {
                 format!("{place} byte {} ({})", base + f.offset, f.opcode),
                 || f.reason.clone(),
             );
+        }
+        if self.a.profile.is_none() {
+            self.a.profile = profile.name();
         }
         for g in outcome.reviewed_used {
             if !self.a.reviewed_used.contains(&g) {

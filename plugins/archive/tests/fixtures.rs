@@ -25,11 +25,17 @@ fn report(file: &str) -> Value {
     let head = &bytes[..bytes.len().min(4096)];
     let opened = match socair_plugin_archive::detect::claim(head, bytes.len() as u64) {
         socair_plugin_archive::detect::Claim::Zip => socair_plugin_archive::opened(
-            &socair_plugin_archive::scan::scan_bytes(&bytes, &[]),
+            &socair_plugin_archive::scan::scan_bytes(
+                &bytes,
+                socair_plugin_archive::scan::Scope::data(&[]),
+            ),
             socair_plugin_archive::ZIP_FORMAT,
         ),
         socair_plugin_archive::detect::Claim::SevenZ => socair_plugin_archive::opened(
-            &socair_plugin_archive::scan::scan_7z_bytes(&bytes, &[]),
+            &socair_plugin_archive::scan::scan_7z_bytes(
+                &bytes,
+                socair_plugin_archive::scan::Scope::data(&[]),
+            ),
             socair_plugin_archive::SEVEN_Z_FORMAT,
         ),
         socair_plugin_archive::detect::Claim::No => panic!("{file} is not claimed"),

@@ -10,7 +10,10 @@ fn walk(file: &str) -> (Analysis, usize) {
         .join("../../fixtures/archive")
         .join(file);
     let bytes = std::fs::read(path).unwrap();
-    (scan_7z_bytes(&bytes, &[]), bytes.len())
+    (
+        scan_7z_bytes(&bytes, socair_plugin_archive::scan::Scope::data(&[])),
+        bytes.len(),
+    )
 }
 
 fn reasons(a: &Analysis) -> String {

@@ -22,6 +22,7 @@
 //! goes on abstractly in four bytes per stack slot or memo entry; every length is checked
 //! against the bytes that remain; findings are bounded per kind with exact counts of the rest.
 
+mod arrays;
 mod findings;
 mod grammar;
 mod machine;
@@ -52,7 +53,6 @@ pub const MAX_DATA: usize = (1 << 30) - 16;
 /// Runs the pickle in `data`, then every pickle appended after its STOP (each as its own
 /// pickle, with offsets in `data`). The outcome's typed model is the first pickle's.
 pub fn run(data: &[u8], options: &Options) -> Outcome {
-    let options = &*options.effective();
     let mut findings = Findings::for_grammar(options.grammar);
     let (mut out, ends) = first_pickle(data, options, &mut findings);
     appended(data, options, &ends, &mut findings);
@@ -64,7 +64,6 @@ pub fn run(data: &[u8], options: &Options) -> Outcome {
 /// or `None` when no STOP was reached or readers end it in different places: the bytes after
 /// it belong to whatever follows.
 pub fn run_one(data: &[u8], options: &Options) -> (Outcome, Option<usize>) {
-    let options = &*options.effective();
     let mut findings = Findings::for_grammar(options.grammar);
     let (mut out, _) = first_pickle(data, options, &mut findings);
     out.findings = findings.finish();

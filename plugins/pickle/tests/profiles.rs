@@ -245,3 +245,88 @@ fn an_array_whose_bytes_are_short_fails() {
         assert_eq!(worst, Some(Severity::Fail), "{name}: {shown:?}");
     }
 }
+
+/// Mutated fixtures (bytes flipped, cut, or repeated, by a fixed pseudo-random sequence) under
+/// every profile and joblib mode: the run returns, its findings stay bounded, and every array
+/// it locates lies inside the data. (The `pickle_machine` fuzz target checks the same with a
+/// choice byte.)
+#[test]
+fn mutated_fixtures_stay_bounded_under_every_profile() {
+    let mut files = Vec::new();
+    for dir in ["pickle-data", "joblib"] {
+        for e in std::fs::read_dir(fixtures(dir)).unwrap().flatten() {
+            let p = e.path();
+            if matches!(
+                p.extension().and_then(|x| x.to_str()),
+                Some("pkl" | "joblib")
+            ) {
+                files.push(std::fs::read(&p).unwrap());
+            }
+        }
+    }
+    let mut state: u64 = 0x9e37_79b9_7f4a_7c15;
+    let mut next = move || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state
+    };
+    for data in &files {
+        for _ in 0..40 {
+            let mut m = data.clone();
+            match next() % 3 {
+                0 => {
+                    for _ in 0..1 + next() % 4 {
+                        let i = (next() as usize) % m.len();
+                        m[i] = next() as u8;
+                    }
+                }
+                1 => m.truncate((next() as usize) % m.len()),
+                _ => {
+                    let i = (next() as usize) % m.len();
+                    let chunk = m[i..].to_vec();
+                    m.extend_from_slice(&chunk[..chunk.len().min(64)]);
+                }
+            }
+            for profile in [Profile::Torch, Profile::Data, Profile::Sklearn] {
+                for joblib in [false, true] {
+                    let out = run(
+                        &m,
+                        &Options {
+                            profile,
+                            joblib,
+                            ..Options::default()
+                        },
+                    );
+                    assert!(out.findings.len() <= 10 * (socair_pickle::pickle::MAX_PER_KIND + 1));
+                    for a in &out.arrays {
+                        assert!(a.bytes.end <= m.len(), "an array past the data");
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn torch_globals_are_not_data_outside_a_checkpoint() {
+    let data = Options {
+        profile: Profile::Data,
+        ..Options::default()
+    };
+    // `torch.FloatStorage` is part of socair-wo, not of socair-data/1.
+    let storage = b"\x80\x02ctorch\nFloatStorage\nq\x00.";
+    assert_eq!(run(storage, &Options::default()).worst(), None);
+    assert_eq!(run(storage, &data).worst(), Some(Severity::Lead));
+    // An OrderedDict is data under both.
+    let od = b"\x80\x02ccollections\nOrderedDict\n)R.";
+    assert_eq!(run(od, &data).worst(), None);
+    // A persistent id: pickle.load raises without a persistent_load (a LEAD, and the machine's
+    // own FAIL for an id that is not torch's storage tuple).
+    let pid = b"\x80\x02X\x01\x00\x00\x00aQ.";
+    let out = run(pid, &data);
+    assert!(out
+        .findings
+        .iter()
+        .any(|f| f.reason.contains("persistent_load")));
+}

@@ -51,6 +51,11 @@ pub struct AnalyzeOptions {
     pub reviewed: Vec<String>,
     /// The `socair-wo` version to run.
     pub grammar: pickle::Grammar,
+    /// The library profile that judges a pickle that is not a torch checkpoint (torch's
+    /// legacy reader's "any other pickle"): `socair-data/1` unless the host asked for
+    /// `socair-sklearn/1` (`ReadOptions.rules`); [`pickle::Profile::Torch`] reads as
+    /// `socair-data/1` there.
+    pub profile: pickle::Profile,
 }
 
 const TORCHSCRIPT_FINDING: &str = "a TorchScript archive (torch.jit.save): torch.load hands it to the TorchScript loader, which compiles and runs its code; it is never a weights-only checkpoint";

@@ -38,11 +38,39 @@ pub fn check_zip(data: &[u8]) {
 /// The pickle machine on arbitrary bytes: returns, with a bounded report (at most
 /// `MAX_PER_KIND` findings of each kind and a summary each) and an end inside the data; the
 /// state-dict walk terminates; every tensor it models lies inside its storage; deciding
-/// whether the bytes are a pickle returns. Under every version of the grammar.
+/// whether the bytes are a pickle returns. Under every version of the grammar; and, with the
+/// first byte choosing a library profile (`socair-data/1`, `socair-sklearn/1`) and joblib mode,
+/// the rest run under them, every array it locates inside the data.
 pub fn check_pickle(data: &[u8]) {
     let _ = pickle::looks_like_pickle(&data[..data.len().min(4096)], data.len() as u64);
     for grammar in pickle::Grammar::ALL {
         check_pickle_under(data, grammar);
+    }
+    if let Some((&choice, rest)) = data.split_first() {
+        check_profiles(rest, choice);
+    }
+}
+
+/// The pickle machine under the profile and joblib mode `choice` picks.
+pub fn check_profiles(data: &[u8], choice: u8) {
+    let profile = [
+        pickle::Profile::Torch,
+        pickle::Profile::Data,
+        pickle::Profile::Sklearn,
+    ][usize::from(choice % 3)];
+    let options = pickle::Options {
+        profile,
+        joblib: choice & 4 != 0,
+        python2_str: pickle::Python2Str::CallerChooses,
+        ..pickle::Options::default()
+    };
+    check_pickle_with(data, &options);
+    let outcome = pickle::run(data, &options);
+    for a in &outcome.arrays {
+        assert!(
+            a.bytes.start <= a.bytes.end && a.bytes.end <= data.len(),
+            "an array's bytes lie outside the data"
+        );
     }
 }
 

@@ -231,6 +231,7 @@ fn analyze_window(
         grammar: options.grammar,
         ..Default::default()
     };
+    let profile = options.profile.max(pickle::Profile::Data);
     let mut at = 0usize;
     // Runs the pickle at `at` under `name`, adding its findings; `None` when the window ends
     // inside it.
@@ -267,7 +268,7 @@ fn analyze_window(
     // 1. The magic number.
     let magic_ok = magic_end(data).is_some();
     if !magic_ok {
-        return plain_pickles(a, data, truncated_window, &plain);
+        return plain_pickles(a, data, truncated_window, &plain, profile);
     }
     let Some(first) = one(&mut a, &mut at, "magic-number pickle")? else {
         return give_up(a, "the magic-number pickle does not end");
@@ -476,17 +477,21 @@ fn analyze_window(
 }
 
 /// A file of pickles that is not a legacy checkpoint: every pickle in it (the first, and each
-/// appended after it) goes through the machine, with findings at their file offsets. `None`
-/// when the first pickle runs past the window read so far.
+/// appended after it) goes through the machine under `profile` (`socair-data/1`, or
+/// `socair-sklearn/1` when asked: `plugins/pickle/PROFILES.md`), with findings at their file
+/// offsets. A pickle that builds only what the profile lists is PASS: `pickle.load` runs
+/// nothing for it. `None` when the first pickle runs past the window read so far.
 fn plain_pickles(
     mut a: Analysis,
     data: &[u8],
     truncated_window: bool,
     options: &pickle::Options,
+    profile: pickle::Profile,
 ) -> Option<Analysis> {
     // Not a torch checkpoint: `pickle.load`'s caller chooses how Python 2 `str`s decode.
     let options = &pickle::Options {
         python2_str: pickle::Python2Str::CallerChooses,
+        profile,
         ..options.clone()
     };
     let outcome = pickle::run(data, options);
@@ -501,15 +506,31 @@ fn plain_pickles(
             f.reason.clone(),
         );
     }
-    a.add(
-        Severity::Lead,
-        "byte 0",
-        if is_dcp_metadata(&outcome) {
-            "a torch.distributed.checkpoint metadata file (dcp.save's .metadata, read with pickle.load): it holds no tensor, only where they lie in the .distcp files beside it, which socair does not read as one checkpoint; not a torch checkpoint itself"
-        } else {
-            "a pickle that does not start with torch's legacy magic number: not a torch checkpoint, whatever its name"
-        },
-    );
+    a.profile = profile.name();
+    a.arrays = outcome
+        .arrays
+        .iter()
+        .map(|x| (x.path.clone(), format!("{} {:?}", x.descr, x.shape)))
+        .chain(
+            outcome
+                .unread_arrays
+                .iter()
+                .map(|(p, why)| (p.clone(), why.clone())),
+        )
+        .collect();
+    if is_dcp_metadata(&outcome) {
+        a.add(
+            Severity::Lead,
+            "byte 0",
+            "a torch.distributed.checkpoint metadata file (dcp.save's .metadata, read with pickle.load): it holds no tensor, only where they lie in the .distcp files beside it, which socair does not read as one checkpoint; not a torch checkpoint itself",
+        );
+    } else if outcome.worst().is_some() {
+        a.add(
+            Severity::Lead,
+            "byte 0",
+            "a pickle that does not start with torch's legacy magic number: not a torch checkpoint, whatever its name",
+        );
+    }
     if truncated_window {
         a.add(
             Severity::Lead,
@@ -517,8 +538,10 @@ fn plain_pickles(
             "the file goes on past the bytes run as pickles: what follows is not scanned",
         );
     }
-    a.unread
-        .push((None, "not torch's legacy format (no magic number)".into()));
+    a.unread.push((
+        None,
+        "not torch's legacy format (no magic number): a plain pickle, whose NumPy arrays are named in the Pickle opcode scan row, not read as tensors".into(),
+    ));
     Some(a)
 }
 

@@ -47,7 +47,11 @@ socair_plugin_kit::export_plugin! {
     name: "torch-zip",
     rule_sets: Grammar::ALL
         .iter()
-        .map(|g| rule_set(Grammar::RULE_SET, g.version())),
+        .map(|g| rule_set(Grammar::RULE_SET, g.version()))
+        .chain([
+            rule_set(pickle::Profile::DATA_RULE_SET, "1"),
+            rule_set(pickle::Profile::SKLEARN_RULE_SET, "1"),
+        ]),
     readers: [TorchZipReader, TorchLegacyReader, Pt2Reader],
     writers: [],
     encoders: [],
@@ -140,7 +144,20 @@ fn analyze_options(options: &ReadOptions) -> AnalyzeOptions {
         header_only: options.header_only,
         reviewed: reviewed_globals(options),
         grammar: requested_grammar(options),
+        profile: requested_profile(options),
     }
+}
+
+/// The profile `options.rules` asks for (`socair-sklearn` at `1`), else `socair-data/1`: a
+/// profile is an opt-in rule set, run only when asked; `socair-data/1` is always on for a
+/// pickle that is not a torch checkpoint.
+pub fn requested_profile(options: &ReadOptions) -> pickle::Profile {
+    let rules: Vec<(&str, &str)> = options
+        .rules
+        .iter()
+        .map(|r| (r.0.as_str(), r.1.as_str()))
+        .collect();
+    pickle::Profile::asked(&rules)
 }
 
 /// The `socair-wo` version `options.rules` asks for; the newest when it asks for none (the
@@ -313,7 +330,24 @@ fn pickle_row(a: &Analysis, header_only: bool) -> ReportRow {
             a.reviewed_used.join(", ")
         )
     };
+    let rules = a.profile.unwrap_or(a.grammar.name());
     let summary = match status {
+        RowStatus::Pass if a.profile.is_some() => {
+            let shown: Vec<String> = a
+                .arrays
+                .iter()
+                .take(8)
+                .map(|(p, what)| format!("{} ({what})", if p.is_empty() { "the value" } else { p }))
+                .collect();
+            let more = a.arrays.len().saturating_sub(shown.len());
+            format!(
+                "a plain pickle (protocol {}), not a torch checkpoint, that builds only what {rules} lists as data: pickle.load runs nothing for it; {} NumPy array(s){}{}{reviewed}",
+                a.protocol.map_or("0 or 1".into(), |p| p.to_string()),
+                a.arrays.len(),
+                if shown.is_empty() { String::new() } else { format!(": {}", shown.join(", ")) },
+                if more > 0 { format!(" and {more} more") } else { String::new() },
+            )
+        }
         RowStatus::Pass => format!(
             "{} (protocol {}) lies inside {}: {} tensors over {} storages, each storage matching its record exactly; {crc}; {order}{reviewed}",
             a.pickle_name,
@@ -327,9 +361,8 @@ fn pickle_row(a: &Analysis, header_only: bool) -> ReportRow {
             a.findings.iter().filter(|f| f.severity == Severity::Fail).count()
         ),
         _ => format!(
-            "{} finding(s) outside what {} proves safe; a person should look{reviewed}",
+            "{} finding(s) outside what {rules} proves safe; a person should look{reviewed}",
             a.findings.len(),
-            a.grammar.name()
         ),
     };
     ReportRow {

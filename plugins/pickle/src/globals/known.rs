@@ -2,6 +2,7 @@
 //! that runs or does I/O, or unknown ([`Class`]). Apart from the tables that classify names.
 
 use super::dtypes::Dtype;
+pub use super::profiles::Builtin;
 
 /// The part of the grammar a global denotes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -75,6 +76,19 @@ pub enum Known {
     Profile(super::profiles::ProfileGlobal),
 }
 
+impl Known {
+    /// Whether this global of the grammar's own tables is data under a library profile:
+    /// `OrderedDict` and `_codecs.encode` (CPython's reducers write them for plain data) and
+    /// what the profile adds; torch's rebuild functions, storages, dtypes and classes are not
+    /// (`pickle.load` imports torch for them).
+    pub fn is_profile_data(&self) -> bool {
+        matches!(
+            self,
+            Known::OrderedDict | Known::CodecsEncode | Known::Profile(_)
+        )
+    }
+}
+
 /// How the grammar classifies a global.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Class {
@@ -120,15 +134,4 @@ pub enum PathClass {
     /// `WindowsPath`: constructing one on POSIX raises (`NotImplementedError` to 3.12,
     /// `UnsupportedOperation` from 3.13, "cannot instantiate 'WindowsPath' on your system").
     Windows,
-}
-
-/// A builtin the weights-only unpickler lists (`builtins.set`, `complex`, `bytearray`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Builtin {
-    /// `builtins.set`.
-    Set,
-    /// `builtins.complex`.
-    Complex,
-    /// `builtins.bytearray`.
-    Bytearray,
 }

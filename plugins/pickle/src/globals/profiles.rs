@@ -22,7 +22,7 @@
 //!   NDArrayWrapper`/`ZNDArrayWrapper` (numpy_pickle.py `NumpyUnpickler.load_build`).
 //! * `socair-sklearn/1` ([`Profile::Sklearn`]): the classes of [`super::sklearn`]'s table.
 
-use crate::pickle::Profile;
+use crate::pickle::profile::Profile;
 
 /// A global a profile (or joblib mode) adds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -45,6 +45,11 @@ pub enum ProfileGlobal {
     DateTime(DateTimeClass),
     /// `builtins.frozenset`.
     FrozenSet,
+    /// `builtins.set`, `complex` or `bytearray` (as `socair-wo/3` models them, under every
+    /// grammar version).
+    Builtin(Builtin),
+    /// `collections.Counter`.
+    Counter,
     /// `builtins.bytes`, called with no arguments (`b''` below protocol 3).
     EmptyBytes,
     /// `joblib.numpy_pickle.NumpyArrayWrapper` (joblib mode only).
@@ -111,6 +116,10 @@ pub fn known(module: &str, name: &str, profile: Profile, joblib: bool) -> Option
         ("collections", "deque") => ProfileGlobal::Deque,
         ("decimal", "Decimal") => ProfileGlobal::Decimal,
         ("builtins", "frozenset") => ProfileGlobal::FrozenSet,
+        ("builtins", "set") => ProfileGlobal::Builtin(Builtin::Set),
+        ("builtins", "complex") => ProfileGlobal::Builtin(Builtin::Complex),
+        ("builtins", "bytearray") => ProfileGlobal::Builtin(Builtin::Bytearray),
+        ("collections", "Counter") => ProfileGlobal::Counter,
         ("builtins", "bytes") => ProfileGlobal::EmptyBytes,
         ("copyreg", "_reconstructor") => ProfileGlobal::Reconstructor,
         ("builtins", "object") => ProfileGlobal::Object,
@@ -126,4 +135,15 @@ pub fn known(module: &str, name: &str, profile: Profile, joblib: bool) -> Option
         _ => return None,
     };
     Some(g)
+}
+
+/// A builtin the weights-only unpickler lists (`builtins.set`, `complex`, `bytearray`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Builtin {
+    /// `builtins.set`.
+    Set,
+    /// `builtins.complex`.
+    Complex,
+    /// `builtins.bytearray`.
+    Bytearray,
 }

@@ -116,6 +116,15 @@ pub fn in_grammar(op: u8, grammar: super::values::Grammar) -> bool {
     )
 }
 
+/// Whether `op` is one of the opcodes a library profile adds to the typed model (what
+/// CPython's picklers write for plain data: `typed/data_ops.rs` models them).
+pub fn is_data_op(op: u8) -> bool {
+    matches!(
+        op,
+        b'p' | b'g' | b'V' | b'F' | b'l' | b'd' | b'0' | b'1' | b'2' | 0x8f | 0x90 | 0x91 | 0x96
+    )
+}
+
 /// One run of one pickle.
 pub struct Run<'a, 'f> {
     pub(super) data: &'a [u8],
@@ -274,7 +283,7 @@ impl<'a, 'f> Run<'a, 'f> {
                 let t = *t;
                 outcome.result = self.result.take();
                 if let Some(result) = &outcome.result {
-                    let (arrays, unread) = crate::pickle::typed::name_arrays(result, &t);
+                    let (arrays, unread) = super::arrays::name_arrays(result, &t.objects, &t.numpy);
                     outcome.arrays = arrays;
                     outcome.unread_arrays = unread;
                 }
@@ -382,7 +391,8 @@ impl<'a, 'f> Run<'a, 'f> {
         }
         if self.typed.is_some() {
             if in_grammar(op, self.options.grammar)
-                || (self.options.profile.data() && crate::pickle::typed::is_data_op(op))
+                || (self.options.profile.data()
+                    && (is_data_op(op) || in_grammar(op, super::values::Grammar::V2)))
             {
                 return self.typed_op(op);
             }

@@ -10,11 +10,8 @@
 
 mod calls;
 mod data_ops;
-pub(crate) use data_ops::is_data_op;
 mod joblib;
 pub(crate) mod numpy;
-mod paths;
-pub(crate) use paths::name_arrays;
 mod rebuilds;
 mod storages;
 mod tensor_attrs;
@@ -53,7 +50,11 @@ impl Run<'_, '_> {
     /// (lone surrogates included) raise UnicodeDecodeError: torch.load fails there. A loader
     /// with another encoding (`latin1`, `bytes`) reads on, so the machine goes on abstractly.
     fn python2_str(&mut self, bytes: &[u8]) {
-        let caller_chooses = self.options.grammar >= Grammar::V3
+        // `/2` decodes every pickle as torch.load does (a store pinned to it keeps that); under
+        // `/1` Python 2's opcodes are outside the grammar, and a profile reads them as a plain
+        // pickle's caller does.
+        let caller_chooses = (self.options.grammar >= Grammar::V3
+            || (self.options.profile.data() && self.options.grammar < Grammar::V2))
             && self.options.python2_str == Python2Str::CallerChooses;
         if caller_chooses && !bytes.is_ascii() {
             // A plain pickle: no one loader, so its encoding is the caller's. Latin-1 maps
@@ -347,6 +348,11 @@ impl Run<'_, '_> {
                 }
             }
             b'Q' => {
+                if self.options.profile.data() {
+                    self.note(Kind::Structure, Severity::Lead, None, || {
+                        "a persistent id outside a torch checkpoint: pickle.load raises here unless its caller passes a persistent_load, which then decides what it loads".into()
+                    });
+                }
                 let pid = self.t().stack.pop()?;
                 let storage = self.persistent_id(pid);
                 self.push(storage);
@@ -393,7 +399,7 @@ impl Run<'_, '_> {
                     self.joblib_after_build(&target)?;
                 }
             }
-            op if data_ops::is_data_op(op) => self.data_op(op)?,
+            op if super::machine::is_data_op(op) => self.data_op(op)?,
             _ => {
                 return Err(Raise::Invalid(format!(
                     "opcode {op:#04x} reached the typed model"

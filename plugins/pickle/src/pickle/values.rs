@@ -398,19 +398,6 @@ impl Options {
     pub fn rules_name(&self) -> &'static str {
         self.profile.name().unwrap_or(self.grammar.name())
     }
-
-    /// The options a run works with: a profile (or joblib mode) runs over `socair-wo/3`'s
-    /// typed model (its sets, complex numbers and bytearrays), whatever `grammar` says.
-    pub(super) fn effective(&self) -> std::borrow::Cow<'_, Options> {
-        if (self.profile.data() || self.joblib) && self.grammar < Grammar::V3 {
-            std::borrow::Cow::Owned(Options {
-                grammar: Grammar::V3,
-                ..self.clone()
-            })
-        } else {
-            std::borrow::Cow::Borrowed(self)
-        }
-    }
 }
 
 /// How a Python 2 `str`'s bytes become text.

@@ -83,6 +83,11 @@ pub struct Analysis {
     pub main_pickle_offset: Option<u64>,
     /// The `socair-wo` version run.
     pub grammar: pickle::Grammar,
+    /// The profile that judged a pickle that is not a torch checkpoint (`socair-data/1`),
+    /// when that is what the file is.
+    pub profile: Option<&'static str>,
+    /// The NumPy arrays such a pickle builds, by path (`descr shape`).
+    pub arrays: Vec<(String, String)>,
     /// Findings added by kind: how many of each, for [`Analysis::finish`].
     pub(crate) kinds: Vec<(&'static str, Severity, u64)>,
 }

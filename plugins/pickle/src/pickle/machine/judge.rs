@@ -121,6 +121,12 @@ impl Run<'_, '_> {
             .map_or((module, name), |(m, n)| (m.as_str(), n.as_str()));
         if let Some(p) = profiles::known(em, en, self.options.profile, self.options.joblib) {
             lookup.class = Class::Known(Known::Profile(p));
+        } else if self.options.profile.data()
+            && matches!(&lookup.class, Class::Known(k) if !k.is_profile_data())
+        {
+            // Outside a torch checkpoint, torch's own globals (rebuild functions, storages,
+            // dtypes) are not data a profile lists: `pickle.load` imports torch for them.
+            lookup.class = Class::Unknown;
         }
         let effective = match &lookup.renamed {
             Some((m, n)) => format!("{m}.{n}"),

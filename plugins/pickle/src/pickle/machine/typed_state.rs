@@ -74,7 +74,7 @@ pub struct Typed {
     pub(crate) view_keys: HashMap<String, Rc<StorageRef>>,
     pub(crate) untyped_dtypes: HashMap<String, &'static Dtype>,
     /// NumPy's dtypes and arrays, and where bytes values lie (profiles only).
-    pub(crate) numpy: crate::pickle::typed::numpy::NumpyState,
+    pub(crate) numpy: crate::pickle::arrays::NumpyState,
     /// Bytes the model's allocations have taken, monotonic (an over-estimate); the stack is
     /// counted apart, by its length ([`Typed::footprint`]).
     pub cost: usize,

@@ -1,8 +1,8 @@
 //! The opcodes `socair-data/1` adds to the typed model: what CPython's picklers write for
 //! plain data at protocols 0, 1, 4 and 5 and torch.save never does (PUT and GET by decimal
 //! line, UNICODE, FLOAT, LIST, DICT, POP, POP_MARK, DUP, EMPTY_SET, ADDITEMS, FROZENSET,
-//! BYTEARRAY8), each as `Modules/_pickle.c` (CPython 3.12) loads it. Only under a profile
-//! ([`is_data_op`]); under `socair-wo` they still leave the grammar.
+//! BYTEARRAY8), each as `Modules/_pickle.c` (CPython 3.11) loads it. Only under a profile
+//! (`machine::is_data_op`); under `socair-wo` they still leave the grammar.
 
 use super::super::findings::Kind;
 use super::super::machine::Run;
@@ -10,14 +10,6 @@ use super::super::reader::Raise;
 use super::super::text::{self, Text};
 use super::super::values::{describe, Object, RecordObject, Severity, Value};
 use std::rc::Rc;
-
-/// Whether `op` is one of the opcodes this file models.
-pub fn is_data_op(op: u8) -> bool {
-    matches!(
-        op,
-        b'p' | b'g' | b'V' | b'F' | b'l' | b'd' | b'0' | b'1' | b'2' | 0x8f | 0x90 | 0x91 | 0x96
-    )
-}
 
 /// The class a set built by EMPTY_SET is recorded under.
 pub const SET: &str = "builtins.set";

@@ -19,7 +19,8 @@
 //! from a separate file (`NDArrayWrapper.read`: `np.load(os.path.join(dirname, filename))`):
 //! a LEAD naming that file.
 
-use super::numpy::{ArrayInfo, DtypeInfo, NDARRAY, WRAPPER};
+use super::numpy::{NDARRAY, WRAPPER};
+use crate::pickle::arrays::{ArrayInfo, DtypeInfo};
 use crate::pickle::findings::Kind;
 use crate::pickle::machine::{Ended, Run};
 use crate::pickle::reader::Raise;

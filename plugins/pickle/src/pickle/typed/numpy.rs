@@ -20,10 +20,10 @@
 //!   one item's bytes (data, no tensor).
 
 use crate::globals::profiles::{DateTimeClass, ProfileGlobal};
+use crate::pickle::arrays::{ArrayInfo, DtypeInfo, NumpyState};
 use crate::pickle::findings::Kind;
 use crate::pickle::machine::Run;
 use crate::pickle::values::{describe, Object, RecordObject, Severity, Value};
-use std::collections::HashMap;
 use std::ops::Range;
 use std::rc::Rc;
 
@@ -36,41 +36,7 @@ pub const TREE: &str = "sklearn.tree._tree.Tree";
 /// joblib's wrapper class.
 pub const WRAPPER: &str = "joblib.numpy_pickle.NumpyArrayWrapper";
 
-/// A dtype as its REDUCE and BUILD made it.
-#[derive(Debug, Clone)]
-pub struct DtypeInfo {
-    /// The REDUCE's code (`f8`, `U3`, `M8`).
-    pub code: String,
-    /// `dtype.str`, once BUILD gave the endian.
-    pub descr: Option<String>,
-    /// Bytes an item takes.
-    pub itemsize: u64,
-    /// Whether items are Python objects.
-    pub object: bool,
-}
-
-/// An array the model built, before its path is known.
-#[derive(Debug, Clone)]
-pub struct ArrayInfo {
-    pub descr: String,
-    pub shape: Vec<u64>,
-    pub fortran: bool,
-    /// Where its bytes lie in the data, or why they are not located.
-    pub bytes: Result<Range<usize>, String>,
-}
-
-/// What the model keeps of NumPy values, by object id, and where bytes values lie.
-#[derive(Debug, Default)]
-pub struct NumpyState {
-    pub dtypes: HashMap<usize, DtypeInfo>,
-    pub arrays: Vec<(usize, ArrayInfo)>,
-    /// Where each bytes value read from the pickle lies, by its allocation.
-    pub byte_spans: HashMap<usize, Range<usize>>,
-    /// The arrays of the nested pickles of joblib's object arrays, by the array's object id.
-    pub nested: Vec<(usize, Vec<crate::pickle::PickledArray>)>,
-}
-
-fn bytes_key(b: &Rc<[u8]>) -> usize {
+pub(super) fn bytes_key(b: &Rc<[u8]>) -> usize {
     Rc::as_ptr(b).cast::<u8>() as usize
 }
 
@@ -245,6 +211,8 @@ impl Run<'_, '_> {
             // `save_bytes` below protocol 3 writes `b''` as `bytes()` (Lib/pickle.py).
             (P::EmptyBytes, []) if !newobj => Some(Value::Bytes(Rc::from(Vec::new()))),
             (P::FrozenSet, []) if !newobj => Some(Value::Data(Rc::from("frozenset()"))),
+            (P::Builtin(b), args) if !newobj => self.builtin(b, args),
+            (P::Counter, args) if !newobj => self.counter(args),
             (P::FrozenSet, [Value::Obj(id)]) if !newobj => {
                 let Object::List(items) = self.typed.as_ref()?.objects.get(*id)? else {
                     return None;

@@ -109,7 +109,7 @@ impl Run<'_, '_> {
     /// `collections.Counter()` or `Counter(mapping)`: `Counter.__reduce__` is
     /// `(self.__class__, (dict(self),))` (Lib/collections/__init__.py), and `Counter.update`
     /// of a mapping into an empty Counter is `dict.update`.
-    fn counter(&mut self, args: &[Value]) -> Option<Value> {
+    pub(super) fn counter(&mut self, args: &[Value]) -> Option<Value> {
         let items = match args {
             [] => Vec::new(),
             [Value::Obj(id)] => match self.typed.as_ref()?.objects.get(*id)? {
@@ -184,7 +184,7 @@ impl Run<'_, '_> {
     }
 
     /// `set(list)`, `complex(re, im)`, `bytearray(bytes)`: what protocol 2 writes for them.
-    fn builtin(&mut self, b: Builtin, args: &[Value]) -> Option<Value> {
+    pub(super) fn builtin(&mut self, b: Builtin, args: &[Value]) -> Option<Value> {
         match (b, args) {
             (Builtin::Set, []) => Some(Value::Data(Rc::from("set()"))),
             (Builtin::Set, [Value::Obj(id)]) => {

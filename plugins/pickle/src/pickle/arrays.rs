@@ -1,27 +1,65 @@
-//! The names of the arrays a pickle builds: each array's path from the pickle's value, by dict
+//! The NumPy arrays a run models (their dtypes, shapes and where their bytes lie, by object
+//! id) and their names: each array's path from the pickle's value, by dict
 //! keys, list and tuple indices, and attribute names (a record's BUILD state dict), joined by
 //! dots (`steps.1.1.coef_`: a `Pipeline`'s `steps` is a list of `(name, estimator)` tuples).
 //! Each object is visited once (the memo shares objects), so an array reached twice is named
 //! by its first path; the walk is bounded by the objects the run built.
 
-use super::numpy::ArrayInfo;
-use crate::pickle::machine::Typed;
-use crate::pickle::values::{Object, Value};
-use crate::pickle::PickledArray;
+use super::profile::PickledArray;
+use super::values::{Object, Value};
 use std::collections::HashMap;
+use std::ops::Range;
+
+/// A dtype as its REDUCE and BUILD made it.
+#[derive(Debug, Clone)]
+pub struct DtypeInfo {
+    /// The REDUCE's code (`f8`, `U3`, `M8`).
+    pub code: String,
+    /// `dtype.str`, once BUILD gave the endian.
+    pub descr: Option<String>,
+    /// Bytes an item takes.
+    pub itemsize: u64,
+    /// Whether items are Python objects.
+    pub object: bool,
+}
+
+/// An array the model built, before its path is known.
+#[derive(Debug, Clone)]
+pub struct ArrayInfo {
+    pub descr: String,
+    pub shape: Vec<u64>,
+    pub fortran: bool,
+    /// Where its bytes lie in the data, or why they are not located.
+    pub bytes: Result<Range<usize>, String>,
+}
+
+/// What the model keeps of NumPy values, by object id, and where bytes values lie.
+#[derive(Debug, Default)]
+pub struct NumpyState {
+    pub dtypes: HashMap<usize, DtypeInfo>,
+    pub arrays: Vec<(usize, ArrayInfo)>,
+    /// Where each bytes value read from the pickle lies, by its allocation.
+    pub byte_spans: HashMap<usize, Range<usize>>,
+    /// The arrays of the nested pickles of joblib's object arrays, by the array's object id.
+    pub nested: Vec<(usize, Vec<crate::pickle::PickledArray>)>,
+}
 
 /// Deepest path followed (deeper arrays are named by the prefix, with `…`).
 const MAX_DEPTH: usize = 64;
 
 /// The arrays reachable from `result`, with located bytes, and those whose bytes are not
 /// located, each with why.
-pub fn name_arrays(result: &Value, t: &Typed) -> (Vec<PickledArray>, Vec<(String, String)>) {
+pub fn name_arrays(
+    result: &Value,
+    objects: &[Object],
+    numpy: &NumpyState,
+) -> (Vec<PickledArray>, Vec<(String, String)>) {
     let mut out = (Vec::new(), Vec::new());
-    if t.numpy.arrays.is_empty() && t.numpy.nested.is_empty() {
+    if numpy.arrays.is_empty() && numpy.nested.is_empty() {
         return out;
     }
-    let arrays: HashMap<usize, &ArrayInfo> = t.numpy.arrays.iter().map(|(i, a)| (*i, a)).collect();
-    let mut seen = vec![false; t.objects.len()];
+    let arrays: HashMap<usize, &ArrayInfo> = numpy.arrays.iter().map(|(i, a)| (*i, a)).collect();
+    let mut seen = vec![false; objects.len()];
     // Depth-first, with an explicit stack: (value, path).
     let mut stack: Vec<(Value, String, usize)> = vec![(result.clone(), String::new(), 0)];
     let join = |p: &str, k: &str| {
@@ -50,7 +88,7 @@ pub fn name_arrays(result: &Value, t: &Typed) -> (Vec<PickledArray>, Vec<(String
                     continue;
                 }
                 *slot = true;
-                for (_, inner) in t.numpy.nested.iter().filter(|(n, _)| n == id) {
+                for (_, inner) in numpy.nested.iter().filter(|(n, _)| n == id) {
                     for a in inner {
                         let mut a = a.clone();
                         a.path = join(&path, &a.path);
@@ -70,7 +108,7 @@ pub fn name_arrays(result: &Value, t: &Typed) -> (Vec<PickledArray>, Vec<(String
                     }
                     continue;
                 }
-                match t.objects.get(*id) {
+                match objects.get(*id) {
                     Some(Object::List(items)) => {
                         for (i, item) in items.iter().enumerate() {
                             children.push((item.clone(), join(&path, &i.to_string())));
