@@ -284,8 +284,13 @@ fn estimators_pass_under_a_pinned_socair_sklearn_and_are_leads_without_it() {
                     .contains("socair-sklearn/1"),
                 "{name}: {pickle:#}"
             );
+            // The same asked for per scan (`socair scan --profile sklearn`).
+            let r = run(socair()
+                .args(["scan", "--json", "--profile", "sklearn"])
+                .arg(path(&name)));
+            assert_eq!(r.code, 0, "{name}: {}", r.stderr);
             passed += 1;
-            // Without the pin: a LEAD (a_dict_of_arrays_passes_and_estimators_are_leads_…).
+            // Without either: a LEAD (a_dict_of_arrays_passes_and_estimators_are_leads_…).
         }
     }
     assert_eq!(passed, 21);
