@@ -284,9 +284,31 @@ fn estimators_pass_under_a_pinned_socair_sklearn_and_are_leads_without_it() {
                     .contains("socair-sklearn/1"),
                 "{name}: {pickle:#}"
             );
+            // The same asked for per scan (`socair scan --profile sklearn`).
+            let r = run(socair()
+                .args(["scan", "--json", "--profile", "sklearn"])
+                .arg(path(&name)));
+            assert_eq!(r.code, 0, "{name}: {}", r.stderr);
             passed += 1;
-            // Without the pin: a LEAD (a_dict_of_arrays_passes_and_estimators_are_leads_…).
+            // Without either: a LEAD (a_dict_of_arrays_passes_and_estimators_are_leads_…).
         }
     }
     assert_eq!(passed, 21);
+}
+
+#[test]
+fn a_dump_whose_first_wrapper_is_past_the_head_is_read_in_joblib_mode_by_torch_legacy() {
+    // The joblib reader claims only what the first bytes show; torch-zip's legacy reader reads
+    // the rest of the pickles, and reads one naming joblib's wrappers as joblib.load does:
+    // not the false FAIL of its array bytes run as opcodes.
+    let want = expected("z-late-wrapper-none");
+    assert_eq!(want["loads"], true);
+    let report = scan("z-late-wrapper-none");
+    assert_eq!(report_plugins(&report), vec!["torch-zip"]);
+    let pickle = report_row(&report, "Pickle opcode scan");
+    assert_eq!(pickle["status"], "PASS", "{pickle:#}");
+    assert!(
+        pickle["summary"].as_str().unwrap().contains("w (<f8 [4])"),
+        "{pickle:#}"
+    );
 }

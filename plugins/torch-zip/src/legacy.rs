@@ -489,9 +489,13 @@ fn plain_pickles(
     profile: pickle::Profile,
 ) -> Option<Analysis> {
     // Not a torch checkpoint: `pickle.load`'s caller chooses how Python 2 `str`s decode.
+    // A joblib dump whose first array wrapper lies past the first bytes (the joblib plugin
+    // claims those within them: `socair_plugin_kit::joblib`) is read as joblib.load reads
+    // it: each wrapper's array bytes after its BUILD, not as opcodes.
     let options = &pickle::Options {
         python2_str: pickle::Python2Str::CallerChooses,
         profile,
+        joblib: socair_plugin_kit::joblib::names_array_wrapper(data),
         ..options.clone()
     };
     let outcome = pickle::run(data, options);
