@@ -314,7 +314,7 @@ impl<'a> Reader<'a> {
                         p.push(key.clone());
                         self.out.lead(
                             join(&p),
-                            format!("the key is written twice (again at byte {}); msgpack keeps the last value, another reader may keep the first", self.base + key_at),
+                            format!("the key is written twice; msgpack keeps the last, at byte {}; another reader may keep the first", self.base + key_at),
                         );
                     }
                     self.path.push(key);
@@ -491,6 +491,10 @@ pub fn read(data: &[u8]) -> Outcome {
             "is not a msgpack map (Flax's from_bytes restores a state dict)",
         );
     }
-    out.what = format!("a Flax state dict of {} arrays", out.tensors.len());
+    let n = out.tensors.len();
+    out.what = format!(
+        "a Flax state dict of {n} array{}",
+        if n == 1 { "" } else { "s" }
+    );
     out
 }

@@ -105,12 +105,15 @@ fn finish(
         Err(e) => return out.refuse(format!("byte {}", e.offset), e.reason),
     };
     for d in duplicates {
+        // The offset is the later occurrence's: the one JSON keeps, the one UBJSON drops.
+        let which = if kept == "last" {
+            format!("XGBoost keeps the last, at byte {}", d.offset)
+        } else {
+            format!("XGBoost keeps the first, not the one at byte {}", d.offset)
+        };
         out.lead(
             d.path.clone(),
-            format!(
-                "the key is written twice (again at byte {}); XGBoost keeps the {kept} value, another reader may keep the other",
-                d.offset
-            ),
+            format!("the key is written twice; {which}; another reader may keep the other"),
         );
     }
     let trailing = data.get(end..).unwrap_or_default();
