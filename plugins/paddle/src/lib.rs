@@ -23,9 +23,6 @@ pub mod proto;
 pub mod schema;
 pub mod wire;
 
-#[cfg(test)]
-mod tests;
-
 use abi_stable::std_types::RSliceMut;
 use socair_plugin_api::{ByteSourceRef, OpenedFile, PluginError, ReadOptions};
 use socair_plugin_kit::export::{read_prefix, Reader};

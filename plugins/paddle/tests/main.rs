@@ -29,16 +29,19 @@ fn findings(o: &socair_plugin_api::OpenedFile) -> String {
 fn legit_programs_pass_and_are_claimed_by_their_reader_only() {
     let pdmodel = fixture("static/model.pdmodel");
     let head = &pdmodel[..pdmodel.len().min(4096)];
-    assert!(crate::program::looks_like_program(
+    assert!(socair_plugin_paddle::program::looks_like_program(
         head,
         pdmodel.len() as u64
     ));
-    assert!(!crate::params::looks_like_params(
+    assert!(!socair_plugin_paddle::params::looks_like_params(
         head,
         pdmodel.len() as u64
     ));
-    assert!(!crate::pir::looks_like_pir(head, pdmodel.len() as u64));
-    let o = crate::program::read(&pdmodel);
+    assert!(!socair_plugin_paddle::pir::looks_like_pir(
+        head,
+        pdmodel.len() as u64
+    ));
+    let o = socair_plugin_paddle::program::read(&pdmodel);
     assert_eq!(o.rows[0].status, RowStatus::Pass, "{}", findings(&o));
     let e = expected();
     let ops = e["static/model.pdmodel"]["ops"].as_array().unwrap().len();
@@ -49,15 +52,15 @@ fn legit_programs_pass_and_are_claimed_by_their_reader_only() {
     );
 
     let json = fixture("pir/model.json");
-    assert!(crate::pir::looks_like_pir(
+    assert!(socair_plugin_paddle::pir::looks_like_pir(
         &json[..json.len().min(4096)],
         json.len() as u64
     ));
-    assert!(!crate::program::looks_like_program(
+    assert!(!socair_plugin_paddle::program::looks_like_program(
         &json[..json.len().min(4096)],
         json.len() as u64
     ));
-    let o = crate::pir::read(&json);
+    let o = socair_plugin_paddle::pir::read(&json);
     assert_eq!(o.rows[0].status, RowStatus::Pass, "{}", findings(&o));
     assert!(
         o.rows[0].summary.contains("11 ops"),
@@ -83,11 +86,11 @@ fn params_tensors_are_the_arrays_paddle_loads() {
         ),
     ] {
         let data = fixture(file);
-        assert!(crate::params::looks_like_params(
+        assert!(socair_plugin_paddle::params::looks_like_params(
             &data[..data.len().min(4096)],
             data.len() as u64
         ));
-        let t = crate::params::parse(&data).unwrap();
+        let t = socair_plugin_paddle::params::parse(&data).unwrap();
         let want = e[names]["tensors"].as_object().unwrap();
         // save_combine wrote them in sorted name order.
         let mut sorted: Vec<&String> = want.keys().collect();
@@ -115,12 +118,12 @@ fn hostile_files_get_their_verdicts() {
     for (name, want) in e["hostile"].as_object().unwrap() {
         let data = fixture(&format!("hostile/{name}"));
         let o = if name.ends_with(".json") {
-            crate::pir::read(&data)
+            socair_plugin_paddle::pir::read(&data)
         } else if name.ends_with(".pdiparams") {
-            let mut r = crate::params::slice_reader(&data);
-            crate::params::read(data.len() as u64, &mut r, None)
+            let mut r = socair_plugin_paddle::params::slice_reader(&data);
+            socair_plugin_paddle::params::read(data.len() as u64, &mut r, None)
         } else {
-            crate::program::read(&data)
+            socair_plugin_paddle::program::read(&data)
         };
         let status = match want["status"].as_str().unwrap() {
             "PASS" => RowStatus::Pass,
@@ -144,7 +147,7 @@ fn a_duplicate_key_anywhere_in_a_pir_program_is_refused() {
     let json = String::from_utf8(fixture("pir/model.json")).unwrap();
     let dup = json.replacen(r#""DA":[]"#, r#""DA":[],"DA":[]"#, 1);
     assert_ne!(dup, json);
-    let o = crate::pir::read(dup.as_bytes());
+    let o = socair_plugin_paddle::pir::read(dup.as_bytes());
     assert_eq!(o.rows[0].status, RowStatus::Fail);
     assert!(findings(&o).contains("duplicate key"), "{}", findings(&o));
     // An op nested in a region is judged too.
@@ -153,7 +156,7 @@ fn a_duplicate_key_anywhere_in_a_pir_program_is_refused() {
         r##""#":"1.relu","regions":[{"#":"region_1","blocks":[{"#":"block_1","args":[],"ops":[{"#":"1.print","A":[],"I":[],"O":[]}]}]}]"##,
         1,
     );
-    let o = crate::pir::read(nested.as_bytes());
+    let o = socair_plugin_paddle::pir::read(nested.as_bytes());
     assert_eq!(o.rows[0].status, RowStatus::Fail, "{}", findings(&o));
     assert!(
         findings(&o).contains("region 0 block 0 op 7 region 0 block 0 op 0 (1.print)"),
@@ -174,7 +177,7 @@ fn fuzzing_property_holds_on_fixtures_and_their_mutations() {
     files.push(Vec::new());
     let mut seed = 0x2545_f491_4f6c_dd1du64;
     for f in files {
-        crate::fuzzing::check_readers(&f);
+        socair_plugin_paddle::fuzzing::check_readers(&f);
         for _ in 0..300 {
             let mut m = f.clone();
             if m.is_empty() {
@@ -191,7 +194,7 @@ fn fuzzing_property_holds_on_fixtures_and_their_mutations() {
             seed ^= seed >> 7;
             seed ^= seed << 17;
             m.truncate(m.len() - (seed as usize % 4).min(m.len()));
-            crate::fuzzing::check_readers(&m);
+            socair_plugin_paddle::fuzzing::check_readers(&m);
         }
     }
 }
@@ -202,8 +205,13 @@ fn fuzzing_property_holds_on_fixtures_and_their_mutations() {
 fn real_programs_decode_within_the_bound() {
     for f in ["static/model.pdmodel", "static-control-flow/model.pdmodel"] {
         let data = fixture(f);
-        let (_, walked): (crate::proto::ProgramDesc, _) =
-            crate::wire::decode(&data, crate::schema::PROGRAM_DESC, "program").unwrap();
+        let (_, walked): (socair_plugin_paddle::proto::ProgramDesc, _) =
+            socair_plugin_paddle::wire::decode(
+                &data,
+                socair_plugin_paddle::schema::PROGRAM_DESC,
+                "program",
+            )
+            .unwrap();
         let ratio = walked.overhead as f64 / data.len() as f64;
         println!(
             "{f}: {} bytes decode to an estimated {} ({ratio:.1}x)",
