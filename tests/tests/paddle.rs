@@ -183,10 +183,9 @@ fn a_pir_program_is_claimed_by_content_and_other_json_stays_a_companion() {
 
 /// `paddle.save`'s pickles (`.pdparams` of a Layer's state_dict, `.pdopt` of an Adam
 /// optimizer's) are read as any other pickle by the torch-zip plugin's legacy reader; under
-/// the data-only profile (`socair-data/1`, issue 30's pickle work) they PASS and every NumPy
+/// the data-only profile (`socair-data/1`) they PASS and every NumPy
 /// array is fingerprinted by its path, with the bytes `paddle.load` gives.
 #[test]
-#[ignore = "needs issue30-p"]
 fn paddle_save_pickles_pass_as_data_and_every_array_is_fingerprinted() {
     let e = expected();
     for file in ["model.pdparams", "model.pdopt"] {

@@ -11,10 +11,10 @@ use crate::inflate::{self, End, InflateError};
 use abi_stable::std_types::{ROption, RString, RVec};
 use socair_pickle::pickle::{self, Grammar, Profile};
 use socair_plugin_api::{
-    ByteOrder, ByteRange, Finding, OpenedFile, ReportRow, RowStatus, TensorDescriptor,
-    TensorOrigin, Unread,
+    Finding, OpenedFile, ReportRow, RowStatus, TensorDescriptor, TensorOrigin, Unread,
 };
 use socair_plugin_kit::bounded::{described_limit, short, thousands};
+use socair_plugin_kit::ndarray;
 use socair_plugin_kit::report::{refused, refused_as, PAST_BOUNDS, PICKLE_CHECK, STRUCTURE_CHECK};
 
 /// The format name.
@@ -43,38 +43,6 @@ impl Default for ReadOptions {
             header_only: false,
         }
     }
-}
-
-/// NumPy's `dtype.str` kinds and sizes socair has an element type for (the safetensors names,
-/// as the numpy plugin's `npy::ELEMENTS`).
-const ELEMENTS: &[(&str, &str, u64)] = &[
-    ("b1", "BOOL", 1),
-    ("i1", "I8", 1),
-    ("u1", "U8", 1),
-    ("i2", "I16", 2),
-    ("u2", "U16", 2),
-    ("f2", "F16", 2),
-    ("i4", "I32", 4),
-    ("u4", "U32", 4),
-    ("f4", "F32", 4),
-    ("i8", "I64", 8),
-    ("u8", "U64", 8),
-    ("f8", "F64", 8),
-    ("c8", "C64", 8),
-    ("c16", "C128", 16),
-];
-
-/// Element type, byte order and size of a numeric `descr` (`<f8`, `|b1`, `>i4`).
-fn element(descr: &str) -> Option<(&'static str, ByteOrder, u64)> {
-    let (order, code) = descr.split_at_checked(1)?;
-    let &(_, name, size) = ELEMENTS.iter().find(|(c, _, _)| *c == code)?;
-    let order = match order {
-        "<" => ByteOrder::Little,
-        ">" => ByteOrder::Big,
-        "|" if size == 1 => ByteOrder::Little,
-        _ => return None,
-    };
-    Some((name, order, size))
 }
 
 /// Reads `file` as `joblib.load` does.
@@ -267,24 +235,6 @@ fn pickle_row(run: &pickle::Outcome, at: &dyn Fn(u64) -> String, profile: Profil
     }
 }
 
-/// Column-major element strides of `shape`, or none when it reads the same in row-major order.
-fn fortran_strides(shape: &[u64]) -> Option<Vec<u64>> {
-    if shape.iter().filter(|&&d| d > 1).count() < 2 {
-        return None;
-    }
-    let mut step = 1u64;
-    Some(
-        shape
-            .iter()
-            .map(|&d| {
-                let s = step;
-                step = step.saturating_mul(d);
-                s
-            })
-            .collect(),
-    )
-}
-
 /// Column-major bytes put in row-major order: element `i` (row-major) of `shape` is column-major
 /// element `Σ iₖ·strides[k]`.
 fn to_row_major(bytes: &[u8], shape: &[u64], strides: &[u64], size: usize) -> Vec<u8> {
@@ -333,33 +283,14 @@ fn tensors(
             a.path.as_str()
         };
         let place = format!("{} (inflated byte {})", short(name), a.bytes.start);
-        let numel = a.shape.iter().try_fold(1u64, |n, &d| n.checked_mul(d));
         let len = (a.bytes.end.saturating_sub(a.bytes.start)) as u64;
-        // A dtype with no element type of socair's (records, strings, datetimes, as a
-        // tree's `nodes`): fingerprinted by its bytes (sha256, no values hash), as the numpy
-        // plugin does, with the element size its bytes give.
-        let other = || {
-            let order = if a.descr.starts_with('>') {
-                ByteOrder::Big
-            } else {
-                ByteOrder::Little
-            };
-            let size = numel.filter(|&n| n > 0).map_or(1, |n| len / n).max(1);
-            (None, order, size)
+        let (mut t, size) = match ndarray::describe(name, &a.descr, &a.shape, len) {
+            Ok(described) => described,
+            Err(why) => {
+                unread.push(unread_one(name, format!("{place}: {why}")));
+                continue;
+            }
         };
-        let (element_type, byte_order, size) = element(&a.descr)
-            .map(|(e, o, s)| (Some(e), o, s))
-            .unwrap_or_else(other);
-        if numel.and_then(|n| n.checked_mul(size)) != Some(len) {
-            unread.push(unread_one(
-                name,
-                format!(
-                    "{place}: shape {:?} of {} does not fill its {len} bytes; not fingerprinted",
-                    a.shape, a.descr
-                ),
-            ));
-            continue;
-        }
         if out.len() as u64 >= limit {
             unread.push(unread_one(
                 name,
@@ -367,27 +298,14 @@ fn tensors(
             ));
             continue;
         }
-        let strides = if a.fortran_order {
-            fortran_strides(&a.shape)
-        } else {
-            None
-        };
-        let mut t = socair_plugin_kit::report::tensor_in_file(
-            name,
-            &a.descr,
-            element_type,
-            a.shape.clone(),
-            Vec::new(),
-            byte_order,
-        );
         if compressor == Compressor::None {
-            t.ranges = vec![ByteRange {
-                offset: a.bytes.start as u64,
-                len,
-            }]
-            .into();
-            t.strides = strides.map(RVec::from).into();
+            ndarray::place_in_file(&mut t, a.bytes.start as u64, len, a.fortran_order);
         } else {
+            let strides = if a.fortran_order {
+                ndarray::fortran_strides(&a.shape)
+            } else {
+                None
+            };
             if len > inline_left {
                 unread.push(unread_one(name, format!("{place}: its inflated bytes would take the tensors handed to the host past 64 MiB + 8x the file's size")));
                 continue;
@@ -416,22 +334,11 @@ mod tests {
     use super::*;
 
     #[test]
-    fn numeric_descrs() {
-        assert_eq!(element("<f8"), Some(("F64", ByteOrder::Little, 8)));
-        assert_eq!(element(">i4"), Some(("I32", ByteOrder::Big, 4)));
-        assert_eq!(element("|b1"), Some(("BOOL", ByteOrder::Little, 1)));
-        assert_eq!(element("|f8"), None);
-        assert_eq!(element("<U5"), None);
-        assert_eq!(element(""), None);
-    }
-
-    #[test]
     fn column_major_bytes_in_row_major_order() {
         // A 2x3 array stored column-major: [[0,1,2],[3,4,5]] is 0,3,1,4,2,5.
         let f = [0u8, 3, 1, 4, 2, 5];
-        let s = fortran_strides(&[2, 3]).unwrap();
+        let s = ndarray::fortran_strides(&[2, 3]).unwrap();
         assert_eq!(s, vec![1, 2]);
         assert_eq!(to_row_major(&f, &[2, 3], &s, 1), vec![0, 1, 2, 3, 4, 5]);
-        assert_eq!(fortran_strides(&[1, 5]), None);
     }
 }

@@ -16,6 +16,7 @@ pub mod export;
 pub mod jinja;
 pub mod joblib;
 pub mod json;
+pub mod ndarray;
 pub mod protobuf;
 pub mod report;
 pub mod sentencepiece;

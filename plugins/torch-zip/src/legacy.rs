@@ -542,10 +542,45 @@ fn plain_pickles(
             "the file goes on past the bytes run as pickles: what follows is not scanned",
         );
     }
-    a.unread.push((
-        None,
-        "not torch's legacy format (no magic number): a plain pickle, whose NumPy arrays are named in the Pickle opcode scan row, not read as tensors".into(),
-    ));
+    // Its arrays whose bytes lie in the file are its tensors, named by their paths; the rest
+    // (latin-1 text below protocol 3, shapes that do not fill their bytes) are named unread.
+    let limit = socair_plugin_kit::bounded::described_limit(data.len() as u64);
+    for x in &outcome.arrays {
+        let name = if x.path.is_empty() {
+            "(the pickle's value)"
+        } else {
+            x.path.as_str()
+        };
+        let len = (x.bytes.end.saturating_sub(x.bytes.start)) as u64;
+        match socair_plugin_kit::ndarray::describe(name, &x.descr, &x.shape, len) {
+            Ok(_) if a.array_tensors.len() as u64 >= limit => a.unread.push((
+                Some(name.to_owned()),
+                format!("past the {limit} tensors described for a file of this size"),
+            )),
+            Ok((mut t, _)) => {
+                socair_plugin_kit::ndarray::place_in_file(
+                    &mut t,
+                    x.bytes.start as u64,
+                    len,
+                    x.fortran_order,
+                );
+                a.array_tensors.push(t);
+            }
+            Err(why) => a.unread.push((
+                Some(name.to_owned()),
+                format!("pickle byte {}: {why}", x.bytes.start),
+            )),
+        }
+    }
+    for (path, why) in &outcome.unread_arrays {
+        a.unread.push((Some(path.clone()), why.clone()));
+    }
+    if outcome.arrays.is_empty() && outcome.unread_arrays.is_empty() {
+        a.unread.push((
+            None,
+            "not torch's legacy format (no magic number): a plain pickle that builds no NumPy array, so no tensor".into(),
+        ));
+    }
     Some(a)
 }
 

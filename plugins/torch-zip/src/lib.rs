@@ -262,6 +262,7 @@ pub fn opened_file(a: &Analysis, header_only: bool) -> OpenedFile {
             outside_model: t.outside_model,
         });
     }
+    tensors.extend(a.array_tensors.iter().cloned());
     OpenedFile {
         format: if a.legacy { LEGACY_FORMAT } else { FORMAT }.into(),
         tensors: tensors.into(),

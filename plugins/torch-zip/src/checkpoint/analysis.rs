@@ -88,6 +88,9 @@ pub struct Analysis {
     pub profile: Option<&'static str>,
     /// The NumPy arrays such a pickle builds, by path (`descr shape`).
     pub arrays: Vec<(String, String)>,
+    /// The arrays of such a pickle whose bytes lie in the file, as tensors
+    /// (`socair_plugin_kit::ndarray`).
+    pub array_tensors: Vec<socair_plugin_api::TensorDescriptor>,
     /// Findings added by kind: how many of each, for [`Analysis::finish`].
     pub(crate) kinds: Vec<(&'static str, Severity, u64)>,
 }
