@@ -33,13 +33,13 @@ mod typed;
 mod values;
 
 use findings::Findings;
-pub use findings::{group, Kind, MAX_PER_KIND};
+pub use findings::{group, MAX_PER_KIND};
 use machine::{Ended, Run};
 pub use profile::{PickledArray, Profile};
 pub use values::{
-    check_bounds, Composite, DictObject, Finding, GlobalRef, Grammar, Layout, Object, Options,
-    Outcome, Python2Str, RecordObject, Severity, StorageClass, StorageRef, TensorModel, Value,
-    MAX_TUPLE_DEPTH,
+    check_bounds, Composite, DictObject, Finding, GlobalRef, Grammar, Kind, Layout, Object,
+    Options, Outcome, Python2Str, RecordObject, Severity, StorageClass, StorageRef, TensorModel,
+    Value, MAX_TUPLE_DEPTH,
 };
 
 /// Most framing replays (pickles re-read with some frames read whole) per pickle; past it, a
@@ -57,7 +57,56 @@ pub fn run(data: &[u8], options: &Options) -> Outcome {
     let (mut out, ends) = first_pickle(data, options, &mut findings);
     appended(data, options, &ends, &mut findings);
     out.findings = findings.finish();
+    if options.joblib {
+        as_pickle_load_reads(data, options, &mut out);
+    }
     out
+}
+
+/// How the findings of joblib's three array wrapper classes begin (the dangerous-callables
+/// table's words; tests/profiles.rs keeps them in step: every benign joblib fixture would FAIL
+/// without them): exact names, so that joblib's functions stay findings.
+const JOBLIB_WRAPPERS: [&str; 3] = [
+    "global joblib.numpy_pickle.NumpyArrayWrapper:",
+    "global joblib.numpy_pickle_compat.NDArrayWrapper:",
+    "global joblib.numpy_pickle_compat.ZNDArrayWrapper:",
+];
+
+/// A joblib file is also a pickle that `pickle.load` (or `pickle.load` over `gzip.open`) reads
+/// without joblib's `NumpyUnpickler`: each array wrapper is then a plain object, and the
+/// padding and array bytes after its BUILD are read as opcodes. Bytes that are data to
+/// `joblib.load` can be a call to `pickle.load`, so the stream is also run as `pickle.load`
+/// reads it, and every code-running or I/O global that reading meets which the joblib
+/// reading did not is a finding of its own.
+fn as_pickle_load_reads(data: &[u8], options: &Options, out: &mut Outcome) {
+    let plain = run(
+        data,
+        &Options {
+            joblib: false,
+            ..options.clone()
+        },
+    );
+    let seen: std::collections::HashSet<u64> = out.findings.iter().map(|f| f.offset).collect();
+    let more: Vec<Finding> = plain
+        .findings
+        .into_iter()
+        .filter(|f| f.kind == Kind::DangerousGlobal && !seen.contains(&f.offset))
+        // The wrapper classes themselves: flagged for the methods joblib.load calls on them
+        // (`read`: the nested pickle); to pickle.load each is a plain object whose state BUILD
+        // sets, nothing of theirs runs.
+        .filter(|f| !JOBLIB_WRAPPERS.iter().any(|w| f.reason.starts_with(w)))
+        .map(|f| Finding {
+            reason: format!(
+                "read as pickle.load reads it (without joblib's NumpyUnpickler, which reads these bytes as array data): {}",
+                f.reason
+            ),
+            ..f
+        })
+        .collect();
+    if !more.is_empty() {
+        out.findings.extend(more);
+        out.findings.sort_by_key(|f| f.offset);
+    }
 }
 
 /// Runs the first pickle of a stream in `data` and returns where it ends (just past its STOP),

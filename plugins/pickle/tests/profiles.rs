@@ -235,6 +235,29 @@ fn a_joblib_frame_that_runs_past_the_array_is_never_pass() {
     );
 }
 
+/// `make_polyglot.py`: an array's bytes that joblib.load reads as data (checked with joblib
+/// 1.5.3) and pickle.load runs as `os.system(...)` (checked: it ran the command).
+#[test]
+fn array_bytes_that_pickle_load_runs_fail_in_joblib_mode() {
+    let (worst, shown) = hostile("plain-hostile-polyglot.joblib", Profile::Data);
+    assert_eq!(worst, Some(Severity::Fail), "{shown:?}");
+    assert!(
+        shown.iter().any(|s| s.starts_with("Fail at 215")
+            && s.contains("read as pickle.load reads it")
+            && s.contains("os.system")),
+        "{shown:?}"
+    );
+    // joblib's own wrapper class is not a finding of that reading: pickle.load runs none of it.
+    assert!(
+        !shown.iter().any(|s| s.contains("NumpyArrayWrapper")),
+        "{shown:?}"
+    );
+    // The frame that hid a call from the joblib reading: the pickle.load reading names it.
+    let (worst, shown) = hostile("plain-hostile-frame-hides.joblib", Profile::Sklearn);
+    assert_eq!(worst, Some(Severity::Fail), "{shown:?}");
+    assert!(shown.iter().any(|s| s.contains("system")), "{shown:?}");
+}
+
 #[test]
 fn an_array_whose_bytes_are_short_fails() {
     for name in [

@@ -2,6 +2,7 @@
 //! the rest are counted exactly, so that a flood of one-byte opcodes cannot grow the report
 //! past a constant while the report still says how many there were.
 
+pub use super::values::Kind;
 use super::values::{Finding, Grammar, Severity};
 use std::collections::HashSet;
 
@@ -10,63 +11,6 @@ pub const MAX_PER_KIND: usize = 16;
 
 /// Longest text of a pickle (a module or global name) quoted in a finding.
 pub const MAX_QUOTE: usize = 200;
-
-/// What a finding is about; each kind is bounded on its own.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Kind {
-    /// A reference to a global that runs code or does I/O.
-    DangerousGlobal,
-    /// A reference to a global outside the grammar.
-    UnknownGlobal,
-    /// A global whose name cannot be determined.
-    UnnamedGlobal,
-    /// A call of a global outside the grammar, or of something that is not a global.
-    Call,
-    /// An opcode outside the grammar, or out of its place.
-    Opcode,
-    /// Frames that readers read differently.
-    Framing,
-    /// Where Python raises.
-    Malformed,
-    /// Structure outside what torch.save writes (containers, persistent ids, tensors).
-    Structure,
-    /// The machine's own bounds.
-    Bounds,
-    /// Pickles after the first.
-    Appended,
-}
-
-impl Kind {
-    const ALL: [Kind; 10] = [
-        Kind::DangerousGlobal,
-        Kind::UnknownGlobal,
-        Kind::UnnamedGlobal,
-        Kind::Call,
-        Kind::Opcode,
-        Kind::Framing,
-        Kind::Malformed,
-        Kind::Structure,
-        Kind::Bounds,
-        Kind::Appended,
-    ];
-
-    /// The kind, plural, for an overflow summary; `grammar` names the version run.
-    fn plural(self, grammar: &str) -> String {
-        let text = match self {
-            Kind::DangerousGlobal => "references to globals that run code or do I/O",
-            Kind::UnknownGlobal => "references to globals outside socair-wo/1",
-            Kind::UnnamedGlobal => "globals whose names cannot be determined",
-            Kind::Call => "calls outside socair-wo/1",
-            Kind::Opcode => "opcodes outside socair-wo/1 or out of place",
-            Kind::Framing => "framing findings",
-            Kind::Malformed => "places where Python raises",
-            Kind::Structure => "structures outside socair-wo/1",
-            Kind::Bounds => "bound findings",
-            Kind::Appended => "appended pickles",
-        };
-        text.replace("socair-wo/1", grammar)
-    }
-}
 
 #[derive(Debug, Default, Clone)]
 struct Tally {
@@ -138,6 +82,7 @@ impl Findings {
                 offset,
                 opcode,
                 reason: reason(),
+                kind,
             });
         } else {
             tally.more += 1;
@@ -173,6 +118,7 @@ impl Findings {
                         group(tally.more),
                         kind.plural(self.grammar.name())
                     ),
+                    kind: *kind,
                 });
             }
         }

@@ -9,6 +9,63 @@ use std::rc::Rc;
 
 pub use socair_plugin_kit::Severity;
 
+/// What a finding is about; each kind is bounded on its own.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Kind {
+    /// A reference to a global that runs code or does I/O.
+    DangerousGlobal,
+    /// A reference to a global outside the grammar.
+    UnknownGlobal,
+    /// A global whose name cannot be determined.
+    UnnamedGlobal,
+    /// A call of a global outside the grammar, or of something that is not a global.
+    Call,
+    /// An opcode outside the grammar, or out of its place.
+    Opcode,
+    /// Frames that readers read differently.
+    Framing,
+    /// Where Python raises.
+    Malformed,
+    /// Structure outside what torch.save writes (containers, persistent ids, tensors).
+    Structure,
+    /// The machine's own bounds.
+    Bounds,
+    /// Pickles after the first.
+    Appended,
+}
+
+impl Kind {
+    pub(crate) const ALL: [Kind; 10] = [
+        Kind::DangerousGlobal,
+        Kind::UnknownGlobal,
+        Kind::UnnamedGlobal,
+        Kind::Call,
+        Kind::Opcode,
+        Kind::Framing,
+        Kind::Malformed,
+        Kind::Structure,
+        Kind::Bounds,
+        Kind::Appended,
+    ];
+
+    /// The kind, plural, for an overflow summary; `grammar` names the version run.
+    pub(crate) fn plural(self, grammar: &str) -> String {
+        let text = match self {
+            Kind::DangerousGlobal => "references to globals that run code or do I/O",
+            Kind::UnknownGlobal => "references to globals outside socair-wo/1",
+            Kind::UnnamedGlobal => "globals whose names cannot be determined",
+            Kind::Call => "calls outside socair-wo/1",
+            Kind::Opcode => "opcodes outside socair-wo/1 or out of place",
+            Kind::Framing => "framing findings",
+            Kind::Malformed => "places where Python raises",
+            Kind::Structure => "structures outside socair-wo/1",
+            Kind::Bounds => "bound findings",
+            Kind::Appended => "appended pickles",
+        };
+        text.replace("socair-wo/1", grammar)
+    }
+}
+
 /// One finding, with its byte offset in the pickle and the opcode there.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Finding {
@@ -20,6 +77,8 @@ pub struct Finding {
     pub opcode: &'static str,
     /// What was found.
     pub reason: String,
+    /// What kind of finding it is (each kind is bounded on its own).
+    pub kind: Kind,
 }
 
 /// A container object: lists and dicts are mutable and shared by reference, as in Python.
