@@ -9,7 +9,10 @@
 //! of their own (a LEAD until read). Besides the table, `sklearn.tree._tree.Tree`
 //! (sklearn/tree/_tree.pyx `Tree.__reduce__`: `(Tree, (n_features, n_classes, n_outputs),
 //! state)`, `__setstate__` copying the `nodes` and `values` arrays after checking their
-//! dtypes and shapes) is listed with those exact arguments.
+//! dtypes and shapes) is listed with those exact arguments. SciPy 1.17.1's public sparse
+//! containers are in the table by the same rule (object's pickling: NEWOBJ and BUILD of their
+//! `__dict__`), `coo_matrix` with its `__setstate__` read (it only renames an old pickle's
+//! `row`/`col` into `coords`); DOK, a dict subclass with its own `__reduce__`, is left out.
 
 #[rustfmt::skip]
 mod table {
@@ -39,5 +42,10 @@ mod tests {
         assert!(super::class("sklearn.isotonic", "IsotonicRegression").is_none());
         assert!(super::class("sklearn", "pipeline.Pipeline").is_none());
         assert!(super::class("os", "system").is_none());
+        // SciPy's sparse containers: object's pickling, or a __setstate__ read (COO); DOK's
+        // own __reduce__ keeps it out.
+        assert!(super::class("scipy.sparse._csr", "csr_matrix").is_some());
+        assert!(super::class("scipy.sparse._coo", "coo_matrix").is_some());
+        assert!(super::class("scipy.sparse._dok", "dok_matrix").is_none());
     }
 }
