@@ -6,6 +6,7 @@ mod common;
 
 mod airlock;
 mod archive;
+mod boosters;
 mod bounds;
 mod chat_templates;
 mod convert;
