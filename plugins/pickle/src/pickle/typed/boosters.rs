@@ -64,7 +64,7 @@ impl Run<'_, '_> {
                     BoosterKind::Lightgbm => "the model string LightGBM's __getstate__ writes",
                 };
                 let text = format!(
-                    "a {class}'s {key} is {}, not {want}: outside {}",
+                    "the {class}'s {key} is {}, not {want}: outside {}",
                     crate::pickle::values::describe(&other),
                     self.options.rules_name()
                 );
@@ -83,7 +83,7 @@ impl Run<'_, '_> {
         for f in read.findings {
             self.note(Kind::Structure, f.severity, None, || {
                 format!(
-                    "the model a {class}'s {key} holds ({}), {}: {}",
+                    "the model the {class}'s {key} holds ({}), {}: {}",
                     read.format, f.place, f.reason
                 )
             });
@@ -91,7 +91,7 @@ impl Run<'_, '_> {
         if read.dropped > 0 {
             let n = read.dropped;
             self.note(Kind::Structure, Severity::Lead, None, || {
-                format!("the model a {class}'s {key} holds has {n} more findings not listed")
+                format!("the model the {class}'s {key} holds has {n} more findings not listed")
             });
         }
     }
