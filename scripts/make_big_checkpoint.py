@@ -15,7 +15,8 @@ locator, then the classic end record. The pickle is the one torch writes for a s
 as fixtures/torch/make_fixtures.py builds them. Records stay under 4 GiB each (no zip64 extra
 fields needed); the storage bytes repeat one random MiB (hashing does not care).
 
-Usage: make_big_checkpoint.py OUT.pt SIZE_MIB [TENSORS]
+Usage: make_big_checkpoint.py OUT.pt SIZE [TENSORS]
+SIZE is in MiB, or in KiB with a `k` after it (`4096k`: many small records for the tests).
 """
 import os
 import struct
@@ -75,18 +76,22 @@ def state_dict_pickle(tensors):
 
 
 def main():
-    out, size_mib = sys.argv[1], int(sys.argv[2])
+    out, size = sys.argv[1], sys.argv[2]
+    total = int(size[:-1]) << 10 if size.endswith("k") else int(size) << 20
     count = int(sys.argv[3]) if len(sys.argv) > 3 else 8
     stem = os.path.splitext(os.path.basename(out))[0]
     lfh_t, cd_t, vmade, vneed = template_headers(TEMPLATE)
-    per = size_mib // count  # MiB per tensor
     cols = 1024
-    rows = per * (1 << 20) // 4 // cols
+    # Bytes per tensor: whole MiB from a MiB on (the block repeats), else whole rows.
+    per = total // count
+    per = per >> 20 << 20 if per >= 1 << 20 else per // (4 * cols) * 4 * cols
+    rows = per // 4 // cols
     tensors = [(f"layers.{i}.weight", str(i), rows * cols, rows, cols) for i in range(count)]
-    block = os.urandom(1 << 20)
+    block = os.urandom(min(per, 1 << 20))
+    repeats = per // len(block) if block else 0
     records = [("data.pkl", state_dict_pickle(tensors)), (".format_version", b"1"),
                (".storage_alignment", b"64"), ("byteorder", b"little")]
-    records += [(f"data/{key}", (per, block)) for _, key, _, _, _ in tensors]
+    records += [(f"data/{key}", (repeats, block)) for _, key, _, _, _ in tensors]
     records += [("version", b"3\n"), (".data/serialization_id", b"0" * 40)]
     central = []
     with open(out, "wb") as f:

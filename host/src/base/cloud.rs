@@ -14,7 +14,8 @@
 //! environment says, because the shared store's log relies on it.
 //!
 //! Every byte received is counted ([`bytes_fetched`]), so that a command can say how much of
-//! an object it fetched.
+//! an object it fetched, and so is every wait for a response ([`round_trips`]: requests in
+//! flight together count once), so that it can say how many round trips it waited for.
 //!
 //! An object is the one its URL names, exactly ([`parse`]): the key is never normalised. An
 //! `s3://bucket/key` key is the text after the bucket, byte for byte (as the AWS CLI reads
@@ -381,6 +382,19 @@ where
 
 static FETCHED: AtomicU64 = AtomicU64::new(0);
 static REQUESTS: AtomicU64 = AtomicU64::new(0);
+static ROUND_TRIPS: AtomicU64 = AtomicU64::new(0);
+
+/// Counts `n` round trips waited for, one after the other (a batch of requests in flight
+/// together counts once per wave).
+pub fn waited(n: u64) {
+    ROUND_TRIPS.fetch_add(n, Ordering::Relaxed);
+}
+
+/// Round trips this process waited for, one after the other, so far: requests made one at a
+/// time, and batches of requests in flight together.
+pub fn round_trips() -> u64 {
+    ROUND_TRIPS.load(Ordering::Relaxed)
+}
 
 /// Bytes received from object storage by this process so far.
 pub fn bytes_fetched() -> u64 {
@@ -411,6 +425,7 @@ fn transient(e: &object_store::Error) -> bool {
 
 /// Reads bytes `range` of the object, counting them; a cut connection is tried again.
 pub fn get_range(at: &Location, range: std::ops::Range<u64>) -> Result<bytes::Bytes, CloudError> {
+    waited(1);
     get_range_async_blocking(at.clone(), range)
 }
 
@@ -460,6 +475,7 @@ pub async fn get_range_async(
 
 /// The object's size (a HEAD request).
 pub fn size(at: &Location) -> Result<u64, CloudError> {
+    waited(1);
     block_on(async {
         let mut attempt = 0;
         loop {

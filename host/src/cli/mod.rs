@@ -442,8 +442,9 @@ fn say_fetched(size: u64) {
     } else {
         String::new()
     };
+    let trips = crate::base::cloud::round_trips();
     eprintln!(
-        "socair: fetched {fetched} bytes{share} from object storage in {requests} range requests"
+        "socair: fetched {fetched} bytes{share} from object storage in {requests} range requests ({trips} round trips waited for, one after another)"
     );
 }
 

@@ -339,7 +339,14 @@ impl<'p> Artifact<'p> {
             set_aside: Default::default(),
         };
         for file in &files {
-            let input = match InputFile::open_with(&file.path, map) {
+            // A remote object's size was just asked for: not asked again.
+            let opened = match file.path.to_str() {
+                Some(url) if is_remote(&file.path) => {
+                    InputFile::open_remote_of_size(url, file.size)
+                }
+                _ => InputFile::open_with(&file.path, map),
+            };
+            let input = match opened {
                 Ok(i) => i,
                 Err(e) if !is_dir => return Err(io(e)),
                 Err(e) => {
@@ -410,6 +417,39 @@ impl<'p> Artifact<'p> {
         }
         artifact.files = files;
         Ok(artifact)
+    }
+
+    /// Has every file a reader reads hash the bytes its reader reads
+    /// ([`InputFile::start_digest`]), for [`Artifact::subject_digest_after_reads`].
+    pub fn digest_as_read(&self) {
+        for job in &self.jobs {
+            job.input.start_digest();
+        }
+    }
+
+    /// The subject digest, each file's hash continued from where its reader's reads left it
+    /// ([`Artifact::digest_as_read`]), the other files hashed whole: the same digest as
+    /// [`Artifact::subject_digest`], without reading again what the readers read.
+    pub fn subject_digest_after_reads(&self) -> Result<String, ArtifactError> {
+        let partials: std::collections::HashMap<&str, _> = self
+            .jobs
+            .iter()
+            .map(|job| (job.rel.as_str(), (&job.input, job.input.take_digest())))
+            .collect();
+        let finish = |rel: &str| {
+            let (input, partial) = partials.get(rel)?;
+            Some(input.finish_digest(partial))
+        };
+        if self.is_dir {
+            return Ok(modeldir::digest_by(&self.files, |f| finish(&f.rel))?);
+        }
+        match self.jobs.first().and_then(|job| finish(&job.rel)) {
+            Some(digest) => digest.map_err(|source| ArtifactError::Io {
+                path: self.path.clone(),
+                source,
+            }),
+            None => self.subject_digest(),
+        }
     }
 
     /// The subject digest and total size: a file's SHA-256, or a directory's
@@ -500,6 +540,7 @@ impl<'p> Artifact<'p> {
         (plugin, reader): (&'p LoadedPlugin, &'p FormatReaderBox),
         options: &ReadOptions,
     ) -> Result<OpenedFile, ArtifactError> {
+        job.input.prefetch_zip_headers();
         let source = ByteSource_TO::from_ptr(RRef::new(&job.input), TD_Opaque);
         let mut options = options.clone();
         options.rules = self

@@ -202,6 +202,15 @@ pub fn digest_of(entries: &[(String, u64, String)]) -> String {
 
 /// Hashes every file (in parallel) and returns the directory's digest.
 pub fn digest(files: &[DirFile]) -> Result<String, ModelDirError> {
+    digest_by(files, |_| None)
+}
+
+/// The directory's digest, each file's SHA-256 given by `known` (a hash its reader's reads
+/// began, finished) or else computed here, in parallel.
+pub fn digest_by(
+    files: &[DirFile],
+    known: impl Fn(&DirFile) -> Option<std::io::Result<String>> + Sync,
+) -> Result<String, ModelDirError> {
     let progress = Progress::bytes(files.iter().map(|f| f.size).sum(), "hashing");
     let entries = files
         .par_iter()
@@ -210,8 +219,13 @@ pub fn digest(files: &[DirFile]) -> Result<String, ModelDirError> {
                 path: f.path.clone(),
                 source,
             };
-            let file = InputFile::open(&f.path).map_err(io)?;
-            let sha = hash_file_counted(&file, &progress).map_err(io)?;
+            let sha = match known(f) {
+                Some(sha) => sha.map_err(io)?,
+                None => {
+                    let file = InputFile::open(&f.path).map_err(io)?;
+                    hash_file_counted(&file, &progress).map_err(io)?
+                }
+            };
             Ok((f.rel.clone(), f.size, sha))
         })
         .collect::<Result<Vec<_>, ModelDirError>>()?;

@@ -58,20 +58,34 @@ pub fn scan(
     // megabytes of a multi-gigabyte checkpoint), never every byte: its digest is not computed,
     // and the report says so instead of naming a subject.
     let digest_skipped = options.header_only && artifact.is_remote();
-    let (digest, opened) = rayon::join(
-        || {
-            if digest_skipped {
-                Ok(String::new())
-            } else {
-                artifact.subject_digest()
-            }
-        },
-        || {
-            let opened = artifact.open_all(&read_options)?;
-            Ok::<_, ArtifactError>((opened, artifact.open_also(&read_options)?))
-        },
-    );
-    let (digest, (opened, also)) = (digest?, opened?);
+    let (digest, (opened, also)) = if options.header_only {
+        // The readers read headers only: the digest reads the files beside them.
+        let (digest, opened) = rayon::join(
+            || {
+                if digest_skipped {
+                    Ok(String::new())
+                } else {
+                    artifact.subject_digest()
+                }
+            },
+            || {
+                let opened = artifact.open_all(&read_options)?;
+                Ok::<_, ArtifactError>((opened, artifact.open_also(&read_options)?))
+            },
+        );
+        (digest?, opened?)
+    } else {
+        // The readers read every byte they check (the CRC-32 of every zip record): the digest
+        // is computed from those reads, each byte read once, and finished (the bytes no reader
+        // read) beside the other readers of a file several claim.
+        artifact.digest_as_read();
+        let opened = artifact.open_all(&read_options)?;
+        let (digest, also) = rayon::join(
+            || artifact.subject_digest_after_reads(),
+            || artifact.open_also(&read_options),
+        );
+        (digest?, (opened, also?))
+    };
 
     // (file, row) pairs in file order, merged per check below.
     let mut per_check: Vec<(String, Vec<(String, ReportRow)>)> = Vec::new();

@@ -17,6 +17,23 @@ pub(super) fn fetched(stderr: &str) -> u64 {
         .unwrap_or_else(|| panic!("no `fetched N bytes` line in:\n{stderr}"))
 }
 
+/// The range requests and the round trips waited for, one after another, that socair says it
+/// made: `… in N range requests (M round trips waited for, one after another)`.
+pub(super) fn requests(stderr: &str) -> (u64, u64) {
+    let number_before = |what: &str| -> u64 {
+        stderr
+            .split(what)
+            .next()
+            .and_then(|s| s.rsplit([' ', '(']).next())
+            .and_then(|n| n.parse().ok())
+            .unwrap_or_else(|| panic!("no `N {what}` in:\n{stderr}"))
+    };
+    (
+        number_before(" range requests"),
+        number_before(" round trips waited for"),
+    )
+}
+
 pub(super) fn sha256_file(p: &Path) -> String {
     hex(&Sha256::digest(std::fs::read(p).unwrap()))
 }
@@ -24,12 +41,18 @@ pub(super) fn sha256_file(p: &Path) -> String {
 /// A torch checkpoint of `mib` MiB in `dir`, made by scripts/make_big_checkpoint.py; `None`
 /// when python3 is absent.
 pub(super) fn big_checkpoint(dir: &Path, mib: u32) -> Option<PathBuf> {
-    let out = dir.join(format!("big{mib}.pt"));
+    checkpoint_of(&dir.join(format!("big{mib}.pt")), &mib.to_string(), 4)
+}
+
+/// A torch checkpoint at `out` of `size` (scripts/make_big_checkpoint.py's SIZE: MiB, or KiB
+/// with a `k`) holding `tensors` storage records; `None` when python3 is absent.
+pub(super) fn checkpoint_of(out: &Path, size: &str, tensors: u32) -> Option<PathBuf> {
+    let out = out.to_owned();
     let status = Command::new("python3")
         .arg(repo().join("scripts/make_big_checkpoint.py"))
         .arg(&out)
-        .arg(mib.to_string())
-        .arg("4")
+        .arg(size)
+        .arg(tensors.to_string())
         .status();
     match status {
         Ok(s) if s.success() => Some(out),

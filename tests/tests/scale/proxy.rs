@@ -1,5 +1,6 @@
-//! A TCP proxy in front of the test server that cuts the first connections part-way, for the
-//! test of retries after cut connections.
+//! A TCP proxy in front of the test server that cuts connections part-way, for the test of
+//! retries after cut connections: the first ones opened ([`cutting_proxy`]), or the first ones
+//! to carry much ([`cutting_transfers`]).
 
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
@@ -60,5 +61,119 @@ fn pipe_pair(client: TcpStream, server: TcpStream, limit: Option<usize>, cut: &A
     let _ = up.join();
     if limit.is_some_and(|l| passed.load(Ordering::SeqCst) > l) {
         cut.fetch_add(1, Ordering::SeqCst);
+    }
+}
+
+/// A TCP proxy in front of the server that cuts each of the first `cuts` connections to
+/// carry more than `after` bytes (either way) at that point, and forwards everything else
+/// faithfully. Counted by the connections that carry that much, not by the order they were
+/// opened in: a client's first connections may carry small requests only (a zip's headers,
+/// fetched together), its transfers coming later on others. Returns the proxy's address and
+/// the number of connections it cut.
+pub(super) fn cutting_transfers(
+    upstream: String,
+    after: usize,
+    cuts: usize,
+) -> (String, Arc<AtomicUsize>) {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    let cut = Arc::new(AtomicUsize::new(0));
+    let left = Arc::new(AtomicUsize::new(cuts));
+    let cut_count = Arc::clone(&cut);
+    std::thread::spawn(move || {
+        for client in listener.incoming() {
+            let Ok(client) = client else { break };
+            let Ok(server) = TcpStream::connect(&upstream) else {
+                continue;
+            };
+            let (cut, left) = (Arc::clone(&cut_count), Arc::clone(&left));
+            std::thread::spawn(move || pipe_pair_deciding(client, server, after, &left, &cut));
+        }
+    });
+    (format!("http://{addr}"), cut)
+}
+
+fn pipe_pair_deciding(
+    client: TcpStream,
+    server: TcpStream,
+    after: usize,
+    left: &Arc<AtomicUsize>,
+    cut: &Arc<AtomicUsize>,
+) {
+    let passed = Arc::new(AtomicUsize::new(0));
+    // Whether this connection is one to cut, decided once it carries more than `after` bytes.
+    let doomed = Arc::new(AtomicUsize::new(UNDECIDED));
+    let copy = move |mut from: TcpStream,
+                     mut to: TcpStream,
+                     passed: Arc<AtomicUsize>,
+                     doomed: Arc<AtomicUsize>,
+                     left: Arc<AtomicUsize>,
+                     cut: Arc<AtomicUsize>| {
+        let mut buf = [0u8; 16 << 10];
+        loop {
+            let n = match from.read(&mut buf) {
+                Ok(0) | Err(_) => break,
+                Ok(n) => n,
+            };
+            let total = passed.fetch_add(n, Ordering::SeqCst) + n;
+            if total > after && decide(&doomed, &left, &cut) == CUT {
+                break;
+            }
+            if to.write_all(&buf[..n]).is_err() {
+                break;
+            }
+        }
+        let _ = from.shutdown(std::net::Shutdown::Both);
+        let _ = to.shutdown(std::net::Shutdown::Both);
+    };
+    let (c2, s2) = (client.try_clone().unwrap(), server.try_clone().unwrap());
+    let (p2, d2, l2, k2) = (
+        Arc::clone(&passed),
+        Arc::clone(&doomed),
+        Arc::clone(left),
+        Arc::clone(cut),
+    );
+    let up = std::thread::spawn(move || copy(c2, s2, p2, d2, l2, k2));
+    copy(
+        server,
+        client,
+        passed,
+        doomed,
+        Arc::clone(left),
+        Arc::clone(cut),
+    );
+    let _ = up.join();
+}
+
+/// A connection not yet decided, one cut, and one spared.
+const UNDECIDED: usize = 0;
+const CUT: usize = 1;
+const SPARED: usize = 2;
+
+/// Decides once whether a connection that carries more than the limit is cut: while cuts are
+/// left, it is (and counted).
+fn decide(doomed: &AtomicUsize, left: &AtomicUsize, cut: &AtomicUsize) -> usize {
+    let state = doomed.load(Ordering::SeqCst);
+    if state != UNDECIDED {
+        return state;
+    }
+    let take = left
+        .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |l| l.checked_sub(1))
+        .is_ok();
+    let wanted = if take { CUT } else { SPARED };
+    match doomed.compare_exchange(UNDECIDED, wanted, Ordering::SeqCst, Ordering::SeqCst) {
+        Ok(_) => {
+            if take {
+                cut.fetch_add(1, Ordering::SeqCst);
+            }
+            wanted
+        }
+        // The other direction decided first: its decision stands, the cut taken goes back.
+        Err(decided) => {
+            if take {
+                left.fetch_add(1, Ordering::SeqCst);
+            }
+            decided
+        }
     }
 }
