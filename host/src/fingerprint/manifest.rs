@@ -14,6 +14,7 @@ use crate::read::source::InputFile;
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 use socair_plugin_api::{OpenedFile, ReadOptions, RowStatus, TensorDescriptor};
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 /// The manifest's schema name.
@@ -137,19 +138,90 @@ pub fn fingerprint_detailed(
                 .map_or_else(|| reader_names(plugins), |(_, why)| why.clone()),
         });
     }
-    let (digest, read) = rayon::join(
-        || artifact.subject_digest(),
-        || -> Result<_, TensorsError> {
-            let opened = artifact.open_all(&ReadOptions::default())?;
-            let unpermuted = crate::fingerprint::unpermute::hash_unpermuted(&opened);
-            let aliases = crate::fingerprint::alias::aliases_of(&opened);
-            Ok((hash_all(&artifact, &opened), unpermuted, aliases))
-        },
-    );
-    let (hashed, unpermuted, aliases) = read?;
-    let mut m = manifest_of(&artifact, hashed, digest?);
+    // Each byte read once: a file's digest begins with its reader's own reads (a zip's CRC-32
+    // pass) and ends in one pass with every tensor's hashes (`onepass`).
+    artifact.digest_as_read();
+    let opened = artifact.open_all(&ReadOptions::default())?;
+    let unpermuted = crate::fingerprint::unpermute::hash_unpermuted(&opened);
+    let aliases = crate::fingerprint::alias::aliases_of(&opened);
+    let (hashed, digest) = hash_all_and_digest(&artifact, &opened)?;
+    let mut m = manifest_of(&artifact, hashed, digest);
     m.aliases = aliases;
     Ok((m, unpermuted))
+}
+
+/// Every tensor fingerprinted, and what was not.
+type Hashed = (Vec<TensorEntry>, Vec<UnreadEntry>);
+
+/// Every tensor's hashes and the subject digest: each opened file read once for its digest
+/// (continuing what its reader's reads hashed) and the tensors whose bytes are plain ranges
+/// of it; the other tensors hashed one by one, the other files of a directory hashed whole.
+fn hash_all_and_digest(
+    artifact: &Artifact<'_>,
+    opened: &[(&FileJob<'_>, OpenedFile)],
+) -> Result<(Hashed, String), ArtifactError> {
+    use crate::fingerprint::onepass::{hash_in_one_pass, in_one_pass, DigestFrom};
+    let partials: HashMap<&str, _> = artifact
+        .jobs
+        .iter()
+        .map(|job| (job.rel.as_str(), (&job.input, job.input.take_digest())))
+        .collect();
+    let progress = crate::base::progress::Progress::bytes(
+        opened
+            .iter()
+            .flat_map(|(_, o)| o.tensors.iter())
+            .flat_map(|t| t.ranges.iter().map(|r| r.len))
+            .fold(0u64, u64::saturating_add),
+        "hashing tensors",
+    );
+    let mut known: HashMap<(usize, usize), TensorHashes> = HashMap::new();
+    let mut digests: HashMap<&str, String> = HashMap::new();
+    for (oi, (job, o)) in opened.iter().enumerate() {
+        let Some((_, partial)) = partials.get(job.rel.as_str()) else {
+            continue;
+        };
+        let len = job.input.len();
+        let (indices, tensors): (Vec<usize>, Vec<&TensorDescriptor>) = o
+            .tensors
+            .iter()
+            .enumerate()
+            .filter(|(_, t)| check_descriptor(t, len).is_ok() && in_one_pass(t, len))
+            .unzip();
+        let from = DigestFrom {
+            from: partial.hashed(),
+            state: partial.state(),
+        };
+        // A read that fails leaves them to be hashed one by one, which says why.
+        if let Ok(pass) = hash_in_one_pass(&job.input, Some(from), &tensors, &progress) {
+            if let Some(d) = pass.digest {
+                digests.insert(job.rel.as_str(), d);
+            }
+            for (ti, h) in indices.into_iter().zip(pass.tensors) {
+                known.insert((oi, ti), h);
+            }
+        }
+    }
+    let hashed = hash_all_given(artifact, opened, &known, &progress);
+    let finish = |rel: &str| -> Option<std::io::Result<String>> {
+        if let Some(d) = digests.get(rel) {
+            return Some(Ok(d.clone()));
+        }
+        partials
+            .get(rel)
+            .map(|(input, partial)| input.finish_digest(partial))
+    };
+    let digest = if artifact.is_dir {
+        crate::read::modeldir::digest_by(&artifact.files, |f| finish(&f.rel))?
+    } else {
+        match artifact.jobs.first().and_then(|job| finish(&job.rel)) {
+            Some(d) => d.map_err(|source| ArtifactError::Io {
+                path: artifact.path.clone(),
+                source,
+            })?,
+            None => artifact.subject_digest()?,
+        }
+    };
+    Ok((hashed, digest))
 }
 
 /// The manifest of an artifact whose files are already open (as `scan` has them for the
@@ -193,9 +265,26 @@ fn hash_all<'j, 'p>(
     artifact: &'j Artifact<'p>,
     opened: &'j [(&'j FileJob<'p>, OpenedFile)],
 ) -> (Vec<TensorEntry>, Vec<UnreadEntry>) {
+    let total = opened
+        .iter()
+        .flat_map(|(_, o)| o.tensors.iter())
+        .flat_map(|t| t.ranges.iter().map(|r| r.len))
+        .fold(0u64, u64::saturating_add);
+    let progress = crate::base::progress::Progress::bytes(total, "hashing tensors");
+    hash_all_given(artifact, opened, &HashMap::new(), &progress)
+}
+
+/// [`hash_all`], with the hashes `known` already (by opened file and tensor index) taken as
+/// they are.
+fn hash_all_given<'j, 'p>(
+    artifact: &'j Artifact<'p>,
+    opened: &'j [(&'j FileJob<'p>, OpenedFile)],
+    known: &HashMap<(usize, usize), TensorHashes>,
+    progress: &crate::base::progress::Progress,
+) -> (Vec<TensorEntry>, Vec<UnreadEntry>) {
     let mut unread = unread_files(artifact, opened);
-    let mut work: Vec<(&FileJob<'_>, &InputFile, &TensorDescriptor)> = Vec::new();
-    for (job, opened) in opened {
+    let mut work: Vec<(&FileJob<'_>, &InputFile, &TensorDescriptor, (usize, usize))> = Vec::new();
+    for (oi, (job, opened)) in opened.iter().enumerate() {
         let plugin = job.reader.0;
         for u in opened.unread.iter() {
             unread.push(UnreadEntry {
@@ -204,12 +293,12 @@ fn hash_all<'j, 'p>(
                 reason: u.reason.to_string(),
             });
         }
-        for t in opened.tensors.iter() {
+        for (ti, t) in opened.tensors.iter().enumerate() {
             let checked = artifact
                 .input_of(job, t)
                 .and_then(|input| check_descriptor(t, input.len()).map(|()| input));
             match checked {
-                Ok(input) => work.push((job, input, t)),
+                Ok(input) => work.push((job, input, t, (oi, ti))),
                 Err(reason) => unread.push(UnreadEntry {
                     file: job.rel.clone(),
                     tensor: Some(t.name.to_string()),
@@ -221,16 +310,15 @@ fn hash_all<'j, 'p>(
             }
         }
     }
-    let total = work
-        .iter()
-        .flat_map(|(_, _, t)| t.ranges.iter().map(|r| r.len))
-        .fold(0u64, u64::saturating_add);
-    let progress = crate::base::progress::Progress::bytes(total, "hashing tensors");
     let hashed: Vec<Result<TensorEntry, UnreadEntry>> = work
         .par_iter()
-        .map(|(job, input, t)| {
+        .map(|(job, input, t, at)| {
             let bytes = crate::read::layout::row_major_len(t, input.len()).unwrap_or(0);
-            match hash_tensor(input, t, &progress) {
+            let hashes = match known.get(at) {
+                Some(h) => Ok(h.clone()),
+                None => hash_tensor(input, t, progress),
+            };
+            match hashes {
                 Ok(TensorHashes { sha256, values }) => Ok(TensorEntry {
                     file: job.rel.clone(),
                     name: t.name.to_string(),
