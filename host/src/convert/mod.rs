@@ -206,17 +206,11 @@ pub fn convert_path(
         Ok(i) => i,
         Err(e) => return Ok(Err(e)),
     };
-    let sha256 = match write::write(&conversion, &inputs, &tmp_out) {
-        Ok(w) => w,
-        Err(e) => return Ok(Err(e)),
-    };
-    if fault::armed("convert.flip-output") {
-        flip_last_tensor_byte(&conversion, &tmp_out).map_err(|e| e.to_string())?;
-    }
-    let tensor_sha256 = match verify::verify(&conversion, to, &tmp_out, &inputs, plugins) {
-        Ok(h) => h,
-        Err(e) => return Ok(Err(format!("verification of the output failed: {e}"))),
-    };
+    let (sha256, tensor_sha256) =
+        match write_and_check(&conversion, to, &inputs, &tmp_out, plugins)? {
+            Ok(done) => done,
+            Err(refusal) => return Ok(Err(refusal)),
+        };
     // No-clobber rename: a destination created meanwhile is not replaced.
     std::fs::hard_link(&tmp_out, dst).map_err(|e| format!("{}: {e}", dst.display()))?;
     if let Ok(d) = std::fs::File::open(dir) {
@@ -234,4 +228,101 @@ pub fn convert_path(
         rules,
         read_rules,
     }))
+}
+
+/// Writes the output and checks it, side by side: each tensor, once the writer has put it in
+/// the file, is read back and compared with the input read by a second path (on the other
+/// cores, while the writer goes on and the output is hashed on a second core); the fsync runs
+/// beside the output's own reader reading it back. Returns the output's sha256 and each
+/// tensor's, or the refusal; `Err` for an error that is no refusal.
+fn write_and_check(
+    conv: &Conversion,
+    to: &str,
+    inputs: &[&InputFile],
+    out: &Path,
+    plugins: &PluginSet,
+) -> Result<Result<(String, Vec<String>), Refusal>, String> {
+    use rayon::prelude::*;
+    let failed = |e: Refusal| Ok(Err(format!("verification of the output failed: {e}")));
+    let second = match verify::SecondPaths::open(conv, inputs) {
+        Ok(s) => s,
+        Err(e) => return failed(e),
+    };
+    let planned = verify::planned_ranges(conv);
+    // The tensor placed last: the fault test flips its last byte once it is written.
+    let flip = fault::armed("convert.flip-output").then(|| {
+        conv.placements
+            .iter()
+            .filter(|(i, _)| conv.tensors[*i].len > 0)
+            .max_by_key(|(i, off)| off + conv.tensors[*i].len)
+            .map(|&(i, _)| i)
+    });
+    let progress = crate::base::progress::Progress::bytes(
+        conv.total_len + conv.tensors.iter().map(|t| t.len).sum::<u64>(),
+        "writing and verifying",
+    );
+    let (written, checked) = std::thread::scope(|scope| {
+        let (ready, tensors) = std::sync::mpsc::channel::<usize>();
+        let checking = scope.spawn(|| {
+            let mut tensors = tensors.into_iter().peekable();
+            // The file exists, at its final length, once the first tensor is ready.
+            tensors.peek()?;
+            let file = match InputFile::open_with(out, false) {
+                Ok(f) => f,
+                Err(e) => return Some(Err(format!("{}: {e}", out.display()))),
+            };
+            let mut checked: Vec<(usize, Result<String, Refusal>)> = tensors
+                .par_bridge()
+                .map(|i| (i, second.check(i, &file, &planned[i], &progress)))
+                .collect();
+            checked.sort_by_key(|(i, _)| *i);
+            Some(Ok(checked))
+        });
+        let mut flip_failed = None;
+        let written = write::write(conv, inputs, out, &progress, &mut |i| {
+            if flip == Some(Some(i)) {
+                flip_failed = flip_last_tensor_byte(conv, out).err();
+            }
+            let _ = ready.send(i);
+        });
+        drop(ready);
+        let checked = checking.join();
+        (written.map(|w| (w, flip_failed)), checked)
+    });
+    let ((sha256, syncing), flip_failed) = match written {
+        Ok(w) => w,
+        Err(refusal) => return Ok(Err(refusal)),
+    };
+    if let Some(e) = flip_failed {
+        return Err(e.to_string());
+    }
+    // The last fsync beside the output's own reader reading it back; both before it is kept.
+    let found = verify::reader_check(conv, to, out, plugins);
+    syncing
+        .wait()
+        .map_err(|e| format!("{}: {e}", out.display()))?;
+    let found = match found {
+        Ok(f) => f,
+        Err(e) => return failed(e),
+    };
+    let checked = match checked {
+        Ok(Some(Ok(c))) if found == planned && c.len() == conv.tensors.len() => c,
+        Ok(Some(Err(e))) => return failed(e),
+        // The reader places a tensor elsewhere than the writer planned (or nothing was
+        // checked): every tensor is checked again where the reader places it.
+        _ => {
+            return match verify::verify(conv, to, out, inputs, plugins) {
+                Ok(h) => Ok(Ok((sha256, h))),
+                Err(e) => failed(e),
+            }
+        }
+    };
+    let mut tensor_sha256 = Vec::with_capacity(checked.len());
+    for (_, result) in checked {
+        match result {
+            Ok(h) => tensor_sha256.push(h),
+            Err(e) => return failed(e),
+        }
+    }
+    Ok(Ok((sha256, tensor_sha256)))
 }

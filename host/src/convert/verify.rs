@@ -25,6 +25,39 @@ pub fn verify(
     plugins: &PluginSet,
 ) -> Result<Vec<String>, Refusal> {
     use rayon::prelude::*;
+    let found = reader_check(conv, to, out, plugins)?;
+    let file = InputFile::open_with(out, false).map_err(|e| format!("{}: {e}", out.display()))?;
+    let second = SecondPaths::open(conv, inputs)?;
+    let progress = Progress::bytes(
+        conv.tensors.iter().map(|t| t.len).sum(),
+        "verifying the output",
+    );
+    (0..conv.tensors.len())
+        .into_par_iter()
+        .map(|i| second.check(i, &file, &found[i], &progress))
+        .collect()
+}
+
+/// Where the writer placed each tensor: one range each, `(offset, len)`, by tensor index.
+pub fn planned_ranges(conv: &Conversion) -> Vec<Vec<socair_plugin_api::ByteRange>> {
+    let mut ranges = vec![Vec::new(); conv.tensors.len()];
+    for &(i, offset) in &conv.placements {
+        ranges[i] = vec![socair_plugin_api::ByteRange {
+            offset,
+            len: conv.tensors[i].len,
+        }];
+    }
+    ranges
+}
+
+/// The output's own reader must find it sound with exactly the planned tensors (names, dtypes
+/// and shapes); returns the byte ranges it places each one at, by tensor index.
+pub fn reader_check(
+    conv: &Conversion,
+    to: &str,
+    out: &Path,
+    plugins: &PluginSet,
+) -> Result<Vec<Vec<socair_plugin_api::ByteRange>>, Refusal> {
     let (_, reader) = plugins
         .reader(to)
         .ok_or_else(|| format!("no loaded plugin reads {to}"))?;
@@ -69,86 +102,104 @@ pub fn verify(
         }
         found.push(o.ranges.to_vec());
     }
-    // The zip inputs, each opened once by the `zip` crate for the second path.
-    let second_paths = inputs
-        .iter()
-        .enumerate()
-        .map(|(i, input)| {
-            // Zip inputs: the `zip` crate reads their records. Other inputs (safetensors, GGUF,
-            // torch-legacy) have no container to read through: they are re-read directly.
-            if conv
-                .tensors
-                .iter()
-                .any(|t| t.input == i && t.origin.is_some())
-                && is_zip(input.path())
-            {
-                SecondPath::open(input.path()).map(Some)
-            } else {
-                Ok(None)
-            }
+    Ok(found)
+}
+
+/// The second paths into a conversion's inputs: each zip input opened once by the `zip`
+/// crate; other inputs (safetensors, GGUF, torch-legacy), which have no container to read
+/// through, re-read directly.
+pub struct SecondPaths<'c> {
+    conv: &'c Conversion,
+    inputs: Vec<std::path::PathBuf>,
+    zips: Vec<Option<SecondPath>>,
+}
+
+impl<'c> SecondPaths<'c> {
+    /// Opens the zip inputs of `conv` with the `zip` crate.
+    pub fn open(conv: &'c Conversion, inputs: &[&InputFile]) -> Result<Self, Refusal> {
+        let zips = inputs
+            .iter()
+            .enumerate()
+            .map(|(i, input)| {
+                if conv
+                    .tensors
+                    .iter()
+                    .any(|t| t.input == i && t.origin.is_some())
+                    && is_zip(input.path())
+                {
+                    SecondPath::open(input.path()).map(Some)
+                } else {
+                    Ok(None)
+                }
+            })
+            .collect::<Result<Vec<_>, Refusal>>()?;
+        Ok(SecondPaths {
+            conv,
+            inputs: inputs.iter().map(|i| i.path().to_owned()).collect(),
+            zips,
         })
-        .collect::<Result<Vec<_>, Refusal>>()?;
-    // Each tensor, across cores: its bytes read back from the output and, in step, the same
-    // tensor read from the input by a second path; they must be equal byte for byte, and the
-    // output's bytes are hashed once. (A gathered tensor's second path computes each element's
-    // place itself, so there the two are compared by hash.)
-    let progress = Progress::bytes(
-        conv.tensors.iter().map(|t| t.len).sum(),
-        "verifying the output",
-    );
-    conv.tensors
-        .par_iter()
-        .zip(found.par_iter())
-        .map(|(t, ranges)| {
-            let _counted = Counted(&progress, t.len);
-            let input = inputs[t.input].path();
-            let in_input = |e: std::io::Error| format!("{}: {e}", input.display());
-            match (&t.origin, &second_paths[t.input], &t.gather) {
-                (Some((record, offset)), Some(zip), None) => {
-                    zip.with_record(record, *offset, t.len, |bytes| {
-                        compare_in_step(&file, ranges, bytes, t.swap, &t.name)
-                    })
-                }
-                (_, None, None) => {
-                    let mut direct = std::fs::File::open(input).map_err(in_input)?;
-                    std::io::Seek::seek(&mut direct, std::io::SeekFrom::Start(t.offset))
-                        .map_err(in_input)?;
-                    compare_in_step(&file, ranges, &mut direct.take(t.len), t.swap, &t.name)
-                }
-                (origin, zip, Some(g)) => {
-                    let mut h = Sha256::new();
-                    for r in ranges {
-                        file.for_each_chunk(r.offset, r.len, |c| h.update(c))
-                            .map_err(|e| format!("{}: {e}", out.display()))?;
-                    }
-                    let in_output = hex(&h.finalize());
-                    let second = match (origin, zip) {
-                        (Some((record, offset)), Some(zip)) => {
-                            zip.hash_gathered(record, *offset, g, t.swap)?
-                        }
-                        _ => {
-                            let direct = std::fs::File::open(input).map_err(in_input)?;
-                            layout::gathered_sha256_by_index(g, t.swap, |at, buf| {
-                                std::os::unix::fs::FileExt::read_exact_at(&direct, buf, at)
-                            })
-                            .map_err(in_input)?
-                        }
-                    };
-                    if second != in_output {
-                        return Err(format!(
-                            "{:?} gathered from the input by a second path hashes {second}, but the output holds {in_output}",
-                            t.name
-                        ));
-                    }
-                    Ok(in_output)
-                }
-                (None, Some(_), None) => Err(format!(
-                    "{:?}: a zip input's tensor without its record",
-                    t.name
-                )),
+    }
+
+    /// Checks tensor `i`: its bytes read back from `out` at `ranges` and, in step, the same
+    /// tensor read from the input by a second path must be equal byte for byte, and the
+    /// output's bytes are hashed once. (A gathered tensor's second path computes each
+    /// element's place itself, so there the two are compared by hash.) Returns the hash.
+    pub fn check(
+        &self,
+        i: usize,
+        file: &InputFile,
+        ranges: &[socair_plugin_api::ByteRange],
+        progress: &Progress,
+    ) -> Result<String, Refusal> {
+        let t = &self.conv.tensors[i];
+        let _counted = Counted(progress, t.len);
+        let input = &self.inputs[t.input];
+        let in_input = |e: std::io::Error| format!("{}: {e}", input.display());
+        match (&t.origin, &self.zips[t.input], &t.gather) {
+            (Some((record, offset)), Some(zip), None) => {
+                zip.with_record(record, *offset, t.len, |bytes| {
+                    compare_in_step(file, ranges, bytes, t.swap, &t.name)
+                })
             }
-        })
-        .collect()
+            (_, None, None) => {
+                let mut direct = std::fs::File::open(input).map_err(in_input)?;
+                std::io::Seek::seek(&mut direct, std::io::SeekFrom::Start(t.offset))
+                    .map_err(in_input)?;
+                compare_in_step(file, ranges, &mut direct.take(t.len), t.swap, &t.name)
+            }
+            (origin, zip, Some(g)) => {
+                let mut h = Sha256::new();
+                for r in ranges {
+                    file.for_each_chunk(r.offset, r.len, |c| h.update(c))
+                        .map_err(|e| format!("{}: {e}", file.path().display()))?;
+                }
+                let in_output = hex(&h.finalize());
+                let second = match (origin, zip) {
+                    (Some((record, offset)), Some(zip)) => {
+                        zip.hash_gathered(record, *offset, g, t.swap)?
+                    }
+                    _ => {
+                        let direct = std::fs::File::open(input).map_err(in_input)?;
+                        layout::gathered_sha256_by_index(g, t.swap, |at, buf| {
+                            std::os::unix::fs::FileExt::read_exact_at(&direct, buf, at)
+                        })
+                        .map_err(in_input)?
+                    }
+                };
+                if second != in_output {
+                    return Err(format!(
+                        "{:?} gathered from the input by a second path hashes {second}, but the output holds {in_output}",
+                        t.name
+                    ));
+                }
+                Ok(in_output)
+            }
+            (None, Some(_), None) => Err(format!(
+                "{:?}: a zip input's tensor without its record",
+                t.name
+            )),
+        }
+    }
 }
 
 /// Counts a tensor's bytes as verified when its check ends, whichever way it ends.

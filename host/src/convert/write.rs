@@ -25,9 +25,19 @@ pub fn check_room(path: &Path, bytes: u64) -> Result<(), Refusal> {
     }
 }
 
-/// Writes the output to `out` (a new file): header, each tensor's bytes (swapped to
-/// little-endian when needed), zeros elsewhere; fsyncs. Returns the output's sha256.
-pub fn write(conv: &Conversion, inputs: &[&InputFile], out: &Path) -> Result<String, Refusal> {
+/// Writes the output to `out` (a new file, given its final length first): header, each
+/// tensor's bytes (swapped to little-endian when needed), zeros elsewhere. Calls `ready(i)`
+/// once all of tensor `i`'s bytes are in the file, so that it can be checked while the rest is
+/// written. Returns the output's sha256, and its fsync, under way (the file is written back to
+/// the disk as it is written, [`Syncing`]): the caller waits for it before keeping the file.
+/// `progress` counts the bytes written.
+pub fn write(
+    conv: &Conversion,
+    inputs: &[&InputFile],
+    out: &Path,
+    progress: &Progress,
+    ready: &mut dyn FnMut(usize),
+) -> Result<(String, Syncing), Refusal> {
     check_room(out, conv.total_len)?;
     let io = |e: std::io::Error| format!("{}: {e}", out.display());
     let mut file = std::fs::OpenOptions::new()
@@ -35,7 +45,11 @@ pub fn write(conv: &Conversion, inputs: &[&InputFile], out: &Path) -> Result<Str
         .create_new(true)
         .open(out)
         .map_err(io)?;
-    let mut writer = HashedWriter::new(&mut file, conv.total_len);
+    // Its final length from the start: a tensor already written can be read back (opened
+    // once, its reads checked against that length) while the next is written.
+    file.set_len(conv.total_len).map_err(io)?;
+    let syncing = Syncing::start(&file).map_err(io)?;
+    let mut writer = HashedWriter::new(&mut file, progress, ready, &syncing);
     writer.put(&conv.header, 1).map_err(io)?;
     // Placements are planned in order without overlap; a plan that says otherwise is refused
     // here rather than written wrongly.
@@ -67,34 +81,125 @@ pub fn write(conv: &Conversion, inputs: &[&InputFile], out: &Path) -> Result<Str
             return Err(io(e));
         }
         at = offset + t.len;
+        writer.ready_at(i, at);
     }
     writer.zeros(gap(at, conv.total_len)?).map_err(io)?;
     let digest = writer.finish().map_err(io)?;
-    file.sync_all().map_err(io)?;
-    Ok(hex(&digest))
+    Ok((hex(&digest), syncing))
+}
+
+/// The output written back to the disk while it is written: a thread calls `fdatasync` each
+/// time [`SYNC_EVERY`] more bytes are written, so that the disk works beside the copy and the
+/// checks instead of after them, and `fsync` once writing is over ([`Syncing::wait`]).
+/// Written back without it, 1 GiB waited 0.5–1.4 s for the disk after everything else.
+pub struct Syncing {
+    more: Option<std::sync::mpsc::SyncSender<()>>,
+    thread: std::thread::JoinHandle<std::io::Result<()>>,
+}
+
+/// Bytes written between two requests to write back.
+const SYNC_EVERY: u64 = 64 << 20;
+
+impl std::fmt::Debug for Syncing {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Syncing")
+    }
+}
+
+impl Syncing {
+    fn start(file: &std::fs::File) -> std::io::Result<Syncing> {
+        let file = file.try_clone()?;
+        let (more, asked) = std::sync::mpsc::sync_channel::<()>(1);
+        let thread = std::thread::spawn(move || {
+            let mut failed = None;
+            for () in asked {
+                if let Err(e) = file.sync_data() {
+                    failed.get_or_insert(e);
+                }
+            }
+            match failed {
+                Some(e) => Err(e),
+                None => file.sync_all(),
+            }
+        });
+        Ok(Syncing {
+            more: Some(more),
+            thread,
+        })
+    }
+
+    /// Asks for what is written so far to be written back (unless a request is waiting).
+    fn kick(&self) {
+        if let Some(more) = &self.more {
+            let _ = more.try_send(());
+        }
+    }
+
+    /// The last fsync, once everything is written: waits for the disk.
+    pub fn wait(mut self) -> std::io::Result<()> {
+        drop(self.more.take());
+        self.thread
+            .join()
+            .unwrap_or_else(|_| Err(std::io::Error::other("the fsync thread died")))
+    }
 }
 
 /// Writes a file through the buffers of a [`HashPipe`](crate::base::hashpipe::HashPipe): each buffer
 /// is filled (and its elements swapped to little-endian when asked), written, then hashed on a
-/// second core while the next one fills.
+/// second core while the next one fills. Says which tensors are in the file as they get there.
 struct HashedWriter<'f> {
     file: &'f mut std::fs::File,
     pipe: HashPipe,
     pending: Vec<u8>,
-    progress: Progress,
+    progress: &'f Progress,
+    /// Bytes in the file so far.
+    written: u64,
+    /// Tensors whose bytes are not all in the file yet, with where they end, in order.
+    waiting: std::collections::VecDeque<(usize, u64)>,
+    ready: &'f mut dyn FnMut(usize),
+    syncing: &'f Syncing,
+    /// Bytes written when write-back was last asked for.
+    synced: u64,
 }
 
 impl<'f> HashedWriter<'f> {
     const CHUNK: usize = 1 << 20;
 
-    fn new(file: &'f mut std::fs::File, total: u64) -> Self {
+    fn new(
+        file: &'f mut std::fs::File,
+        progress: &'f Progress,
+        ready: &'f mut dyn FnMut(usize),
+        syncing: &'f Syncing,
+    ) -> Self {
         let pipe = HashPipe::new(Self::CHUNK);
         let pending = pipe.buffer();
         Self {
             file,
             pipe,
             pending,
-            progress: Progress::bytes(total, "writing"),
+            progress,
+            written: 0,
+            waiting: Default::default(),
+            ready,
+            syncing,
+            synced: 0,
+        }
+    }
+
+    /// Tensor `i`'s bytes end at `end`: it is ready once the file holds them.
+    fn ready_at(&mut self, i: usize, end: u64) {
+        self.waiting.push_back((i, end));
+        self.hand_over();
+    }
+
+    /// Says which waiting tensors the file now holds.
+    fn hand_over(&mut self) {
+        while let Some(&(i, end)) = self.waiting.front() {
+            if end > self.written {
+                break;
+            }
+            self.waiting.pop_front();
+            (self.ready)(i);
         }
     }
 
@@ -135,7 +240,13 @@ impl<'f> HashedWriter<'f> {
         let full = std::mem::replace(&mut self.pending, self.pipe.buffer());
         self.file.write_all(&full)?;
         self.progress.add(full.len() as u64);
+        self.written += full.len() as u64;
         self.pipe.send(full);
+        self.hand_over();
+        if self.written - self.synced >= SYNC_EVERY {
+            self.syncing.kick();
+            self.synced = self.written;
+        }
         Ok(())
     }
 
