@@ -21,6 +21,7 @@ mod keras_convert;
 mod legacy;
 mod native;
 mod numpy;
+mod oms;
 mod onnx;
 mod packaging;
 mod paddle;

@@ -9,6 +9,7 @@ pub mod args;
 pub mod exit;
 pub mod human;
 pub mod listing;
+pub mod oms;
 pub mod output;
 pub mod progress;
 
@@ -240,7 +241,16 @@ fn dispatch(cli: Cli) -> Result<u8, Fatal> {
             })
         }
         Command::Tensors { .. } => Err(Fatal("socair tensors needs a path".into())),
-        Command::Keygen { out } => airlock::keygen(&out),
+        Command::Keygen { out, algorithm } => match algorithm {
+            args::KeyAlgorithm::Ed25519 => airlock::keygen(&out),
+            args::KeyAlgorithm::EcdsaP256 => oms::keygen(&out),
+        },
+        Command::Sign {
+            model,
+            key,
+            out,
+            json,
+        } => oms::sign(&model, &key, &out, json),
         Command::Convert {
             src,
             dst,
@@ -280,8 +290,21 @@ fn dispatch(cli: Cli) -> Result<u8, Fatal> {
             reviewed_classes,
             profile,
             json,
+            subject,
+            oms_ignore,
         } => {
             ask_profile(&mut readers, profile.as_deref());
+            let subject = match subject {
+                args::SubjectKind::Modeldir if oms_ignore.is_empty() => {
+                    crate::airlock::attest::AttestSubject::Report
+                }
+                args::SubjectKind::Modeldir => {
+                    return Err(Fatal("--oms-ignore goes with --subject oms".into()))
+                }
+                args::SubjectKind::Oms => {
+                    crate::airlock::attest::AttestSubject::OmsRoot(oms_ignore)
+                }
+            };
             let options = ScanOptions {
                 reviewed: reviewed_list(reviewed_classes)?,
                 readers,
@@ -289,7 +312,7 @@ fn dispatch(cli: Cli) -> Result<u8, Fatal> {
             };
             let set = load_plugins(&cli.plugin_dirs);
             warn_refused(&set);
-            airlock::attest(&path, &key, out, &set, &options, json)
+            airlock::attest(&path, &key, out, &set, &options, json, &subject)
         }
         Command::Verify {
             envelope,
@@ -308,6 +331,10 @@ fn dispatch(cli: Cli) -> Result<u8, Fatal> {
                 input: input.as_deref(),
                 output: output.as_deref(),
             };
+            // An OpenSSF model signature (a Sigstore bundle) is told apart by its mediaType.
+            if let Some(bytes) = oms::read_bundle(&envelope) {
+                return oms::verify(&envelope, &bytes, store, public_key, checks, json);
+            }
             airlock::verify(&envelope, store, public_key, checks, &set, json)
         }
         Command::Airlock(cmd) => match cmd {
