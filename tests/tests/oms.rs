@@ -25,6 +25,16 @@ fn verify(sig: &Path, model: &Path, public: &Path) -> Run {
         .arg(public))
 }
 
+fn sign(model: &Path, key: &Path, out: &Path) -> Run {
+    run(socair()
+        .arg("sign")
+        .arg(model)
+        .arg("--key")
+        .arg(key)
+        .arg("--out")
+        .arg(out))
+}
+
 /// The statement inside a bundle.
 fn statement(bundle: &Path) -> Value {
     let b = json(&std::fs::read_to_string(bundle).unwrap());
@@ -78,6 +88,17 @@ fn bundles_model_signing_wrote_verify_and_tampered_models_are_refused() {
         &publisher,
     );
     assert_eq!(r.code, 0, "{}", r.stderr);
+    // model_signing signed with the private key `socair keygen --algorithm ecdsa-p256` wrote.
+    let r = verify(
+        &oms("model_signing-edge-socair-key.sig"),
+        &oms("edge"),
+        &oms("TEST-ONLY-socair.key.pub"),
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(
+        e["signed_by_model_signing"]["model_signing-edge-socair-key.sig"]["edge"]["exit"],
+        0
+    );
     // The files ignored by default are there, and said to be left out.
     let r = verify(&oms("model_signing-edge.sig"), &oms("edge"), &publisher);
     assert!(
@@ -175,13 +196,7 @@ fn socair_sign_lists_what_model_signing_lists() {
         ),
     ] {
         let out = dir.path().join(format!("{root}.sig"));
-        let r = run(socair()
-            .arg("sign")
-            .arg(&model)
-            .arg("--key")
-            .arg(oms("TEST-ONLY-publisher.key"))
-            .arg("--out")
-            .arg(&out));
+        let r = sign(&model, &oms("TEST-ONLY-publisher.key"), &out);
         assert_eq!(r.code, 0, "{}", r.stderr);
         let summary = json(&r.stdout);
         let expected_root = e["roots"][root].as_str().unwrap();
@@ -245,13 +260,7 @@ fn the_signature_inside_the_model_is_left_out() {
     std::fs::create_dir(&model).unwrap();
     std::fs::write(model.join("w.bin"), b"weights").unwrap();
     let sig = model.join("model.sig");
-    let r = run(socair()
-        .arg("sign")
-        .arg(&model)
-        .arg("--key")
-        .arg(oms("TEST-ONLY-socair.key"))
-        .arg("--out")
-        .arg(&sig));
+    let r = sign(&model, &oms("TEST-ONLY-socair.key"), &sig);
     assert_eq!(r.code, 0, "{}", r.stderr);
     assert!(json(&r.stdout)["ignore_paths"]
         .as_array()
@@ -260,13 +269,7 @@ fn the_signature_inside_the_model_is_left_out() {
     let public = oms("TEST-ONLY-socair.key.pub");
     assert_eq!(verify(&sig, &model, &public).code, 0);
     // Signing again into the same place: the old signature is not part of the new one.
-    let r = run(socair()
-        .arg("sign")
-        .arg(&model)
-        .arg("--key")
-        .arg(oms("TEST-ONLY-socair.key"))
-        .arg("--out")
-        .arg(&sig));
+    let r = sign(&model, &oms("TEST-ONLY-socair.key"), &sig);
     assert_eq!(json(&r.stdout)["files"], 1);
     // A symbolic link is refused on both sides, named.
     std::os::unix::fs::symlink("w.bin", model.join("link.bin")).unwrap();
@@ -277,13 +280,11 @@ fn the_signature_inside_the_model_is_left_out() {
         "{}",
         r.stderr
     );
-    let r = run(socair()
-        .arg("sign")
-        .arg(&model)
-        .arg("--key")
-        .arg(oms("TEST-ONLY-socair.key"))
-        .arg("--out")
-        .arg(dir.path().join("x.sig")));
+    let r = sign(
+        &model,
+        &oms("TEST-ONLY-socair.key"),
+        &dir.path().join("x.sig"),
+    );
     assert_eq!(r.code, 2);
     assert!(
         r.stderr.contains("link.bin: a symbolic link"),
@@ -318,13 +319,7 @@ fn wrong_keys_and_changed_bundles_are_refused() {
         (ed.clone(), "an Ed25519 key"),
         (oms("TEST-ONLY-publisher.key.pub"), "public key"),
     ] {
-        let r = run(socair()
-            .arg("sign")
-            .arg(&edge)
-            .arg("--key")
-            .arg(&key)
-            .arg("--out")
-            .arg(dir.path().join("x.sig")));
+        let r = sign(&edge, &key, &dir.path().join("x.sig"));
         assert_eq!(r.code, 2);
         assert!(r.stderr.contains(words), "{}", r.stderr);
     }

@@ -114,9 +114,12 @@ pub fn sign(model: &Path, key_path: &Path, out: &Path, json: bool) -> Result<u8,
     Ok(EXIT_OK)
 }
 
-/// The bytes of the file at `path` when it is a Sigstore bundle (`None` when it is not, or
-/// cannot be read: the envelope path then says why).
+/// The bytes of the file at `path` when it is a Sigstore bundle (`None` when it is not, is
+/// larger than a bundle socair reads, or cannot be read: the envelope path then says why).
 pub fn read_bundle(path: &Path) -> Option<Vec<u8>> {
+    if std::fs::metadata(path).ok()?.len() > bundle::MAX_BUNDLE_BYTES {
+        return None;
+    }
     let bytes = std::fs::read(path).ok()?;
     bundle::is_bundle(&bytes).then_some(bytes)
 }
