@@ -17,8 +17,10 @@
 //!   `shard_size` bytes but the last (`file_shard._endpoints`); an empty file has no shard.
 //! * Digests: SHA-256 of the file (algorithm `sha256`) or of the shard's bytes (algorithm
 //!   `sha256-sharded-<shard_size>`, `_hashing/io.py` `ShardedFileHasher.digest_name`).
-//! * Order: `Manifest.resource_descriptors` sorts by key, a `PurePosixPath` (compared as its
-//!   list of components, then a shard's start and end as numbers): `a/c` before `a.b`.
+//! * Order: `Manifest.resource_descriptors` sorts by key, a `PurePosixPath` compared as its
+//!   list of components (CPython 3.11's `_cparts`, 3.12 to 3.14's `_parts_normcase`: the path
+//!   split on `/`, each part compared by code point, which is UTF-8 byte order), then a shard's
+//!   start and end as numbers: `a/c` before `a.b`, although `.` sorts before `/` as bytes.
 //! * The root digest (`_signing/signing.py` `Payload.__init__`): SHA-256 over the raw bytes of
 //!   every resource's digest, in that order. Names do not enter it: the whole manifest is
 //!   what a verifier compares.

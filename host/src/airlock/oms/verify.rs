@@ -230,3 +230,51 @@ pub fn verify(
     }
     Ok(v)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::airlock::oms::sign::sign;
+
+    #[test]
+    fn no_changed_byte_of_a_bundle_verifies_another_payload() {
+        let dir = tempfile::tempdir().unwrap();
+        let model = dir.path().join("m");
+        std::fs::create_dir_all(model.join("sub")).unwrap();
+        std::fs::write(model.join("w.bin"), b"weights").unwrap();
+        std::fs::write(model.join("sub/c.json"), b"{}").unwrap();
+        let (private, _) = key::generate().unwrap();
+        let signing_key = {
+            use p256::pkcs8::DecodePrivateKey;
+            p256::ecdsa::SigningKey::from(p256::SecretKey::from_pkcs8_pem(&private).unwrap())
+        };
+        let public: PublicKey = signing_key.verifying_key().into();
+        let sig_path = dir.path().join("model.sig");
+        let signed = sign(&model, &signing_key, &sig_path).unwrap();
+        let original = verify(&sig_path, &signed.bundle, &public, Some(&model)).unwrap();
+        assert!(original.problems.is_empty(), "{:?}", original.problems);
+        let mut accepted = 0;
+        for i in 0..signed.bundle.len() {
+            let mut bytes = signed.bundle.clone();
+            bytes[i] ^= 0x01;
+            if let Ok(v) = verify(&sig_path, &bytes, &public, Some(&model)) {
+                if v.problems.is_empty() {
+                    // Only a change that leaves the signed payload as it was (a field name
+                    // a verifier may ignore, such as the key hint's) can still verify.
+                    assert_eq!(v.payload, original.payload, "byte {i}");
+                    accepted += 1;
+                }
+            }
+        }
+        assert!(accepted < signed.bundle.len() / 10, "{accepted}");
+        // A file changed in the model, named.
+        std::fs::write(model.join("w.bin"), b"weightz").unwrap();
+        let v = verify(&sig_path, &signed.bundle, &public, Some(&model)).unwrap();
+        assert_eq!(v.problems.len(), 1);
+        assert!(
+            v.problems[0].starts_with("w.bin changed"),
+            "{:?}",
+            v.problems
+        );
+    }
+}
