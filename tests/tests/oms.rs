@@ -254,6 +254,53 @@ fn socair_sign_lists_what_model_signing_lists() {
 }
 
 #[test]
+fn ignore_paths_given_to_either_tool_are_recorded_and_applied() {
+    let e = expected();
+    let ms = statement(&oms("model_signing-edge-ignore.sig"));
+    let ours = statement(&oms("socair-edge-ignore.sig"));
+    assert_eq!(ms["predicate"]["resources"], ours["predicate"]["resources"]);
+    assert_eq!(ms["subject"], ours["subject"]);
+    let names = ours["predicate"]["resources"].to_string();
+    assert!(
+        !names.contains("deep/") && !names.contains("\"a.b\""),
+        "{names}"
+    );
+    for (sig, public, said) in [
+        (
+            "model_signing-edge-ignore.sig",
+            "TEST-ONLY-publisher.key.pub",
+            &e["signed_by_model_signing"]["model_signing-edge-ignore.sig"]["edge"],
+        ),
+        (
+            "socair-edge-ignore.sig",
+            "TEST-ONLY-socair.key.pub",
+            &e["signed_by_socair"]["socair-edge-ignore.sig"]["edge"],
+        ),
+    ] {
+        assert_eq!(said["exit"], 0, "{said}");
+        let r = verify(&oms(sig), &oms("edge"), &oms(public));
+        assert_eq!(r.code, 0, "{}", r.stderr);
+        assert!(r.stderr.contains("a.b, deep/er/est.txt"), "{}", r.stderr);
+        // The ignored paths stay ignored on a model where they changed.
+        let r = verify(&oms(sig), &oms("edge-changed"), &oms(public));
+        assert_eq!(r.code, 1);
+    }
+    // A path outside the model is refused, naming it (model_signing drops it silently).
+    let dir = tempfile::tempdir().unwrap();
+    let r = run(socair()
+        .arg("sign")
+        .arg(oms("edge"))
+        .arg("--key")
+        .arg(oms("TEST-ONLY-socair.key"))
+        .arg("--out")
+        .arg(dir.path().join("x.sig"))
+        .arg("--ignore-path")
+        .arg(dir.path()));
+    assert_eq!(r.code, 2);
+    assert!(r.stderr.contains("not a path inside"), "{}", r.stderr);
+}
+
+#[test]
 fn the_signature_inside_the_model_is_left_out() {
     let dir = tempfile::tempdir().unwrap();
     let model = dir.path().join("m");

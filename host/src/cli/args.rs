@@ -183,11 +183,12 @@ pub enum Command {
         /// checks both.
         #[arg(long, value_enum, default_value = "modeldir")]
         subject: SubjectKind,
-        /// With --subject oms: a path the root leaves out besides model_signing's defaults
-        /// (.git, .gitattributes, .github, .gitignore), as `model_signing sign
-        /// --ignore-paths`; give the publisher's `model.sig` when it lies in the directory.
+        /// With --subject oms: a file or directory the root leaves out besides model_signing's
+        /// defaults (.git, .gitattributes, .github, .gitignore), read from the current
+        /// directory as `model_signing sign --ignore-paths` reads it; give the publisher's
+        /// signature when it lies in the model (`--oms-ignore bert/model.sig`).
         #[arg(long = "oms-ignore", value_name = "PATH")]
-        oms_ignore: Vec<String>,
+        oms_ignore: Vec<PathBuf>,
     },
     /// Can I trust this file? Verify a Socair envelope (scan attestation, acceptance,
     /// derivation record) and what it says about ARTIFACT.
@@ -262,6 +263,11 @@ pub enum Command {
         /// Where to write the signature (as model_signing: model.sig in the current directory).
         #[arg(long, value_name = "SIG", default_value = "model.sig")]
         out: PathBuf,
+        /// A file or directory of the model to leave out of the signature (repeatable), as
+        /// `model_signing sign --ignore-paths`: read from the current directory, recorded in
+        /// the signature, left out again by every verifier.
+        #[arg(long = "ignore-path", value_name = "PATH")]
+        ignore_paths: Vec<PathBuf>,
         /// Print the summary as JSON even on a terminal.
         #[arg(long)]
         json: bool,

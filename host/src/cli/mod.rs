@@ -249,8 +249,9 @@ fn dispatch(cli: Cli) -> Result<u8, Fatal> {
             model,
             key,
             out,
+            ignore_paths,
             json,
-        } => oms::sign(&model, &key, &out, json),
+        } => oms::sign(&model, &key, &out, &ignore_paths, json),
         Command::Convert {
             src,
             dst,
@@ -301,9 +302,10 @@ fn dispatch(cli: Cli) -> Result<u8, Fatal> {
                 args::SubjectKind::Modeldir => {
                     return Err(Fatal("--oms-ignore goes with --subject oms".into()))
                 }
-                args::SubjectKind::Oms => {
-                    crate::airlock::attest::AttestSubject::OmsRoot(oms_ignore)
-                }
+                args::SubjectKind::Oms => crate::airlock::attest::AttestSubject::OmsRoot(
+                    crate::airlock::oms::sign::resolve_ignore(&path, &oms_ignore)
+                        .map_err(|e| Fatal(e.to_string()))?,
+                ),
             };
             let options = ScanOptions {
                 reviewed: reviewed_list(reviewed_classes)?,

@@ -40,9 +40,16 @@ struct SignSummary<'a> {
 }
 
 /// `socair sign MODEL --key K --out SIG`.
-pub fn sign(model: &Path, key_path: &Path, out: &Path, json: bool) -> Result<u8, Fatal> {
+pub fn sign(
+    model: &Path,
+    key_path: &Path,
+    out: &Path,
+    ignore: &[PathBuf],
+    json: bool,
+) -> Result<u8, Fatal> {
     let signing_key = key::load_signing_key(key_path).map_err(fatal)?;
-    let signed = oms_sign::sign(model, &signing_key, out).map_err(fatal)?;
+    let extra = oms_sign::resolve_ignore(model, ignore).map_err(fatal)?;
+    let signed = oms_sign::sign(model, &signing_key, out, &extra).map_err(fatal)?;
     write_atomically(out, &signed.bundle).map_err(|e| Fatal(format!("{}: {e}", out.display())))?;
     if for_a_person(json, None) {
         let mut text = String::new();

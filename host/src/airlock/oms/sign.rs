@@ -68,6 +68,25 @@ pub fn inside(model: &Path, path: &Path) -> Option<String> {
     })
 }
 
+/// Paths to leave out as model_signing's CLI reads `--ignore-paths` (`_resolve_ignore_paths`):
+/// each resolved from the current directory and kept relative to the model. One outside the
+/// model is refused here, naming it (model_signing drops it without a word).
+pub fn resolve_ignore(model: &Path, paths: &[PathBuf]) -> Result<Vec<String>, OmsError> {
+    paths
+        .iter()
+        .map(|p| match inside(model, p) {
+            Some(rel) if rel != "." => Ok(rel),
+            _ => Err(OmsError::Unhashable {
+                path: p.display().to_string(),
+                why: format!(
+                    "not a path inside {} (ignore paths are read from the current directory, as model_signing reads them)",
+                    model.display()
+                ),
+            }),
+        })
+        .collect()
+}
+
 /// The ignore paths a signature of `model` written to `signature` records: the git paths,
 /// the signature's own path when it lies in the model, and `extra`; sorted, once each.
 pub fn ignore_paths(model: &Path, signature: Option<&Path>, extra: &[String]) -> Vec<String> {
@@ -100,15 +119,20 @@ pub fn files_serialization(ignore_paths: Vec<String>) -> Serialization {
 }
 
 /// Signs `model` with `signing_key` into a bundle meant for `signature` (the file is not
-/// written here).
-pub fn sign(model: &Path, signing_key: &SigningKey, signature: &Path) -> Result<Signed, OmsError> {
+/// written here), leaving out `extra` too (paths relative to the model: [`resolve_ignore`]).
+pub fn sign(
+    model: &Path,
+    signing_key: &SigningKey,
+    signature: &Path,
+    extra: &[String],
+) -> Result<Signed, OmsError> {
     if inside(model, signature).as_deref() == Some(".") {
         return Err(OmsError::Unhashable {
             path: signature.display().to_string(),
             why: "the signature would replace the model it signs".into(),
         });
     }
-    let ignore = ignore_paths(model, Some(signature), &[]);
+    let ignore = ignore_paths(model, Some(signature), extra);
     let (listing, resources) = hash_model(model, &ignore)?;
     let name = model_name(model);
     let serialization = files_serialization(ignore.clone());
@@ -156,6 +180,12 @@ mod tests {
                 "model.sig"
             ]
         );
+        assert_eq!(
+            resolve_ignore(&m, &[m.join("sub"), m.join("README.md")]).unwrap(),
+            ["sub", "README.md"]
+        );
+        assert!(resolve_ignore(&m, &[dir.path().join("x")]).is_err());
+        assert!(resolve_ignore(&m, std::slice::from_ref(&m)).is_err());
         assert_eq!(model_name(&m), "m");
         assert_eq!(model_name(&m.join("sub/..")), "m");
     }

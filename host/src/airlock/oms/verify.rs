@@ -250,7 +250,7 @@ mod tests {
         };
         let public: PublicKey = signing_key.verifying_key().into();
         let sig_path = dir.path().join("model.sig");
-        let signed = sign(&model, &signing_key, &sig_path).unwrap();
+        let signed = sign(&model, &signing_key, &sig_path, &[]).unwrap();
         let original = verify(&sig_path, &signed.bundle, &public, Some(&model)).unwrap();
         assert!(original.problems.is_empty(), "{:?}", original.problems);
         let mut accepted = 0;
