@@ -13,6 +13,7 @@ mod convert_v3;
 mod diff;
 mod faults;
 mod gguf;
+mod hfcache;
 mod hostile_pickles;
 mod human;
 mod joblib;

@@ -8,6 +8,8 @@
 
 pub mod companion;
 pub mod document;
+pub mod hub;
 pub mod pointers;
 pub mod reference;
 pub mod scan;
+pub mod scanned;
