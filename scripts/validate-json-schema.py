@@ -3,6 +3,8 @@
 
     scripts/validate-json-schema.py sarif DOC...       # SARIF 2.1.0 (errata 01, draft-04)
     scripts/validate-json-schema.py cyclonedx DOC...   # CycloneDX 1.6 (draft-07, with spdx and jsf)
+    scripts/validate-json-schema.py github-action action.yml             # YAML: needs PyYAML
+    scripts/validate-json-schema.py pre-commit-hooks .pre-commit-hooks.yaml
 
 The schemas are fixtures/schemas/ (its README says where each comes from); the CycloneDX one
 refers to the other two by relative `$ref`, resolved here from the same folder and never
@@ -49,7 +51,12 @@ def validator(kind):
         registry = Registry().with_resources(resources)
         cls = jsonschema.Draft7Validator
         return cls(schema, registry=registry, format_checker=cls.FORMAT_CHECKER)
-    sys.exit(f"unknown schema {kind!r}: sarif or cyclonedx")
+    if kind in ("github-action", "pre-commit-hooks"):
+        # SchemaStore's schemas of GitHub's action metadata and pre-commit's hook list.
+        schema = load(f"{kind}.json")
+        cls = jsonschema.Draft7Validator
+        return cls(schema, format_checker=cls.FORMAT_CHECKER)
+    sys.exit(f"unknown schema {kind!r}: sarif, cyclonedx, github-action or pre-commit-hooks")
 
 
 def main():
@@ -59,7 +66,16 @@ def main():
     v.check_schema(v.schema)
     bad = 0
     for path in sys.argv[2:]:
-        doc = json.loads(Path(path).read_text())
+        text = Path(path).read_text()
+        if path.endswith((".yml", ".yaml")):
+            try:
+                import yaml
+            except ImportError as e:
+                print(f"PyYAML is not installed ({e}): pip install pyyaml", file=sys.stderr)
+                sys.exit(2)
+            doc = yaml.safe_load(text)
+        else:
+            doc = json.loads(text)
         for error in sorted(v.iter_errors(doc), key=lambda e: list(e.absolute_path)):
             where = "/".join(str(p) for p in error.absolute_path)
             print(f"{path}: /{where}: {error.message}")

@@ -11,31 +11,51 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 use std::process::Command;
 
-/// Validates `doc` against the `kind` schema (sarif, cyclonedx) with
-/// scripts/validate-json-schema.py. It needs Python's jsonschema: the interpreter
-/// SOCAIR_TEST_JSONSCHEMA_PYTHON names (CI's, where a failure to run it fails the test), else
-/// `python3` when it has jsonschema; otherwise the check is skipped and says so.
+/// The Python that checks documents: the interpreter SOCAIR_TEST_JSONSCHEMA_PYTHON names (CI's
+/// virtualenv, which must have every module: `true`), else `python3` when it imports `modules`
+/// (`false`); `None` when there is none, and the caller skips the check, saying so.
+pub fn checking_python(modules: &[&str]) -> Option<(std::ffi::OsString, bool)> {
+    if let Some(p) = std::env::var_os("SOCAIR_TEST_JSONSCHEMA_PYTHON") {
+        return Some((p, true));
+    }
+    let import = format!("import {}", modules.join(", "));
+    let ok = Command::new("python3")
+        .args(["-c", &import])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    ok.then(|| ("python3".into(), false))
+}
+
+/// Validates `doc` against the `kind` schema (sarif, cyclonedx, github-action,
+/// pre-commit-hooks) with scripts/validate-json-schema.py (Python's jsonschema, and PyYAML for
+/// the YAML ones); skipped, saying so, where no Python has them.
 pub fn validate(kind: &str, doc: &Path) {
     let script = repo().join("scripts/validate-json-schema.py");
-    let (python, required) = match std::env::var_os("SOCAIR_TEST_JSONSCHEMA_PYTHON") {
-        Some(p) => (p, true),
-        None => ("python3".into(), false),
+    let modules: &[&str] = if kind.starts_with("github") || kind.starts_with("pre-commit") {
+        &["jsonschema", "yaml"]
+    } else {
+        &["jsonschema"]
     };
-    let out = Command::new(&python)
+    let Some((python, required)) = checking_python(modules) else {
+        eprintln!("skipped: no Python with {modules:?} to validate {kind} (set SOCAIR_TEST_JSONSCHEMA_PYTHON)");
+        return;
+    };
+    match Command::new(&python)
         .arg(&script)
         .arg(kind)
         .arg(doc)
-        .output();
-    match out {
+        .output()
+    {
         Ok(o) if o.status.code() == Some(0) => {}
-        Ok(o) if o.status.code() == Some(1) => panic!(
-            "{} is not valid {kind}:\n{}{}",
+        Ok(o) if o.status.code() == Some(1) || required => panic!(
+            "{} is not valid {kind} ({:?}):\n{}{}",
             doc.display(),
+            o.status,
             String::from_utf8_lossy(&o.stdout),
             String::from_utf8_lossy(&o.stderr)
         ),
-        other if required => panic!("SOCAIR_TEST_JSONSCHEMA_PYTHON could not validate: {other:?}"),
-        _ => eprintln!("skipped: no Python with jsonschema to validate {kind} (set SOCAIR_TEST_JSONSCHEMA_PYTHON)"),
+        Err(e) if required => panic!("{python:?} did not run: {e}"),
+        other => eprintln!("skipped: {python:?} could not validate {kind}: {other:?}"),
     }
 }
 

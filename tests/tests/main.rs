@@ -8,6 +8,7 @@ mod airlock;
 mod archive;
 mod bounds;
 mod chat_templates;
+mod ci;
 mod convert;
 mod convert_v3;
 mod diff;

@@ -97,7 +97,8 @@ pub enum Command {
         #[arg(long, value_name = "FILE")]
         out: Option<PathBuf>,
     },
-    /// Scan a model file or directory without executing anything in it (socair.report/v1).
+    /// Scan a model file or directory (or many) without executing anything in it
+    /// (socair.report/v1).
     ///
     /// Each plugin reports the rows of its checks (Format and structure; Pickle opcode scan
     /// for torch checkpoints): PASS, FAIL (evidence of danger, or a file readers would read
@@ -134,7 +135,8 @@ pub enum Command {
         /// only when a reader claims it.
         #[arg(long, value_name = "DIR", num_args = 1..)]
         each: Vec<PathBuf>,
-        /// What to write: the socair report (default), a SARIF 2.1.0 log, or a CycloneDX 1.6
+        /// What to write: the socair report (default: plain words on a terminal, JSON
+        /// otherwise), plain words anywhere (text), a SARIF 2.1.0 log, or a CycloneDX 1.6
         /// ML-BOM. SARIF and CycloneDX are written even on a terminal.
         #[arg(long, value_enum, default_value_t = Format::Report)]
         format: Format,
@@ -322,6 +324,9 @@ pub enum Command {
 pub enum Format {
     /// socair.report/v1 (socair.reports/v1 for several artifacts), or plain words on a terminal.
     Report,
+    /// Plain words, as on a terminal, wherever standard output goes (a pre-commit hook, a CI
+    /// log): one line per artifact and the summary, or one artifact's rows.
+    Text,
     /// A SARIF 2.1.0 log, as GitHub code scanning reads it.
     Sarif,
     /// A CycloneDX 1.6 ML-BOM.

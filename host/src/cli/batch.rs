@@ -6,8 +6,9 @@
 use crate::base::output::to_json_bytes;
 use crate::cli::args::Format;
 use crate::cli::exit::{Fatal, EXIT_ERROR, EXIT_NEGATIVE, EXIT_OK};
+use crate::cli::human;
 use crate::cli::output::{emit, for_a_person};
-use crate::cli::{human, progress};
+use crate::cli::progress;
 use crate::read::discover::artifacts_under;
 use crate::read::hfcache;
 use crate::read::plugins::PluginSet;
@@ -164,7 +165,8 @@ impl Lines {
 /// Scans every artifact and writes what `batch.format` asks for; returns the exit code.
 pub fn run(batch: Batch, plugins: &PluginSet) -> Result<u8, Fatal> {
     let paths = gather(&batch, plugins)?;
-    let person = batch.format == Format::Report && for_a_person(batch.json, batch.out.as_deref());
+    let person = batch.format == Format::Text
+        || (batch.format == Format::Report && for_a_person(batch.json, batch.out.as_deref()));
     let bar = if paths.len() > 1 {
         progress::artifacts_bar(paths.len() as u64)
     } else {
@@ -198,7 +200,7 @@ pub fn run(batch: Batch, plugins: &PluginSet) -> Result<u8, Fatal> {
         emit(None, text.as_bytes())?;
     } else {
         let bytes = match batch.format {
-            Format::Report => to_json_bytes(&Reports::of(&outcomes)),
+            Format::Report | Format::Text => to_json_bytes(&Reports::of(&outcomes)),
             Format::Sarif => to_json_bytes(&sarif::log(&outcomes)),
             Format::Cyclonedx => to_json_bytes(&cyclonedx::bom(&outcomes)),
         };

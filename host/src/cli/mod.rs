@@ -133,7 +133,14 @@ fn dispatch(cli: Cli) -> Result<u8, Fatal> {
             };
             let set = load_plugins(&cli.plugin_dirs);
             warn_refused(&set);
-            if format != Format::Report || paths.len() != 1 || !each.is_empty() {
+            if format == Format::Text && (json || out.is_some()) {
+                return Err(Fatal(
+                    "--format text prints plain words to standard output: not with --json or --out"
+                        .into(),
+                ));
+            }
+            let single = matches!(format, Format::Report | Format::Text);
+            if !single || paths.len() != 1 || !each.is_empty() {
                 if reference.is_some() && (paths.len() != 1 || !each.is_empty()) {
                     return Err(Fatal(
                         "--reference compares one model with its manifest: give one path".into(),
@@ -171,7 +178,7 @@ fn dispatch(cli: Cli) -> Result<u8, Fatal> {
             if let Some(why) = &report.scope.digest {
                 eprintln!("socair: the subject digest was {why}");
             }
-            if for_a_person(json, out.as_deref()) {
+            if format == Format::Text || for_a_person(json, out.as_deref()) {
                 emit(None, human::scan_report(&report).as_bytes())?;
             } else {
                 emit(out.as_deref(), &to_json_bytes(&report))?;

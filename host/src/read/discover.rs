@@ -225,6 +225,15 @@ pub fn artifacts_under(
             }
         }
     }
+    // `./models/a.pt` as `models/a.pt`: the paths a report and a SARIF log name, relative
+    // to where socair runs (the repository's root, for code scanning).
+    for p in found.artifacts.iter_mut() {
+        if let Ok(rest) = p.strip_prefix(".") {
+            if !rest.as_os_str().is_empty() {
+                *p = rest.to_owned();
+            }
+        }
+    }
     found.artifacts.sort_by(|a, b| {
         a.as_os_str()
             .as_encoded_bytes()
