@@ -14,28 +14,16 @@ const REVS: &str = "models--socair-fixtures--tiny-bert-revs";
 const REVS_V1: &str = "848e72bfc97361631d2bc633be1c16ca91c5bfc4";
 const REVS_MAIN: &str = "b313dc12d5dd30dfcbf55e7208962887f403feff";
 
-/// Copies the fixture cache (`fixtures/hfcache/hub`) to `to`, links as links.
+/// Copies the fixture cache (`fixtures/hfcache/hub`) to `to`, links as links (`cp -a`).
 pub fn copy_cache(to: &Path) {
-    fn copy(from: &Path, to: &Path) {
-        std::fs::create_dir_all(to).unwrap();
-        for e in std::fs::read_dir(from).unwrap() {
-            let e = e.unwrap();
-            let (src, dst) = (e.path(), to.join(e.file_name()));
-            let kind = e.file_type().unwrap();
-            if kind.is_symlink() {
-                std::os::unix::fs::symlink(std::fs::read_link(&src).unwrap(), &dst).unwrap();
-            } else if kind.is_dir() {
-                copy(&src, &dst);
-            } else {
-                std::fs::copy(&src, &dst).unwrap();
-                // huggingface_hub leaves shared blobs read-only; the tests edit copies.
-                let mut perm = std::fs::metadata(&dst).unwrap().permissions();
-                std::os::unix::fs::PermissionsExt::set_mode(&mut perm, 0o644);
-                std::fs::set_permissions(&dst, perm).unwrap();
-            }
-        }
-    }
-    copy(&fixture("hfcache/hub"), to);
+    std::fs::create_dir_all(to).unwrap();
+    let copied = std::process::Command::new("cp")
+        .arg("-a")
+        .arg(fixture("hfcache/hub/."))
+        .arg(to)
+        .status()
+        .unwrap();
+    assert!(copied.success());
 }
 
 /// Copies a directory with every link followed: what a person gets copying a snapshot out.

@@ -242,9 +242,12 @@ impl Snapshot {
     /// `xx` its first two.
     fn shared_target(&self, blob: &Path) -> Result<(PathBuf, String), String> {
         let store = self.cache.join("blobs");
+        // (The marker's size is checked before it is read: a cache is input like any other.)
+        let marker = store.join(SHARED_MARKER);
         let marked = std::fs::symlink_metadata(&store).is_ok_and(|m| m.is_dir())
-            && std::fs::symlink_metadata(store.join(SHARED_MARKER)).is_ok_and(|m| m.is_file())
-            && std::fs::read(store.join(SHARED_MARKER)).is_ok_and(|t| t == SHARED_MARKER_TEXT);
+            && std::fs::symlink_metadata(&marker)
+                .is_ok_and(|m| m.is_file() && m.len() == SHARED_MARKER_TEXT.len() as u64)
+            && std::fs::read(&marker).is_ok_and(|t| t == SHARED_MARKER_TEXT);
         if !marked {
             return Err(format!(
                 "does not lead into a shared blob store ({} holds no {SHARED_MARKER} marking it as huggingface_hub's)",
@@ -329,28 +332,8 @@ fn check_repo_id(id: &str) -> Result<(), String> {
 /// `urllib.parse.unquote` for the revision: `%XX` decoded as UTF-8 (a sequence that is not
 /// UTF-8 is refused here, where Python would put U+FFFD).
 fn unquote(s: &str) -> Result<String, String> {
-    let b = s.as_bytes();
-    let mut out = Vec::with_capacity(b.len());
-    let mut i = 0;
-    while i < b.len() {
-        let hex = |c: u8| (c as char).to_digit(16);
-        match (
-            b[i],
-            b.get(i + 1).and_then(|&c| hex(c)),
-            b.get(i + 2).and_then(|&c| hex(c)),
-        ) {
-            (b'%', Some(h), Some(l)) => {
-                out.push((h * 16 + l) as u8);
-                i += 3;
-            }
-            (c, _, _) => {
-                out.push(c);
-                i += 1;
-            }
-        }
-    }
-    String::from_utf8(out)
-        .map_err(|_| format!("the revision {s:?} decodes to bytes that are not UTF-8"))
+    crate::base::object_key::percent_decode(s)
+        .ok_or_else(|| format!("the revision {s:?} decodes to bytes that are not UTF-8"))
 }
 
 /// Whether a revision is a prefix `refs/pr/N` or `refs/convert/<name>`

@@ -88,63 +88,49 @@ pub fn rows(artifact: &Artifact<'_>, hashes: &[FileHash]) -> Vec<(String, Report
     let (mut by_sha256, mut by_sha1, mut shared) = (0, 0, 0);
     for (file, blob) in &blobs {
         shared += usize::from(blob.shared.is_some());
-        let place = format!("blobs/{}", blob.etag);
-        let (what, actual) = match named(&blob.etag) {
-            Named::Sha256 => {
-                by_sha256 += 1;
-                let sha = hashes.iter().find(|h| h.0 == file.rel).map(|h| h.2.clone());
-                ("SHA-256", sha.ok_or_else(|| "not hashed".to_owned()))
-            }
-            Named::GitSha1 => {
-                by_sha1 += 1;
-                (
-                    "git blob id",
-                    git_blob_id(&blob.path).map_err(|e| e.to_string()),
-                )
-            }
-            Named::Neither => {
-                let why = format!(
+        let verdict = match named(&blob.etag) {
+            Named::Neither => Some((
+                RowStatus::Lead,
+                format!(
                     "its blob's name {:?} is neither a SHA-256 nor a git blob id, the two names huggingface_hub gives blobs (the ETag the Hub sent): nothing says what its bytes should be",
                     blob.etag
-                );
-                out.push((
-                    file.rel.clone(),
-                    row(
+                ),
+            )),
+            kind => {
+                let (what, actual) = if matches!(kind, Named::Sha256) {
+                    by_sha256 += 1;
+                    let sha = hashes.iter().find(|h| h.0 == file.rel).map(|h| h.2.clone());
+                    ("SHA-256", sha.ok_or_else(|| "not hashed".to_owned()))
+                } else {
+                    by_sha1 += 1;
+                    let id = git_blob_id(&blob.path).map_err(|e| e.to_string());
+                    ("git blob id", id)
+                };
+                match actual {
+                    Ok(h) if h.eq_ignore_ascii_case(&blob.etag) => None,
+                    Ok(h) => Some((
+                        RowStatus::Fail,
+                        format!(
+                            "its {what} is {h}, not the name of its blob: the cache was changed after huggingface_hub downloaded the file (or the blob was put there by hand)"
+                        ),
+                    )),
+                    Err(e) => Some((
                         RowStatus::Lead,
-                        why.clone(),
-                        vec![(place, format!("LEAD: {why}"))],
-                    ),
-                ));
-                continue;
+                        format!("its {what} could not be computed: {e}"),
+                    )),
+                }
             }
         };
-        match actual {
-            Ok(h) if h.eq_ignore_ascii_case(&blob.etag) => {}
-            Ok(h) => {
-                let why = format!(
-                    "its {what} is {h}, not the name of its blob: the cache was changed after huggingface_hub downloaded the file (or the blob was put there by hand)"
-                );
-                out.push((
-                    file.rel.clone(),
-                    row(
-                        RowStatus::Fail,
-                        why.clone(),
-                        vec![(place, format!("FAIL: {why}"))],
-                    ),
-                ));
-            }
-            Err(e) => {
-                let why = format!("its {what} could not be computed: {e}");
-                out.push((
-                    file.rel.clone(),
-                    row(
-                        RowStatus::Lead,
-                        why.clone(),
-                        vec![(place, format!("LEAD: {why}"))],
-                    ),
-                ));
-            }
-        }
+        let Some((status, why)) = verdict else {
+            continue;
+        };
+        let kind = if status == RowStatus::Fail {
+            "FAIL"
+        } else {
+            "LEAD"
+        };
+        let finding = (format!("blobs/{}", blob.etag), format!("{kind}: {why}"));
+        out.push((file.rel.clone(), row(status, why, vec![finding])));
     }
     if !blobs.is_empty() {
         let in_store = if shared > 0 {

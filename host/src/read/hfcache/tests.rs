@@ -5,25 +5,16 @@ fn fixtures() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures/hfcache")
 }
 
-/// A copy of the fixture cache (links copied as links) that a test may break.
+/// A copy of the fixture cache (links copied as links: `cp -a`) that a test may break.
 fn copy_cache() -> tempfile::TempDir {
-    fn copy(from: &Path, to: &Path) {
-        std::fs::create_dir_all(to).unwrap();
-        for e in std::fs::read_dir(from).unwrap() {
-            let e = e.unwrap();
-            let (src, dst) = (e.path(), to.join(e.file_name()));
-            let kind = e.file_type().unwrap();
-            if kind.is_symlink() {
-                std::os::unix::fs::symlink(std::fs::read_link(&src).unwrap(), &dst).unwrap();
-            } else if kind.is_dir() {
-                copy(&src, &dst);
-            } else {
-                std::fs::copy(&src, &dst).unwrap();
-            }
-        }
-    }
     let dir = tempfile::tempdir().unwrap();
-    copy(&fixtures().join("hub"), &dir.path().join("hub"));
+    let copied = std::process::Command::new("cp")
+        .arg("-a")
+        .arg(fixtures().join("hub"))
+        .arg(dir.path().join("hub"))
+        .status()
+        .unwrap();
+    assert!(copied.success());
     dir
 }
 
