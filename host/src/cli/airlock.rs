@@ -44,10 +44,16 @@ pub fn attest(
 ) -> Result<u8, Fatal> {
     let key = signing::load_signing_key(key).map_err(fatal)?;
     let (bytes, report) = attest::attest(path, plugins, options, &key, subject).map_err(fatal)?;
-    // Beside the file; for an object, in the current directory under the object's name.
+    // Beside the file; for an object, or a snapshot of the Hugging Face cache (which holds
+    // only what huggingface_hub writes), in the current directory under the artifact's name.
     let out = out.unwrap_or_else(|| {
-        let mut s = if crate::read::source::is_remote(path) {
-            std::ffi::OsString::from(&report.artifact.name)
+        use crate::read::hfcache;
+        let elsewhere = crate::read::source::is_remote(path)
+            || hfcache::is_uri(path)
+            || hfcache::Snapshot::of(path).is_some()
+            || path.parent().and_then(hfcache::Snapshot::of).is_some();
+        let mut s = if elsewhere {
+            std::ffi::OsString::from(report.artifact.name.replace('/', "--"))
         } else {
             path.as_os_str().to_owned()
         };

@@ -93,7 +93,31 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
-    /// Scan a model file or directory without executing anything in it (socair.report/v1).
+    /// Scan and list the artifacts as a CycloneDX 1.6 ML-BOM (the same as
+    /// `socair scan --format cyclonedx`).
+    ///
+    /// Each artifact is a machine-learning-model component with its SHA-256 (a directory's
+    /// socair.modeldir/v1 digest), its format, its tensors' count and dtypes and the scan's
+    /// verdict as properties; each file of a model directory is a file component inside it.
+    /// Exits as `socair scan` does: 0 when every artifact is clean, 1 when one is not.
+    ///
+    /// Example: socair bom fixtures/safetensors/tiny-bert --out tiny-bert.cdx.json
+    Bom {
+        /// Model files or model directories (or hf://namespace/name[@revision]).
+        #[arg(required_unless_present = "each", value_name = "PATH")]
+        paths: Vec<PathBuf>,
+        /// Each model directory and model file found below DIR, as for `socair scan --each`.
+        #[arg(long, value_name = "DIR", num_args = 1..)]
+        each: Vec<PathBuf>,
+        /// A library profile, as for `socair scan --profile`.
+        #[arg(long, value_name = "PROFILE", value_parser = ["sklearn"])]
+        profile: Option<String>,
+        /// Write the BOM here (atomically) instead of to standard output.
+        #[arg(long, value_name = "FILE")]
+        out: Option<PathBuf>,
+    },
+    /// Scan a model file or directory (or many) without executing anything in it
+    /// (socair.report/v1).
     ///
     /// Each plugin reports the rows of its checks (Format and structure; Pickle opcode scan
     /// for torch checkpoints): PASS, FAIL (evidence of danger, or a file readers would read
@@ -107,10 +131,34 @@ pub enum Command {
     /// name, LEAD when anything differs (never FAIL), NOT_TESTED across file formats or for a
     /// header-only scan. An unreadable reference stops the scan (exit 2).
     ///
+    /// Several paths, or --each DIR, scan each artifact on its own (spread over the cores):
+    /// on a terminal one verdict line per artifact and a summary (how many clean, blocked,
+    /// needing a person, unreadable); otherwise one socair.reports/v1 document listing every
+    /// report. It then exits 0 when every artifact is clean, 1 when one is not (or could not be
+    /// read), 2 on a usage error (a path that does not exist). --format sarif writes a SARIF
+    /// 2.1.0 log for code scanning, --format cyclonedx a CycloneDX 1.6 ML-BOM (as `socair bom`).
+    ///
+    /// A path may be `hf://namespace/name[@revision]`: that snapshot in the Hugging Face cache
+    /// ($HF_HUB_CACHE, else $HF_HOME/hub, else ~/.cache/huggingface/hub), read offline.
+    ///
     /// Example: socair scan pytorch_model.bin --out report.json
+    ///
+    /// Example: socair scan --each ~/.cache/huggingface/hub --format sarif --out socair.sarif
     Scan {
-        /// A model file or a model directory.
-        path: PathBuf,
+        /// Model files or model directories (or hf://namespace/name[@revision], s3://…, https://…).
+        #[arg(required_unless_present = "each", value_name = "PATH")]
+        paths: Vec<PathBuf>,
+        /// Scan each model directory and model file found below DIR, as socair's readers find
+        /// them (a directory a loader opens as one model, a Hugging Face cache's snapshots,
+        /// any file a reader claims); takes several DIRs, and a file given here is scanned
+        /// only when a reader claims it.
+        #[arg(long, value_name = "DIR", num_args = 1..)]
+        each: Vec<PathBuf>,
+        /// What to write: the socair report (default: plain words on a terminal, JSON
+        /// otherwise), plain words anywhere (text), a SARIF 2.1.0 log, or a CycloneDX 1.6
+        /// ML-BOM. SARIF and CycloneDX are written even on a terminal.
+        #[arg(long, value_enum, default_value_t = Format::Report)]
+        format: Format,
         /// Read headers and indexes only, not tensor data (CRC-32 of storages is not checked).
         #[arg(long)]
         header_only: bool,
@@ -346,6 +394,20 @@ pub enum Command {
         #[command(subcommand)]
         action: Option<TensorsAction>,
     },
+}
+
+/// What `socair scan` writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Format {
+    /// socair.report/v1 (socair.reports/v1 for several artifacts), or plain words on a terminal.
+    Report,
+    /// Plain words, as on a terminal, wherever standard output goes (a pre-commit hook, a CI
+    /// log): one line per artifact and the summary, or one artifact's rows.
+    Text,
+    /// A SARIF 2.1.0 log, as GitHub code scanning reads it.
+    Sarif,
+    /// A CycloneDX 1.6 ML-BOM.
+    Cyclonedx,
 }
 
 /// `socair airlock pin …`.

@@ -6,6 +6,7 @@
 
 pub mod airlock;
 pub mod args;
+pub mod batch;
 pub mod exit;
 pub mod human;
 pub mod listing;
@@ -14,7 +15,7 @@ pub mod output;
 pub mod progress;
 
 pub use args::{
-    parse_args, version_line, AirlockCommand, Cli, Command, PinCommand, ReviewCommand,
+    parse_args, version_line, AirlockCommand, Cli, Command, Format, PinCommand, ReviewCommand,
     TensorsAction,
 };
 pub use exit::{Fatal, EXIT_ERROR, EXIT_NEGATIVE, EXIT_OK};
@@ -85,8 +86,33 @@ fn dispatch(cli: Cli) -> Result<u8, Fatal> {
                 EXIT_NEGATIVE
             })
         }
+        Command::Bom {
+            paths,
+            each,
+            profile,
+            out,
+        } => {
+            ask_profile(&mut readers, profile.as_deref());
+            let set = load_plugins(&cli.plugin_dirs);
+            warn_refused(&set);
+            let options = ScanOptions {
+                readers,
+                ..ScanOptions::default()
+            };
+            let batch = batch::Batch {
+                paths,
+                each,
+                format: Format::Cyclonedx,
+                out,
+                json: false,
+                options,
+            };
+            batch::run(batch, &set)
+        }
         Command::Scan {
-            path,
+            mut paths,
+            each,
+            format,
             header_only,
             reviewed_classes,
             profile,
@@ -108,6 +134,36 @@ fn dispatch(cli: Cli) -> Result<u8, Fatal> {
             };
             let set = load_plugins(&cli.plugin_dirs);
             warn_refused(&set);
+            if format == Format::Text && (json || out.is_some()) {
+                return Err(Fatal(
+                    "--format text prints plain words to standard output: not with --json or --out"
+                        .into(),
+                ));
+            }
+            let single = matches!(format, Format::Report | Format::Text);
+            if !single || paths.len() != 1 || !each.is_empty() {
+                if reference.is_some() && (paths.len() != 1 || !each.is_empty()) {
+                    return Err(Fatal(
+                        "--reference compares one model with its manifest: give one path".into(),
+                    ));
+                }
+                let options = ScanOptions {
+                    header_only,
+                    reviewed,
+                    reference,
+                    readers,
+                };
+                let batch = batch::Batch {
+                    paths,
+                    each,
+                    format,
+                    out,
+                    json,
+                    options,
+                };
+                return batch::run(batch, &set);
+            }
+            let path = paths.remove(0);
             let report = scan(
                 &path,
                 &set,
@@ -123,7 +179,7 @@ fn dispatch(cli: Cli) -> Result<u8, Fatal> {
             if let Some(why) = &report.scope.digest {
                 eprintln!("socair: the subject digest was {why}");
             }
-            if for_a_person(json, out.as_deref()) {
+            if format == Format::Text || for_a_person(json, out.as_deref()) {
                 emit(None, human::scan_report(&report).as_bytes())?;
             } else {
                 emit(out.as_deref(), &to_json_bytes(&report))?;

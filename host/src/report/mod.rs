@@ -6,8 +6,13 @@
 //! [`pointers`]), and the Tensor reference row ([`reference`]). May use `base`,
 //! `read` and `fingerprint`; never `convert`, `airlock` or `cli`.
 
+pub mod batch;
 pub mod companion;
+pub mod cyclonedx;
 pub mod document;
+pub mod hub;
 pub mod pointers;
 pub mod reference;
+pub mod sarif;
 pub mod scan;
+pub mod scanned;

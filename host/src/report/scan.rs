@@ -20,6 +20,7 @@ use crate::report::document::{
     DIGEST_NOT_COMPUTED, PICKLE_CHECK, SCHEMA, STRUCTURE_CHECK,
 };
 use crate::report::reference::{reference_row, Reference};
+use crate::report::scanned::Scanned;
 use socair_plugin_api::{abi_stable::std_types::RString, ReadOptions, ReportRow, RowStatus};
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -43,6 +44,16 @@ pub fn scan(
     plugins: &PluginSet,
     options: &ScanOptions,
 ) -> Result<Report, ArtifactError> {
+    Ok(scan_detailed(path, plugins, options)?.report)
+}
+
+/// Scans the artifact at `path`: its report, and what the scan saw of each file (for an
+/// inventory such as a CycloneDX BOM).
+pub fn scan_detailed(
+    path: &Path,
+    plugins: &PluginSet,
+    options: &ScanOptions,
+) -> Result<Scanned, ArtifactError> {
     let artifact = Artifact::resolve_to_judge(path, plugins, &options.readers)?;
     let read_options = ReadOptions {
         rules: Default::default(),
@@ -58,12 +69,12 @@ pub fn scan(
     // megabytes of a multi-gigabyte checkpoint), never every byte: its digest is not computed,
     // and the report says so instead of naming a subject.
     let digest_skipped = options.header_only && artifact.is_remote();
-    let (digest, opened) = rayon::join(
+    let (hashed, opened) = rayon::join(
         || {
             if digest_skipped {
-                Ok(String::new())
+                Ok((Vec::new(), String::new()))
             } else {
-                artifact.subject_digest()
+                artifact.file_hashes()
             }
         },
         || {
@@ -71,7 +82,7 @@ pub fn scan(
             Ok::<_, ArtifactError>((opened, artifact.open_also(&read_options)?))
         },
     );
-    let (digest, (opened, also)) = (digest?, opened?);
+    let ((hashes, digest), (opened, also)) = (hashed?, opened?);
 
     // (file, row) pairs in file order, merged per check below.
     let mut per_check: Vec<(String, Vec<(String, ReportRow)>)> = Vec::new();
@@ -237,6 +248,10 @@ pub fn scan(
     for (file, row) in crate::report::pointers::rows(&artifact, &opened) {
         push(&file, row);
     }
+    // A Hugging Face snapshot: its links and its blobs against their names.
+    for (file, row) in crate::report::hub::rows(&artifact, &hashes) {
+        push(&file, row);
+    }
     if artifact.is_dir {
         rules.insert("socair.modeldir".into(), "1".into());
     }
@@ -245,11 +260,13 @@ pub fn scan(
         let r = reference_row(&artifact, &opened, &digest, reference, options.header_only);
         push(&artifact.name, r);
     }
+    let findings = crate::report::scanned::findings(&per_check);
     let rows = per_check
         .into_iter()
         .map(|(check, rows)| merge(check, rows, artifact.is_dir))
         .collect();
-    Ok(Report {
+    let files = crate::report::scanned::files(&artifact, &hashes, &opened, &also);
+    let report = Report {
         schema: SCHEMA.into(),
         artifact: ReportArtifact {
             name: artifact.name.clone(),
@@ -274,6 +291,11 @@ pub fn scan(
             digest: digest_skipped.then(|| DIGEST_NOT_COMPUTED.to_owned()),
         },
         rows,
+    };
+    Ok(Scanned {
+        report,
+        files,
+        findings,
     })
 }
 

@@ -224,7 +224,10 @@ fn pickle_row(run: &pickle::Outcome, at: &dyn Fn(u64) -> String, profile: Profil
         ),
         None => (
             RowStatus::Pass,
-            format!("the pickle builds only what profile {profile_name} accepts, read in joblib mode to its STOP"),
+            format!(
+                "the pickle builds only what profile {profile_name} accepts, read in joblib mode to its STOP{}",
+                pickle::models_phrase(&run.models)
+            ),
         ),
     };
     ReportRow {

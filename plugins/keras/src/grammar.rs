@@ -580,7 +580,16 @@ impl Judge {
                     let name = config.get(f).and_then(Value::as_str).unwrap_or("");
                     self.lead(&p, format!("the function {name:?} of module {module:?}, which tf-keras resolves from custom objects only: it loads only with code the loader supplies"));
                 }
-                Some("raw") | None => {}
+                Some("raw") => {}
+                // tf-keras writes a type beside every function it serializes; without one its
+                // `_parse_function_from_config` raises (KeyError) and Keras 3 keeps the value
+                // as it is. Text such as "lambda x: …" is never evaluated, but a file that no
+                // Keras wrote is worth a person's look.
+                None if config.get(f).is_some_and(|v| !matches!(v, Value::Null)) => self.lead(
+                    &p,
+                    format!("a Lambda's {f} without {t}: tf-keras writes one beside every function, and raises without it; not what Keras writes"),
+                ),
+                None => {}
                 Some(other) => self.lead(&key(path, t), format!("{other:?}: tf-keras reads only lambda, function and raw")),
             }
         }
@@ -636,5 +645,18 @@ mod tests {
         let odd = br#"{"class_name": "Dense", "config": {"units": 4}, "outbound_magic": 1}"#;
         let o = judge_tracking_metadata(odd, "keras_metadata.pb", &[]);
         assert_eq!(o.found.worst, Some(Severity::Lead));
+    }
+
+    /// A legacy `Lambda` whose function is text without the `function_type` tf-keras always
+    /// writes beside it (a scanner's test file: "lambda x: eval(…)" as a string): nothing
+    /// evaluates it, tf-keras raises on it, so a LEAD, not a PASS.
+    #[test]
+    fn a_legacy_lambda_without_its_function_type_is_a_lead() {
+        let node = br#"{"class_name": "Lambda", "config": {"name": "l", "function": "lambda x: eval('1')"}}"#;
+        let o = judge_tracking_metadata(node, "keras_metadata.pb", &[]);
+        assert_eq!(o.found.worst, Some(Severity::Lead), "{:?}", o.found);
+        let raw = br#"{"class_name": "Lambda", "config": {"name": "l", "function": "x", "function_type": "raw"}}"#;
+        let o = judge_tracking_metadata(raw, "keras_metadata.pb", &[]);
+        assert!(o.found.worst.is_none(), "{:?}", o.found);
     }
 }

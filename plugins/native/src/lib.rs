@@ -1,21 +1,13 @@
 //! socair plugin `native`: the native model files of gradient-boosting and JAX libraries,
-//! read strictly as data, without the libraries: XGBoost's JSON and UBJSON models
-//! ([`xgboost`]), LightGBM's text models ([`lightgbm`]) and Flax's msgpack state dicts
-//! ([`flax`]). Each module mirrors its library's own loader at a pinned version (cited in the
-//! module) and is pure over a byte slice; this file is the plugin's declaration
-//! (`export_plugin!`, every entry point inside `guard`) and the readers that hand a file's
-//! bytes to them. [`outcome`] turns what was read into what the plugin API reports.
-//!
-//! CatBoost's `.cbm` is not read: it is a FlatBuffers model (`CBM1` magic, a length, then a
-//! `TModelCore` table from `catboost/libs/model/flatbuffers/model.fbs`) whose trees, borders
-//! and embedded feature calcers (text and embedding processing, themselves serialized
-//! blobs) would need the whole schema; it stays a file no reader claims.
+//! read strictly as data by [`socair_native`] (XGBoost's JSON and UBJSON models, LightGBM's
+//! text models, Flax's msgpack state dicts; the library the pickle profiles share for the
+//! models a pickled Booster holds). This file is the plugin's declaration (`export_plugin!`,
+//! every entry point inside `guard`) and the readers that hand a file's bytes to the library;
+//! [`outcome`] turns what was read into what the plugin API reports.
 
-pub mod flax;
-pub mod fuzzing;
-pub mod lightgbm;
 pub mod outcome;
-pub mod xgboost;
+
+use socair_native::{flax, lightgbm, xgboost};
 
 use socair_plugin_api::{ByteSourceRef, OpenedFile, PluginError, ReadOptions};
 use socair_plugin_kit::export::{read_prefix, Reader};
@@ -36,7 +28,7 @@ fn whole(
 ) -> Result<Result<Vec<u8>, OpenedFile>, PluginError> {
     let len = source.file_len();
     if len > max {
-        let mut o = outcome::Outcome::new(format);
+        let mut o = socair_native::outcome::Outcome::new(format);
         o.what = socair_plugin_kit::report::PAST_BOUNDS.into();
         o.lead(
             "file",

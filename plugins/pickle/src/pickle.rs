@@ -50,6 +50,22 @@ pub const MAX_FRAMING_REPLAYS: usize = 8;
 /// kept in 30 bits.
 pub const MAX_DATA: usize = (1 << 30) - 16;
 
+/// `"; 1 Booster model read as its library loads it: …"` for a row's summary, or nothing when
+/// the pickle holds no Booster.
+pub fn models_phrase(models: &[String]) -> String {
+    match models.len() {
+        0 => String::new(),
+        1 => format!(
+            "; 1 Booster model read as its library loads it: {}",
+            models[0]
+        ),
+        n => format!(
+            "; {n} Booster models read as their libraries load them: {}",
+            models.join("; ")
+        ),
+    }
+}
+
 /// Runs the pickle in `data`, then every pickle appended after its STOP (each as its own
 /// pickle, with offsets in `data`). The outcome's typed model is the first pickle's.
 pub fn run(data: &[u8], options: &Options) -> Outcome {

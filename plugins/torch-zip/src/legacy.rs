@@ -511,6 +511,7 @@ fn plain_pickles(
         );
     }
     a.profile = profile.name();
+    a.models.clone_from(&outcome.models);
     a.arrays = outcome
         .arrays
         .iter()

@@ -342,11 +342,12 @@ fn pickle_row(a: &Analysis, header_only: bool) -> ReportRow {
                 .collect();
             let more = a.arrays.len().saturating_sub(shown.len());
             format!(
-                "a plain pickle (protocol {}), not a torch checkpoint, that builds only what {rules} lists as data: pickle.load runs nothing for it; {} NumPy array(s){}{}{reviewed}",
+                "a plain pickle (protocol {}), not a torch checkpoint, that builds only what {rules} lists as data: pickle.load runs nothing for it; {} NumPy array(s){}{}{}{reviewed}",
                 a.protocol.map_or("0 or 1".into(), |p| p.to_string()),
                 a.arrays.len(),
                 if shown.is_empty() { String::new() } else { format!(": {}", shown.join(", ")) },
                 if more > 0 { format!(" and {more} more") } else { String::new() },
+                socair_pickle::pickle::models_phrase(&a.models),
             )
         }
         RowStatus::Pass => format!(

@@ -7,7 +7,11 @@
 //!   (`deque_reduce`, Modules/_collectionsmodule.c), `decimal.Decimal` (`Decimal.__reduce__`,
 //!   Lib/_pydecimal.py: `(self.__class__, (str(self),))`), `datetime.date`/`time`/`datetime`/
 //!   `timedelta`/`timezone` (`date_reduce`, `time_reduce_ex`, `datetime_reduce_ex`,
-//!   `delta_reduce`, `timezone_getinitargs`, Modules/_datetimemodule.c), `builtins.set`/
+//!   `delta_reduce`, `timezone_getinitargs`, Modules/_datetimemodule.c),
+//!   `collections.defaultdict` (`defdict_reduce`, Modules/_collectionsmodule.c: `(type,
+//!   (default_factory,) or (), None, None, iter(items))`; the factory is only called on a
+//!   missing key, after loading, and only a data constructor of this list is accepted as
+//!   one), `builtins.set`/
 //!   `frozenset` (`set_reduce`, Objects/setobject.c), `bytearray` (`bytearray_reduce_ex`,
 //!   Objects/bytearrayobject.c), `complex` (`complex___getnewargs__`), `_codecs.encode` and
 //!   `bytes()` (Lib/pickle.py `save_bytes` below protocol 3); and NumPy 2.4's numeric arrays and
@@ -20,7 +24,9 @@
 //! * joblib mode (not a profile: how `joblib.load` reads a `joblib.dump` file): joblib 1.6.0's
 //!   `joblib.numpy_pickle.NumpyArrayWrapper` and the pre-0.10 `joblib.numpy_pickle_compat.
 //!   NDArrayWrapper`/`ZNDArrayWrapper` (numpy_pickle.py `NumpyUnpickler.load_build`).
-//! * `socair-sklearn/1` ([`Profile::Sklearn`]): the classes of [`super::sklearn`]'s table.
+//! * `socair-sklearn/1` ([`Profile::Sklearn`]): the classes of [`super::sklearn`]'s table,
+//!   `sklearn.tree._tree.Tree`, and XGBoost's and LightGBM's `Booster`s, whose state is
+//!   their model as data (`crate::pickle::typed`'s `boosters`).
 
 use crate::pickle::profile::Profile;
 
@@ -67,6 +73,37 @@ pub enum ProfileGlobal {
     Reconstructor,
     /// `builtins.object`, only as `_reconstructor`'s second argument.
     Object,
+    /// `collections.defaultdict`, with no factory or a data constructor as its factory.
+    DefaultDict,
+    /// An XGBoost or LightGBM `Booster` (`socair-sklearn/1`): its state holds the model,
+    /// read by `socair-native`.
+    Booster(BoosterKind),
+}
+
+/// The gradient-boosting libraries whose `Booster` pickles its model as data.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BoosterKind {
+    /// `xgboost.core.Booster`: `handle` holds a UBJSON memory snapshot.
+    Xgboost,
+    /// `lightgbm.basic.Booster`: `_handle` holds the text model.
+    Lightgbm,
+}
+
+impl BoosterKind {
+    /// The class, `module.name`.
+    pub fn class(self) -> &'static str {
+        match self {
+            BoosterKind::Xgboost => "xgboost.core.Booster",
+            BoosterKind::Lightgbm => "lightgbm.basic.Booster",
+        }
+    }
+
+    /// The kind whose class is `class`.
+    pub fn of(class: &str) -> Option<BoosterKind> {
+        [BoosterKind::Xgboost, BoosterKind::Lightgbm]
+            .into_iter()
+            .find(|k| k.class() == class)
+    }
 }
 
 /// The `datetime` classes, with the sizes of their pickled state bytes.
@@ -114,6 +151,7 @@ pub fn known(module: &str, name: &str, profile: Profile, joblib: bool) -> Option
         ("numpy", "ndarray") => ProfileGlobal::NpNdarray,
         ("numpy", "dtype") => ProfileGlobal::NpDtype,
         ("collections", "deque") => ProfileGlobal::Deque,
+        ("collections", "defaultdict") => ProfileGlobal::DefaultDict,
         ("decimal", "Decimal") => ProfileGlobal::Decimal,
         ("builtins", "frozenset") => ProfileGlobal::FrozenSet,
         ("builtins", "set") => ProfileGlobal::Builtin(Builtin::Set),
@@ -129,6 +167,12 @@ pub fn known(module: &str, name: &str, profile: Profile, joblib: bool) -> Option
         ("datetime", "timedelta") => ProfileGlobal::DateTime(DateTimeClass::TimeDelta),
         ("datetime", "timezone") => ProfileGlobal::DateTime(DateTimeClass::TimeZone),
         ("sklearn.tree._tree", "Tree") if profile >= Profile::Sklearn => ProfileGlobal::SklearnTree,
+        ("xgboost.core", "Booster") if profile >= Profile::Sklearn => {
+            ProfileGlobal::Booster(BoosterKind::Xgboost)
+        }
+        ("lightgbm.basic", "Booster") if profile >= Profile::Sklearn => {
+            ProfileGlobal::Booster(BoosterKind::Lightgbm)
+        }
         _ if profile >= Profile::Sklearn => {
             return super::sklearn::class(module, name).map(ProfileGlobal::Sklearn)
         }

@@ -287,6 +287,7 @@ impl<'a, 'f> Run<'a, 'f> {
                     outcome.arrays = arrays;
                     outcome.unread_arrays = unread;
                 }
+                outcome.models = t.models;
                 outcome.objects = t.objects;
                 outcome.storages = t.storages;
                 outcome.tensors = t.tensors;

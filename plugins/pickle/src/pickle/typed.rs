@@ -8,6 +8,7 @@
 //! storages from persistent ids ([`storages`]), calls of the grammar's globals ([`calls`]) and
 //! tensors from torch's rebuild functions ([`tensors`]).
 
+mod boosters;
 mod calls;
 mod data_ops;
 mod joblib;

@@ -88,6 +88,8 @@ pub struct Analysis {
     pub profile: Option<&'static str>,
     /// The NumPy arrays such a pickle builds, by path (`descr shape`).
     pub arrays: Vec<(String, String)>,
+    /// The models pickled Boosters hold, each in a phrase (`socair-sklearn/1`).
+    pub models: Vec<String>,
     /// The arrays of such a pickle whose bytes lie in the file, as tensors
     /// (`socair_plugin_kit::ndarray`).
     pub array_tensors: Vec<socair_plugin_api::TensorDescriptor>,

@@ -75,6 +75,8 @@ pub struct Typed {
     pub(crate) untyped_dtypes: HashMap<String, &'static Dtype>,
     /// NumPy's dtypes and arrays, and where bytes values lie (profiles only).
     pub(crate) numpy: crate::pickle::arrays::NumpyState,
+    /// The models pickled Boosters hold, each said in a phrase (`socair-sklearn/1`).
+    pub(crate) models: Vec<String>,
     /// Bytes the model's allocations have taken, monotonic (an over-estimate); the stack is
     /// counted apart, by its length ([`Typed::footprint`]).
     pub cost: usize,

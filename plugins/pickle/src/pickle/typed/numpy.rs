@@ -19,7 +19,7 @@
 //! * `numpy._core.multiarray.scalar(dtype, bytes)` (`gentype_reduce`): a scalar of exactly
 //!   one item's bytes (data, no tensor).
 
-use crate::globals::profiles::{DateTimeClass, ProfileGlobal};
+use crate::globals::profiles::{BoosterKind, DateTimeClass, ProfileGlobal};
 use crate::pickle::arrays::{ArrayInfo, DtypeInfo, NumpyState};
 use crate::pickle::findings::Kind;
 use crate::pickle::machine::Run;
@@ -230,6 +230,8 @@ impl Run<'_, '_> {
                     .1,
             ),
             (P::Sklearn(c), []) if newobj => Some(self.new_record(c).1),
+            (P::Booster(k), []) if newobj => Some(self.new_record(k.class()).1),
+            (P::DefaultDict, args) if !newobj => self.default_dict(args),
             (P::Reconstructor, [Value::Global(cls), base, Value::None])
                 if !newobj && is(base, P::Object) =>
             {
@@ -345,6 +347,11 @@ impl Run<'_, '_> {
                     self.note(Kind::Structure, Severity::Lead, None, || text);
                 } else if let Some(Object::Record(r)) = self.t().objects.get_mut(id) {
                     r.state = Some(state.clone());
+                }
+            }
+            c if !built && BoosterKind::of(c).is_some() => {
+                if let Some(kind) = BoosterKind::of(c) {
+                    self.build_booster(id, kind, state);
                 }
             }
             NDARRAY | DTYPE | TREE => {

@@ -50,6 +50,7 @@ pub fn check_readers(data: &[u8]) {
     let _ = crate::flax::looks_like_state(data);
     check(&crate::xgboost::read_json(data), len);
     check(&crate::xgboost::read_ubj(data), len);
+    check(&crate::xgboost::read_snapshot(data), len);
     check(&crate::lightgbm::read(data), len);
     check(&crate::flax::read(data), len);
 }

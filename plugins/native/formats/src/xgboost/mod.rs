@@ -28,6 +28,8 @@ use value::{Duplicate, ParseError, Value};
 pub const JSON_FORMAT: &str = "xgboost-json";
 /// The UBJSON format's name.
 pub const UBJ_FORMAT: &str = "xgboost-ubj";
+/// The memory snapshot's name (a pickled `Booster`'s `handle`).
+pub const SNAPSHOT_FORMAT: &str = "xgboost-snapshot";
 
 /// The largest model file read (XGBoost reads the whole file into one string).
 pub const MAX_FILE: u64 = 2 << 30;
@@ -88,21 +90,24 @@ pub fn looks_like_ubj(head: &[u8]) -> bool {
     false
 }
 
-fn finish(
+/// What parsing found, checked for what every XGBoost document shares: a parse error is the
+/// outcome (`Err`); else the outcome so far (duplicate keys, bytes after the document) and the
+/// document.
+fn parsed_document(
     format: &'static str,
     data: &[u8],
     parsed: Result<(Value, Vec<Duplicate>, usize), ParseError>,
     kept: &str,
-) -> Outcome {
+) -> Result<(Outcome, Value), Outcome> {
     let mut out = Outcome::new(format);
     let (value, duplicates, end) = match parsed {
         Ok(p) => p,
         Err(e) if e.past_bounds => {
             out.what = PAST_BOUNDS.to_owned();
             out.lead(format!("byte {}", e.offset), e.reason);
-            return out;
+            return Err(out);
         }
-        Err(e) => return out.refuse(format!("byte {}", e.offset), e.reason),
+        Err(e) => return Err(out.refuse(format!("byte {}", e.offset), e.reason)),
     };
     for d in duplicates {
         // The offset is the later occurrence's: the one JSON keeps, the one UBJSON drops.
@@ -133,9 +138,23 @@ fn finish(
             ),
         );
     }
-    out.what = model::check(&value, data, &mut out);
-    model::check_indices(&value, data, &mut out);
-    out
+    Ok((out, value))
+}
+
+fn finish(
+    format: &'static str,
+    data: &[u8],
+    parsed: Result<(Value, Vec<Duplicate>, usize), ParseError>,
+    kept: &str,
+) -> Outcome {
+    match parsed_document(format, data, parsed, kept) {
+        Ok((mut out, value)) => {
+            out.what = model::check(&value, data, &mut out);
+            model::check_indices(&value, data, &mut out);
+            out
+        }
+        Err(out) => out,
+    }
 }
 
 /// Reads an XGBoost JSON model.
@@ -148,4 +167,89 @@ pub fn read_json(data: &[u8]) -> Outcome {
 pub fn read_ubj(data: &[u8]) -> Outcome {
     let parsed = ubj::parse(data).map(|p| (p.value, p.duplicates, p.end));
     finish(UBJ_FORMAT, data, parsed, "first")
+}
+
+/// Reads the memory snapshot a pickled `xgboost.core.Booster` holds in its `handle`
+/// (`Booster.__getstate__` calls `XGBoosterSerializeToBuffer`, which writes
+/// `LearnerIO::Save`'s snapshot, src/learner.cc at v3.2.0): one UBJSON object, `{"Config": …,
+/// "Model": …}`, `Model` what `save_model` writes and `Config` the learner's configuration.
+/// `Booster.__setstate__` hands it to `XGBoosterUnserializeFromBuffer`, whose
+/// `LearnerIO::Load` at 3.2.0 checks that the first byte is `{` and the second a letter (the
+/// `L` of UBJSON's first key), then loads `Model` as `LoadModel` loads a model file and
+/// `Config` as `LoadConfig` (an object). A JSON snapshot (`{"`: what XGBoost 1.0 to 1.5
+/// pickled, and what their `Load` read) is read as JSON with a LEAD saying that 3.2.0 refuses
+/// it; anything else (the binary format of XGBoost before 1.0) is not read, a LEAD. Verified
+/// against xgboost 3.2.0 itself: fixtures/boosters/make_fixtures.py. The model is checked as a
+/// model file is, not fingerprinted: the outcome holds no tensors.
+pub fn read_snapshot(data: &[u8]) -> Outcome {
+    let (parsed, kept) = match data {
+        [b'{', b'"', ..] => (
+            json::parse(data).map(|p| (p.value, p.duplicates, p.end)),
+            "last",
+        ),
+        [b'{', c, ..] if c.is_ascii_alphabetic() => (
+            ubj::parse(data).map(|p| (p.value, p.duplicates, p.end)),
+            "first",
+        ),
+        _ => {
+            let mut out = Outcome::new(SNAPSHOT_FORMAT);
+            out.what = "an XGBoost snapshot in a binary format socair does not read".into();
+            out.lead(
+                "byte 0",
+                "not a JSON or UBJSON snapshot: the binary format of XGBoost before 1.0 (or not XGBoost's at all), which socair does not read",
+            );
+            return out;
+        }
+    };
+    let format = if kept == "last" {
+        JSON_FORMAT
+    } else {
+        UBJ_FORMAT
+    };
+    let (mut out, root) = match parsed_document(format, data, parsed, kept) {
+        Ok(p) => p,
+        Err(mut out) => {
+            out.format = SNAPSHOT_FORMAT;
+            return out;
+        }
+    };
+    out.format = SNAPSHOT_FORMAT;
+    if kept == "last" {
+        out.lead(
+            "byte 1",
+            "a JSON snapshot, as XGBoost 1.0 to 1.5 pickled a Booster: XGBoost 3.2.0 refuses it (Invalid serialization file), older versions load it as read here",
+        );
+    }
+    let Value::Object(entries) = &root else {
+        return out.refuse(
+            "snapshot",
+            format!("is {}; XGBoost reads an object", root.kind()),
+        );
+    };
+    for (key, _) in entries {
+        if key != "Model" && key != "Config" {
+            out.lead(
+                key.clone(),
+                "XGBoost's LearnerIO::Load reads only Model and Config; this key is ignored",
+            );
+        }
+    }
+    if !matches!(root.get("Config"), Some(Value::Object(_))) {
+        out.fail(
+            "Config",
+            "missing or not an object: XGBoost's LoadConfig requires one",
+        );
+    }
+    let Some(model) = root.get("Model") else {
+        return out.refuse("Model", "missing: XGBoost's LoadModel requires it");
+    };
+    let before = out.findings.len();
+    let what = model::check(model, data, &mut out);
+    model::check_indices(model, data, &mut out);
+    for f in out.findings.iter_mut().skip(before) {
+        f.place = format!("Model.{}", f.place);
+    }
+    out.tensors.clear();
+    out.what = format!("an XGBoost memory snapshot of {what}");
+    out
 }

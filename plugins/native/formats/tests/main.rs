@@ -2,11 +2,14 @@
 //! Tests of the readers on small hand-made documents, and the fuzz property over mutated
 //! fixtures (the fallback for a fuzzer run: every mutation returns and stays within bounds).
 
+use socair_native::{flax, fuzzing, lightgbm, xgboost};
 use socair_plugin_kit::Severity;
-use socair_plugin_native::{flax, fuzzing, lightgbm, xgboost};
 
 fn fixture(rel: &str) -> Vec<u8> {
-    let path = format!("{}/../../fixtures/native/{rel}", env!("CARGO_MANIFEST_DIR"));
+    let path = format!(
+        "{}/../../../fixtures/native/{rel}",
+        env!("CARGO_MANIFEST_DIR")
+    );
     std::fs::read(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
 }
 
@@ -54,7 +57,7 @@ fn a_minimal_json_model_passes_with_its_weights_decoded() {
         .collect();
     assert_eq!(
         o.tensors[0].bytes,
-        socair_plugin_native::outcome::Bytes::Inline(want)
+        socair_native::outcome::Bytes::Inline(want)
     );
 }
 
@@ -244,4 +247,43 @@ fn decoding_and_entries_stay_within_bounds() {
     let o = flax::read(&m);
     assert_eq!(o.worst(), Some(Severity::Lead), "{:?}", o.findings);
     assert!(!o.refused);
+}
+
+#[test]
+fn a_boosters_memory_snapshot_is_read_as_xgboost_loads_it() {
+    // The `handle` xgboost 3.2.0's Booster.__getstate__ pickled (fixtures/boosters).
+    let path = format!(
+        "{}/../../../fixtures/boosters/xgb-booster.snapshot",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let snapshot = std::fs::read(&path).unwrap();
+    let o = xgboost::read_snapshot(&snapshot);
+    assert_eq!(o.worst(), None, "{:?}", o.findings);
+    assert_eq!(o.format, xgboost::SNAPSHOT_FORMAT);
+    assert!(o.what.contains("gbtree model of 3 trees"), "{}", o.what);
+    assert!(
+        o.tensors.is_empty(),
+        "a snapshot's trees are checked, not located"
+    );
+    // Cut short: the parse fails and nothing is located (XGBoost raised on it).
+    let cut = xgboost::read_snapshot(&snapshot[..snapshot.len() / 2]);
+    assert_eq!(cut.worst(), Some(Severity::Fail));
+    assert!(cut.refused);
+    // JSON (XGBoost 1.0-1.5's pickles; 3.2.0 refuses them): read, with a LEAD saying so.
+    let json = format!(r#"{{"Config":{{}},"Model":{MINIMAL}}}"#);
+    let o = xgboost::read_snapshot(json.as_bytes());
+    assert_eq!(o.worst(), Some(Severity::Lead), "{:?}", o.findings);
+    assert!(o
+        .findings
+        .iter()
+        .any(|f| f.reason.contains("3.2.0 refuses")));
+    // The binary format before 1.0 is not read.
+    let o = xgboost::read_snapshot(b"binf\0\0\0\0");
+    assert_eq!(o.worst(), Some(Severity::Lead));
+    // A snapshot without Config: LoadConfig refuses it.
+    let o = xgboost::read_snapshot(format!(r#"{{"Model":{MINIMAL}}}"#).as_bytes());
+    assert!(o
+        .findings
+        .iter()
+        .any(|f| f.place == "Config" && f.severity == Severity::Fail));
 }

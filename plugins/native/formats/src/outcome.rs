@@ -1,0 +1,133 @@
+//! What one read found, in plain Rust values: every reader of this crate fills an
+//! [`Outcome`]; the `native` plugin turns it into what the plugin API reports.
+
+use socair_plugin_api::ByteOrder;
+use socair_plugin_kit::Severity;
+
+/// At most this many findings are kept per file; the rest are counted.
+pub const MAX_FINDINGS: usize = 64;
+
+/// Where a tensor's bytes are.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Bytes {
+    /// A range of the file, in the file's byte order.
+    Range {
+        /// First byte.
+        offset: u64,
+        /// Length.
+        len: u64,
+    },
+    /// Decoded from text, little-endian.
+    Inline(Vec<u8>),
+}
+
+/// One tensor found.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Tensor {
+    /// Its path in the model (`learner.gradient_booster.model.trees.3.split_conditions`).
+    pub name: String,
+    /// The format's own name for its type.
+    pub dtype: String,
+    /// socair's element type (`F32`, `I64`, …).
+    pub element_type: &'static str,
+    /// Its shape.
+    pub shape: Vec<u64>,
+    /// Its bytes.
+    pub bytes: Bytes,
+    /// Their byte order.
+    pub byte_order: ByteOrder,
+}
+
+/// One finding: its severity, its place and its reason.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Finding {
+    /// LEAD or FAIL.
+    pub severity: Severity,
+    /// Where (`byte 120`, `learner.objective`, `line 14`).
+    pub place: String,
+    /// Why.
+    pub reason: String,
+}
+
+/// What a read found.
+#[derive(Debug, Clone, Default)]
+pub struct Outcome {
+    /// The format read.
+    pub format: &'static str,
+    /// What the file holds, said in one phrase when it is sound (`an XGBoost gbtree model of
+    /// 2 trees`).
+    pub what: String,
+    /// LEADs and FAILs, at most [`MAX_FINDINGS`].
+    pub findings: Vec<Finding>,
+    /// Findings past [`MAX_FINDINGS`].
+    pub dropped: usize,
+    /// The tensors.
+    pub tensors: Vec<Tensor>,
+    /// The whole file was refused: nothing was located.
+    pub refused: bool,
+    /// The input's length (the decoding budget is 8 times it).
+    pub input_len: u64,
+    /// Bytes decoded into tensors so far.
+    pub decoded: u64,
+}
+
+impl Outcome {
+    /// Whether `bytes` more decoded bytes stay within 8 times the input; if so they are counted.
+    pub fn decode(&mut self, bytes: u64) -> bool {
+        let total = self.decoded.saturating_add(bytes);
+        if total > self.input_len.saturating_mul(8) {
+            return false;
+        }
+        self.decoded = total;
+        true
+    }
+
+    /// An empty outcome of `format`.
+    pub fn new(format: &'static str) -> Self {
+        Outcome {
+            format,
+            ..Outcome::default()
+        }
+    }
+
+    /// Adds a finding (counted past [`MAX_FINDINGS`]).
+    pub fn push(
+        &mut self,
+        severity: Severity,
+        place: impl Into<String>,
+        reason: impl Into<String>,
+    ) {
+        if self.findings.len() >= MAX_FINDINGS {
+            self.dropped += 1;
+            return;
+        }
+        self.findings.push(Finding {
+            severity,
+            place: place.into(),
+            reason: reason.into(),
+        });
+    }
+
+    /// A LEAD.
+    pub fn lead(&mut self, place: impl Into<String>, reason: impl Into<String>) {
+        self.push(Severity::Lead, place, reason);
+    }
+
+    /// A FAIL.
+    pub fn fail(&mut self, place: impl Into<String>, reason: impl Into<String>) {
+        self.push(Severity::Fail, place, reason);
+    }
+
+    /// The worst severity found.
+    pub fn worst(&self) -> Option<Severity> {
+        self.findings.iter().map(|f| f.severity).max()
+    }
+
+    /// The file refused as a whole at `place` for `reason`: every tensor dropped.
+    pub fn refuse(mut self, place: impl Into<String>, reason: impl Into<String>) -> Self {
+        self.tensors.clear();
+        self.refused = true;
+        self.fail(place, reason);
+        self
+    }
+}
