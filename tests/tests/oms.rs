@@ -300,6 +300,89 @@ fn ignore_paths_given_to_either_tool_are_recorded_and_applied() {
     assert!(r.stderr.contains("not a path inside"), "{}", r.stderr);
 }
 
+const SNAPSHOT: &str =
+    "hfcache/hub/models--socair-fixtures--tiny-bert/snapshots/1c7bfa26e76b1ee69ff854b401134d895fc7759f";
+
+#[test]
+fn a_hugging_face_snapshot_is_signed_through_its_links_into_blobs() {
+    let e = expected();
+    let snapshot = fixture(SNAPSHOT);
+    let socair_pub = oms("TEST-ONLY-socair.key.pub");
+    // model_signing --allow_symlinks signed the snapshot and verified socair's signature of it.
+    let said = &e["signed_by_socair"]["socair-hf-snapshot.sig"];
+    assert_eq!(said["snapshot, --allow_symlinks"]["exit"], 0, "{said}");
+    assert!(said["snapshot"]["output"]
+        .as_str()
+        .unwrap()
+        .contains("because it is a symlink"));
+    assert_eq!(
+        e["signed_by_model_signing"]["model_signing-hf-snapshot.sig"]["snapshot, --allow_symlinks"]
+            ["exit"],
+        0
+    );
+    // socair follows the links the cache's rules accept: the same files as the plain
+    // directory, so every signature of either verifies against both.
+    for (sig, public) in [
+        (
+            "model_signing-hf-snapshot.sig",
+            oms("TEST-ONLY-publisher.key.pub"),
+        ),
+        ("socair-hf-snapshot.sig", socair_pub.clone()),
+        (
+            "model_signing-tiny-bert.sig",
+            oms("TEST-ONLY-publisher.key.pub"),
+        ),
+    ] {
+        for model in [snapshot.clone(), fixture("safetensors/tiny-bert")] {
+            let r = verify(&oms(sig), &model, &public);
+            assert_eq!(r.code, 0, "{sig} {}: {}", model.display(), r.stderr);
+        }
+    }
+    // hf://org/name resolved offline in the cache.
+    let r = run(socair()
+        .arg("verify")
+        .arg(oms("socair-hf-snapshot.sig"))
+        .arg("hf://socair-fixtures/tiny-bert")
+        .arg("--pub")
+        .arg(&socair_pub)
+        .env("HF_HUB_CACHE", fixture("hfcache/hub")));
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let ours = statement(&oms("socair-hf-snapshot.sig"));
+    let theirs = statement(&oms("model_signing-hf-snapshot.sig"));
+    assert_eq!(ours["subject"], theirs["subject"]);
+    assert_eq!(
+        ours["predicate"]["resources"],
+        theirs["predicate"]["resources"]
+    );
+    assert_eq!(ours["predicate"]["serialization"]["allow_symlinks"], true);
+    assert_eq!(
+        ours["subject"][0]["digest"]["sha256"],
+        e["roots"]["tiny-bert"]
+    );
+    // A link the cache's rules refuse (out of blobs/) is named, never followed.
+    let dir = tempfile::tempdir().unwrap();
+    let copy = dir.path().join("hub");
+    let status = std::process::Command::new("cp")
+        .arg("-a")
+        .arg(fixture("hfcache/hub"))
+        .arg(&copy)
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let rev = copy.join(SNAPSHOT.trim_start_matches("hfcache/hub/"));
+    std::fs::write(dir.path().join("outside.json"), "{}").unwrap();
+    std::fs::remove_file(rev.join("config.json")).unwrap();
+    std::os::unix::fs::symlink(dir.path().join("outside.json"), rev.join("config.json")).unwrap();
+    let r = verify(&oms("socair-hf-snapshot.sig"), &rev, &socair_pub);
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    assert!(
+        r.stderr.contains("config.json: a symbolic link to")
+            && r.stderr.contains("not a file of this repository's blobs/"),
+        "{}",
+        r.stderr
+    );
+}
+
 #[test]
 fn the_signature_inside_the_model_is_left_out() {
     let dir = tempfile::tempdir().unwrap();

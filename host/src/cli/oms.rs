@@ -48,6 +48,7 @@ pub fn sign(
     json: bool,
 ) -> Result<u8, Fatal> {
     let signing_key = key::load_signing_key(key_path).map_err(fatal)?;
+    let model = &oms_sign::local(model).map_err(fatal)?;
     let extra = oms_sign::resolve_ignore(model, ignore).map_err(fatal)?;
     let signed = oms_sign::sign(model, &signing_key, out, &extra).map_err(fatal)?;
     write_atomically(out, &signed.bundle).map_err(|e| Fatal(format!("{}: {e}", out.display())))?;
@@ -173,8 +174,11 @@ pub fn verify(
         }
     };
     let key = key::load_public_key(&public).map_err(fatal)?;
+    let model = model
+        .map(|m| oms_sign::local(m).map_err(fatal))
+        .transpose()?;
     report_verification(
-        oms_verify::verify(signature, bytes, &key, model),
+        oms_verify::verify(signature, bytes, &key, model.as_deref()),
         signature,
         json,
     )

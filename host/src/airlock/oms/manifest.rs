@@ -28,6 +28,7 @@
 use crate::airlock::oms::OmsError;
 use crate::base::digest::hex;
 use crate::base::progress::Progress;
+use crate::read::hfcache::Snapshot;
 use crate::read::source::{hash_file_counted, InputFile};
 use rayon::prelude::*;
 use sha2::{Digest, Sha256};
@@ -86,6 +87,10 @@ pub struct Listing {
     pub files: Vec<ModelFile>,
     /// The regular files left out because an ignored path covers them, sorted.
     pub ignored: Vec<String>,
+    /// How many of the files are a Hugging Face cache snapshot's links, followed into the
+    /// repository's blobs (model_signing hashes a link's target under the link's name when
+    /// told `--allow_symlinks`).
+    pub links_followed: usize,
 }
 
 /// An ignore path as components, or `None` when it can never match a file of the walk
@@ -110,7 +115,10 @@ fn is_ignored(rel: &[&str], ignores: &[Vec<&str>]) -> bool {
 }
 
 /// Lists the files model_signing hashes in `model` (a directory or one file), leaving out
-/// those under `ignore_paths`; refuses what it refuses.
+/// those under `ignore_paths`; refuses what it refuses. In a snapshot of the Hugging Face
+/// cache, a link is followed when `read::hfcache` finds it leads into the repository's blobs
+/// (as model_signing with `--allow_symlinks` follows it, but only there); any other link is
+/// refused.
 pub fn list(model: &Path, ignore_paths: &[String]) -> Result<Listing, OmsError> {
     let io = |path: &Path| {
         let path = path.display().to_string();
@@ -120,34 +128,55 @@ pub fn list(model: &Path, ignore_paths: &[String]) -> Result<Listing, OmsError> 
         path: path.display().to_string(),
         why: why.to_owned(),
     };
-    const LINK: &str = "a symbolic link: model_signing refuses to hash one (unless told --allow_symlinks), and socair never follows links";
+    const LINK: &str = "a symbolic link: model_signing refuses to hash one (unless told --allow_symlinks), and socair follows links only in a Hugging Face cache snapshot, into its repository's blobs";
     const SPECIAL: &str =
         "neither a regular file nor a directory (a FIFO, socket or device): model_signing refuses to hash it";
     let ignores: Vec<Vec<&str>> = ignore_paths
         .iter()
         .filter_map(|p| ignore_components(p))
         .collect();
+    let follow = |snapshot: &Option<Snapshot>, link: &Path| match snapshot {
+        Some(s) => s.follow(link).map_err(|why| unhashable(link, &why)),
+        None => Err(unhashable(link, LINK)),
+    };
     let meta = std::fs::symlink_metadata(model).map_err(io(model))?;
-    if meta.file_type().is_symlink() {
-        return Err(unhashable(model, LINK));
-    }
-    if meta.is_file() {
+    if meta.is_file() || meta.file_type().is_symlink() {
         // `path.relative_to(model_path)` of the model itself: `.`. model_signing's ignore
         // paths are joined to the file's path, so none can cover it.
+        let (path, size, links_followed) = if meta.is_file() {
+            (model.to_owned(), meta.len(), 0)
+        } else {
+            // The cache's rules judge a link by its canonical place.
+            let parent = model.parent().filter(|p| !p.as_os_str().is_empty());
+            let snapshot = Snapshot::of(parent.unwrap_or(Path::new(".")));
+            let link = match (&snapshot, model.file_name()) {
+                (Some(s), Some(name)) => s.dir.join(name),
+                _ => model.to_owned(),
+            };
+            let blob = follow(&snapshot, &link)?;
+            (blob.path, blob.size, 1)
+        };
         return Ok(Listing {
             files: vec![ModelFile {
                 rel: ".".into(),
-                path: model.to_owned(),
-                size: meta.len(),
+                path,
+                size,
             }],
             ignored: Vec::new(),
+            links_followed,
         });
     }
+    let snapshot = Snapshot::of(model);
     if !meta.is_dir() {
         return Err(unhashable(model, SPECIAL));
     }
     let mut listing = Listing::default();
-    let mut pending = vec![(model.to_owned(), Vec::<String>::new())];
+    // In a snapshot the walk starts from its canonical place, where the cache's rules judge
+    // each link.
+    let root = snapshot
+        .as_ref()
+        .map_or(model.to_owned(), |s| s.dir.clone());
+    let mut pending = vec![(root, Vec::<String>::new())];
     while let Some((dir, prefix)) = pending.pop() {
         for entry in std::fs::read_dir(&dir).map_err(io(&dir))? {
             let entry = entry.map_err(io(&dir))?;
@@ -158,17 +187,23 @@ pub fn list(model: &Path, ignore_paths: &[String]) -> Result<Listing, OmsError> 
             let mut rel = prefix.clone();
             rel.push(name);
             let kind = entry.file_type().map_err(io(&path))?;
-            if kind.is_symlink() {
-                return Err(unhashable(&path, LINK));
-            } else if kind.is_dir() {
+            if kind.is_dir() {
                 pending.push((path, rel));
-            } else if kind.is_file() {
+            } else if kind.is_file() || kind.is_symlink() {
+                // model_signing checks every entry, ignored or not, before it ignores any.
+                let (path, size) = if kind.is_symlink() {
+                    let blob = follow(&snapshot, &path)?;
+                    listing.links_followed += 1;
+                    (blob.path, blob.size)
+                } else {
+                    let size = entry.metadata().map_err(io(&path))?.len();
+                    (path, size)
+                };
                 let parts: Vec<&str> = rel.iter().map(String::as_str).collect();
                 let joined = rel.join("/");
                 if is_ignored(&parts, &ignores) {
                     listing.ignored.push(joined);
                 } else {
-                    let size = entry.metadata().map_err(io(&path))?.len();
                     listing.files.push(ModelFile {
                         rel: joined,
                         path,

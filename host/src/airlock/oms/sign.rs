@@ -28,6 +28,18 @@ pub struct Signed {
     pub hint: String,
 }
 
+/// The directory or file a model path names: an `hf://org/name[@revision]` URI resolved in the
+/// Hugging Face cache (offline, `read::hfcache`), any other path as it is.
+pub fn local(model: &Path) -> Result<PathBuf, OmsError> {
+    if !crate::read::hfcache::is_uri(model) {
+        return Ok(model.to_owned());
+    }
+    crate::read::hfcache::resolve(&model.to_string_lossy()).map_err(|e| OmsError::Unhashable {
+        path: model.display().to_string(),
+        why: e.to_string(),
+    })
+}
+
 /// The model's name as model_signing takes it: the last component of its path, or of the
 /// resolved path when that is empty or `..` (`file.Serializer.serialize`).
 pub fn model_name(model: &Path) -> String {
@@ -135,7 +147,9 @@ pub fn sign(
     let ignore = ignore_paths(model, Some(signature), extra);
     let (listing, resources) = hash_model(model, &ignore)?;
     let name = model_name(model);
-    let serialization = files_serialization(ignore.clone());
+    let mut serialization = files_serialization(ignore.clone());
+    // What `model_signing sign key --allow_symlinks` records: links were followed.
+    serialization.allow_symlinks = listing.links_followed > 0;
     let (statement, root) = payload::build(&name, &serialization, &resources);
     let public = signing_key.verifying_key().into();
     let hint = key::hint(&public);

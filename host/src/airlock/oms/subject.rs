@@ -11,7 +11,7 @@
 
 use crate::airlock::oms::manifest::{root_digest, Method, GIT_PATHS};
 use crate::airlock::oms::payload::{parse_serialization, serialization_json};
-use crate::airlock::oms::sign::{files_serialization, hash_model, model_name};
+use crate::airlock::oms::sign::{files_serialization, hash_model, local, model_name};
 use crate::airlock::oms::{OmsError, PREDICATE_TYPE};
 use crate::airlock::signing::{Statement, Subject, SCAN_PREDICATE};
 use crate::airlock::store::digest_of_path;
@@ -27,6 +27,7 @@ pub fn subject(model: &Path, extra_ignore: &[String]) -> Result<Subject, OmsErro
     ignore.extend(extra_ignore.iter().cloned());
     ignore.sort();
     ignore.dedup();
+    let model = &local(model)?;
     let (_, resources) = hash_model(model, &ignore)?;
     let serialization = files_serialization(ignore);
     Ok(Subject {
@@ -60,7 +61,7 @@ pub fn check(statement: &Statement, artifact: &Path) -> Option<(Vec<String>, Vec
             "the subject's OMS root is not of files hashed with sha256, which is all socair computes"
                 .into(),
         ),
-        Ok(s) => match hash_model(artifact, &s.ignore_paths) {
+        Ok(s) => match local(artifact).and_then(|a| hash_model(&a, &s.ignore_paths)) {
             Ok((_, resources)) => {
                 let root = root_digest(&resources);
                 if root == expected {

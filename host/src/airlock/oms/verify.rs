@@ -11,8 +11,8 @@
 //!
 //! Where socair is stricter: it refuses a signature whose ignore paths cover the whole model
 //! (model_signing verifies it against any directory), a resource listed twice, and names
-//! model_signing never writes; it never follows a symbolic link, even when the signature says
-//! links were allowed.
+//! model_signing never writes; it follows no symbolic link but a Hugging Face cache snapshot's
+//! links into its repository's blobs (`manifest::list`), whatever the signature says of links.
 
 use crate::airlock::oms::bundle::{self, Material};
 use crate::airlock::oms::manifest::{self, Method, GIT_PATHS};
