@@ -26,6 +26,7 @@ mod legacy;
 mod many;
 mod native;
 mod numpy;
+mod oms;
 mod onnx;
 mod packaging;
 mod paddle;

@@ -54,6 +54,25 @@ pub struct Cli {
     pub command: Command,
 }
 
+/// The kinds of key `socair keygen` writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum KeyAlgorithm {
+    /// Ed25519: socair's envelopes.
+    Ed25519,
+    /// ECDSA on NIST P-256: OpenSSF model signatures.
+    #[value(name = "ecdsa-p256")]
+    EcdsaP256,
+}
+
+/// What a scan attestation names as its subject.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum SubjectKind {
+    /// The socair.modeldir/v1 digest of a directory, the sha256 of a file.
+    Modeldir,
+    /// The OpenSSF model signature's root digest.
+    Oms,
+}
+
 /// The commands.
 #[derive(Debug, Subcommand)]
 pub enum Command {
@@ -163,13 +182,23 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
-    /// Write an Ed25519 key pair: K (PKCS#8 PEM, mode 0600) and K.pub (SPKI PEM); print the keyid.
+    /// Write a key pair: K (PKCS#8 PEM, mode 0600) and K.pub (SPKI PEM); print the keyid.
+    ///
+    /// Ed25519 keys (the default) sign socair's own envelopes (attest, airlock). ECDSA P-256
+    /// keys (--algorithm ecdsa-p256) sign OpenSSF model signatures (`socair sign`), and are the
+    /// keys `model_signing sign key` and `model_signing verify key` read; their keyid is the
+    /// key hint model_signing writes into its bundles.
     ///
     /// Example: socair keygen --out operator.key
+    ///
+    /// Example: socair keygen --algorithm ecdsa-p256 --out publisher.key
     Keygen {
         /// The private key file to create (never overwritten).
         #[arg(long, value_name = "K")]
         out: PathBuf,
+        /// The kind of key.
+        #[arg(long, value_enum, default_value = "ed25519")]
+        algorithm: KeyAlgorithm,
     },
     /// Scan and sign: write a DSSE envelope holding an in-toto Statement whose predicate is the
     /// report (default: <path>.attestation.dsse.json).
@@ -195,6 +224,19 @@ pub enum Command {
         /// Print nothing on standard output, even on a terminal (the envelope is in the file).
         #[arg(long)]
         json: bool,
+        /// The statement's subject: the `socair.modeldir/v1` digest (or the file's sha256), or
+        /// `oms`, the root digest an OpenSSF model signature (model_signing) of the same
+        /// file or directory names, so that the scan and a publisher's signature name one
+        /// subject. The report inside still carries socair's own digest; `socair verify`
+        /// checks both.
+        #[arg(long, value_enum, default_value = "modeldir")]
+        subject: SubjectKind,
+        /// With --subject oms: a file or directory the root leaves out besides model_signing's
+        /// defaults (.git, .gitattributes, .github, .gitignore), read from the current
+        /// directory as `model_signing sign --ignore-paths` reads it; give the publisher's
+        /// signature when it lies in the model (`--oms-ignore bert/model.sig`).
+        #[arg(long = "oms-ignore", value_name = "PATH")]
+        oms_ignore: Vec<PathBuf>,
     },
     /// Can I trust this file? Verify a Socair envelope (scan attestation, acceptance,
     /// derivation record) and what it says about ARTIFACT.
@@ -209,6 +251,13 @@ pub enum Command {
     ///
     /// Exits 0 only when every condition holds, 1 naming the first that fails, 2 when a file
     /// cannot be read or is not an envelope. --signature-only checks the signature alone.
+    ///
+    /// An OpenSSF model signature (a Sigstore bundle, as `model_signing sign key` and `socair
+    /// sign` write it) is verified as `model_signing verify key` verifies it: the signature
+    /// under the P-256 key --pub, then ARTIFACT, the model, hashed again and compared file by
+    /// file; every file added, removed or changed is named.
+    ///
+    /// Example: socair verify model.sig ./bert --pub publisher.key.pub
     ///
     /// Example: socair verify model.safetensors.attestation.dsse.json model.safetensors --store /srv/airlock
     ///
@@ -240,6 +289,34 @@ pub enum Command {
         )]
         output: Option<PathBuf>,
         /// Print the payload exactly as signed even on a terminal (what goes to a pipe).
+        #[arg(long)]
+        json: bool,
+    },
+    /// Sign a model as OpenSSF Model Signing (OMS v1.0) signs it: a Sigstore bundle that
+    /// `model_signing verify key MODEL --signature SIG --public_key K.pub` accepts offline.
+    ///
+    /// MODEL (a directory or a file) is hashed as model_signing hashes it: every file's
+    /// SHA-256, symbolic links refused, .git, .gitattributes, .github, .gitignore and the
+    /// signature itself left out. The key is an ECDSA P-256 private key (`socair keygen
+    /// --algorithm ecdsa-p256`, or any PKCS#8 or SEC1 PEM P-256 key). Prints the root digest;
+    /// exits 2 when the model or the key cannot be read.
+    ///
+    /// Example: socair sign ./bert --key publisher.key --out bert.sig
+    Sign {
+        /// The model: a directory or a file.
+        model: PathBuf,
+        /// The ECDSA P-256 private key (PEM).
+        #[arg(long, value_name = "K")]
+        key: PathBuf,
+        /// Where to write the signature (as model_signing: model.sig in the current directory).
+        #[arg(long, value_name = "SIG", default_value = "model.sig")]
+        out: PathBuf,
+        /// A file or directory of the model to leave out of the signature (repeatable), as
+        /// `model_signing sign --ignore-paths`: read from the current directory, recorded in
+        /// the signature, left out again by every verifier.
+        #[arg(long = "ignore-path", value_name = "PATH")]
+        ignore_paths: Vec<PathBuf>,
+        /// Print the summary as JSON even on a terminal.
         #[arg(long)]
         json: bool,
     },

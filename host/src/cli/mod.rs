@@ -10,6 +10,7 @@ pub mod batch;
 pub mod exit;
 pub mod human;
 pub mod listing;
+pub mod oms;
 pub mod output;
 pub mod progress;
 
@@ -296,7 +297,17 @@ fn dispatch(cli: Cli) -> Result<u8, Fatal> {
             })
         }
         Command::Tensors { .. } => Err(Fatal("socair tensors needs a path".into())),
-        Command::Keygen { out } => airlock::keygen(&out),
+        Command::Keygen { out, algorithm } => match algorithm {
+            args::KeyAlgorithm::Ed25519 => airlock::keygen(&out),
+            args::KeyAlgorithm::EcdsaP256 => oms::keygen(&out),
+        },
+        Command::Sign {
+            model,
+            key,
+            out,
+            ignore_paths,
+            json,
+        } => oms::sign(&model, &key, &out, &ignore_paths, json),
         Command::Convert {
             src,
             dst,
@@ -336,8 +347,22 @@ fn dispatch(cli: Cli) -> Result<u8, Fatal> {
             reviewed_classes,
             profile,
             json,
+            subject,
+            oms_ignore,
         } => {
             ask_profile(&mut readers, profile.as_deref());
+            let subject = match subject {
+                args::SubjectKind::Modeldir if oms_ignore.is_empty() => {
+                    crate::airlock::attest::AttestSubject::Report
+                }
+                args::SubjectKind::Modeldir => {
+                    return Err(Fatal("--oms-ignore goes with --subject oms".into()))
+                }
+                args::SubjectKind::Oms => crate::airlock::attest::AttestSubject::OmsRoot(
+                    crate::airlock::oms::sign::resolve_ignore(&path, &oms_ignore)
+                        .map_err(|e| Fatal(e.to_string()))?,
+                ),
+            };
             let options = ScanOptions {
                 reviewed: reviewed_list(reviewed_classes)?,
                 readers,
@@ -345,7 +370,7 @@ fn dispatch(cli: Cli) -> Result<u8, Fatal> {
             };
             let set = load_plugins(&cli.plugin_dirs);
             warn_refused(&set);
-            airlock::attest(&path, &key, out, &set, &options, json)
+            airlock::attest(&path, &key, out, &set, &options, json, &subject)
         }
         Command::Verify {
             envelope,
@@ -364,6 +389,10 @@ fn dispatch(cli: Cli) -> Result<u8, Fatal> {
                 input: input.as_deref(),
                 output: output.as_deref(),
             };
+            // An OpenSSF model signature (a Sigstore bundle) is told apart by its mediaType.
+            if let Some(bytes) = oms::read_bundle(&envelope) {
+                return oms::verify(&envelope, &bytes, store, public_key, checks, json);
+            }
             airlock::verify(&envelope, store, public_key, checks, &set, json)
         }
         Command::Airlock(cmd) => match cmd {
