@@ -219,7 +219,8 @@ fn tensors_and_single_files_read_through_the_links() {
 }
 
 /// A blob changed after download FAILs naming the file and its blob, whether huggingface_hub
-/// named it by its SHA-256 (LFS) or its git blob id; what each reader says stays as it is.
+/// named it by its SHA-256 (LFS) or its git blob id; what each reader says stays as it is;
+/// `tensors` leaves an LFS file whose bytes are not its blob's name unread (exit 1).
 #[test]
 fn a_tampered_blob_fails() {
     let tmp = tempfile::tempdir().unwrap();
@@ -254,6 +255,21 @@ fn a_tampered_blob_fails() {
             .unwrap()
             .contains("its SHA-256 is"),
         "{finding}"
+    );
+    // `socair tensors` reads the same bytes: the shard is unread, named with its blob, exit 1.
+    let r = run(socair().args(["tensors", "--json"]).arg(&dir));
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    let manifest = json(&r.stdout);
+    let unread = manifest["unread"].as_array().unwrap();
+    assert!(
+        unread
+            .iter()
+            .any(|u| u["file"] == "model-00001-of-00004.safetensors"
+                && u["reason"]
+                    .as_str()
+                    .unwrap()
+                    .contains("not df6f8152f9a2b61a")),
+        "{unread:?}"
     );
     // config.json's blob is named by its git blob id (not LFS).
     let config_blob = tmp

@@ -9,6 +9,7 @@ use crate::fingerprint::unpermute::Unpermuted;
 use crate::read::artifact::{
     data_files, reader_names, Artifact, ArtifactError, FileJob, ReaderChoice,
 };
+use crate::read::hfcache::BlobName;
 use crate::read::plugins::PluginSet;
 use crate::read::source::InputFile;
 use rayon::prelude::*;
@@ -138,7 +139,7 @@ pub fn fingerprint_detailed(
         });
     }
     let (digest, read) = rayon::join(
-        || artifact.subject_digest(),
+        || digest_and_tampered(&artifact),
         || -> Result<_, TensorsError> {
             let opened = artifact.open_all(&ReadOptions::default())?;
             let unpermuted = crate::fingerprint::unpermute::hash_unpermuted(&opened);
@@ -146,10 +147,45 @@ pub fn fingerprint_detailed(
             Ok((hash_all(&artifact, &opened), unpermuted, aliases))
         },
     );
-    let (hashed, unpermuted, aliases) = read?;
-    let mut m = manifest_of(&artifact, hashed, digest?);
+    let ((tensors, mut unread), unpermuted, aliases) = read?;
+    let (digest, tampered) = digest?;
+    unread.extend(tampered);
+    let mut m = manifest_of(&artifact, (tensors, unread), digest);
     m.aliases = aliases;
     Ok((m, unpermuted))
+}
+
+/// The subject digest and, for a Hugging Face snapshot, each file whose blob is named by a
+/// SHA-256 (an LFS file: huggingface_hub names it by the ETag the Hub sent, the file's SHA-256)
+/// that its bytes do not have: the cache was changed after the download. Such a file is
+/// unread, so `tensors` exits 1 where `scan`'s `Hugging Face cache` row FAILs (which also
+/// checks the git blob ids of the other files). One pass over the bytes either way.
+fn digest_and_tampered(
+    artifact: &Artifact<'_>,
+) -> Result<(String, Vec<UnreadEntry>), crate::read::artifact::ArtifactError> {
+    if !artifact.files.iter().any(|f| f.blob.is_some()) {
+        return Ok((artifact.subject_digest()?, Vec::new()));
+    }
+    let (each, digest) = artifact.file_hashes()?;
+    let tampered = artifact
+        .files
+        .iter()
+        .zip(&each)
+        .filter_map(|(f, (_, _, sha))| {
+            let blob = f.blob.as_ref()?;
+            (blob.name_kind() == BlobName::Sha256 && !sha.eq_ignore_ascii_case(&blob.etag)).then(
+                || UnreadEntry {
+                    file: f.rel.clone(),
+                    tensor: None,
+                    reason: format!(
+                        "its SHA-256 is {sha}, not {}, the name of its blob in the Hugging Face cache: the cache was changed after huggingface_hub downloaded it (`socair scan` FAILs it)",
+                        blob.etag
+                    ),
+                },
+            )
+        })
+        .collect();
+    Ok((digest, tampered))
 }
 
 /// The manifest of an artifact whose files are already open (as `scan` has them for the

@@ -87,6 +87,34 @@ pub struct Blob {
     pub size: u64,
 }
 
+/// What a blob's name says its bytes hash to: huggingface_hub names each blob by the ETag the
+/// Hub gave for its file (2.4.0, `file_download.py`): an LFS file's SHA-256 (64 hex digits),
+/// any other file's git blob id (40 hex digits).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BlobName {
+    /// A SHA-256 of the bytes.
+    Sha256,
+    /// A git blob id: the SHA-1 of `blob <size>\0` and the bytes.
+    GitSha1,
+    /// Neither: nothing says what the bytes should be.
+    Neither,
+}
+
+impl Blob {
+    /// What this blob's name says its bytes hash to.
+    pub fn name_kind(&self) -> BlobName {
+        let etag = &self.etag;
+        let hex = |n: usize| etag.len() == n && etag.bytes().all(|b| b.is_ascii_hexdigit());
+        if hex(64) {
+            BlobName::Sha256
+        } else if hex(40) {
+            BlobName::GitSha1
+        } else {
+            BlobName::Neither
+        }
+    }
+}
+
 fn file_name(p: &Path) -> Option<&str> {
     p.file_name().and_then(|n| n.to_str())
 }

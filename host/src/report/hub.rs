@@ -10,6 +10,7 @@
 
 use crate::base::digest::hex;
 use crate::read::artifact::Artifact;
+use crate::read::hfcache::BlobName;
 use crate::read::modeldir::FileHash;
 use crate::read::source::InputFile;
 use sha1::{Digest, Sha1};
@@ -17,24 +18,6 @@ use socair_plugin_api::{Finding, ReportRow, RowStatus};
 
 /// The check's name.
 pub const HUB_CHECK: &str = "Hugging Face cache";
-
-/// What a blob's name says its bytes hash to.
-enum Named {
-    Sha256,
-    GitSha1,
-    Neither,
-}
-
-fn named(etag: &str) -> Named {
-    let hex = |n: usize| etag.len() == n && etag.bytes().all(|b| b.is_ascii_hexdigit());
-    if hex(64) {
-        Named::Sha256
-    } else if hex(40) {
-        Named::GitSha1
-    } else {
-        Named::Neither
-    }
-}
 
 /// The git blob id of a file: `git hash-object`'s SHA-1 of `blob <size>\0` and the bytes.
 fn git_blob_id(path: &std::path::Path) -> std::io::Result<String> {
@@ -88,8 +71,8 @@ pub fn rows(artifact: &Artifact<'_>, hashes: &[FileHash]) -> Vec<(String, Report
     let (mut by_sha256, mut by_sha1, mut shared) = (0, 0, 0);
     for (file, blob) in &blobs {
         shared += usize::from(blob.shared.is_some());
-        let verdict = match named(&blob.etag) {
-            Named::Neither => Some((
+        let verdict = match blob.name_kind() {
+            BlobName::Neither => Some((
                 RowStatus::Lead,
                 format!(
                     "its blob's name {:?} is neither a SHA-256 nor a git blob id, the two names huggingface_hub gives blobs (the ETag the Hub sent): nothing says what its bytes should be",
@@ -97,7 +80,7 @@ pub fn rows(artifact: &Artifact<'_>, hashes: &[FileHash]) -> Vec<(String, Report
                 ),
             )),
             kind => {
-                let (what, actual) = if matches!(kind, Named::Sha256) {
+                let (what, actual) = if matches!(kind, BlobName::Sha256) {
                     by_sha256 += 1;
                     let sha = hashes.iter().find(|h| h.0 == file.rel).map(|h| h.2.clone());
                     ("SHA-256", sha.ok_or_else(|| "not hashed".to_owned()))
