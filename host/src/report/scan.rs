@@ -12,7 +12,7 @@
 //! What the files point at (index files, GGUF splits, ONNX external data) is judged in
 //! [`crate::report::pointers`].
 
-use crate::read::artifact::{data_files, AlsoRead, Artifact, ArtifactError, ReaderChoice};
+use crate::read::artifact::{data_files, AlsoRead, Artifact, ArtifactError, FileJob, ReaderChoice};
 use crate::read::plugins::{effective_rules, LoadedPlugin, PluginSet};
 use crate::report::companion::{classify, Companion};
 use crate::report::document::{
@@ -20,7 +20,9 @@ use crate::report::document::{
     DIGEST_NOT_COMPUTED, PICKLE_CHECK, SCHEMA, STRUCTURE_CHECK,
 };
 use crate::report::reference::{reference_row, Reference};
-use socair_plugin_api::{abi_stable::std_types::RString, ReadOptions, ReportRow, RowStatus};
+use socair_plugin_api::{
+    abi_stable::std_types::RString, OpenedFile, ReadOptions, ReportRow, RowStatus,
+};
 use std::collections::BTreeMap;
 use std::path::Path;
 
@@ -43,6 +45,19 @@ pub fn scan(
     plugins: &PluginSet,
     options: &ScanOptions,
 ) -> Result<Report, ArtifactError> {
+    scan_then(path, plugins, options, |_, _, _| ()).map(|(report, ())| report)
+}
+
+/// Scans the artifact at `path`, then calls `then` with the report and the files as the scan
+/// opened and read them, before they are closed: a loader ([`crate::report::load`]) takes
+/// its tensors' places from the very reading its report judged, not from a second opening
+/// of a path whose file may have been replaced in between.
+pub fn scan_then<R>(
+    path: &Path,
+    plugins: &PluginSet,
+    options: &ScanOptions,
+    then: impl FnOnce(&Report, &Artifact<'_>, &[(&FileJob<'_>, OpenedFile)]) -> R,
+) -> Result<(Report, R), ArtifactError> {
     let artifact = Artifact::resolve_to_judge(path, plugins, &options.readers)?;
     let read_options = ReadOptions {
         rules: Default::default(),
@@ -249,7 +264,7 @@ pub fn scan(
         .into_iter()
         .map(|(check, rows)| merge(check, rows, artifact.is_dir))
         .collect();
-    Ok(Report {
+    let report = Report {
         schema: SCHEMA.into(),
         artifact: ReportArtifact {
             name: artifact.name.clone(),
@@ -274,7 +289,9 @@ pub fn scan(
             digest: digest_skipped.then(|| DIGEST_NOT_COMPUTED.to_owned()),
         },
         rows,
-    })
+    };
+    let after = then(&report, &artifact, &opened);
+    Ok((report, after))
 }
 
 /// The row saying that a second plugin read a file: a LEAD when it read another format (one
