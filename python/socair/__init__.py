@@ -227,9 +227,9 @@ _EXTENDED = {
 }
 
 # A NumPy array-protocol type string a `.npy` header holds for a type socair has no element
-# type for (strings, datetimes): given to np.dtype as a string, never evaluated. Object
+# type for (strings, datetimes, extended precision): given to np.dtype as a string. Object
 # arrays ("O") never scan clean.
-_NUMPY_TYPESTR = re.compile(r"^[<>|=]?[USVMm]\d*(\[[0-9A-Za-z]+\])?$")
+_NUMPY_TYPESTR = re.compile(r"^[<>|=]?[?bBiufcUSVMm]\d*(\[[0-9A-Za-z]+\])?$")
 
 
 def _numpy() -> Any:
@@ -247,7 +247,8 @@ def _ml_dtypes() -> Any:
 
 
 def _dtype(np: Any, element: Optional[str], dtype: str, big: bool, raw: bool, name: str) -> Tuple[Any, str]:
-    """The NumPy dtype for a tensor and the element type to name it by."""
+    """The NumPy dtype for a tensor and the element type to name it by; ``None`` for a tensor
+    returned as its raw bytes (``raw=True``)."""
     order = ">" if big else "<"
     if element in _NUMPY:
         code = _NUMPY[element]
@@ -260,8 +261,16 @@ def _dtype(np: Any, element: Optional[str], dtype: str, big: bool, raw: bool, na
         return np.dtype(order + bits if bits != "u1" else bits), element
     if element is None and _NUMPY_TYPESTR.match(dtype):
         return np.dtype(dtype), dtype
+    if element is None and dtype.startswith("["):
+        # A structured dtype's descr, as the `.npy` header holds it: read as np.load reads it
+        # (numpy.lib.format: ast.literal_eval, then descr_to_dtype), never evaluated.
+        import ast
+
+        from numpy.lib import format as npy_format
+
+        return npy_format.descr_to_dtype(ast.literal_eval(dtype)), dtype
     if raw:
-        return np.dtype("u1"), dtype
+        return None, element or dtype
     raise LoadError(
         f"tensor {name!r} is {dtype}, which has no NumPy element type"
         " (block-quantized or packed): pass raw=True for its bytes as uint8"
@@ -331,7 +340,9 @@ def _load(path: PathLike, reviewed_classes: Reviewed, raw: bool, writable: bool)
                 )
             seen[name] = rel
             np_dtype, named = _dtype(np, element, dtype, big, raw, name)
-            raw_bytes = np_dtype == np.dtype("u1") and element is None
+            raw_bytes = np_dtype is None
+            if raw_bytes:
+                np_dtype = np.dtype("u1")
             plan.append((rel, name, np_dtype, named, tuple(shape), place, raw_bytes))
         maps = [_map(np, p, fd, length, writable) for p, fd, length in files]
     finally:

@@ -47,16 +47,21 @@ def bits(a):
     a = np.asarray(a)
     if not a.dtype.isnative:
         a = a.astype(a.dtype.newbyteorder("="))
-    if a.dtype.kind == "c":
-        a = a.view(np.dtype(f"u{a.dtype.itemsize // 2}"))
-    elif a.dtype.itemsize in (1, 2, 4, 8) and a.dtype.kind not in "US":
-        a = a.view(np.dtype(f"u{a.dtype.itemsize}"))
-    return a
+    a = np.ascontiguousarray(a)
+    if a.dtype.kind == "c" and a.dtype.itemsize // 2 in (1, 2, 4, 8):
+        return a.view(np.dtype(f"u{a.dtype.itemsize // 2}"))
+    if a.dtype.itemsize in (1, 2, 4, 8) and a.dtype.kind not in "US" and a.dtype.fields is None:
+        return a.view(np.dtype(f"u{a.dtype.itemsize}"))
+    # Extended precision, strings, records: their bytes.
+    return a.reshape(-1).view(np.uint8)
 
 
 def assert_same_array(ours, theirs, name):
+    """Same shape, and the same bits element by element in logical (row-major) order."""
     assert ours.shape == theirs.shape, f"{name}: shape {ours.shape} != {theirs.shape}"
-    assert np.array_equal(bits(ours), bits(theirs)), f"{name}: values differ"
+    a = bits(np.ascontiguousarray(ours)).reshape(-1)
+    b = bits(np.ascontiguousarray(theirs)).reshape(-1)
+    assert np.array_equal(a, b), f"{name}: values differ"
 
 
 class Audit:
