@@ -317,10 +317,10 @@ def _array(np: Any, maps: Sequence[Any], place: Tuple[Any, ...], dtype: Any, sha
     raise LoadError(f"unknown place {kind!r}")
 
 
-def _load(path: PathLike, reviewed_classes: Reviewed, raw: bool, writable: bool) -> Tensors:
+def _load(path: PathLike, reviewed_classes: Reviewed, raw: bool, writable: bool, verify: bool = True) -> Tensors:
     np = _numpy()
     listed, file = _reviewed_args(reviewed_classes)
-    document, layout = _plugins_session().load(os.fspath(path), listed, file)
+    document, layout = _plugins_session().load(os.fspath(path), listed, file, verify)
     report = Report(document)
     if layout is None:
         raise RefusedError(path, report)
@@ -357,11 +357,12 @@ def _load(path: PathLike, reviewed_classes: Reviewed, raw: bool, writable: bool)
     return out
 
 
-def load(path: PathLike, *, reviewed_classes: Reviewed = None, raw: bool = False) -> Tensors:
+def load(path: PathLike, *, reviewed_classes: Reviewed = None, raw: bool = False, verify: bool = True) -> Tensors:
     """Every tensor of a model file or directory as NumPy arrays, read straight from the file.
 
-    The file is scanned first; if any row FAILs or is a LEAD, :class:`RefusedError` is raised
-    (its ``report`` says why) before any tensor byte is returned. Nothing is unpickled,
+    The file is scanned first, every check ``socair scan`` runs (the file's sha256 aside: the
+    report says it was not computed); if any row FAILs or is a LEAD, :class:`RefusedError` is
+    raised (its ``report`` says why) before any tensor byte is returned. Nothing is unpickled,
     evaluated or imported from the file. Arrays are read-only views of a memory map of the
     file the scan read, with the dtype, shape and strides the format's own loader gives
     (``torch.load``, safetensors, NumPy, gguf, onnx); tensors whose bytes are not one range
@@ -371,5 +372,9 @@ def load(path: PathLike, *, reviewed_classes: Reviewed = None, raw: bool = False
     else ``uint16``/``uint8`` arrays of their bits; ``Tensors.dtypes`` names each one's type.
     Block-quantized GGUF tensors are refused by name unless ``raw=True``, which returns their
     bytes as one-dimensional ``uint8`` arrays.
+
+    ``verify=False`` scans the structure only, as ``socair scan --header-only`` does: every
+    check except the CRC-32 of tensor data, and no sha256 of the file (a pass over every byte
+    each). A FAIL or LEAD still refuses; the report's NOT_TESTED row says what was skipped.
     """
-    return _load(path, reviewed_classes, raw, writable=False)
+    return _load(path, reviewed_classes, raw, writable=False, verify=verify)

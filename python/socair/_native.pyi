@@ -38,4 +38,5 @@ class Session:
         path: str,
         reviewed_list: Optional[List[str]] = None,
         reviewed_file: Optional[str] = None,
+        verify: bool = True,
     ) -> Tuple[str, Optional[_Layout]]: ...

@@ -78,17 +78,19 @@ def load(
     map_location: Optional[Union[str, Any]] = None,
     *,
     reviewed_classes: socair.Reviewed = None,
+    verify: bool = True,
 ) -> Dict[str, Any]:
     """Every tensor of a checkpoint (or any file :func:`socair.load` reads) as ``torch.Tensor``
     objects, by name as ``socair tensors`` names them (a state dict's keys).
 
     ``map_location`` is ``None`` or ``"cpu"`` for tensors over the mapped file, or a device
-    (``"cuda:0"``, ``torch.device(...)``) to move them to.
+    (``"cuda:0"``, ``torch.device(...)``) to move them to. ``verify`` is
+    :func:`socair.load`'s.
     """
     import numpy as np
     import torch
 
-    arrays = socair._load(path, reviewed_classes, raw=False, writable=True)
+    arrays = socair._load(path, reviewed_classes, raw=False, writable=True, verify=verify)
     device = None if map_location is None else torch.device(map_location)
     out: Dict[str, Any] = {}
     for name, array in arrays.items():

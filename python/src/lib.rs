@@ -23,6 +23,13 @@ pyo3::create_exception!(
     "An input socair cannot read at all: the command line's exit code 2."
 );
 
+/// What a load's report says of its subject digest: a load has no use for the file's sha256
+/// (`socair.scan` and `socair attest` compute it), one more pass over every byte.
+const NO_DIGEST: &str =
+    "not computed: socair.load reads no byte for the file's sha256 (socair.scan computes it)";
+/// The same, for a load that reads the structure only.
+const UNVERIFIED: &str = "not computed: socair.load(verify=False) reads the structure only (no CRC-32 over tensor data, no sha256 of the file)";
+
 /// The plugins found on a search path, loaded once and shared by every call.
 #[pyclass(frozen, module = "socair._native")]
 struct Session {
@@ -136,13 +143,17 @@ impl Session {
     ///   `place` one of `("ranges", file_index, [(offset, len), ...])`,
     ///   `("strided", file_index, base, strides, element_size)` or `("inline", bytes)`;
     /// * `unread`: `(file, tensor or None, reason)`.
-    #[pyo3(signature = (path, reviewed_list=None, reviewed_file=None))]
+    ///
+    /// The scan computes no subject digest; with `verify` false it reads the structure only
+    /// (`--header-only`: every check but the CRC-32 of tensor data).
+    #[pyo3(signature = (path, reviewed_list=None, reviewed_file=None, verify=true))]
     fn load<'py>(
         &self,
         py: Python<'py>,
         path: PathBuf,
         reviewed_list: Option<Vec<String>>,
         reviewed_file: Option<PathBuf>,
+        verify: bool,
     ) -> PyResult<(String, Option<Bound<'py, PyTuple>>)> {
         if socair::read::source::is_remote(&path) {
             return Err(error(format!(
@@ -152,6 +163,8 @@ impl Session {
         }
         let options = ScanOptions {
             reviewed: reviewed(reviewed_list, reviewed_file)?,
+            header_only: !verify,
+            digest_not_computed: Some(if verify { NO_DIGEST } else { UNVERIFIED }.to_owned()),
             ..ScanOptions::default()
         };
         let loadable = py

@@ -115,6 +115,7 @@ fn dispatch(cli: Cli) -> Result<u8, Fatal> {
                     reviewed,
                     reference,
                     readers,
+                    digest_not_computed: None,
                 },
             )
             .map_err(|e| Fatal(e.to_string()))?;

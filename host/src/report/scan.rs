@@ -37,6 +37,9 @@ pub struct ScanOptions {
     pub reference: Option<Reference>,
     /// How readers are chosen when several plugins claim a file.
     pub readers: ReaderChoice,
+    /// Why the subject digest is not computed, when the caller has no use for it (a loader
+    /// that reads the structure only): the report says so instead of naming a subject.
+    pub digest_not_computed: Option<String>,
 }
 
 /// Scans the artifact at `path`.
@@ -72,7 +75,8 @@ pub fn scan_then<R>(
     // A header-only scan of a remote object fetches what the readers ask for (a few
     // megabytes of a multi-gigabyte checkpoint), never every byte: its digest is not computed,
     // and the report says so instead of naming a subject.
-    let digest_skipped = options.header_only && artifact.is_remote();
+    let digest_skipped =
+        options.header_only && artifact.is_remote() || options.digest_not_computed.is_some();
     let (digest, opened) = rayon::join(
         || {
             if digest_skipped {
@@ -286,7 +290,11 @@ pub fn scan_then<R>(
             },
             reference_data: options.reference.as_ref().map(|r| r.named.clone()),
             reviewed_classes: options.reviewed.clone(),
-            digest: digest_skipped.then(|| DIGEST_NOT_COMPUTED.to_owned()),
+            digest: digest_skipped.then(|| {
+                (options.digest_not_computed.as_deref())
+                    .unwrap_or(DIGEST_NOT_COMPUTED)
+                    .to_owned()
+            }),
         },
         rows,
     };
