@@ -121,8 +121,8 @@ def main():
             grown = (peak - before) / 1024
             label = {
                 "torch": "torch.load(weights_only=True, mmap=True)",
-                "socair": "socair.load (full scan: every CRC-32, the sha256)",
-                "socair-unverified": "socair.load(verify=False) (structure, no data pass)",
+                "socair": "socair.load (every check, CRC-32 of every record)",
+                "socair-unverified": "socair.load(verify=False) (structure only)",
             }[m]
             print(f"{label:<52} {seconds:>8.3f} {base / seconds:>9.2f} {grown:>9.0f} {grown - size / 1048576:>12.0f}")
 
