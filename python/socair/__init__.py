@@ -195,6 +195,10 @@ class Tensors(Dict[str, Any]):
 
     report: Report
     dtypes: Dict[str, str]
+    torch_kinds: Dict[str, str]
+    """The tensors torch.load returns as more than a plain tensor: ``parameter`` (an
+    ``nn.Parameter``), ``parameter-frozen`` (one with ``requires_grad=False``) or
+    ``requires-grad``; :func:`socair.torch.load` returns them so."""
 
 
 # socair's element types (the safetensors dtype names) as NumPy type codes.
@@ -333,7 +337,10 @@ def _load(path: PathLike, reviewed_classes: Reviewed, raw: bool, writable: bool,
         # Everything that can refuse is decided before any file is mapped.
         seen: Dict[str, str] = {}
         plan = []
-        for rel, name, dtype, element, shape, big, place in places:
+        kinds: Dict[str, str] = {}
+        for rel, name, dtype, element, shape, big, place, kind in places:
+            if kind is not None:
+                kinds[name] = kind
             if name in seen:
                 raise LoadError(
                     f"tensor {name!r} is in both {seen[name]!r} and {rel!r}: load one of the files"
@@ -351,6 +358,7 @@ def _load(path: PathLike, reviewed_classes: Reviewed, raw: bool, writable: bool,
     out = Tensors()
     out.report = report
     out.dtypes = {}
+    out.torch_kinds = kinds
     for rel, name, np_dtype, named, shape, place, raw_bytes in sorted(plan, key=lambda p: (p[0].encode(), p[1].encode())):
         out[name] = _array(np, maps, place, np_dtype, shape, raw_bytes)
         out.dtypes[name] = named

@@ -12,7 +12,7 @@ _Place = Union[
     Tuple[str, int, int, List[int], int],
     Tuple[str, bytes],
 ]
-_TensorPlace = Tuple[str, str, str, Optional[str], List[int], bool, _Place]
+_TensorPlace = Tuple[str, str, str, Optional[str], List[int], bool, _Place, Optional[str]]
 _Layout = Tuple[
     List[Tuple[str, int, int]],
     List[_TensorPlace],

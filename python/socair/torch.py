@@ -5,7 +5,8 @@ The file is scanned as :func:`socair.load` scans it (any FAIL or LEAD raises
 :class:`socair.RefusedError` before a tensor is made), and each tensor is a ``torch.Tensor``
 over a copy-on-write memory map of the file, as ``torch.load(..., mmap=True)`` maps it:
 writable, its writes private to the process, the file never changed. Dtypes, shapes and strides
-are torch's own (a transposed or sliced view saved as such comes back with its strides).
+are torch's own (a transposed or sliced view saved as such comes back with its strides), and
+so are ``nn.Parameter`` types and ``requires_grad``.
 """
 
 from __future__ import annotations
@@ -97,5 +98,11 @@ def load(
         t = _tensor(torch, np, array, arrays.dtypes[name])
         if device is not None and device.type != "cpu":
             t = t.to(device)
+        kind = arrays.torch_kinds.get(name)
+        if kind in ("parameter", "parameter-frozen"):
+            # torch._utils._rebuild_parameter: nn.Parameter(data, requires_grad).
+            t = torch.nn.Parameter(t, requires_grad=kind == "parameter")
+        elif kind == "requires-grad":
+            t.requires_grad_(True)
         out[name] = t
     return out

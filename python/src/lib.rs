@@ -139,7 +139,8 @@ impl Session {
     ///
     /// * `files`: `(path, fd, len)`, `fd` a new descriptor of the file the scan read, which
     ///   the caller closes;
-    /// * `tensors`: `(file, name, dtype, element_type, shape, big_endian, place)` with
+    /// * `tensors`: `(file, name, dtype, element_type, shape, big_endian, place, torch_kind)`
+    ///   with `torch_kind` `parameter`, `parameter-frozen`, `requires-grad` or `None`, and
     ///   `place` one of `("ranges", file_index, [(offset, len), ...])`,
     ///   `("strided", file_index, base, strides, element_size)` or `("inline", bytes)`;
     /// * `unread`: `(file, tensor or None, reason)`.
@@ -203,6 +204,7 @@ impl Session {
                 t.shape,
                 t.big_endian,
                 place,
+                t.torch_kind,
             ))?;
         }
         let unread = PyList::empty(py);

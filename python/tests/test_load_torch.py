@@ -125,6 +125,8 @@ def test_socair_torch_load_matches_torch_load(path):
     for name, t in theirs.items():
         o = ours[name]
         assert isinstance(o, torch.Tensor)
+        assert type(o) is type(t), name  # nn.Parameter where torch gives one
+        assert o.requires_grad == t.requires_grad, name
         assert o.dtype == t.dtype, name
         assert o.shape == t.shape, name
         if t.numel() > 1:
@@ -133,7 +135,8 @@ def test_socair_torch_load_matches_torch_load(path):
     # Writable, as torch.load's tensors are; a write stays in this process.
     for o in ours.values():
         if o.numel() and o.dtype.is_floating_point and o.is_contiguous():
-            o.view(-1)[0] = 12345
+            with torch.no_grad():
+                o.view(-1)[0] = 12345
             break
     again = socair.torch.load(path)
     for name, t in theirs.items():

@@ -15,6 +15,10 @@ use socair_plugin_api::{
 /// The metadata key under which the torch readers name an input's `byteorder` record
 /// (`socair_torch_zip::BYTEORDER_METADATA`).
 const BYTEORDER_METADATA: &str = "socair.byteorder_record";
+/// The torch readers' names of the tensors torch.load returns as `nn.Parameter` or with
+/// `requires_grad` (`socair_torch_zip::TENSOR_KIND_METADATA`), for loaders; the plugin names
+/// those types in `not_carried` itself.
+const TENSOR_KIND_METADATA: &str = "socair.torch_tensor_kind";
 /// Unquantized dtypes GGUF can hold (ggml names equal the safetensors names here).
 const GGUF_DTYPES: &[&str] = &["F32", "F16", "BF16", "F64", "I8", "I16", "I32", "I64"];
 
@@ -159,6 +163,11 @@ pub fn plan(
                 && k.as_str() == BYTEORDER_METADATA
             {
                 byteorder_records.push(v.to_string());
+                continue;
+            }
+            if (format == "torch-zip" || format == "torch-legacy")
+                && k.as_str() == TENSOR_KIND_METADATA
+            {
                 continue;
             }
             not_carried.push(format!("{prefix}metadata {k:?} = {v:?}"));

@@ -13,6 +13,10 @@ use socair_plugin_api::{ByteOrder, OpenedFile};
 use std::fs::File;
 use std::path::{Path, PathBuf};
 
+/// The torch readers' metadata key naming what torch.load returns a tensor as
+/// (`socair_torch_zip::TENSOR_KIND_METADATA`).
+const TENSOR_KIND_METADATA: &str = "socair.torch_tensor_kind";
+
 /// The outcome of [`load`]: the report, and the places of the tensors when it is clean.
 #[derive(Debug)]
 pub struct Loadable {
@@ -60,6 +64,9 @@ pub struct LoadTensor {
     pub shape: Vec<u64>,
     /// Whether its elements are big-endian.
     pub big_endian: bool,
+    /// What torch.load returns it as, when more than a plain tensor: `parameter`,
+    /// `parameter-frozen` or `requires-grad` (from the torch readers only).
+    pub torch_kind: Option<String>,
     /// Where its bytes are.
     pub bytes: TensorBytes,
 }
@@ -122,6 +129,19 @@ fn layout_of(
         layout.unread.push((file.clone(), None, reason.clone()));
     }
     for (job, opened) in opened {
+        let format = opened.format.as_str();
+        let kinds: std::collections::BTreeMap<&str, &str> =
+            if format == "torch-zip" || format == "torch-legacy" {
+                opened
+                    .metadata
+                    .iter()
+                    .filter(|kv| kv.0.as_str() == TENSOR_KIND_METADATA)
+                    .filter_map(|kv| kv.1.as_str().split_once(':'))
+                    .map(|(kind, name)| (name, kind))
+                    .collect()
+            } else {
+                Default::default()
+            };
         for u in opened.unread.iter() {
             layout.unread.push((
                 job.rel.clone(),
@@ -173,6 +193,7 @@ fn layout_of(
                 element_type: t.element_type.as_ref().map(|e| e.to_string()).into_option(),
                 shape: t.shape.to_vec(),
                 big_endian: t.byte_order == ByteOrder::Big,
+                torch_kind: kinds.get(t.name.as_str()).map(|k| (*k).to_owned()),
                 bytes,
             });
         }
