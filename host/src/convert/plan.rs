@@ -7,6 +7,7 @@ use crate::convert::tied::{self, ModelConfig};
 use crate::read::artifact::{data_path, FileJob};
 use crate::read::layout::{self, element_layout};
 use crate::read::plugins::PluginSet;
+use crate::report::load::TENSOR_KIND_METADATA;
 use socair_plugin_api::{
     abi_stable::std_types::{RString, RVec, Tuple2},
     ByteOrder, OpenedFile, PlanTensor, RowStatus,
@@ -15,10 +16,6 @@ use socair_plugin_api::{
 /// The metadata key under which the torch readers name an input's `byteorder` record
 /// (`socair_torch_zip::BYTEORDER_METADATA`).
 const BYTEORDER_METADATA: &str = "socair.byteorder_record";
-/// The torch readers' names of the tensors torch.load returns as `nn.Parameter` or with
-/// `requires_grad` (`socair_torch_zip::TENSOR_KIND_METADATA`), for loaders; the plugin names
-/// those types in `not_carried` itself.
-const TENSOR_KIND_METADATA: &str = "socair.torch_tensor_kind";
 /// Unquantized dtypes GGUF can hold (ggml names equal the safetensors names here).
 const GGUF_DTYPES: &[&str] = &["F32", "F16", "BF16", "F64", "I8", "I16", "I32", "I64"];
 
@@ -165,6 +162,8 @@ pub fn plan(
                 byteorder_records.push(v.to_string());
                 continue;
             }
+            // Their names of the tensors torch.load returns as `nn.Parameter` or with
+            // `requires_grad` are for loaders; they name those types as not carried themselves.
             if (format == "torch-zip" || format == "torch-legacy")
                 && k.as_str() == TENSOR_KIND_METADATA
             {

@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 
 /// The torch readers' metadata key naming what torch.load returns a tensor as
 /// (`socair_torch_zip::TENSOR_KIND_METADATA`).
-const TENSOR_KIND_METADATA: &str = "socair.torch_tensor_kind";
+pub const TENSOR_KIND_METADATA: &str = "socair.torch_tensor_kind";
 
 /// The outcome of [`load`]: the report, and the places of the tensors when it is clean.
 #[derive(Debug)]
