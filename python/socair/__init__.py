@@ -181,9 +181,9 @@ def plugins() -> Dict[str, Any]:
     ``(path, reason)`` (shadowed ones included), and the directories searched."""
     loaded, refused = _plugins_session().plugins()
     return {
-        "loaded": loaded,
-        "refused": refused,
-        "searched": _native.search_path(str(_BUNDLED)),
+        "loaded": [(name, version, os.fspath(path)) for name, version, path in loaded],
+        "refused": [(os.fspath(path), why) for path, why in refused],
+        "searched": [os.fspath(d) for d in _native.search_path(str(_BUNDLED))],
     }
 
 
@@ -281,7 +281,7 @@ def _dtype(np: Any, element: Optional[str], dtype: str, big: bool, raw: bool, na
     )
 
 
-def _map(np: Any, path: str, fd: int, length: int, writable: bool) -> Any:
+def _map(np: Any, path: "os.PathLike[str]", fd: int, length: int, writable: bool) -> Any:
     # The descriptor is a handle on the file the scan read: what is mapped is that file,
     # whatever its path names by now.
     size = os.fstat(fd).st_size

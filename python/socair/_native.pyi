@@ -1,5 +1,6 @@
 """Type stubs for ``socair._native``, the PyO3 extension over the socair host library."""
 
+from pathlib import Path
 from typing import List, Optional, Sequence, Tuple, Union
 
 VERSION: str
@@ -14,16 +15,16 @@ _Place = Union[
 ]
 _TensorPlace = Tuple[str, str, str, Optional[str], List[int], bool, _Place, Optional[str]]
 _Layout = Tuple[
-    List[Tuple[str, int, int]],
+    List[Tuple[Path, int, int]],
     List[_TensorPlace],
     List[Tuple[str, Optional[str], str]],
 ]
 
-def search_path(bundled: str) -> List[str]: ...
+def search_path(bundled: str) -> List[Path]: ...
 
 class Session:
     def __init__(self, dirs: Sequence[str]) -> None: ...
-    def plugins(self) -> Tuple[List[Tuple[str, str, str]], List[Tuple[str, str]]]: ...
+    def plugins(self) -> Tuple[List[Tuple[str, str, Path]], List[Tuple[Path, str]]]: ...
     def scan(
         self,
         path: str,

@@ -89,7 +89,11 @@ def load(
     :func:`socair.load`'s.
     """
     import numpy as np
-    import torch
+
+    try:
+        import torch
+    except ImportError as e:
+        raise ImportError("socair.torch.load needs torch (pip install torch); socair.load gives NumPy arrays without it") from e
 
     arrays = socair._load(path, reviewed_classes, raw=False, writable=True, verify=verify)
     device = None if map_location is None else torch.device(map_location)

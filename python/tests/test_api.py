@@ -27,6 +27,9 @@ def test_plugins_are_bundled_and_found_without_configuration():
     names = {name for name, _, _ in found["loaded"]}
     assert {"safetensors", "torch-zip", "gguf", "onnx", "numpy"} <= names
     assert found["refused"] == []
+    bundled = found["searched"][-1]
+    assert bundled.endswith("socair/plugins")
+    assert all(path.startswith(bundled) for _, _, path in found["loaded"])
 
 
 def test_a_clean_file_passes():
@@ -122,3 +125,25 @@ def test_tensors_is_what_the_cli_prints(rel):
     path = FIXTURES / rel
     cli = subprocess.run([CLI, "tensors", "--json", str(path)], capture_output=True, check=True)
     assert socair.tensors(path) == json.loads(cli.stdout)
+
+
+def test_socair_plugin_path_is_searched_before_the_bundled_plugins(tmp_path):
+    # A plugin in a SOCAIR_PLUGIN_PATH directory is loaded from there; the bundled one of the
+    # same name is shadowed (a fresh process: plugins are loaded once per process).
+    import shutil
+    import sys
+
+    bundled = next(path for name, _, path in socair.plugins()["loaded"] if name == "gguf")
+    shutil.copy2(bundled, tmp_path / os.path.basename(bundled))
+    code = (
+        "import json, socair; p = socair.plugins(); "
+        "print(json.dumps([p['searched'][0], dict((n, path) for n, _, path in p['loaded'])['gguf'], "
+        "[why for _, why in p['refused']], socair.scan(%r).verdict]))" % str(FIXTURES / "gguf/valid/llama-like.gguf")
+    )
+    env = dict(os.environ, SOCAIR_PLUGIN_PATH=str(tmp_path))
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True, cwd=tmp_path)
+    searched_first, gguf_from, refused, verdict = json.loads(out.stdout)
+    assert searched_first == str(tmp_path)
+    assert gguf_from == str(tmp_path / os.path.basename(bundled))
+    assert any("shadowed" in why and "gguf" in why for why in refused)
+    assert verdict == "PASS"
