@@ -7,8 +7,8 @@ maturin builds the wheel, this builds each plugin with cargo and copies the libr
 in the wheel (``[tool.maturin] include``).
 
 ``SOCAIR_WHEEL_PROFILE`` chooses the Cargo profile of both the plugins and the extension
-(``release`` by default; CI passes ``dev`` to reuse what ``cargo build --workspace`` already
-compiled). Everything else is maturin's.
+(``release`` by default, built without debug information; CI passes ``dev`` to reuse what
+``cargo build --workspace`` already compiled). Everything else is maturin's.
 """
 
 import json
@@ -35,6 +35,15 @@ PLUGIN_PREFIX = "socair_"
 
 def _profile():
     return os.environ.get("SOCAIR_WHEEL_PROFILE", "release")
+
+
+def _release_without_debug_info():
+    # The workspace's release profile keeps line tables (debug = 1) for the command line's
+    # backtraces: in a wheel they are most of its 350 MB. Both builds below (plugins, then the
+    # extension) see the same settings, so the second reuses the first's units.
+    if _profile() == "release":
+        os.environ.setdefault("CARGO_PROFILE_RELEASE_DEBUG", "false")
+        os.environ.setdefault("CARGO_PROFILE_RELEASE_STRIP", "debuginfo")
 
 
 def _plugins(metadata):
@@ -93,12 +102,14 @@ def _maturin_profile():
 
 
 def build_wheel(wheel_directory, config_settings=None, metadata_directory=None):
+    _release_without_debug_info()
     bundle_plugins()
     _maturin_profile()
     return maturin.build_wheel(wheel_directory, config_settings, metadata_directory)
 
 
 def build_editable(wheel_directory, config_settings=None, metadata_directory=None):
+    _release_without_debug_info()
     bundle_plugins()
     _maturin_profile()
     return maturin.build_editable(wheel_directory, config_settings, metadata_directory)
