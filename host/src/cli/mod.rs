@@ -152,6 +152,7 @@ fn dispatch(cli: Cli) -> Result<u8, Fatal> {
                     reviewed,
                     reference,
                     readers,
+                    digest_not_computed: None,
                 };
                 let batch = batch::Batch {
                     paths,
@@ -172,6 +173,7 @@ fn dispatch(cli: Cli) -> Result<u8, Fatal> {
                     reviewed,
                     reference,
                     readers,
+                    digest_not_computed: None,
                 },
             )
             .map_err(|e| Fatal(e.to_string()))?;

@@ -354,7 +354,7 @@ fn unread_files(
 
 /// The host does not take a plugin's word for where bytes lie: every range must lie inside the
 /// file, and for the element types it encodes, the bytes must hold exactly the shape.
-fn check_descriptor(t: &TensorDescriptor, file_len: u64) -> Result<(), String> {
+pub fn check_descriptor(t: &TensorDescriptor, file_len: u64) -> Result<(), String> {
     if crate::read::layout::strided(t, file_len)?.is_some() {
         // Checked there: strides match the shape and every element lies in the range.
         return Ok(());

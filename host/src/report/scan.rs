@@ -12,7 +12,7 @@
 //! What the files point at (index files, GGUF splits, ONNX external data) is judged in
 //! [`crate::report::pointers`].
 
-use crate::read::artifact::{data_files, AlsoRead, Artifact, ArtifactError, ReaderChoice};
+use crate::read::artifact::{data_files, AlsoRead, Artifact, ArtifactError, FileJob, ReaderChoice};
 use crate::read::plugins::{effective_rules, LoadedPlugin, PluginSet};
 use crate::report::companion::{classify, Companion};
 use crate::report::document::{
@@ -21,7 +21,9 @@ use crate::report::document::{
 };
 use crate::report::reference::{reference_row, Reference};
 use crate::report::scanned::Scanned;
-use socair_plugin_api::{abi_stable::std_types::RString, ReadOptions, ReportRow, RowStatus};
+use socair_plugin_api::{
+    abi_stable::std_types::RString, OpenedFile, ReadOptions, ReportRow, RowStatus,
+};
 use std::collections::BTreeMap;
 use std::path::Path;
 
@@ -36,6 +38,9 @@ pub struct ScanOptions {
     pub reference: Option<Reference>,
     /// How readers are chosen when several plugins claim a file.
     pub readers: ReaderChoice,
+    /// Why the subject digest is not computed, when the caller has no use for it (a loader
+    /// that reads the structure only): the report says so instead of naming a subject.
+    pub digest_not_computed: Option<String>,
 }
 
 /// Scans the artifact at `path`.
@@ -54,6 +59,19 @@ pub fn scan_detailed(
     plugins: &PluginSet,
     options: &ScanOptions,
 ) -> Result<Scanned, ArtifactError> {
+    scan_then(path, plugins, options, |_, _, _| ()).map(|(scanned, ())| scanned)
+}
+
+/// Scans the artifact at `path`, then calls `then` with the report and the files as the scan
+/// opened and read them, before they are closed: a loader ([`crate::report::load`]) takes
+/// its tensors' places from the very reading its report judged, not from a second opening
+/// of a path whose file may have been replaced in between.
+pub fn scan_then<R>(
+    path: &Path,
+    plugins: &PluginSet,
+    options: &ScanOptions,
+    then: impl FnOnce(&Report, &Artifact<'_>, &[(&FileJob<'_>, OpenedFile)]) -> R,
+) -> Result<(Scanned, R), ArtifactError> {
     let artifact = Artifact::resolve_to_judge(path, plugins, &options.readers)?;
     let read_options = ReadOptions {
         rules: Default::default(),
@@ -68,7 +86,11 @@ pub fn scan_detailed(
     // A header-only scan of a remote object fetches what the readers ask for (a few
     // megabytes of a multi-gigabyte checkpoint), never every byte: its digest is not computed,
     // and the report says so instead of naming a subject.
-    let digest_skipped = options.header_only && artifact.is_remote();
+    // A caller with no use for the digest (a loader) skips it, except in a Hugging Face
+    // snapshot, whose blobs are checked against their names with these very hashes.
+    let has_blobs = artifact.files.iter().any(|f| f.blob.is_some());
+    let digest_skipped = options.header_only && artifact.is_remote()
+        || (options.digest_not_computed.is_some() && !has_blobs);
     let (hashed, opened) = rayon::join(
         || {
             if digest_skipped {
@@ -288,15 +310,23 @@ pub fn scan_detailed(
             },
             reference_data: options.reference.as_ref().map(|r| r.named.clone()),
             reviewed_classes: options.reviewed.clone(),
-            digest: digest_skipped.then(|| DIGEST_NOT_COMPUTED.to_owned()),
+            digest: digest_skipped.then(|| {
+                (options.digest_not_computed.as_deref())
+                    .unwrap_or(DIGEST_NOT_COMPUTED)
+                    .to_owned()
+            }),
         },
         rows,
     };
-    Ok(Scanned {
-        report,
-        files,
-        findings,
-    })
+    let after = then(&report, &artifact, &opened);
+    Ok((
+        Scanned {
+            report,
+            files,
+            findings,
+        },
+        after,
+    ))
 }
 
 /// The row saying that a second plugin read a file: a LEAD when it read another format (one
