@@ -44,21 +44,58 @@ def unit_ids(args):
     return {ident(i): units[i] for i in range(len(units))}
 
 
+def only_for_cdylibs(args):
+    """Identities of the units that only cdylib-only libraries need (the Python extension's
+    pyo3): the test build has no use for them, so it does not build them again either."""
+    env = dict(os.environ, RUSTC_BOOTSTRAP="1")
+    out = subprocess.run(
+        ["cargo", *args, "--unit-graph", "-Z", "unstable-options"],
+        capture_output=True, text=True, env=env, check=True)
+    graph = json.loads(out.stdout)
+    units = graph["units"]
+    cdylib = {i for i, u in enumerate(units)
+              if u["target"]["crate_types"] == ["cdylib"] and u["mode"] == "build"}
+    reached, stack = set(), [r for r in graph["roots"] if r not in cdylib]
+    while stack:
+        i = stack.pop()
+        if i not in reached:
+            reached.add(i)
+            stack.extend(d["index"] for d in units[i]["dependencies"])
+    ids = unit_ids(args)
+    keys = list(ids)
+    return {keys[i] for i in range(len(units)) if i not in reached}
+
+
+def fail_if_built_again(who, again, hint):
+    if again:
+        print(f"{who} would compile {len(again)} unit(s) of the build again:")
+        for u in sorted(again, key=lambda u: u["pkg_id"]):
+            print(f"  {u['pkg_id']} {u['target']['name']} ({u['mode']}) features {u['features']}")
+        print(hint)
+        sys.exit(1)
+
+
 def main():
     built = unit_ids(["build", "--workspace"])
     tested = unit_ids(["test", "--workspace", "--no-run"])
-    # A library that is only a cdylib (plugins/tensorflow: its formats are another crate) is
-    # never a dependency, so the test build does not need the build's unit at all: it is not
-    # built again, only not built.
-    again = [u for k, u in built.items() if k not in tested
-             and not (u["target"]["crate_types"] == ["cdylib"] and u["mode"] == "build")]
-    if again:
-        print(f"`cargo test --workspace` would compile {len(again)} unit(s) of the build again:")
-        for u in sorted(again, key=lambda u: u["pkg_id"]):
-            print(f"  {u['pkg_id']} {u['target']['name']} ({u['mode']}) features {u['features']}")
-        print("A test dependency changes their features (see `cargo tree -e features -i <crate>`).")
-        sys.exit(1)
-    print(f"cargo test reuses all {len(built)} units of cargo build")
+    # A library that is only a cdylib (plugins/tensorflow: its formats are another crate; the
+    # Python extension) is never a dependency, so the test build does not need the build's
+    # unit at all, nor the units only it needs (pyo3): they are not built again, only not built.
+    cdylib_only = only_for_cdylibs(["build", "--workspace"])
+    fail_if_built_again(
+        "`cargo test --workspace`",
+        [u for k, u in built.items() if k not in tested and k not in cdylib_only],
+        "A test dependency changes their features (see `cargo tree -e features -i <crate>`).")
+    # maturin builds the Python extension alone (`cargo rustc -p socair-python`): resolved for
+    # that package only, the host's dependencies must get the features the workspace build
+    # gave them (python/Cargo.toml names those the plugins add), or the wheel's build compiles
+    # the host and its dependencies a second time.
+    extension = unit_ids(["build", "-p", "socair-python", "--lib"])
+    fail_if_built_again(
+        "maturin's build of socair-python",
+        [u for k, u in extension.items() if k not in built],
+        "Give python/Cargo.toml the features the workspace build unifies (see `cargo tree -e features -i <crate>`).")
+    print(f"cargo test reuses all {len(built)} units of cargo build, and the Python extension's build all of its {len(extension)}")
 
 
 main()

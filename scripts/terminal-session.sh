@@ -12,7 +12,8 @@ trap 'rm -rf "$work"' EXIT
 out=docs/terminal.md
 
 # Runs one command line (in $work, with socair on PATH) under a pseudo-terminal and appends
-# the prompt, what the terminal showed, and the exit code.
+# the prompt and what the terminal showed, without the progress bar's redraws (each ends in
+# an erase-line escape, ESC [2K).
 show() {
   local line=$1
   {
@@ -20,7 +21,8 @@ show() {
     echo '```console'
     echo "\$ $line"
     (cd "$work" && PATH="$(dirname "$bin"):$PATH" SOCAIR_STORE="$work/airlock" \
-      script -q -e -c "$line" /dev/null 2>&1 | tr -d '\r' | sed "s#$work#~#g; s#$PWD/#./#g") || true
+      script -q -e -c "$line" /dev/null 2>&1 | tr -d '\r' | perl -pe 's/[^\n]*?\e\[2K//g' \
+      | sed "s#$work#~#g; s#$PWD/#./#g") || true
     echo '```'
   } >>"$out"
 }
@@ -29,6 +31,13 @@ cp fixtures/torch/malicious/pickle-os-system.pt "$work/suspicious.pt"
 cp fixtures/torch/legit/state-dict.pt "$work/pytorch_model.bin"
 cp fixtures/torch/malicious/argparse-namespace.pt "$work/checkpoint.pt"
 cp -r fixtures/safetensors/tiny-bert "$work/tiny-bert"
+mkdir -p "$work/models"
+cp fixtures/torch/malicious/pickle-os-system.pt "$work/models/suspicious.pt"
+cp fixtures/torch/malicious/argparse-namespace.pt "$work/models/checkpoint.pt"
+cp -r fixtures/safetensors/tiny-bert "$work/models/tiny-bert"
+cp -r fixtures/onnx/external/model-dir "$work/models/onnx-external"
+echo "# our models" >"$work/models/README.md"
+cp -a fixtures/hfcache/hub "$work/hub"
 
 cat >"$out" <<'EOF'
 # A session on a terminal
@@ -45,6 +54,12 @@ show "socair scan checkpoint.pt"
 show "socair scan pytorch_model.bin"
 show "socair scan tiny-bert"
 show "socair tensors tiny-bert"
+
+echo -e "\n## Many models at once\n\nOne line per artifact, its verdict first, in a fixed order; \`--each\` finds model directories and the files a reader claims (not \`README.md\`). A Hugging Face cache's snapshots are read through their links, offline; \`--format sarif\` and \`socair bom\` write documents, with the summary on standard error." >>"$out"
+show "socair scan --each models"
+show "HF_HUB_CACHE=hub socair scan hf://socair-fixtures/tiny-bert-revs@v1"
+show "socair scan --each models hub --format sarif --out socair.sarif"
+show "socair bom tiny-bert --out tiny-bert.cdx.json"
 
 echo -e "\n## Through the airlock" >>"$out"
 show "socair keygen --out scanner.key && socair keygen --out reviewer.key"

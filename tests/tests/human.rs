@@ -11,7 +11,7 @@ use std::process::Command;
 
 /// Runs socair with `args` under a pseudo-terminal; returns its exit code and what its
 /// standard output showed there (with `\r\n` as `\n`), or `None` where `script` is missing.
-fn on_a_terminal(args: &[&str], envs: &[(&str, &str)]) -> Option<(i32, String)> {
+pub fn on_a_terminal(args: &[&str], envs: &[(&str, &str)]) -> Option<(i32, String)> {
     let bin = target_profile_dir().join("socair");
     let quote = |s: &str| format!("'{}'", s.replace('\'', r"'\''"));
     let line = std::iter::once(bin.display().to_string())

@@ -15,13 +15,24 @@ use crate::report::scan::{scan, ScanOptions};
 use ed25519_dalek::SigningKey;
 use std::path::Path;
 
-/// Scans `path` and signs the report as an in-toto Statement; returns the envelope bytes and
-/// the report.
+/// What a scan attestation names as its subject.
+#[derive(Debug, Clone, Default)]
+pub enum AttestSubject {
+    /// The report's own digest: `socair.modeldir/v1`, or a file's sha256.
+    #[default]
+    Report,
+    /// The OMS root digest, leaving out these paths besides model_signing's defaults.
+    OmsRoot(Vec<String>),
+}
+
+/// Scans `path` and signs the report as an in-toto Statement about `subject`; returns the
+/// envelope bytes and the report.
 pub fn attest(
     path: &Path,
     plugins: &PluginSet,
     options: &ScanOptions,
     key: &SigningKey,
+    subject: &AttestSubject,
 ) -> Result<(Vec<u8>, Report), ArtifactError> {
     let report = scan(path, plugins, options)?;
     // Only a report about every byte names a subject: one whose digest was not computed
@@ -35,12 +46,22 @@ pub fn attest(
             ),
         });
     }
-    let statement = Statement::new(
+    let mut statement = Statement::new(
         &report.artifact.name,
         &report.artifact.sha256,
         signing::SCAN_PREDICATE,
         serde_json::to_value(&report).expect("plain data"),
     );
+    if let AttestSubject::OmsRoot(ignore) = subject {
+        let oms =
+            crate::airlock::oms::subject::subject(path, ignore).map_err(|e| ArtifactError::Io {
+                path: path.to_owned(),
+                source: std::io::Error::other(format!(
+                    "the OMS root digest cannot be computed: {e}"
+                )),
+            })?;
+        statement.subject = vec![oms];
+    }
     let body = serde_json::to_vec(&statement).expect("plain data");
     let envelope = signing::sign(&body, key);
     Ok((output::to_json_bytes(&envelope), report))
@@ -100,6 +121,7 @@ pub fn scan_staged(
             plugins,
             &options,
             key,
+            &AttestSubject::Report,
         )
         .map_err(|e| StoreError::Unusable(e.to_string()))?;
         if report.artifact.sha256 != sha {

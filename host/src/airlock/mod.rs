@@ -17,6 +17,7 @@ pub mod error;
 pub mod gate;
 pub mod listing;
 pub mod log;
+pub mod oms;
 pub mod pins;
 pub mod policy;
 pub mod review;

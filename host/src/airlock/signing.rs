@@ -82,14 +82,7 @@ pub fn keyid(key: &VerifyingKey) -> String {
 /// optional public key of v2 (RFC 5958): OpenSSL and Python's `cryptography` read v1, and
 /// refuse the v2 form ed25519-dalek writes by default. Both forms are read back.
 pub fn keygen(path: &Path) -> Result<String, SigningError> {
-    for p in [path.to_owned(), public_path(path)] {
-        if std::fs::symlink_metadata(&p).is_ok() {
-            return Err(SigningError::Key {
-                path: p.display().to_string(),
-                reason: "already exists: socair keygen never overwrites a key (choose another --out, or move the old key away first)".into(),
-            });
-        }
-    }
+    refuse_existing(path)?;
     let key = SigningKey::generate(&mut rand_core::OsRng);
     let v1 = ed25519_dalek::pkcs8::KeypairBytes {
         secret_key: key.to_bytes(),
@@ -108,6 +101,28 @@ pub fn keygen(path: &Path) -> Result<String, SigningError> {
             path: path.display().to_string(),
             reason: e.to_string(),
         })?;
+    write_key_pair(path, &private, &public)?;
+    Ok(keyid(&key.verifying_key()))
+}
+
+/// Refuses to write a key where `path` or `path.pub` already exists.
+pub fn refuse_existing(path: &Path) -> Result<(), SigningError> {
+    for p in [path.to_owned(), public_path(path)] {
+        if std::fs::symlink_metadata(&p).is_ok() {
+            return Err(SigningError::Key {
+                path: p.display().to_string(),
+                reason: "already exists: socair keygen never overwrites a key (choose another --out, or move the old key away first)".into(),
+            });
+        }
+    }
+    Ok(())
+}
+
+/// Writes a key pair: `path` (the private key's PEM, mode 0600, created new) and `path.pub`
+/// (the public key's PEM, 0644, never replacing a file). When the public key cannot be
+/// written the private key is removed again.
+pub fn write_key_pair(path: &Path, private: &str, public: &str) -> Result<(), SigningError> {
+    refuse_existing(path)?;
     let pub_path = public_path(path);
     let io = |p: &Path| {
         let p = p.display().to_string();
@@ -133,7 +148,7 @@ pub fn keygen(path: &Path) -> Result<String, SigningError> {
         let _ = std::fs::remove_file(path);
         return Err(io(&pub_path)(e));
     }
-    Ok(keyid(&key.verifying_key()))
+    Ok(())
 }
 
 /// `K.pub` for a private key file `K`.
@@ -374,6 +389,10 @@ pub struct Subject {
     pub name: String,
     /// Digests by algorithm.
     pub digest: std::collections::BTreeMap<String, String>,
+    /// What the digest is of, when it is not socair's own digest (an in-toto
+    /// ResourceDescriptor's `annotations`): see `airlock::oms::subject`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub annotations: Option<serde_json::Value>,
 }
 
 impl Statement {
@@ -389,6 +408,7 @@ impl Statement {
             subject: vec![Subject {
                 name: name.into(),
                 digest: [("sha256".to_owned(), sha256.to_owned())].into(),
+                annotations: None,
             }],
             predicate_type: predicate_type.into(),
             predicate,

@@ -153,7 +153,14 @@ pub fn verify(
         }
     }
     // The artifact is the subject.
-    if let Some(artifact) = checks.artifact {
+    if let Some((held, problems)) = checks
+        .artifact
+        .and_then(|a| crate::airlock::oms::subject::check(&statement, a))
+    {
+        // The subject is the OMS root digest: `oms::subject` checks it and the report's own.
+        v.held.extend(held);
+        v.problems.extend(problems);
+    } else if let Some(artifact) = checks.artifact {
         let subject = statement.subject_sha256().unwrap_or("");
         match digest_of_path(artifact) {
             Ok(sha) if sha == subject => v.held.push(format!(

@@ -106,7 +106,7 @@ pub(crate) fn http_key(written: &str) -> Result<(ObjectPath, String), String> {
 
 /// `text` with each `%XX` decoded once; `None` when the result is not UTF-8. A `%` not
 /// followed by two hex digits stays as it is (as object_store and the url crate read it).
-fn percent_decode(text: &str) -> Option<String> {
+pub(crate) fn percent_decode(text: &str) -> Option<String> {
     let bytes = text.as_bytes();
     let mut out = Vec::with_capacity(bytes.len());
     let mut i = 0;

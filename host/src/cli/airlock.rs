@@ -40,13 +40,20 @@ pub fn attest(
     plugins: &PluginSet,
     options: &ScanOptions,
     json: bool,
+    subject: &attest::AttestSubject,
 ) -> Result<u8, Fatal> {
     let key = signing::load_signing_key(key).map_err(fatal)?;
-    let (bytes, report) = attest::attest(path, plugins, options, &key).map_err(fatal)?;
-    // Beside the file; for an object, in the current directory under the object's name.
+    let (bytes, report) = attest::attest(path, plugins, options, &key, subject).map_err(fatal)?;
+    // Beside the file; for an object, or a snapshot of the Hugging Face cache (which holds
+    // only what huggingface_hub writes), in the current directory under the artifact's name.
     let out = out.unwrap_or_else(|| {
-        let mut s = if crate::read::source::is_remote(path) {
-            std::ffi::OsString::from(&report.artifact.name)
+        use crate::read::hfcache;
+        let elsewhere = crate::read::source::is_remote(path)
+            || hfcache::is_uri(path)
+            || hfcache::Snapshot::of(path).is_some()
+            || path.parent().and_then(hfcache::Snapshot::of).is_some();
+        let mut s = if elsewhere {
+            std::ffi::OsString::from(report.artifact.name.replace('/', "--"))
         } else {
             path.as_os_str().to_owned()
         };
@@ -97,7 +104,22 @@ pub fn verify(
             Keys::Store(&policy)
         }
     };
-    let v = match verify::verify(envelope, &bytes, keys, checks, plugins) {
+    report_verification(
+        verify::verify(envelope, &bytes, keys, checks, plugins),
+        envelope,
+        json,
+    )
+}
+
+/// Prints a verification (of a socair envelope or an OpenSSF model signature) and returns the
+/// exit code: 0 when every condition holds, 1 when one fails or no trusted key signed, 2 when
+/// the file could not be used.
+pub fn report_verification(
+    verification: Result<verify::Verification, VerifyError>,
+    envelope: &Path,
+    json: bool,
+) -> Result<u8, Fatal> {
+    let v = match verification {
         Ok(v) => v,
         Err(VerifyError::Unusable(why)) => return Err(Fatal(why)),
         Err(VerifyError::Unsigned(why)) => {

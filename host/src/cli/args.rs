@@ -54,6 +54,25 @@ pub struct Cli {
     pub command: Command,
 }
 
+/// The kinds of key `socair keygen` writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum KeyAlgorithm {
+    /// Ed25519: socair's envelopes.
+    Ed25519,
+    /// ECDSA on NIST P-256: OpenSSF model signatures.
+    #[value(name = "ecdsa-p256")]
+    EcdsaP256,
+}
+
+/// What a scan attestation names as its subject.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum SubjectKind {
+    /// The socair.modeldir/v1 digest of a directory, the sha256 of a file.
+    Modeldir,
+    /// The OpenSSF model signature's root digest.
+    Oms,
+}
+
 /// The commands.
 #[derive(Debug, Subcommand)]
 pub enum Command {
@@ -74,7 +93,31 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
-    /// Scan a model file or directory without executing anything in it (socair.report/v1).
+    /// Scan and list the artifacts as a CycloneDX 1.6 ML-BOM (the same as
+    /// `socair scan --format cyclonedx`).
+    ///
+    /// Each artifact is a machine-learning-model component with its SHA-256 (a directory's
+    /// socair.modeldir/v1 digest), its format, its tensors' count and dtypes and the scan's
+    /// verdict as properties; each file of a model directory is a file component inside it.
+    /// Exits as `socair scan` does: 0 when every artifact is clean, 1 when one is not.
+    ///
+    /// Example: socair bom fixtures/safetensors/tiny-bert --out tiny-bert.cdx.json
+    Bom {
+        /// Model files or model directories (or hf://namespace/name[@revision]).
+        #[arg(required_unless_present = "each", value_name = "PATH")]
+        paths: Vec<PathBuf>,
+        /// Each model directory and model file found below DIR, as for `socair scan --each`.
+        #[arg(long, value_name = "DIR", num_args = 1..)]
+        each: Vec<PathBuf>,
+        /// A library profile, as for `socair scan --profile`.
+        #[arg(long, value_name = "PROFILE", value_parser = ["sklearn"])]
+        profile: Option<String>,
+        /// Write the BOM here (atomically) instead of to standard output.
+        #[arg(long, value_name = "FILE")]
+        out: Option<PathBuf>,
+    },
+    /// Scan a model file or directory (or many) without executing anything in it
+    /// (socair.report/v1).
     ///
     /// Each plugin reports the rows of its checks (Format and structure; Pickle opcode scan
     /// for torch checkpoints): PASS, FAIL (evidence of danger, or a file readers would read
@@ -88,10 +131,34 @@ pub enum Command {
     /// name, LEAD when anything differs (never FAIL), NOT_TESTED across file formats or for a
     /// header-only scan. An unreadable reference stops the scan (exit 2).
     ///
+    /// Several paths, or --each DIR, scan each artifact on its own (spread over the cores):
+    /// on a terminal one verdict line per artifact and a summary (how many clean, blocked,
+    /// needing a person, unreadable); otherwise one socair.reports/v1 document listing every
+    /// report. It then exits 0 when every artifact is clean, 1 when one is not (or could not be
+    /// read), 2 on a usage error (a path that does not exist). --format sarif writes a SARIF
+    /// 2.1.0 log for code scanning, --format cyclonedx a CycloneDX 1.6 ML-BOM (as `socair bom`).
+    ///
+    /// A path may be `hf://namespace/name[@revision]`: that snapshot in the Hugging Face cache
+    /// ($HF_HUB_CACHE, else $HF_HOME/hub, else ~/.cache/huggingface/hub), read offline.
+    ///
     /// Example: socair scan pytorch_model.bin --out report.json
+    ///
+    /// Example: socair scan --each ~/.cache/huggingface/hub --format sarif --out socair.sarif
     Scan {
-        /// A model file or a model directory.
-        path: PathBuf,
+        /// Model files or model directories (or hf://namespace/name[@revision], s3://…, https://…).
+        #[arg(required_unless_present = "each", value_name = "PATH")]
+        paths: Vec<PathBuf>,
+        /// Scan each model directory and model file found below DIR, as socair's readers find
+        /// them (a directory a loader opens as one model, a Hugging Face cache's snapshots,
+        /// any file a reader claims); takes several DIRs, and a file given here is scanned
+        /// only when a reader claims it.
+        #[arg(long, value_name = "DIR", num_args = 1..)]
+        each: Vec<PathBuf>,
+        /// What to write: the socair report (default: plain words on a terminal, JSON
+        /// otherwise), plain words anywhere (text), a SARIF 2.1.0 log, or a CycloneDX 1.6
+        /// ML-BOM. SARIF and CycloneDX are written even on a terminal.
+        #[arg(long, value_enum, default_value_t = Format::Report)]
+        format: Format,
         /// Read headers and indexes only, not tensor data (CRC-32 of storages is not checked).
         #[arg(long)]
         header_only: bool,
@@ -115,13 +182,23 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
-    /// Write an Ed25519 key pair: K (PKCS#8 PEM, mode 0600) and K.pub (SPKI PEM); print the keyid.
+    /// Write a key pair: K (PKCS#8 PEM, mode 0600) and K.pub (SPKI PEM); print the keyid.
+    ///
+    /// Ed25519 keys (the default) sign socair's own envelopes (attest, airlock). ECDSA P-256
+    /// keys (--algorithm ecdsa-p256) sign OpenSSF model signatures (`socair sign`), and are the
+    /// keys `model_signing sign key` and `model_signing verify key` read; their keyid is the
+    /// key hint model_signing writes into its bundles.
     ///
     /// Example: socair keygen --out operator.key
+    ///
+    /// Example: socair keygen --algorithm ecdsa-p256 --out publisher.key
     Keygen {
         /// The private key file to create (never overwritten).
         #[arg(long, value_name = "K")]
         out: PathBuf,
+        /// The kind of key.
+        #[arg(long, value_enum, default_value = "ed25519")]
+        algorithm: KeyAlgorithm,
     },
     /// Scan and sign: write a DSSE envelope holding an in-toto Statement whose predicate is the
     /// report (default: <path>.attestation.dsse.json).
@@ -147,6 +224,19 @@ pub enum Command {
         /// Print nothing on standard output, even on a terminal (the envelope is in the file).
         #[arg(long)]
         json: bool,
+        /// The statement's subject: the `socair.modeldir/v1` digest (or the file's sha256), or
+        /// `oms`, the root digest an OpenSSF model signature (model_signing) of the same
+        /// file or directory names, so that the scan and a publisher's signature name one
+        /// subject. The report inside still carries socair's own digest; `socair verify`
+        /// checks both.
+        #[arg(long, value_enum, default_value = "modeldir")]
+        subject: SubjectKind,
+        /// With --subject oms: a file or directory the root leaves out besides model_signing's
+        /// defaults (.git, .gitattributes, .github, .gitignore), read from the current
+        /// directory as `model_signing sign --ignore-paths` reads it; give the publisher's
+        /// signature when it lies in the model (`--oms-ignore bert/model.sig`).
+        #[arg(long = "oms-ignore", value_name = "PATH")]
+        oms_ignore: Vec<PathBuf>,
     },
     /// Can I trust this file? Verify a Socair envelope (scan attestation, acceptance,
     /// derivation record) and what it says about ARTIFACT.
@@ -161,6 +251,13 @@ pub enum Command {
     ///
     /// Exits 0 only when every condition holds, 1 naming the first that fails, 2 when a file
     /// cannot be read or is not an envelope. --signature-only checks the signature alone.
+    ///
+    /// An OpenSSF model signature (a Sigstore bundle, as `model_signing sign key` and `socair
+    /// sign` write it) is verified as `model_signing verify key` verifies it: the signature
+    /// under the P-256 key --pub, then ARTIFACT, the model, hashed again and compared file by
+    /// file; every file added, removed or changed is named.
+    ///
+    /// Example: socair verify model.sig ./bert --pub publisher.key.pub
     ///
     /// Example: socair verify model.safetensors.attestation.dsse.json model.safetensors --store /srv/airlock
     ///
@@ -192,6 +289,34 @@ pub enum Command {
         )]
         output: Option<PathBuf>,
         /// Print the payload exactly as signed even on a terminal (what goes to a pipe).
+        #[arg(long)]
+        json: bool,
+    },
+    /// Sign a model as OpenSSF Model Signing (OMS v1.0) signs it: a Sigstore bundle that
+    /// `model_signing verify key MODEL --signature SIG --public_key K.pub` accepts offline.
+    ///
+    /// MODEL (a directory or a file) is hashed as model_signing hashes it: every file's
+    /// SHA-256, symbolic links refused, .git, .gitattributes, .github, .gitignore and the
+    /// signature itself left out. The key is an ECDSA P-256 private key (`socair keygen
+    /// --algorithm ecdsa-p256`, or any PKCS#8 or SEC1 PEM P-256 key). Prints the root digest;
+    /// exits 2 when the model or the key cannot be read.
+    ///
+    /// Example: socair sign ./bert --key publisher.key --out bert.sig
+    Sign {
+        /// The model: a directory or a file.
+        model: PathBuf,
+        /// The ECDSA P-256 private key (PEM).
+        #[arg(long, value_name = "K")]
+        key: PathBuf,
+        /// Where to write the signature (as model_signing: model.sig in the current directory).
+        #[arg(long, value_name = "SIG", default_value = "model.sig")]
+        out: PathBuf,
+        /// A file or directory of the model to leave out of the signature (repeatable), as
+        /// `model_signing sign --ignore-paths`: read from the current directory, recorded in
+        /// the signature, left out again by every verifier.
+        #[arg(long = "ignore-path", value_name = "PATH")]
+        ignore_paths: Vec<PathBuf>,
+        /// Print the summary as JSON even on a terminal.
         #[arg(long)]
         json: bool,
     },
@@ -269,6 +394,20 @@ pub enum Command {
         #[command(subcommand)]
         action: Option<TensorsAction>,
     },
+}
+
+/// What `socair scan` writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Format {
+    /// socair.report/v1 (socair.reports/v1 for several artifacts), or plain words on a terminal.
+    Report,
+    /// Plain words, as on a terminal, wherever standard output goes (a pre-commit hook, a CI
+    /// log): one line per artifact and the summary, or one artifact's rows.
+    Text,
+    /// A SARIF 2.1.0 log, as GitHub code scanning reads it.
+    Sarif,
+    /// A CycloneDX 1.6 ML-BOM.
+    Cyclonedx,
 }
 
 /// `socair airlock pin …`.

@@ -281,6 +281,7 @@ pub fn verify_report(v: &Verification, envelope: &str) -> String {
                 crate::airlock::signing::ACCEPTANCE_PREDICATE => "an acceptance",
                 crate::airlock::signing::DERIVATION_PREDICATE => "a derivation record",
                 crate::airlock::signing::REVIEW_PREDICATE => "a review",
+                crate::airlock::oms::PREDICATE_TYPE => "an OpenSSF model signature",
                 _ => "a statement",
             };
             format!(
@@ -322,7 +323,13 @@ pub fn verify_report(v: &Verification, envelope: &str) -> String {
         }
     }
     let _ = writeln!(out);
-    let next = if v.problems.is_empty() {
+    let model_signature = v
+        .statement
+        .as_ref()
+        .is_some_and(|s| s.predicate_type == crate::airlock::oms::PREDICATE_TYPE);
+    let next = if model_signature && !v.problems.is_empty() {
+        "Next: do not use this model: it is not the model the key's holder signed. Get it again from its publisher, and verify it before loading it."
+    } else if v.problems.is_empty() {
         "Next: nothing; --json prints the payload exactly as signed."
     } else {
         "Next: do not rely on it. Give the artifact it is about (`socair verify ENVELOPE ARTIFACT`) and the store whose keys should have signed it (--store) to see every condition; --json prints the payload as signed."

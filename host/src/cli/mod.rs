@@ -6,14 +6,16 @@
 
 pub mod airlock;
 pub mod args;
+pub mod batch;
 pub mod exit;
 pub mod human;
 pub mod listing;
+pub mod oms;
 pub mod output;
 pub mod progress;
 
 pub use args::{
-    parse_args, version_line, AirlockCommand, Cli, Command, PinCommand, ReviewCommand,
+    parse_args, version_line, AirlockCommand, Cli, Command, Format, PinCommand, ReviewCommand,
     TensorsAction,
 };
 pub use exit::{Fatal, EXIT_ERROR, EXIT_NEGATIVE, EXIT_OK};
@@ -84,8 +86,33 @@ fn dispatch(cli: Cli) -> Result<u8, Fatal> {
                 EXIT_NEGATIVE
             })
         }
+        Command::Bom {
+            paths,
+            each,
+            profile,
+            out,
+        } => {
+            ask_profile(&mut readers, profile.as_deref());
+            let set = load_plugins(&cli.plugin_dirs);
+            warn_refused(&set);
+            let options = ScanOptions {
+                readers,
+                ..ScanOptions::default()
+            };
+            let batch = batch::Batch {
+                paths,
+                each,
+                format: Format::Cyclonedx,
+                out,
+                json: false,
+                options,
+            };
+            batch::run(batch, &set)
+        }
         Command::Scan {
-            path,
+            mut paths,
+            each,
+            format,
             header_only,
             reviewed_classes,
             profile,
@@ -107,6 +134,37 @@ fn dispatch(cli: Cli) -> Result<u8, Fatal> {
             };
             let set = load_plugins(&cli.plugin_dirs);
             warn_refused(&set);
+            if format == Format::Text && (json || out.is_some()) {
+                return Err(Fatal(
+                    "--format text prints plain words to standard output: not with --json or --out"
+                        .into(),
+                ));
+            }
+            let single = matches!(format, Format::Report | Format::Text);
+            if !single || paths.len() != 1 || !each.is_empty() {
+                if reference.is_some() && (paths.len() != 1 || !each.is_empty()) {
+                    return Err(Fatal(
+                        "--reference compares one model with its manifest: give one path".into(),
+                    ));
+                }
+                let options = ScanOptions {
+                    header_only,
+                    reviewed,
+                    reference,
+                    readers,
+                    digest_not_computed: None,
+                };
+                let batch = batch::Batch {
+                    paths,
+                    each,
+                    format,
+                    out,
+                    json,
+                    options,
+                };
+                return batch::run(batch, &set);
+            }
+            let path = paths.remove(0);
             let report = scan(
                 &path,
                 &set,
@@ -115,6 +173,7 @@ fn dispatch(cli: Cli) -> Result<u8, Fatal> {
                     reviewed,
                     reference,
                     readers,
+                    digest_not_computed: None,
                 },
             )
             .map_err(|e| Fatal(e.to_string()))?;
@@ -122,7 +181,7 @@ fn dispatch(cli: Cli) -> Result<u8, Fatal> {
             if let Some(why) = &report.scope.digest {
                 eprintln!("socair: the subject digest was {why}");
             }
-            if for_a_person(json, out.as_deref()) {
+            if format == Format::Text || for_a_person(json, out.as_deref()) {
                 emit(None, human::scan_report(&report).as_bytes())?;
             } else {
                 emit(out.as_deref(), &to_json_bytes(&report))?;
@@ -240,7 +299,17 @@ fn dispatch(cli: Cli) -> Result<u8, Fatal> {
             })
         }
         Command::Tensors { .. } => Err(Fatal("socair tensors needs a path".into())),
-        Command::Keygen { out } => airlock::keygen(&out),
+        Command::Keygen { out, algorithm } => match algorithm {
+            args::KeyAlgorithm::Ed25519 => airlock::keygen(&out),
+            args::KeyAlgorithm::EcdsaP256 => oms::keygen(&out),
+        },
+        Command::Sign {
+            model,
+            key,
+            out,
+            ignore_paths,
+            json,
+        } => oms::sign(&model, &key, &out, &ignore_paths, json),
         Command::Convert {
             src,
             dst,
@@ -280,8 +349,22 @@ fn dispatch(cli: Cli) -> Result<u8, Fatal> {
             reviewed_classes,
             profile,
             json,
+            subject,
+            oms_ignore,
         } => {
             ask_profile(&mut readers, profile.as_deref());
+            let subject = match subject {
+                args::SubjectKind::Modeldir if oms_ignore.is_empty() => {
+                    crate::airlock::attest::AttestSubject::Report
+                }
+                args::SubjectKind::Modeldir => {
+                    return Err(Fatal("--oms-ignore goes with --subject oms".into()))
+                }
+                args::SubjectKind::Oms => crate::airlock::attest::AttestSubject::OmsRoot(
+                    crate::airlock::oms::sign::resolve_ignore(&path, &oms_ignore)
+                        .map_err(|e| Fatal(e.to_string()))?,
+                ),
+            };
             let options = ScanOptions {
                 reviewed: reviewed_list(reviewed_classes)?,
                 readers,
@@ -289,7 +372,7 @@ fn dispatch(cli: Cli) -> Result<u8, Fatal> {
             };
             let set = load_plugins(&cli.plugin_dirs);
             warn_refused(&set);
-            airlock::attest(&path, &key, out, &set, &options, json)
+            airlock::attest(&path, &key, out, &set, &options, json, &subject)
         }
         Command::Verify {
             envelope,
@@ -308,6 +391,10 @@ fn dispatch(cli: Cli) -> Result<u8, Fatal> {
                 input: input.as_deref(),
                 output: output.as_deref(),
             };
+            // An OpenSSF model signature (a Sigstore bundle) is told apart by its mediaType.
+            if let Some(bytes) = oms::read_bundle(&envelope) {
+                return oms::verify(&envelope, &bytes, store, public_key, checks, json);
+            }
             airlock::verify(&envelope, store, public_key, checks, &set, json)
         }
         Command::Airlock(cmd) => match cmd {

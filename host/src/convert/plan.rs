@@ -7,6 +7,7 @@ use crate::convert::tied::{self, ModelConfig};
 use crate::read::artifact::{data_path, FileJob};
 use crate::read::layout::{self, element_layout};
 use crate::read::plugins::PluginSet;
+use crate::report::load::TENSOR_KIND_METADATA;
 use socair_plugin_api::{
     abi_stable::std_types::{RString, RVec, Tuple2},
     ByteOrder, OpenedFile, PlanTensor, RowStatus,
@@ -159,6 +160,13 @@ pub fn plan(
                 && k.as_str() == BYTEORDER_METADATA
             {
                 byteorder_records.push(v.to_string());
+                continue;
+            }
+            // Their names of the tensors torch.load returns as `nn.Parameter` or with
+            // `requires_grad` are for loaders; they name those types as not carried themselves.
+            if (format == "torch-zip" || format == "torch-legacy")
+                && k.as_str() == TENSOR_KIND_METADATA
+            {
                 continue;
             }
             not_carried.push(format!("{prefix}metadata {k:?} = {v:?}"));

@@ -9,6 +9,8 @@ use crate::fingerprint::unpermute::Unpermuted;
 use crate::read::artifact::{
     data_files, reader_names, Artifact, ArtifactError, FileJob, ReaderChoice,
 };
+use crate::read::hfcache::BlobName;
+use crate::read::modeldir::FileHash;
 use crate::read::plugins::PluginSet;
 use crate::read::source::InputFile;
 use rayon::prelude::*;
@@ -144,8 +146,9 @@ pub fn fingerprint_detailed(
     let opened = artifact.open_all(&ReadOptions::default())?;
     let unpermuted = crate::fingerprint::unpermute::hash_unpermuted(&opened);
     let aliases = crate::fingerprint::alias::aliases_of(&opened);
-    let (hashed, digest) = hash_all_and_digest(&artifact, &opened)?;
-    let mut m = manifest_of(&artifact, hashed, digest);
+    let ((tensors, mut unread), each, digest) = hash_all_and_digest(&artifact, &opened)?;
+    unread.extend(tampered_blobs(&artifact, &each));
+    let mut m = manifest_of(&artifact, (tensors, unread), digest);
     m.aliases = aliases;
     Ok((m, unpermuted))
 }
@@ -153,13 +156,14 @@ pub fn fingerprint_detailed(
 /// Every tensor fingerprinted, and what was not.
 type Hashed = (Vec<TensorEntry>, Vec<UnreadEntry>);
 
-/// Every tensor's hashes and the subject digest: each opened file read once for its digest
-/// (continuing what its reader's reads hashed) and the tensors whose bytes are plain ranges
-/// of it; the other tensors hashed one by one, the other files of a directory hashed whole.
+/// Every tensor's hashes, each file's hash and the subject digest: each opened file read once
+/// for its digest (continuing what its reader's reads hashed) and the tensors whose bytes are
+/// plain ranges of it; the other tensors hashed one by one, the other files of a directory
+/// hashed whole.
 fn hash_all_and_digest(
     artifact: &Artifact<'_>,
     opened: &[(&FileJob<'_>, OpenedFile)],
-) -> Result<(Hashed, String), ArtifactError> {
+) -> Result<(Hashed, Vec<FileHash>, String), ArtifactError> {
     use crate::fingerprint::onepass::{hash_in_one_pass, in_one_pass, DigestFrom};
     let partials: HashMap<&str, _> = artifact
         .jobs
@@ -210,18 +214,35 @@ fn hash_all_and_digest(
             .get(rel)
             .map(|(input, partial)| input.finish_digest(partial))
     };
-    let digest = if artifact.is_dir {
-        crate::read::modeldir::digest_by(&artifact.files, |f| finish(&f.rel))?
-    } else {
-        match artifact.jobs.first().and_then(|job| finish(&job.rel)) {
-            Some(d) => d.map_err(|source| ArtifactError::Io {
-                path: artifact.path.clone(),
-                source,
-            })?,
-            None => artifact.subject_digest()?,
-        }
-    };
-    Ok((hashed, digest))
+    let (each, digest) = artifact.file_hashes_by(finish)?;
+    Ok((hashed, each, digest))
+}
+
+/// In a Hugging Face snapshot, each file whose blob is named by a SHA-256 (an LFS file:
+/// huggingface_hub names it by the ETag the Hub sent, the file's SHA-256) that its bytes do
+/// not have: the cache was changed after the download. Such a file is
+/// unread, so `tensors` exits 1 where `scan`'s `Hugging Face cache` row FAILs (which also
+/// checks the git blob ids of the other files). `each` is every file's hash, in the artifact's
+/// files' order.
+fn tampered_blobs(artifact: &Artifact<'_>, each: &[FileHash]) -> Vec<UnreadEntry> {
+    artifact
+        .files
+        .iter()
+        .zip(each)
+        .filter_map(|(f, (_, _, sha))| {
+            let blob = f.blob.as_ref()?;
+            (blob.name_kind() == BlobName::Sha256 && !sha.eq_ignore_ascii_case(&blob.etag)).then(
+                || UnreadEntry {
+                    file: f.rel.clone(),
+                    tensor: None,
+                    reason: format!(
+                        "its SHA-256 is {sha}, not {}, the name of its blob in the Hugging Face cache: the cache was changed after huggingface_hub downloaded it (`socair scan` FAILs it)",
+                        blob.etag
+                    ),
+                },
+            )
+        })
+        .collect()
 }
 
 /// The manifest of an artifact whose files are already open (as `scan` has them for the
@@ -406,7 +427,7 @@ fn unread_files(
 
 /// The host does not take a plugin's word for where bytes lie: every range must lie inside the
 /// file, and for the element types it encodes, the bytes must hold exactly the shape.
-fn check_descriptor(t: &TensorDescriptor, file_len: u64) -> Result<(), String> {
+pub fn check_descriptor(t: &TensorDescriptor, file_len: u64) -> Result<(), String> {
     if crate::read::layout::strided(t, file_len)?.is_some() {
         // Checked there: strides match the shape and every element lies in the range.
         return Ok(());

@@ -2,7 +2,8 @@
 //! read, its subject digest, and what each reader made of each file. Shared by `tensors` and
 //! `scan`, so both read an artifact the same way.
 
-use crate::read::modeldir::{self, DirFile, ModelDirError};
+use crate::read::hfcache::{self, HubError};
+use crate::read::modeldir::{self, DirFile, FileHash, ModelDirError};
 use crate::read::plugins::{LoadedPlugin, PluginSet};
 use crate::read::source::InputFile;
 use crate::read::source::{hash_file, is_remote};
@@ -18,7 +19,7 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
 /// How far into a file readers look to detect its format.
-const DETECT_HEAD: usize = 4096;
+pub const DETECT_HEAD: usize = 4096;
 
 /// File extensions that name a format: a file so named that no reader claims by content is
 /// still opened by that format's reader, which then says what is wrong with it.
@@ -51,6 +52,9 @@ pub enum ArtifactError {
     /// The directory cannot be taken as a model directory.
     #[error(transparent)]
     ModelDir(#[from] ModelDirError),
+    /// An `hf://` URI that names nothing in the Hugging Face cache.
+    #[error(transparent)]
+    Hub(#[from] HubError),
     /// Several plugins claim a file and nothing decides which reads it.
     #[error("{path}: {reason}")]
     Ambiguous {
@@ -217,13 +221,41 @@ impl<'p> Artifact<'p> {
         if is_remote(path) {
             return Artifact::resolve_remote(path, plugins, choice, purpose);
         }
+        // `hf://namespace/name[@revision]`: its snapshot in the Hugging Face cache, offline.
+        let in_cache;
+        let path = if hfcache::is_uri(path) {
+            in_cache = hfcache::resolve(&path.to_string_lossy())?;
+            in_cache.as_path()
+        } else {
+            path
+        };
         let meta = std::fs::metadata(path).map_err(io)?;
-        let name = path
+        let mut name = path
             .canonicalize()
             .ok()
             .and_then(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
             .unwrap_or_else(|| path.display().to_string());
         let is_dir = meta.is_dir();
+        // A Hugging Face snapshot is named as the Hub names it (`namespace/name@commit`), and
+        // a file of one given alone is read from its blob when its link leads to one.
+        let snapshot = if is_dir {
+            hfcache::Snapshot::of(path)
+        } else {
+            path.parent().and_then(hfcache::Snapshot::of)
+        };
+        let mut blob = None;
+        if let Some(s) = &snapshot {
+            let link = path.file_name().map(|f| s.dir.join(f));
+            if is_dir {
+                name = s.name();
+            } else if let Some(link) = link.filter(|l| l.is_symlink()) {
+                let file = link.file_name().unwrap_or_default().to_string_lossy();
+                blob = Some(s.follow(&link).map_err(|why| {
+                    io(std::io::Error::new(std::io::ErrorKind::InvalidData, why))
+                })?);
+                name = format!("{}/{file}", s.name());
+            }
+        }
         let mut links = Vec::new();
         let files = if is_dir && purpose == Purpose::Judge {
             let (files, found) = modeldir::list_entries(path)?;
@@ -238,11 +270,20 @@ impl<'p> Artifact<'p> {
                     "not a regular file or a directory",
                 )));
             }
-            vec![DirFile {
-                rel: name.clone(),
-                path: path.to_owned(),
-                size: meta.len(),
-            }]
+            match blob {
+                Some(blob) => vec![DirFile {
+                    rel: name.rsplit('/').next().unwrap_or(&name).to_owned(),
+                    path: blob.path.clone(),
+                    size: blob.size,
+                    blob: Some(blob),
+                }],
+                None => vec![DirFile {
+                    rel: name.clone(),
+                    path: path.to_owned(),
+                    size: meta.len(),
+                    blob: None,
+                }],
+            }
         };
         let mut artifact =
             Artifact::claim(path, name, is_dir, files, plugins, choice, map, purpose)?;
@@ -292,6 +333,7 @@ impl<'p> Artifact<'p> {
             rel: name.clone(),
             path: PathBuf::from(at.url()),
             size,
+            blob: None,
         }];
         Artifact::claim(
             &PathBuf::from(at.url()),
@@ -420,53 +462,82 @@ impl<'p> Artifact<'p> {
     }
 
     /// Has every file a reader reads hash the bytes its reader reads
-    /// ([`InputFile::start_digest`]), for [`Artifact::subject_digest_after_reads`].
+    /// ([`InputFile::start_digest`]), for [`Artifact::file_hashes_after_reads`].
     pub fn digest_as_read(&self) {
         for job in &self.jobs {
             job.input.start_digest();
         }
     }
 
-    /// The subject digest, each file's hash continued from where its reader's reads left it
-    /// ([`Artifact::digest_as_read`]), the other files hashed whole: the same digest as
-    /// [`Artifact::subject_digest`], without reading again what the readers read.
-    pub fn subject_digest_after_reads(&self) -> Result<String, ArtifactError> {
+    /// Each file's `(relative path, size, sha256)` and the subject digest, as
+    /// [`Artifact::file_hashes`] gives them, each file's hash continued from where its reader's
+    /// reads left it ([`Artifact::digest_as_read`]), the other files hashed whole: without
+    /// reading again what the readers read.
+    pub fn file_hashes_after_reads(&self) -> Result<(Vec<FileHash>, String), ArtifactError> {
         let partials: std::collections::HashMap<&str, _> = self
             .jobs
             .iter()
             .map(|job| (job.rel.as_str(), (&job.input, job.input.take_digest())))
             .collect();
-        let finish = |rel: &str| {
+        self.file_hashes_by(|rel| {
             let (input, partial) = partials.get(rel)?;
             Some(input.finish_digest(partial))
-        };
-        if self.is_dir {
-            return Ok(modeldir::digest_by(&self.files, |f| finish(&f.rel))?);
-        }
-        match self.jobs.first().and_then(|job| finish(&job.rel)) {
-            Some(digest) => digest.map_err(|source| ArtifactError::Io {
-                path: self.path.clone(),
-                source,
-            }),
-            None => self.subject_digest(),
-        }
+        })
     }
 
-    /// The subject digest and total size: a file's SHA-256, or a directory's
-    /// `socair.modeldir/v1` digest.
+    /// The subject digest: a file's SHA-256, or a directory's `socair.modeldir/v1` digest.
     pub fn subject_digest(&self) -> Result<String, ArtifactError> {
         if self.is_dir {
             Ok(modeldir::digest(&self.files)?)
         } else {
-            let io = |source| ArtifactError::Io {
+            self.file_sha256()
+        }
+    }
+
+    /// Each file's `(relative path, size, sha256)`, in [`Artifact::files`]' order, and the
+    /// subject digest made of them (one pass over the bytes for both).
+    pub fn file_hashes(&self) -> Result<(Vec<FileHash>, String), ArtifactError> {
+        self.file_hashes_by(|_| None)
+    }
+
+    /// [`Artifact::file_hashes`], a file's SHA-256 taken from `known` (by relative path) where
+    /// it gives one.
+    pub fn file_hashes_by(
+        &self,
+        known: impl Fn(&str) -> Option<std::io::Result<String>> + Sync,
+    ) -> Result<(Vec<FileHash>, String), ArtifactError> {
+        if self.is_dir {
+            let each = modeldir::hash_each_by(&self.files, |f| known(&f.rel))?;
+            let digest = modeldir::digest_of(&each);
+            return Ok((each, digest));
+        }
+        let given = self.jobs.first().and_then(|job| known(&job.rel));
+        let sha = match given {
+            Some(sha) => sha.map_err(|source| ArtifactError::Io {
                 path: self.path.clone(),
                 source,
-            };
-            // The file a reader already opened is hashed through the same map or handle.
-            match self.jobs.first() {
-                Some(job) => hash_file(&job.input).map_err(io),
-                None => hash_file(&InputFile::open(&self.path).map_err(io)?).map_err(io),
-            }
+            })?,
+            None => self.file_sha256()?,
+        };
+        let each = self
+            .files
+            .iter()
+            .map(|f| (f.rel.clone(), f.size, sha.clone()))
+            .collect();
+        Ok((each, sha))
+    }
+
+    /// A single file's SHA-256.
+    fn file_sha256(&self) -> Result<String, ArtifactError> {
+        let io = |source| ArtifactError::Io {
+            path: self.path.clone(),
+            source,
+        };
+        // The file a reader already opened is hashed through the same map or handle.
+        match (self.jobs.first(), self.files.first()) {
+            (Some(job), _) => hash_file(&job.input).map_err(io),
+            (None, Some(f)) => hash_file(&InputFile::open(&f.path).map_err(io)?).map_err(io),
+            (None, None) => hash_file(&InputFile::open(&self.path).map_err(io)?).map_err(io),
         }
     }
 
@@ -827,6 +898,25 @@ pub struct Chosen<'p> {
 
 fn describe(p: &LoadedPlugin, r: &FormatReaderBox) -> String {
     format!("plugin {} ({} reader)", p.manifest.name, r.format())
+}
+
+/// The format of the reader a scan would read a file with (its first bytes `head`, its length,
+/// its name), by the rules [`Artifact::resolve_to_judge`] follows; `None` when no reader would
+/// (a config, a tokenizer, an unknown file). A file whose name says a format no loaded plugin
+/// reads is still one to scan (a LEAD): what is returned then says why it cannot be read.
+pub fn reader_format(
+    head: &[u8],
+    file_len: u64,
+    file_name: &str,
+    plugins: &PluginSet,
+    choice: &ReaderChoice,
+) -> Option<String> {
+    match pick_reader(head, file_len, file_name, plugins, choice, Purpose::Judge) {
+        Pick::Chosen(c) => Some(c.reader.1.format().to_string()),
+        Pick::Several { readers, .. } => readers.first().map(|(_, r)| r.format().to_string()),
+        Pick::Unreadable(why) => Some(why),
+        Pick::Unclaimed => None,
+    }
 }
 
 /// Picks the reader for a file: the one reader whose detection claims its content (see

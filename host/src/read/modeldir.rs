@@ -10,9 +10,16 @@
 //! a device, a socket, or a name that is not UTF-8): what the digest covers must be exactly what
 //! is in the directory. A scan walks with [`list_entries`], which lists the links apart (still
 //! unfollowed) so that its report can judge them and whatever names them.
+//!
+//! One kind of link is followed: in a Hugging Face cache snapshot
+//! (`…/models--org--name/snapshots/<commit>/`), each file is a link to its blob, and a link that
+//! leads where huggingface_hub puts blobs ([`hfcache::Snapshot::follow`]) is read as the file
+//! of that name, so that the snapshot's digest is that of the same files copied into a plain
+//! directory. Any other link there is refused with the reason (a scan: a FAIL).
 
 use crate::base::digest::hex;
 use crate::base::progress::Progress;
+use crate::read::hfcache;
 use crate::read::source::{hash_file_counted, InputFile};
 use rayon::prelude::*;
 use serde::Serialize;
@@ -50,6 +57,14 @@ pub enum ModelDirError {
         /// What it is.
         what: &'static str,
     },
+    /// A link in a Hugging Face snapshot that does not lead to one of the repository's blobs.
+    #[error("{path}: {why}")]
+    HubLink {
+        /// The link.
+        path: PathBuf,
+        /// Where it leads, and why that is not followed.
+        why: String,
+    },
     /// A name that is not UTF-8.
     #[error("{path}: the name is not UTF-8")]
     NotUtf8 {
@@ -75,9 +90,11 @@ pub struct DirFile {
     pub path: PathBuf,
     /// Size in bytes.
     pub size: u64,
+    /// The blob it was read from, for a Hugging Face snapshot's file (its link followed).
+    pub blob: Option<hfcache::Blob>,
 }
 
-/// A symbolic link in a model directory (never followed).
+/// A symbolic link in a model directory (not followed).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DirLink {
     /// Path relative to the directory, `/`-separated.
@@ -86,6 +103,9 @@ pub struct DirLink {
     pub target: PathBuf,
     /// Whether what it points at (followed all the way) lies inside the directory.
     pub inside: bool,
+    /// In a Hugging Face snapshot, why the link is not followed to a blob (huggingface_hub
+    /// makes no other link there).
+    pub hub: Option<String>,
 }
 
 /// Lists every regular file under `root`, sorted by relative path in byte order; a symbolic
@@ -93,6 +113,14 @@ pub struct DirLink {
 pub fn list_files(root: &Path) -> Result<Vec<DirFile>, ModelDirError> {
     let (files, links) = list_entries(root)?;
     match links.into_iter().next() {
+        Some(DirLink {
+            rel,
+            hub: Some(why),
+            ..
+        }) => Err(ModelDirError::HubLink {
+            path: root.join(rel),
+            why,
+        }),
         Some(link) => Err(ModelDirError::NotRegular {
             path: root.join(&link.rel),
             what: "a symbolic link (not followed)",
@@ -111,6 +139,7 @@ pub fn list_entries(root: &Path) -> Result<(Vec<DirFile>, Vec<DirLink>), ModelDi
     let mut files = Vec::new();
     let mut links = Vec::new();
     let canonical_root = root.canonicalize().ok();
+    let snapshot = hfcache::Snapshot::of(root);
     let mut pending = vec![(root.to_owned(), String::new())];
     while let Some((dir, prefix)) = pending.pop() {
         for entry in std::fs::read_dir(&dir).map_err(io(&dir))? {
@@ -126,8 +155,29 @@ pub fn list_entries(root: &Path) -> Result<(Vec<DirFile>, Vec<DirLink>), ModelDi
                 pending.push((path, format!("{rel}/")));
             } else if kind.is_file() {
                 let size = entry.metadata().map_err(io(&path))?.len();
-                files.push(DirFile { rel, path, size });
+                files.push(DirFile {
+                    rel,
+                    path,
+                    size,
+                    blob: None,
+                });
             } else if kind.is_symlink() {
+                // A snapshot's file: read from its blob, under its own name.
+                let hub = match &snapshot {
+                    Some(s) => match s.follow(&s.dir.join(&rel)) {
+                        Ok(blob) => {
+                            files.push(DirFile {
+                                rel,
+                                path: blob.path.clone(),
+                                size: blob.size,
+                                blob: Some(blob),
+                            });
+                            continue;
+                        }
+                        Err(why) => Some(why),
+                    },
+                    None => None,
+                };
                 let target = std::fs::read_link(&path).map_err(io(&path))?;
                 // Where the link leads once every link on the way is followed (nothing there:
                 // not inside).
@@ -139,6 +189,7 @@ pub fn list_entries(root: &Path) -> Result<(Vec<DirFile>, Vec<DirLink>), ModelDi
                     rel,
                     target,
                     inside,
+                    hub,
                 });
             } else {
                 return Err(ModelDirError::NotRegular {
@@ -202,17 +253,25 @@ pub fn digest_of(entries: &[(String, u64, String)]) -> String {
 
 /// Hashes every file (in parallel) and returns the directory's digest.
 pub fn digest(files: &[DirFile]) -> Result<String, ModelDirError> {
-    digest_by(files, |_| None)
+    Ok(digest_of(&hash_each(files)?))
 }
 
-/// The directory's digest, each file's SHA-256 given by `known` (a hash its reader's reads
-/// began, finished) or else computed here, in parallel.
-pub fn digest_by(
+/// A file's `(relative path, size, sha256)`, as the digest lists it.
+pub type FileHash = (String, u64, String);
+
+/// Hashes every file (in parallel): `(relative path, size, sha256)` in the files' order.
+pub fn hash_each(files: &[DirFile]) -> Result<Vec<FileHash>, ModelDirError> {
+    hash_each_by(files, |_| None)
+}
+
+/// As [`hash_each`], each file's SHA-256 given by `known` (a hash its reader's reads began,
+/// finished) or else computed here, in parallel.
+pub fn hash_each_by(
     files: &[DirFile],
     known: impl Fn(&DirFile) -> Option<std::io::Result<String>> + Sync,
-) -> Result<String, ModelDirError> {
+) -> Result<Vec<FileHash>, ModelDirError> {
     let progress = Progress::bytes(files.iter().map(|f| f.size).sum(), "hashing");
-    let entries = files
+    files
         .par_iter()
         .map(|f| {
             let io = |source| ModelDirError::Io {
@@ -228,8 +287,7 @@ pub fn digest_by(
             };
             Ok((f.rel.clone(), f.size, sha))
         })
-        .collect::<Result<Vec<_>, ModelDirError>>()?;
-    Ok(digest_of(&entries))
+        .collect()
 }
 
 #[cfg(test)]

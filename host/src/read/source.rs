@@ -131,6 +131,15 @@ impl InputFile {
         })
     }
 
+    /// Another handle on the open local file (none for an object in object storage): a
+    /// loader maps the very file that was read, not whatever its path names by then.
+    pub fn try_clone_file(&self) -> Option<io::Result<File>> {
+        match &self.backing {
+            Backing::Local { file, .. } => Some(file.try_clone()),
+            Backing::Remote(_) => None,
+        }
+    }
+
     /// Whether it is an object in object storage.
     pub fn is_remote(&self) -> bool {
         matches!(self.backing, Backing::Remote(_))

@@ -12,7 +12,7 @@
 //! What the files point at (index files, GGUF splits, ONNX external data) is judged in
 //! [`crate::report::pointers`].
 
-use crate::read::artifact::{data_files, AlsoRead, Artifact, ArtifactError, ReaderChoice};
+use crate::read::artifact::{data_files, AlsoRead, Artifact, ArtifactError, FileJob, ReaderChoice};
 use crate::read::plugins::{effective_rules, LoadedPlugin, PluginSet};
 use crate::report::companion::{classify, Companion};
 use crate::report::document::{
@@ -20,7 +20,10 @@ use crate::report::document::{
     DIGEST_NOT_COMPUTED, PICKLE_CHECK, SCHEMA, STRUCTURE_CHECK,
 };
 use crate::report::reference::{reference_row, Reference};
-use socair_plugin_api::{abi_stable::std_types::RString, ReadOptions, ReportRow, RowStatus};
+use crate::report::scanned::Scanned;
+use socair_plugin_api::{
+    abi_stable::std_types::RString, OpenedFile, ReadOptions, ReportRow, RowStatus,
+};
 use std::collections::BTreeMap;
 use std::path::Path;
 
@@ -35,6 +38,9 @@ pub struct ScanOptions {
     pub reference: Option<Reference>,
     /// How readers are chosen when several plugins claim a file.
     pub readers: ReaderChoice,
+    /// Why the subject digest is not computed, when the caller has no use for it (a loader
+    /// that reads the structure only): the report says so instead of naming a subject.
+    pub digest_not_computed: Option<String>,
 }
 
 /// Scans the artifact at `path`.
@@ -43,6 +49,29 @@ pub fn scan(
     plugins: &PluginSet,
     options: &ScanOptions,
 ) -> Result<Report, ArtifactError> {
+    Ok(scan_detailed(path, plugins, options)?.report)
+}
+
+/// Scans the artifact at `path`: its report, and what the scan saw of each file (for an
+/// inventory such as a CycloneDX BOM).
+pub fn scan_detailed(
+    path: &Path,
+    plugins: &PluginSet,
+    options: &ScanOptions,
+) -> Result<Scanned, ArtifactError> {
+    scan_then(path, plugins, options, |_, _, _| ()).map(|(scanned, ())| scanned)
+}
+
+/// Scans the artifact at `path`, then calls `then` with the report and the files as the scan
+/// opened and read them, before they are closed: a loader ([`crate::report::load`]) takes
+/// its tensors' places from the very reading its report judged, not from a second opening
+/// of a path whose file may have been replaced in between.
+pub fn scan_then<R>(
+    path: &Path,
+    plugins: &PluginSet,
+    options: &ScanOptions,
+    then: impl FnOnce(&Report, &Artifact<'_>, &[(&FileJob<'_>, OpenedFile)]) -> R,
+) -> Result<(Scanned, R), ArtifactError> {
     let artifact = Artifact::resolve_to_judge(path, plugins, &options.readers)?;
     let read_options = ReadOptions {
         rules: Default::default(),
@@ -57,15 +86,20 @@ pub fn scan(
     // A header-only scan of a remote object fetches what the readers ask for (a few
     // megabytes of a multi-gigabyte checkpoint), never every byte: its digest is not computed,
     // and the report says so instead of naming a subject.
-    let digest_skipped = options.header_only && artifact.is_remote();
-    let (digest, (opened, also)) = if options.header_only {
-        // The readers read headers only: the digest reads the files beside them.
-        let (digest, opened) = rayon::join(
+    // A caller with no use for the digest (a loader) skips it, except in a Hugging Face
+    // snapshot, whose blobs are checked against their names with these very hashes.
+    let has_blobs = artifact.files.iter().any(|f| f.blob.is_some());
+    let digest_skipped = options.header_only && artifact.is_remote()
+        || (options.digest_not_computed.is_some() && !has_blobs);
+    let ((hashes, digest), (opened, also)) = if options.header_only || digest_skipped {
+        // The readers read headers only (or no digest is wanted): the digest, if any, reads
+        // the files beside them.
+        let (hashed, opened) = rayon::join(
             || {
                 if digest_skipped {
-                    Ok(String::new())
+                    Ok((Vec::new(), String::new()))
                 } else {
-                    artifact.subject_digest()
+                    artifact.file_hashes()
                 }
             },
             || {
@@ -73,18 +107,18 @@ pub fn scan(
                 Ok::<_, ArtifactError>((opened, artifact.open_also(&read_options)?))
             },
         );
-        (digest?, opened?)
+        (hashed?, opened?)
     } else {
         // The readers read every byte they check (the CRC-32 of every zip record): the digest
         // is computed from those reads, each byte read once, and finished (the bytes no reader
         // read) beside the other readers of a file several claim.
         artifact.digest_as_read();
         let opened = artifact.open_all(&read_options)?;
-        let (digest, also) = rayon::join(
-            || artifact.subject_digest_after_reads(),
+        let (hashed, also) = rayon::join(
+            || artifact.file_hashes_after_reads(),
             || artifact.open_also(&read_options),
         );
-        (digest?, (opened, also?))
+        (hashed?, (opened, also?))
     };
 
     // (file, row) pairs in file order, merged per check below.
@@ -251,6 +285,10 @@ pub fn scan(
     for (file, row) in crate::report::pointers::rows(&artifact, &opened) {
         push(&file, row);
     }
+    // A Hugging Face snapshot: its links and its blobs against their names.
+    for (file, row) in crate::report::hub::rows(&artifact, &hashes) {
+        push(&file, row);
+    }
     if artifact.is_dir {
         rules.insert("socair.modeldir".into(), "1".into());
     }
@@ -259,11 +297,13 @@ pub fn scan(
         let r = reference_row(&artifact, &opened, &digest, reference, options.header_only);
         push(&artifact.name, r);
     }
+    let findings = crate::report::scanned::findings(&per_check);
     let rows = per_check
         .into_iter()
         .map(|(check, rows)| merge(check, rows, artifact.is_dir))
         .collect();
-    Ok(Report {
+    let files = crate::report::scanned::files(&artifact, &hashes, &opened, &also);
+    let report = Report {
         schema: SCHEMA.into(),
         artifact: ReportArtifact {
             name: artifact.name.clone(),
@@ -285,10 +325,23 @@ pub fn scan(
             },
             reference_data: options.reference.as_ref().map(|r| r.named.clone()),
             reviewed_classes: options.reviewed.clone(),
-            digest: digest_skipped.then(|| DIGEST_NOT_COMPUTED.to_owned()),
+            digest: digest_skipped.then(|| {
+                (options.digest_not_computed.as_deref())
+                    .unwrap_or(DIGEST_NOT_COMPUTED)
+                    .to_owned()
+            }),
         },
         rows,
-    })
+    };
+    let after = then(&report, &artifact, &opened);
+    Ok((
+        Scanned {
+            report,
+            files,
+            findings,
+        },
+        after,
+    ))
 }
 
 /// The row saying that a second plugin read a file: a LEAD when it read another format (one

@@ -35,6 +35,13 @@ pub const LEGACY_FORMAT: &str = "torch-legacy";
 /// The metadata key naming the input's `byteorder` record: `little`, `big`, `absent` or
 /// `legacy`. The host reads it from this plugin's formats only.
 pub const BYTEORDER_METADATA: &str = "socair.byteorder_record";
+/// The metadata key that names a tensor torch.load returns as more than a plain tensor, one
+/// entry a tensor, its value `KIND:NAME` with KIND `parameter` (an `nn.Parameter` with
+/// `requires_grad=True`), `parameter-frozen` (one with `requires_grad=False`) or
+/// `requires-grad` (a tensor with `requires_grad=True`): for a loader that gives tensors as
+/// torch gives them (the Python package's `socair.torch.load`). The host reads it from this
+/// plugin's formats only.
+pub const TENSOR_KIND_METADATA: &str = "socair.torch_tensor_kind";
 /// The pickle grammar's versions: the plugin declares each, and runs the one
 /// `ReadOptions.rules` asks for (the newest when it asks for none).
 pub use pickle::Grammar;
@@ -271,7 +278,7 @@ pub fn opened_file(a: &Analysis, header_only: bool) -> OpenedFile {
         // What the host's derivation record says about the input's byte order: the record
         // present (`little`/`big`), absent (read as little-endian, as torch.load does), or a
         // legacy file (which has no such record).
-        metadata: RVec::from(vec![Tuple2(
+        metadata: std::iter::once(Tuple2(
             RString::from(BYTEORDER_METADATA),
             RString::from(match a.byteorder_record {
                 _ if a.legacy => "legacy",
@@ -279,13 +286,32 @@ pub fn opened_file(a: &Analysis, header_only: bool) -> OpenedFile {
                 Some(Endian::Big) => "big",
                 None => "absent",
             }),
-        )]),
+        ))
+        .chain(tensor_kinds(a))
+        .collect(),
         not_carried: a
             .not_carried
             .iter()
             .map(|s| RString::from(s.as_str()))
             .collect(),
     }
+}
+
+/// One [`TENSOR_KIND_METADATA`] entry for each tensor torch.load returns as an `nn.Parameter`
+/// or with `requires_grad` set.
+fn tensor_kinds(a: &Analysis) -> impl Iterator<Item = Tuple2<RString, RString>> + '_ {
+    a.tensors.iter().filter_map(|t| {
+        let kind = match (t.model.parameter, t.model.requires_grad) {
+            (true, true) => "parameter",
+            (true, false) => "parameter-frozen",
+            (false, true) => "requires-grad",
+            (false, false) => return None,
+        };
+        Some(Tuple2(
+            RString::from(TENSOR_KIND_METADATA),
+            RString::from(format!("{kind}:{}", t.name)),
+        ))
+    })
 }
 
 fn structure_row() -> ReportRow {

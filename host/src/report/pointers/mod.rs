@@ -36,7 +36,9 @@ pub fn rows(
     opened: &[(&FileJob<'_>, OpenedFile)],
 ) -> Vec<(String, ReportRow)> {
     let mut out = Vec::new();
-    for link in &artifact.links {
+    // (A Hugging Face snapshot's links that lead nowhere huggingface_hub puts blobs are judged
+    // by the `Hugging Face cache` check: `crate::report::hub`.)
+    for link in artifact.links.iter().filter(|l| l.hub.is_none()) {
         out.push((link.rel.clone(), link_row(link)));
     }
     // Indexes and splits name other files of a directory; a file scanned alone stays as it is
