@@ -5,11 +5,6 @@
 //! a thread that hashes it, and hands the buffer back to be filled again, so the copy costs about
 //! the larger of the two. A fixed number of buffers circulate, so memory is bounded
 //! (`BUFFERS × capacity`) whatever the file's size.
-//!
-//! [`Sha256Feed`] is the same hash fed with slices of any length: on one core it hashes them in
-//! the caller's thread (a second thread would only add a copy and the switches between them);
-//! on more, it copies them into a [`HashPipe`]'s buffers. Its state can be taken back
-//! unfinished ([`Sha256Feed::into_state`]) to go on hashing elsewhere.
 
 use sha2::{Digest, Sha256};
 use std::sync::mpsc::{channel, sync_channel, Receiver, Sender, SyncSender};
@@ -22,7 +17,7 @@ const BUFFERS: usize = 4;
 pub struct HashPipe {
     to_hasher: Option<SyncSender<Vec<u8>>>,
     free: Receiver<Vec<u8>>,
-    hasher: Option<JoinHandle<Sha256>>,
+    hasher: Option<JoinHandle<[u8; 32]>>,
     capacity: usize,
 }
 
@@ -37,26 +32,20 @@ impl std::fmt::Debug for HashPipe {
 impl HashPipe {
     /// Starts the hashing thread with buffers of `capacity` bytes.
     pub fn new(capacity: usize) -> Self {
-        HashPipe::continuing(Sha256::new(), capacity)
-    }
-
-    /// Starts the hashing thread from `state` (a hash begun elsewhere), with buffers of
-    /// `capacity` bytes.
-    pub fn continuing(state: Sha256, capacity: usize) -> Self {
         let (to_hasher, work) = sync_channel::<Vec<u8>>(BUFFERS);
         let (give_back, free): (Sender<Vec<u8>>, Receiver<Vec<u8>>) = channel();
         for _ in 0..BUFFERS {
             let _ = give_back.send(Vec::with_capacity(capacity));
         }
         let hasher = std::thread::spawn(move || {
-            let mut h = state;
+            let mut h = Sha256::new();
             for mut buf in work {
                 h.update(&buf);
                 buf.clear();
                 // The caller may have finished and stopped taking buffers back.
                 let _ = give_back.send(buf);
             }
-            h
+            h.finalize().into()
         });
         Self {
             to_hasher: Some(to_hasher),
@@ -82,107 +71,12 @@ impl HashPipe {
     }
 
     /// Waits for the hasher and returns the SHA-256 of everything sent.
-    pub fn finish(self) -> std::io::Result<[u8; 32]> {
-        Ok(self.finish_state()?.finalize().into())
-    }
-
-    /// Waits for the hasher and returns its state, unfinished: the hash of everything sent so
-    /// far, to be continued.
-    pub fn finish_state(mut self) -> std::io::Result<Sha256> {
+    pub fn finish(mut self) -> std::io::Result<[u8; 32]> {
         drop(self.to_hasher.take());
         match self.hasher.take().map(JoinHandle::join) {
-            Some(Ok(state)) => Ok(state),
+            Some(Ok(digest)) => Ok(digest),
             _ => Err(std::io::Error::other("the hashing thread died")),
         }
-    }
-}
-
-/// Whether a second core is there to hash on (the process's CPU affinity counts: under
-/// `taskset -c 0` there is one).
-pub fn second_core() -> bool {
-    std::thread::available_parallelism().is_ok_and(|n| n.get() >= 2)
-}
-
-/// A SHA-256 fed with slices in order: in the caller's thread, or through a [`HashPipe`] on a
-/// second core.
-pub enum Sha256Feed {
-    /// Hashed in the caller's thread.
-    Here(Sha256),
-    /// Copied into buffers that a second thread hashes; `pending` is the one being filled.
-    Piped {
-        /// The hashing thread.
-        pipe: HashPipe,
-        /// The buffer being filled.
-        pending: Vec<u8>,
-    },
-}
-
-impl std::fmt::Debug for Sha256Feed {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(match self {
-            Sha256Feed::Here(_) => "Sha256Feed::Here",
-            Sha256Feed::Piped { .. } => "Sha256Feed::Piped",
-        })
-    }
-}
-
-impl Sha256Feed {
-    /// The size of the buffers a piped feed sends.
-    pub const BUFFER: usize = 1 << 20;
-
-    /// A feed continuing `state`: piped when `piped` is set, else hashed here.
-    pub fn resume(state: Sha256, piped: bool) -> Self {
-        if !piped {
-            return Sha256Feed::Here(state);
-        }
-        let pipe = HashPipe::continuing(state, Self::BUFFER);
-        let pending = pipe.buffer();
-        Sha256Feed::Piped { pipe, pending }
-    }
-
-    /// A new feed, piped when a second core is there.
-    pub fn new() -> Self {
-        Sha256Feed::resume(Sha256::new(), second_core())
-    }
-
-    /// Hashes `bytes` next.
-    pub fn update(&mut self, mut bytes: &[u8]) {
-        match self {
-            Sha256Feed::Here(h) => h.update(bytes),
-            Sha256Feed::Piped { pipe, pending } => {
-                while !bytes.is_empty() {
-                    let take = bytes.len().min(Self::BUFFER - pending.len());
-                    pending.extend_from_slice(&bytes[..take]);
-                    bytes = &bytes[take..];
-                    if pending.len() == Self::BUFFER {
-                        let full = std::mem::replace(pending, pipe.buffer());
-                        pipe.send(full);
-                    }
-                }
-            }
-        }
-    }
-
-    /// The state, unfinished, once everything fed is hashed.
-    pub fn into_state(self) -> std::io::Result<Sha256> {
-        match self {
-            Sha256Feed::Here(h) => Ok(h),
-            Sha256Feed::Piped { pipe, pending } => {
-                pipe.send(pending);
-                pipe.finish_state()
-            }
-        }
-    }
-
-    /// The SHA-256 of everything fed.
-    pub fn finish(self) -> std::io::Result<[u8; 32]> {
-        Ok(self.into_state()?.finalize().into())
-    }
-}
-
-impl Default for Sha256Feed {
-    fn default() -> Self {
-        Sha256Feed::new()
     }
 }
 
@@ -210,27 +104,6 @@ mod tests {
         let got = pipe.finish().unwrap();
         let want: [u8; 32] = Sha256::digest(&data).into();
         assert_eq!(got, want);
-    }
-
-    #[test]
-    fn a_feed_hashes_slices_of_any_length_here_or_piped_and_resumes() {
-        let data: Vec<u8> = (0..5_000_000u32).map(|i| (i * 13 % 253) as u8).collect();
-        let want: [u8; 32] = Sha256::digest(&data).into();
-        for piped in [false, true] {
-            // Pieces of uneven sizes, some longer than a buffer; stopped half-way, its state
-            // taken back and resumed (the other way round), then finished.
-            let mut feed = Sha256Feed::resume(Sha256::new(), piped);
-            let (first, second) = data.split_at(2_345_678);
-            for piece in first.chunks(1_500_001) {
-                feed.update(piece);
-            }
-            let state = feed.into_state().unwrap();
-            let mut feed = Sha256Feed::resume(state, !piped);
-            for piece in second.chunks(7) {
-                feed.update(piece);
-            }
-            assert_eq!(feed.finish().unwrap(), want, "piped first: {piped}");
-        }
     }
 
     #[test]

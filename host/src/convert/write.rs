@@ -1,12 +1,12 @@
 //! Writing a planned conversion: the header, each tensor's bytes (swapped to little-endian
-//! when needed), zeros elsewhere, hashed on a second core while written.
+//! when needed), zeros elsewhere, hashed as written.
 
 use crate::base::digest::hex;
-use crate::base::hashpipe::HashPipe;
 use crate::base::progress::Progress;
 use crate::convert::plan::{Conversion, Refusal};
 use crate::read::layout;
 use crate::read::source::InputFile;
+use sha2::{Digest, Sha256};
 use std::io::Write;
 use std::path::Path;
 
@@ -144,12 +144,15 @@ impl Syncing {
     }
 }
 
-/// Writes a file through the buffers of a [`HashPipe`](crate::base::hashpipe::HashPipe): each buffer
-/// is filled (and its elements swapped to little-endian when asked), written, then hashed on a
-/// second core while the next one fills. Says which tensors are in the file as they get there.
+/// Writes a file through one buffer: filled (and its elements swapped to little-endian when
+/// asked), written, and hashed in this thread while it is still in this core's cache. The other
+/// core checks the tensors already written. (Measured on 1 GiB, 2 cores, 2026-12-02: hashed on
+/// a thread of its own from a pipe of buffers, 1.61 s and 2.65 CPU-seconds; read back and
+/// hashed by a thread of its own, 1.57 s and 2.7; hashed here, 1.60 s and 2.4.) Says which
+/// tensors are in the file as they get there.
 struct HashedWriter<'f> {
     file: &'f mut std::fs::File,
-    pipe: HashPipe,
+    hash: Sha256,
     pending: Vec<u8>,
     progress: &'f Progress,
     /// Bytes in the file so far.
@@ -163,7 +166,7 @@ struct HashedWriter<'f> {
 }
 
 impl<'f> HashedWriter<'f> {
-    const CHUNK: usize = 1 << 20;
+    const CHUNK: usize = crate::read::source::CHUNK;
 
     fn new(
         file: &'f mut std::fs::File,
@@ -171,12 +174,10 @@ impl<'f> HashedWriter<'f> {
         ready: &'f mut dyn FnMut(usize),
         syncing: &'f Syncing,
     ) -> Self {
-        let pipe = HashPipe::new(Self::CHUNK);
-        let pending = pipe.buffer();
         Self {
             file,
-            pipe,
-            pending,
+            hash: Sha256::new(),
+            pending: Vec::with_capacity(Self::CHUNK),
             progress,
             written: 0,
             waiting: Default::default(),
@@ -237,11 +238,11 @@ impl<'f> HashedWriter<'f> {
     }
 
     fn flush(&mut self) -> std::io::Result<()> {
-        let full = std::mem::replace(&mut self.pending, self.pipe.buffer());
-        self.file.write_all(&full)?;
-        self.progress.add(full.len() as u64);
-        self.written += full.len() as u64;
-        self.pipe.send(full);
+        self.file.write_all(&self.pending)?;
+        self.hash.update(&self.pending);
+        self.progress.add(self.pending.len() as u64);
+        self.written += self.pending.len() as u64;
+        self.pending.clear();
         self.hand_over();
         if self.written - self.synced >= SYNC_EVERY {
             self.syncing.kick();
@@ -253,6 +254,6 @@ impl<'f> HashedWriter<'f> {
     /// Writes what is pending and returns the SHA-256 of everything written.
     fn finish(mut self) -> std::io::Result<[u8; 32]> {
         self.flush()?;
-        self.pipe.finish()
+        Ok(self.hash.finalize().into())
     }
 }

@@ -25,9 +25,10 @@ use std::io;
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 
-/// Chunk size for streaming reads and hashing: big enough to amortise calls, small enough to
-/// stay in cache while a chunk is widened.
-pub const CHUNK: usize = 1 << 20;
+/// Chunk size for streaming reads and hashing: big enough to amortise calls, small enough that
+/// a chunk stays in the core's cache while it is hashed, widened or written (SHA-256 of 1 GiB
+/// read in 1 MiB pieces took 0.77-0.91 s here, in 256 KiB pieces 0.68-0.77 s).
+pub const CHUNK: usize = 256 << 10;
 
 /// The longest read served from a file's map; longer ones are read with `pread`.
 const MAPPED_READ_MAX: usize = 64 << 10;
