@@ -34,3 +34,34 @@ pub fn check_documents(data: &[u8]) {
     let _ = serde_json::from_slice::<crate::airlock::log::LogEntry>(data);
     let _ = crate::airlock::clock::parse(&String::from_utf8_lossy(data));
 }
+
+/// The hints a zip's central directory gives a remote reader ([`crate::read::zip_hints`]), on
+/// arbitrary bytes: they return, and what they ask to fetch is bounded by the directory they
+/// read (one short range per entry it can hold, and one more). Says whether there were hints.
+pub fn check_zip_hints(data: &[u8]) -> bool {
+    let read = |at: u64, buf: &mut [u8]| -> std::io::Result<()> {
+        let at = usize::try_from(at).map_err(std::io::Error::other)?;
+        let end = at
+            .checked_add(buf.len())
+            .ok_or_else(|| std::io::Error::other("past the end"))?;
+        buf.copy_from_slice(
+            data.get(at..end)
+                .ok_or_else(|| std::io::Error::other("past the end"))?,
+        );
+        Ok(())
+    };
+    let Some(ranges) = crate::read::zip_hints::local_headers(data.len() as u64, read) else {
+        return false;
+    };
+    assert!(
+        ranges.len() <= data.len() / 46 + 1,
+        "more hints than entries"
+    );
+    for (_, len) in ranges {
+        assert!(
+            len <= 24 + 30 + 0xffff + 128,
+            "a hint longer than a local header"
+        );
+    }
+    true
+}

@@ -1,5 +1,5 @@
-//! Replays every saved `documents` fuzz input and the DSSE and JSON fixtures through the
-//! property the fuzz target checks.
+//! Replays every saved `documents` and `zip_hints` fuzz input, and the fixtures of their
+//! kinds, through the property each fuzz target checks.
 
 use socair_plugin_kit::testing::files_under;
 use std::path::PathBuf;
@@ -19,4 +19,30 @@ fn every_saved_input_keeps_the_property() {
     for path in &inputs {
         socair::fuzzing::check_documents(&std::fs::read(path).unwrap());
     }
+}
+
+/// The `zip_hints` corpus and every committed torch checkpoint and zip: the hints return and
+/// stay bounded.
+#[test]
+fn every_saved_zip_keeps_the_hints_bounded() {
+    let repo = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
+    let mut inputs = Vec::new();
+    for dir in [
+        "fuzz/corpus/zip_hints",
+        "fixtures/torch",
+        "fixtures/archives",
+    ] {
+        inputs.extend(files_under(&repo.join(dir)));
+    }
+    assert!(inputs.len() >= 40);
+    let hinted = inputs
+        .iter()
+        .filter(|path| socair::fuzzing::check_zip_hints(&std::fs::read(path).unwrap()))
+        .count();
+    // The torch fixtures are zips whose directories the hints read.
+    assert!(
+        hinted >= 20,
+        "only {hinted} of {} inputs gave hints",
+        inputs.len()
+    );
 }
