@@ -4,17 +4,21 @@
 use socair_plugin_kit::testing::files_under;
 use std::path::PathBuf;
 
+/// Every file under the repository's `dirs`.
+fn files_in(dirs: &[&str]) -> Vec<PathBuf> {
+    let repo = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
+    dirs.iter()
+        .flat_map(|dir| files_under(&repo.join(dir)))
+        .collect()
+}
+
 #[test]
 fn every_saved_input_keeps_the_property() {
-    let repo = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
-    let mut inputs = Vec::new();
-    for dir in [
+    let inputs = files_in(&[
         "fuzz/regressions/documents",
         "fuzz/corpus/documents",
         "fixtures/dsse",
-    ] {
-        inputs.extend(files_under(&repo.join(dir)));
-    }
+    ]);
     assert!(inputs.len() >= 4);
     for path in &inputs {
         socair::fuzzing::check_documents(&std::fs::read(path).unwrap());

@@ -163,19 +163,7 @@ impl InputFile {
 
     /// Fills `buf` from `offset`; an error if the bytes do not all exist.
     pub fn read_exact_at(&self, offset: u64, buf: &mut [u8]) -> io::Result<()> {
-        let end = offset
-            .checked_add(buf.len() as u64)
-            .filter(|&end| end <= self.len)
-            .ok_or_else(|| {
-                io::Error::new(
-                    io::ErrorKind::UnexpectedEof,
-                    format!(
-                        "bytes {offset}..+{} are past the end of the {}-byte file",
-                        buf.len(),
-                        self.len
-                    ),
-                )
-            })?;
+        let end = self.check_range(offset, buf.len() as u64)?;
         match &self.backing {
             // Small reads (headers, a zip directory) come from the map; long ones (a reader
             // checking a whole record's CRC-32) are read, so that their pages do not stay

@@ -4,7 +4,7 @@
 
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 
 /// A TCP proxy in front of the server that cuts each of the first `cuts` connections after
@@ -28,40 +28,17 @@ pub(super) fn cutting_proxy(
                 continue;
             };
             let cut = Arc::clone(&cut_count);
-            std::thread::spawn(move || pipe_pair(client, server, limit, &cut));
+            let counted = AtomicBool::new(false);
+            pipe_pair(client, server, move |total| {
+                let over = limit.is_some_and(|l| total > l);
+                if over && !counted.swap(true, Ordering::SeqCst) {
+                    cut.fetch_add(1, Ordering::SeqCst);
+                }
+                over
+            });
         }
     });
     (format!("http://{addr}"), cut)
-}
-
-fn pipe_pair(client: TcpStream, server: TcpStream, limit: Option<usize>, cut: &AtomicUsize) {
-    let passed = Arc::new(AtomicUsize::new(0));
-    let copy = move |mut from: TcpStream, mut to: TcpStream, passed: Arc<AtomicUsize>| {
-        let mut buf = [0u8; 16 << 10];
-        loop {
-            let n = match from.read(&mut buf) {
-                Ok(0) | Err(_) => break,
-                Ok(n) => n,
-            };
-            let total = passed.fetch_add(n, Ordering::SeqCst) + n;
-            if limit.is_some_and(|l| total > l) {
-                break;
-            }
-            if to.write_all(&buf[..n]).is_err() {
-                break;
-            }
-        }
-        let _ = from.shutdown(std::net::Shutdown::Both);
-        let _ = to.shutdown(std::net::Shutdown::Both);
-    };
-    let (c2, s2) = (client.try_clone().unwrap(), server.try_clone().unwrap());
-    let p2 = Arc::clone(&passed);
-    let up = std::thread::spawn(move || copy(c2, s2, p2));
-    copy(server, client, Arc::clone(&passed));
-    let _ = up.join();
-    if limit.is_some_and(|l| passed.load(Ordering::SeqCst) > l) {
-        cut.fetch_add(1, Ordering::SeqCst);
-    }
 }
 
 /// A TCP proxy in front of the server that cuts each of the first `cuts` connections to
@@ -87,62 +64,53 @@ pub(super) fn cutting_transfers(
                 continue;
             };
             let (cut, left) = (Arc::clone(&cut_count), Arc::clone(&left));
-            std::thread::spawn(move || pipe_pair_deciding(client, server, after, &left, &cut));
+            // Whether this connection is one to cut, decided once it carries more than `after`.
+            let doomed = AtomicUsize::new(UNDECIDED);
+            pipe_pair(client, server, move |total| {
+                total > after && decide(&doomed, &left, &cut) == CUT
+            });
         }
     });
     (format!("http://{addr}"), cut)
 }
 
-fn pipe_pair_deciding(
+/// Forwards both ways between `client` and `server` (on a thread of its own), until
+/// `cut_now(bytes passed so far, both ways)` says to cut: then both ends are shut down.
+fn pipe_pair(
     client: TcpStream,
     server: TcpStream,
-    after: usize,
-    left: &Arc<AtomicUsize>,
-    cut: &Arc<AtomicUsize>,
+    cut_now: impl Fn(usize) -> bool + Send + Sync + 'static,
 ) {
-    let passed = Arc::new(AtomicUsize::new(0));
-    // Whether this connection is one to cut, decided once it carries more than `after` bytes.
-    let doomed = Arc::new(AtomicUsize::new(UNDECIDED));
-    let copy = move |mut from: TcpStream,
-                     mut to: TcpStream,
-                     passed: Arc<AtomicUsize>,
-                     doomed: Arc<AtomicUsize>,
-                     left: Arc<AtomicUsize>,
-                     cut: Arc<AtomicUsize>| {
-        let mut buf = [0u8; 16 << 10];
-        loop {
-            let n = match from.read(&mut buf) {
-                Ok(0) | Err(_) => break,
-                Ok(n) => n,
-            };
-            let total = passed.fetch_add(n, Ordering::SeqCst) + n;
-            if total > after && decide(&doomed, &left, &cut) == CUT {
-                break;
-            }
-            if to.write_all(&buf[..n]).is_err() {
-                break;
-            }
+    std::thread::spawn(move || {
+        let passed = AtomicUsize::new(0);
+        let (c2, s2) = (client.try_clone().unwrap(), server.try_clone().unwrap());
+        std::thread::scope(|scope| {
+            scope.spawn(|| forward(c2, s2, &passed, &cut_now));
+            forward(server, client, &passed, &cut_now);
+        });
+    });
+}
+
+/// Copies `from` to `to` until either end closes or `cut_now` says to cut.
+fn forward(
+    mut from: TcpStream,
+    mut to: TcpStream,
+    passed: &AtomicUsize,
+    cut_now: &impl Fn(usize) -> bool,
+) {
+    let mut buf = [0u8; 16 << 10];
+    loop {
+        let n = match from.read(&mut buf) {
+            Ok(0) | Err(_) => break,
+            Ok(n) => n,
+        };
+        let total = passed.fetch_add(n, Ordering::SeqCst) + n;
+        if cut_now(total) || to.write_all(&buf[..n]).is_err() {
+            break;
         }
-        let _ = from.shutdown(std::net::Shutdown::Both);
-        let _ = to.shutdown(std::net::Shutdown::Both);
-    };
-    let (c2, s2) = (client.try_clone().unwrap(), server.try_clone().unwrap());
-    let (p2, d2, l2, k2) = (
-        Arc::clone(&passed),
-        Arc::clone(&doomed),
-        Arc::clone(left),
-        Arc::clone(cut),
-    );
-    let up = std::thread::spawn(move || copy(c2, s2, p2, d2, l2, k2));
-    copy(
-        server,
-        client,
-        passed,
-        doomed,
-        Arc::clone(left),
-        Arc::clone(cut),
-    );
-    let _ = up.join();
+    }
+    let _ = from.shutdown(std::net::Shutdown::Both);
+    let _ = to.shutdown(std::net::Shutdown::Both);
 }
 
 /// A connection not yet decided, one cut, and one spared.
