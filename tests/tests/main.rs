@@ -13,6 +13,7 @@ mod ci;
 mod convert;
 mod convert_v3;
 mod diff;
+mod digest;
 mod faults;
 mod formats;
 mod gguf;
