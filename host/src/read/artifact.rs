@@ -564,16 +564,22 @@ impl<'p> Artifact<'p> {
         &self,
         options: &ReadOptions,
     ) -> Result<Vec<(&FileJob<'p>, OpenedFile)>, ArtifactError> {
-        let mut all: Vec<(&FileJob<'p>, OpenedFile)> = self
+        // The files side by side across the cores (a sharded checkpoint's CRC-32 passes, each
+        // shard's digest computed from them; a remote directory's headers fetched together);
+        // the first failure in file order is the one reported, whichever finished first.
+        use rayon::prelude::*;
+        let opened: Vec<Result<(&FileJob<'p>, OpenedFile), ArtifactError>> = self
             .jobs
-            .iter()
+            .par_iter()
             .map(|job| {
                 self.open_with(job, job.reader, options).map(|mut opened| {
                     self.set_aside_unsupported(job, &mut opened);
                     (job, opened)
                 })
             })
-            .collect::<Result<_, _>>()?;
+            .collect();
+        let mut all: Vec<(&FileJob<'p>, OpenedFile)> =
+            opened.into_iter().collect::<Result<_, _>>()?;
         let data = data_files(&all);
         // A file another names as its data, claimed only by its extension, is data (its
         // reader's LEAD "not a checkpoint, whatever its name" says nothing more), unless that
