@@ -14,31 +14,23 @@ pub(super) fn cutting_proxy(
     after: usize,
     cuts: usize,
 ) -> (String, Arc<AtomicUsize>) {
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let addr = listener.local_addr().unwrap();
     let cut = Arc::new(AtomicUsize::new(0));
-    let seen = Arc::new(AtomicUsize::new(0));
     let cut_count = Arc::clone(&cut);
-    std::thread::spawn(move || {
-        for client in listener.incoming() {
-            let Ok(client) = client else { break };
-            let n = seen.fetch_add(1, Ordering::SeqCst);
-            let limit = (n < cuts).then_some(after);
-            let Ok(server) = TcpStream::connect(&upstream) else {
-                continue;
-            };
-            let cut = Arc::clone(&cut_count);
-            let counted = AtomicBool::new(false);
-            pipe_pair(client, server, move |total| {
-                let over = limit.is_some_and(|l| total > l);
-                if over && !counted.swap(true, Ordering::SeqCst) {
-                    cut.fetch_add(1, Ordering::SeqCst);
-                }
-                over
-            });
-        }
+    let mut seen = 0;
+    let addr = listen(upstream, move |client, server| {
+        let limit = (seen < cuts).then_some(after);
+        seen += 1;
+        let cut = Arc::clone(&cut_count);
+        let counted = AtomicBool::new(false);
+        pipe_pair(client, server, move |total| {
+            let over = limit.is_some_and(|l| total > l);
+            if over && !counted.swap(true, Ordering::SeqCst) {
+                cut.fetch_add(1, Ordering::SeqCst);
+            }
+            over
+        });
     });
-    (format!("http://{addr}"), cut)
+    (addr, cut)
 }
 
 /// A TCP proxy in front of the server that cuts each of the first `cuts` connections to
@@ -52,26 +44,37 @@ pub(super) fn cutting_transfers(
     after: usize,
     cuts: usize,
 ) -> (String, Arc<AtomicUsize>) {
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let addr = listener.local_addr().unwrap();
     let cut = Arc::new(AtomicUsize::new(0));
     let left = Arc::new(AtomicUsize::new(cuts));
     let cut_count = Arc::clone(&cut);
+    let addr = listen(upstream, move |client, server| {
+        let (cut, left) = (Arc::clone(&cut_count), Arc::clone(&left));
+        // Whether this connection is one to cut, decided once it carries more than `after`.
+        let doomed = AtomicUsize::new(UNDECIDED);
+        pipe_pair(client, server, move |total| {
+            total > after && decide(&doomed, &left, &cut) == CUT
+        });
+    });
+    (addr, cut)
+}
+
+/// Listens on a free loopback port and hands each connection, with one opened to `upstream`
+/// for it, to `connected`; returns the proxy's address.
+fn listen(
+    upstream: String,
+    mut connected: impl FnMut(TcpStream, TcpStream) + Send + 'static,
+) -> String {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
     std::thread::spawn(move || {
         for client in listener.incoming() {
             let Ok(client) = client else { break };
-            let Ok(server) = TcpStream::connect(&upstream) else {
-                continue;
-            };
-            let (cut, left) = (Arc::clone(&cut_count), Arc::clone(&left));
-            // Whether this connection is one to cut, decided once it carries more than `after`.
-            let doomed = AtomicUsize::new(UNDECIDED);
-            pipe_pair(client, server, move |total| {
-                total > after && decide(&doomed, &left, &cut) == CUT
-            });
+            if let Ok(server) = TcpStream::connect(&upstream) {
+                connected(client, server);
+            }
         }
     });
-    (format!("http://{addr}"), cut)
+    format!("http://{addr}")
 }
 
 /// Forwards both ways between `client` and `server` (on a thread of its own), until
