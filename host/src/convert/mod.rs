@@ -232,8 +232,8 @@ pub fn convert_path(
 
 /// Writes the output and checks it, side by side: each tensor, once the writer has put it in
 /// the file, is read back and compared with the input read by a second path (on the other
-/// cores, while the writer goes on and the output is hashed on a second core); the fsync runs
-/// beside the output's own reader reading it back. Returns the output's sha256 and each
+/// cores, while the writer goes on, hashing what it writes); the output is written back to the
+/// disk as it is written, and the last fsync runs beside the output's own reader reading it. Returns the output's sha256 and each
 /// tensor's, or the refusal; `Err` for an error that is no refusal.
 fn write_and_check(
     conv: &Conversion,
@@ -250,13 +250,15 @@ fn write_and_check(
     };
     let planned = verify::planned_ranges(conv);
     // The tensor placed last: the fault test flips its last byte once it is written.
-    let flip = fault::armed("convert.flip-output").then(|| {
-        conv.placements
-            .iter()
-            .filter(|(i, _)| conv.tensors[*i].len > 0)
-            .max_by_key(|(i, off)| off + conv.tensors[*i].len)
-            .map(|&(i, _)| i)
-    });
+    let flip = fault::armed("convert.flip-output")
+        .then(|| {
+            conv.placements
+                .iter()
+                .filter(|(i, _)| conv.tensors[*i].len > 0)
+                .max_by_key(|(i, off)| off + conv.tensors[*i].len)
+                .map(|&(i, _)| i)
+        })
+        .flatten();
     let progress = crate::base::progress::Progress::bytes(
         conv.total_len + conv.tensors.iter().map(|t| t.len).sum::<u64>(),
         "writing and verifying",
@@ -280,7 +282,7 @@ fn write_and_check(
         });
         let mut flip_failed = None;
         let written = write::write(conv, inputs, out, &progress, &mut |i| {
-            if flip == Some(Some(i)) {
+            if flip == Some(i) {
                 flip_failed = flip_last_tensor_byte(conv, out).err();
             }
             let _ = ready.send(i);
@@ -311,7 +313,7 @@ fn write_and_check(
         // The reader places a tensor elsewhere than the writer planned (or nothing was
         // checked): every tensor is checked again where the reader places it.
         _ => {
-            return match verify::verify(conv, to, out, inputs, plugins) {
+            return match verify::check_all(&second, out, &found) {
                 Ok(h) => Ok(Ok((sha256, h))),
                 Err(e) => failed(e),
             }

@@ -14,25 +14,22 @@ use socair_plugin_api::RowStatus;
 use std::io::Read;
 use std::path::Path;
 
-/// Verifies a written output: its format's reader finds it sound with exactly the planned
-/// tensors, each holding the bytes written; and each tensor read from the input by a second
-/// path (the zip record through the `zip` crate, for torch inputs) hashes the same.
-pub fn verify(
-    conv: &Conversion,
-    to: &str,
+/// Checks every tensor of a written output at the ranges its format's reader placed it
+/// (`found`, from [`reader_check`]) against the same tensor read from the input by a second
+/// path (the zip record through the `zip` crate, for torch inputs), in parallel; returns each
+/// tensor's hash.
+pub fn check_all(
+    second: &SecondPaths<'_>,
     out: &Path,
-    inputs: &[&InputFile],
-    plugins: &PluginSet,
+    found: &[Vec<socair_plugin_api::ByteRange>],
 ) -> Result<Vec<String>, Refusal> {
     use rayon::prelude::*;
-    let found = reader_check(conv, to, out, plugins)?;
     let file = InputFile::open_with(out, false).map_err(|e| format!("{}: {e}", out.display()))?;
-    let second = SecondPaths::open(conv, inputs)?;
     let progress = Progress::bytes(
-        conv.tensors.iter().map(|t| t.len).sum(),
+        second.conv.tensors.iter().map(|t| t.len).sum(),
         "verifying the output",
     );
-    (0..conv.tensors.len())
+    (0..second.conv.tensors.len())
         .into_par_iter()
         .map(|i| second.check(i, &file, &found[i], &progress))
         .collect()

@@ -179,24 +179,12 @@ impl InputFile {
 
     /// Calls `each` with consecutive chunks of the bytes `offset..offset+len`, at most
     /// [`CHUNK`] bytes each and a multiple of `granule` bytes except possibly the last.
-    pub fn for_each_chunk(
-        &self,
-        offset: u64,
-        len: u64,
-        mut each: impl FnMut(&[u8]),
-    ) -> io::Result<()> {
+    pub fn for_each_chunk(&self, offset: u64, len: u64, each: impl FnMut(&[u8])) -> io::Result<()> {
         let end = self.check_range(offset, len)?;
         match &self.backing {
             // Read, not mapped, whatever the map: see the module's comment.
             Backing::Local { file, .. } => {
-                let mut buf = vec![0u8; CHUNK.min(len as usize)];
-                let mut at = offset;
-                while at < end {
-                    let n = (end - at).min(CHUNK as u64) as usize;
-                    file.read_exact_at(&mut buf[..n], at)?;
-                    each(&buf[..n]);
-                    at += n as u64;
-                }
+                in_chunks(offset, end, |at, buf| file.read_exact_at(buf, at), each)?
             }
             Backing::Remote(object) => object.for_each_chunk(offset, end, CHUNK, each)?,
         }
@@ -268,17 +256,28 @@ impl InputFile {
             }
             // Through the object's cache and read-ahead: what a reader fetched last (a zip's
             // central directory, at the end) is not fetched again.
-            let mut buf = vec![0u8; CHUNK.min((self.len - from) as usize)];
-            let mut at = from;
-            while at < self.len {
-                let n = (self.len - at).min(CHUNK as u64) as usize;
-                self.read_exact_at(at, &mut buf[..n])?;
-                each(&buf[..n]);
-                at += n as u64;
-            }
-            Ok(())
+            in_chunks(from, self.len, |at, buf| self.read_exact_at(at, buf), each)
         })
     }
+}
+
+/// Calls `each` with the bytes `offset..end` in consecutive pieces of at most [`CHUNK`]
+/// bytes, each filled by `read(at, buf)` into one buffer.
+fn in_chunks(
+    offset: u64,
+    end: u64,
+    read: impl Fn(u64, &mut [u8]) -> io::Result<()>,
+    mut each: impl FnMut(&[u8]),
+) -> io::Result<()> {
+    let mut buf = vec![0u8; CHUNK.min(end.saturating_sub(offset) as usize)];
+    let mut at = offset;
+    while at < end {
+        let n = (end - at).min(CHUNK as u64) as usize;
+        read(at, &mut buf[..n])?;
+        each(&buf[..n]);
+        at += n as u64;
+    }
+    Ok(())
 }
 
 #[allow(unsafe_code)]

@@ -157,11 +157,6 @@ impl PartialDigest {
         self.at
     }
 
-    /// The hash of the first [`PartialDigest::hashed`] bytes, to be continued.
-    pub fn state(&self) -> Sha256 {
-        self.state.clone()
-    }
-
     /// The hex SHA-256 of the whole file: the hash so far continued with the rest, which
     /// `rest` hands over in order.
     pub fn finish_with(
