@@ -323,12 +323,14 @@ fn dispatch(cli: Cli) -> Result<u8, Fatal> {
             match convert_path(&src, &dst, &from, &to, &set, &readers, rules).map_err(Fatal)? {
                 Ok(done) => {
                     eprintln!(
-                        "socair: converted {} ({from}) to {} ({to}) under {}: {} tensors, {} aliases, sha256 {}",
+                        "socair: converted {} ({from}) to {} ({to}) under {}: {} {}, {} {}, sha256 {}",
                         src.display(),
                         dst.display(),
                         done.rules.id(),
                         done.conversion.tensors.len(),
+                        if done.conversion.tensors.len() == 1 { "tensor" } else { "tensors" },
                         done.conversion.aliases.len(),
+                        if done.conversion.aliases.len() == 1 { "alias" } else { "aliases" },
                         done.sha256
                     );
                     for n in &done.conversion.not_carried {

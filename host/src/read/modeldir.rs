@@ -279,7 +279,12 @@ pub fn hash_each_by(
                 source,
             };
             let sha = match known(f) {
-                Some(sha) => sha.map_err(io)?,
+                // Hashed by its reader's reads (which show their own progress): counted done.
+                Some(sha) => {
+                    let sha = sha.map_err(io)?;
+                    progress.add(f.size);
+                    sha
+                }
                 None => {
                     let file = InputFile::open(&f.path).map_err(io)?;
                     hash_file_counted(&file, &progress).map_err(io)?
