@@ -111,6 +111,10 @@ fn next_step(report: &Report) -> String {
         "Next: a person reads each lead. A pickle global they clear is reviewed once for the airlock: `socair airlock review add MODULE.NAME --reason \"…\" --key reviewer.key`; otherwise ask the publisher for safetensors.".into()
     } else if has("LEAD") {
         "Next: a person reads each lead before anyone loads it; ask the publisher for a format socair reads (safetensors) if nothing here can be checked.".into()
+    } else if report.artifact.sha256.is_empty() {
+        // A header-only scan of a remote object computes no digest: it names no subject that a
+        // review or a promotion could refer to.
+        "Next: this header-only scan names no subject (its digest was not computed), so nothing can be accepted or promoted on it: scan the object in full, without --header-only, for that.".into()
     } else if has("NOT_TESTED") {
         format!(
             "Next: to promote it through the airlock, a reviewer accepts each gap: `socair airlock accept {} --row \"{}\" --reason \"…\" --key reviewer.key`.",
@@ -164,11 +168,15 @@ pub fn scan_report(report: &Report) -> String {
     let a = &report.artifact;
     let _ = writeln!(
         out,
-        "{} ({}, {}, sha256 {}…), scanned {}",
+        "{} ({}, {}, {}), scanned {}",
         a.name,
         a.format,
         size(a.size_bytes),
-        short(&a.sha256),
+        if a.sha256.is_empty() {
+            "no digest".to_owned()
+        } else {
+            format!("sha256 {}…", short(&a.sha256))
+        },
         if report.scope.mode == "header-only" {
             "headers only (no tensor data read)"
         } else {
