@@ -93,6 +93,49 @@ fn converted_tensors_are_the_bytes_torch_saved_and_output_is_byte_stable() {
     assert!(converted >= 9, "{converted}");
 }
 
+/// Convert's reader reads a torch checkpoint's headers only and the second path checks the
+/// storage records' CRC-32s (`SecondPaths::check_storage_records`): a byte changed in any
+/// storage record, one a carried tensor reads or one only the optimizer's state does, is
+/// refused, naming the record, as `scan` fails it.
+#[test]
+fn a_changed_byte_in_any_storage_record_is_refused_carried_or_not() {
+    let src = fixture("torch/legit/training-checkpoint.pt");
+    let bytes = std::fs::read(&src).unwrap();
+    let mut archive = zip::ZipArchive::new(std::io::Cursor::new(&bytes)).unwrap();
+    let records: Vec<(String, u64, u64)> = (0..archive.len())
+        .map(|i| {
+            let e = archive.by_index(i).unwrap();
+            (e.name().to_owned(), e.data_start(), e.size())
+        })
+        .filter(|(name, _, size)| name.contains("/data/") && *size > 0)
+        .collect();
+    // The six state_dict tensors are carried; the optimizer's 18 storages are not.
+    assert_eq!(records.len(), 25);
+    let dir = tempfile::tempdir().unwrap();
+    for (name, start, size) in records {
+        let mut changed = bytes.clone();
+        changed[(start + size - 1) as usize] ^= 0x01;
+        let input = dir.path().join("changed.pt");
+        std::fs::write(&input, &changed).unwrap();
+        let out = dir.path().join("out.safetensors");
+        let r = convert(&input, &out);
+        assert_eq!(r.code, 1, "{name}: {}", r.stderr);
+        assert!(
+            r.stderr
+                .contains(&format!("record {name}: its CRC-32 does not hold")),
+            "{name}: {}",
+            r.stderr
+        );
+        assert!(!out.exists(), "{name}");
+        let scan = run(socair().args(["scan", "--json"]).arg(&input));
+        assert_eq!(scan.code, 1, "{name}: {}", scan.stderr);
+        assert!(scan.stdout.contains("CRC-32 does not hold"), "{name}");
+        std::fs::remove_file(&input).unwrap();
+        let left: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
+        assert!(left.is_empty(), "{name}: {left:?}");
+    }
+}
+
 #[test]
 fn every_refusal_of_the_rules_names_its_reason_and_leaves_nothing() {
     let dir = tempfile::tempdir().unwrap();

@@ -170,9 +170,17 @@ pub fn convert_path(
             src.display()
         )));
     }
-    let opened = artifact
-        .open_all(&Default::default())
-        .map_err(|e| e.to_string())?;
+    // A torch checkpoint's reader reads its headers only: the second path reads every storage
+    // record whole through the `zip` crate, which checks its CRC-32 (those no tensor carries
+    // too, `SecondPaths::check_storage_records`), so the reader's own CRC-32 pass would read
+    // every byte once more, and before the first is written. Other formats' readers check
+    // what only they know (a TensorFlow checkpoint's CRC-32Cs, say), so read in full.
+    let storage_records_by_second_path = from == "torch-zip";
+    let options = socair_plugin_api::ReadOptions {
+        header_only: storage_records_by_second_path,
+        ..Default::default()
+    };
+    let opened = artifact.open_all(&options).map_err(|e| e.to_string())?;
     // A model directory's config.json says whether transformers ties its weights (/3).
     let config = match artifact.files.iter().find(|f| f.rel == "config.json") {
         Some(f) if artifact.is_dir && rules >= Rules::V3 => ModelConfig::read(&f.path),
@@ -206,11 +214,17 @@ pub fn convert_path(
         Ok(i) => i,
         Err(e) => return Ok(Err(e)),
     };
-    let (sha256, tensor_sha256) =
-        match write_and_check(&conversion, to, &inputs, &tmp_out, plugins)? {
-            Ok(done) => done,
-            Err(refusal) => return Ok(Err(refusal)),
-        };
+    let (sha256, tensor_sha256) = match write_and_check(
+        &conversion,
+        to,
+        &inputs,
+        &tmp_out,
+        plugins,
+        storage_records_by_second_path,
+    )? {
+        Ok(done) => done,
+        Err(refusal) => return Ok(Err(refusal)),
+    };
     // No-clobber rename: a destination created meanwhile is not replaced.
     std::fs::hard_link(&tmp_out, dst).map_err(|e| format!("{}: {e}", dst.display()))?;
     if let Ok(d) = std::fs::File::open(dir) {
@@ -241,10 +255,11 @@ fn write_and_check(
     inputs: &[&InputFile],
     out: &Path,
     plugins: &PluginSet,
+    storage_records: bool,
 ) -> Result<Result<(String, Vec<String>), Refusal>, String> {
     use rayon::prelude::*;
     let failed = |e: Refusal| Ok(Err(format!("verification of the output failed: {e}")));
-    let second = match verify::SecondPaths::open(conv, inputs) {
+    let second = match verify::SecondPaths::open(conv, inputs, storage_records) {
         Ok(s) => s,
         Err(e) => return failed(e),
     };
@@ -297,6 +312,9 @@ fn write_and_check(
     };
     if let Some(e) = flip_failed {
         return Err(e.to_string());
+    }
+    if let Err(e) = second.check_storage_records() {
+        return failed(e);
     }
     // The last fsync beside the output's own reader reading it back; both before it is kept.
     let found = verify::reader_check(conv, to, out, plugins);

@@ -52,12 +52,57 @@ impl SecondPath {
                 "record {record} holds {size} bytes, not {offset}+{len}"
             ));
         }
+        let recorded = entry.crc32();
         std::io::copy(&mut (&mut entry).take(offset), &mut std::io::sink())
-            .map_err(|e| format!("record {record}: {e}"))?;
+            .map_err(|e| crc_refusal(record, recorded, &e))?;
         let result = use_bytes(&mut (&mut entry).take(len))?;
         std::io::copy(&mut entry, &mut std::io::sink())
-            .map_err(|e| format!("record {record}: {e}"))?;
+            .map_err(|e| crc_refusal(record, recorded, &e))?;
         Ok(result)
+    }
+
+    /// Reads through the `zip` crate, so that it checks their CRC-32s, the storage records
+    /// (`PREFIX/data/…`, the records torch-zip's reader skips when it reads headers only) that
+    /// no tensor's check reads: those `read` names, by record name. At most `budget` bytes are
+    /// read in all; a record beyond it is refused, not passed unchecked.
+    pub fn check_storage_records(
+        &self,
+        read: &std::collections::HashSet<&str>,
+        budget: u64,
+    ) -> Result<(), String> {
+        let mut archive = self.archive.clone();
+        // By index, not by name: of two records with one name, the one a tensor's check did not
+        // read is checked too.
+        let read_at: std::collections::HashSet<usize> = read
+            .iter()
+            .filter_map(|name| archive.index_for_name(name))
+            .collect();
+        let mut left = budget;
+        for i in (0..archive.len()).filter(|i| !read_at.contains(i)) {
+            let mut entry = archive
+                .by_index(i)
+                .map_err(|e| format!("{}: record {i}: {e}", self.path.display()))?;
+            let name = entry.name().to_owned();
+            if !name
+                .split_once('/')
+                .is_some_and(|(_, rel)| rel.starts_with("data/"))
+            {
+                continue;
+            }
+            let recorded = entry.crc32();
+            let n = std::io::copy(
+                &mut (&mut entry).take(left.saturating_add(1)),
+                &mut std::io::sink(),
+            )
+            .map_err(|e| crc_refusal(&name, recorded, &e))?;
+            if n > left {
+                return Err(format!(
+                    "record {name}: storage records no tensor carries hold more than {budget} bytes: not checked, so not converted"
+                ));
+            }
+            left -= n;
+        }
+        Ok(())
     }
 
     /// The tensor's bytes read from its storage record with the `zip` crate (which checks the
@@ -99,8 +144,9 @@ impl SecondPath {
             .by_name(record)
             .map_err(|e| format!("{}: record {record}: {e}", self.path.display()))?;
         let data_start = entry.data_start();
+        let recorded = entry.crc32();
         std::io::copy(&mut entry, &mut std::io::sink())
-            .map_err(|e| format!("record {record}: {e}"))?;
+            .map_err(|e| crc_refusal(record, recorded, &e))?;
         let located = Strided {
             base: data_start
                 .checked_add(offset)
@@ -112,6 +158,21 @@ impl SecondPath {
             std::os::unix::fs::FileExt::read_exact_at(&*file, buf, at)
         })
         .map_err(|e| format!("record {record}: {e}"))
+    }
+}
+
+/// A record the `zip` crate would not read to its end, in words: its CRC-32 not holding is
+/// the usual reason (the bytes changed after they were written, or were written without one).
+fn crc_refusal(record: &str, recorded: u32, e: &std::io::Error) -> String {
+    if e.to_string().to_ascii_lowercase().contains("checksum") {
+        let without = if recorded == 0 {
+            " (0: written without CRC-32s, as torch's set_crc32_options(False) writes; socair converts only records whose CRC-32 holds)"
+        } else {
+            ""
+        };
+        format!("record {record}: its CRC-32 does not hold: recorded {recorded:#010x}{without}; the bytes changed after they were written")
+    } else {
+        format!("record {record}: {e}")
     }
 }
 

@@ -109,19 +109,28 @@ pub struct SecondPaths<'c> {
     conv: &'c Conversion,
     inputs: Vec<std::path::PathBuf>,
     zips: Vec<Option<SecondPath>>,
+    /// Whether every storage record is checked here ([`SecondPaths::check_storage_records`]).
+    storage_records: bool,
 }
 
 impl<'c> SecondPaths<'c> {
-    /// Opens the zip inputs of `conv` with the `zip` crate.
-    pub fn open(conv: &'c Conversion, inputs: &[&InputFile]) -> Result<Self, Refusal> {
+    /// Opens the zip inputs of `conv` with the `zip` crate: those a tensor is read from, and
+    /// every one when `storage_records` (their reader read headers only, so the CRC-32s of the
+    /// storage records no tensor carries are checked here too).
+    pub fn open(
+        conv: &'c Conversion,
+        inputs: &[&InputFile],
+        storage_records: bool,
+    ) -> Result<Self, Refusal> {
         let zips = inputs
             .iter()
             .enumerate()
             .map(|(i, input)| {
-                if conv
-                    .tensors
-                    .iter()
-                    .any(|t| t.input == i && t.origin.is_some())
+                if (storage_records
+                    || conv
+                        .tensors
+                        .iter()
+                        .any(|t| t.input == i && t.origin.is_some()))
                     && is_zip(input.path())
                 {
                     SecondPath::open(input.path()).map(Some)
@@ -134,7 +143,34 @@ impl<'c> SecondPaths<'c> {
             conv,
             inputs: inputs.iter().map(|i| i.path().to_owned()).collect(),
             zips,
+            storage_records,
         })
+    }
+
+    /// When opened with `storage_records`: the storage records of each zip input that no
+    /// tensor's check reads (a tensor the conversion does not carry, say) are read through the
+    /// `zip` crate, which checks their CRC-32s; with the tensors' checks, every storage record
+    /// is checked. At most 64 MiB + 8x the input is read, as the reader's own pass allows.
+    pub fn check_storage_records(&self) -> Result<(), Refusal> {
+        if !self.storage_records {
+            return Ok(());
+        }
+        for (i, zip) in self.zips.iter().enumerate() {
+            let Some(zip) = zip else { continue };
+            let read: std::collections::HashSet<&str> = self
+                .conv
+                .tensors
+                .iter()
+                .filter(|t| t.input == i)
+                .filter_map(|t| t.origin.as_ref().map(|(record, _)| record.as_str()))
+                .collect();
+            let size = std::fs::metadata(&self.inputs[i])
+                .map_err(|e| format!("{}: {e}", self.inputs[i].display()))?
+                .len();
+            let budget = (64u64 << 20).saturating_add(size.saturating_mul(8));
+            zip.check_storage_records(&read, budget)?;
+        }
+        Ok(())
     }
 
     /// Checks tensor `i`: its bytes read back from `out` at `ranges` and, in step, the same
