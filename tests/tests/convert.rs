@@ -121,8 +121,9 @@ fn a_changed_byte_in_any_storage_record_is_refused_carried_or_not() {
         let r = convert(&input, &out);
         assert_eq!(r.code, 1, "{name}: {}", r.stderr);
         assert!(
-            r.stderr
-                .contains(&format!("record {name}: its CRC-32 does not hold")),
+            r.stderr.contains(&format!(
+                "changed.pt: record {name}: its CRC-32 does not hold"
+            )),
             "{name}: {}",
             r.stderr
         );

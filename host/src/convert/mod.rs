@@ -15,7 +15,9 @@
 //! The output is written to a temporary file, fsynced, and verified: the destination's own
 //! reader must find it sound with the planned tensors, and every tensor's bytes must hash equal
 //! to its bytes read from the input by a second path (for torch checkpoints, the `zip` crate
-//! reading the storage record, independently of the plugin that located it).
+//! reading the storage record, independently of the plugin that located it). For a torch
+//! checkpoint the plugin reads headers only and the `zip` crate checks the CRC-32 of every
+//! storage record, so that the input is read once by the writer and once by the second path.
 //!
 //! Lives here: the rule sets ([`rules`]), the planner ([`plan`]), `/3`'s choice of kept names
 //! ([`tied`], with transformers' pairs in [`tied_table`]), the writer ([`write`]),

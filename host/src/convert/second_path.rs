@@ -54,10 +54,10 @@ impl SecondPath {
         }
         let recorded = entry.crc32();
         std::io::copy(&mut (&mut entry).take(offset), &mut std::io::sink())
-            .map_err(|e| crc_refusal(record, recorded, &e))?;
+            .map_err(|e| crc_refusal(&self.path, record, recorded, &e))?;
         let result = use_bytes(&mut (&mut entry).take(len))?;
         std::io::copy(&mut entry, &mut std::io::sink())
-            .map_err(|e| crc_refusal(record, recorded, &e))?;
+            .map_err(|e| crc_refusal(&self.path, record, recorded, &e))?;
         Ok(result)
     }
 
@@ -94,7 +94,7 @@ impl SecondPath {
                 &mut (&mut entry).take(left.saturating_add(1)),
                 &mut std::io::sink(),
             )
-            .map_err(|e| crc_refusal(&name, recorded, &e))?;
+            .map_err(|e| crc_refusal(&self.path, &name, recorded, &e))?;
             if n > left {
                 return Err(format!(
                     "record {name}: storage records no tensor carries hold more than {budget} bytes: not checked, so not converted"
@@ -146,7 +146,7 @@ impl SecondPath {
         let data_start = entry.data_start();
         let recorded = entry.crc32();
         std::io::copy(&mut entry, &mut std::io::sink())
-            .map_err(|e| crc_refusal(record, recorded, &e))?;
+            .map_err(|e| crc_refusal(&self.path, record, recorded, &e))?;
         let located = Strided {
             base: data_start
                 .checked_add(offset)
@@ -163,16 +163,20 @@ impl SecondPath {
 
 /// A record the `zip` crate would not read to its end, in words: its CRC-32 not holding is
 /// the usual reason (the bytes changed after they were written, or were written without one).
-fn crc_refusal(record: &str, recorded: u32, e: &std::io::Error) -> String {
+fn crc_refusal(path: &Path, record: &str, recorded: u32, e: &std::io::Error) -> String {
+    let place = format!(
+        "reading the input by the second path: {}: record {record}",
+        path.display()
+    );
     if e.to_string().to_ascii_lowercase().contains("checksum") {
-        let without = if recorded == 0 {
-            " (0: written without CRC-32s, as torch's set_crc32_options(False) writes; socair converts only records whose CRC-32 holds)"
+        let why = if recorded == 0 {
+            "written without CRC-32s, as torch's set_crc32_options(False) writes; socair converts only records whose CRC-32 holds"
         } else {
-            ""
+            "the input's bytes changed after they were written"
         };
-        format!("record {record}: its CRC-32 does not hold: recorded {recorded:#010x}{without}; the bytes changed after they were written")
+        format!("{place}: its CRC-32 does not hold (recorded {recorded:#010x}): {why}")
     } else {
-        format!("record {record}: {e}")
+        format!("{place}: {e}")
     }
 }
 
