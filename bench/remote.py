@@ -11,11 +11,13 @@ that long before it is answered, requests in flight together waiting side by sid
 trip to a distant S3) and --direct-ranges (a range is answered from the stored bytes; moto
 itself reads the whole object for each range, one request at a time). Uploads a torch
 checkpoint of --size-mib MiB with 8 storage records and one of 512 MiB with 256 (made by
-scripts/make_big_checkpoint.py), then for each build prints, for `scan --header-only` and
-`scan` of each object: the bytes fetched (and their share of the object), the range requests,
-the round trips waited for one after another (as socair counts them; an older build does
-not), and the best wall time of --runs runs.
-Needs python3 with moto[server] and boto3 (what .ci/run installs).
+scripts/make_big_checkpoint.py), a safetensors file and a GGUF file of 512 MiB with 256
+tensors each (bench/make_safetensors.py, bench/make_gguf.py) and an HDF5 file of 512 MiB in
+256 groups (bench/make_hdf5.py, h5py), then for each build prints,
+for `scan --header-only` and `scan` of each object: the bytes fetched (and their share of the
+object), the range requests, the round trips waited for one after another (as socair counts
+them; an older build does not), and the best wall time of --runs runs.
+Needs python3 with moto[server] and boto3 (what .ci/run installs), and h5py and numpy.
 """
 import argparse
 import os
@@ -63,13 +65,20 @@ def main():
     a = ap.parse_args()
     work = a.work or os.path.join(os.environ.get("TMPDIR", "/tmp"), f"socair-remote-{os.getpid()}")
     os.makedirs(work, exist_ok=True)
+    # (path, the script that makes it and its arguments)
     objects = [
-        (os.path.join(work, f"big-{a.size_mib}m-8.pt"), a.size_mib, 8),
-        (os.path.join(work, "many-512m-256.pt"), 512, 256),
+        (os.path.join(work, f"big-{a.size_mib}m-8.pt"), os.path.join(REPO, "scripts", "make_big_checkpoint.py"), [a.size_mib, 8]),
+        (os.path.join(work, "many-512m-256.pt"), os.path.join(REPO, "scripts", "make_big_checkpoint.py"), [512, 256]),
+        # Readers whose header lies at the start: one round trip, with the read-ahead.
+        (os.path.join(work, "f32-512m-256.safetensors"), os.path.join(HERE, "make_safetensors.py"), ["F32", 512, 256]),
+        (os.path.join(work, "f32-512m-256.gguf"), os.path.join(HERE, "make_gguf.py"), [512, 256]),
+        # A reader that finds its objects by walking B-trees: where each lies is known only
+        # once the one before it is read.
+        (os.path.join(work, "w-512m-256.h5"), os.path.join(HERE, "make_hdf5.py"), [512, 256]),
     ]
-    for path, mib, n in objects:
+    for path, script, args in objects:
         if not os.path.exists(path):
-            subprocess.run([sys.executable, os.path.join(REPO, "scripts", "make_big_checkpoint.py"), path, str(mib), str(n)], check=True)
+            subprocess.run([sys.executable, script, path] + [str(x) for x in args], check=True)
     port = free_port()
     server = subprocess.Popen(
         [sys.executable, os.path.join(REPO, "scripts", "s3-test-server.py"), str(port), "--delay-ms", str(a.delay_ms), "--direct-ranges"],
@@ -96,8 +105,8 @@ def main():
         print(f"S3 test server with --delay-ms {a.delay_ms:g} --direct-ranges; best of {a.runs} runs")
         print(f"load average: {' '.join(open('/proc/loadavg').read().split()[:3])}")
         print()
-        print(f"{'object':<22} {'scan':<12} {'build':<7} {'size':>11} {'fetched':>11} {'x size':>7} {'requests':>8} {'round trips':>11} {'seconds':>8}")
-        for path, _, n in objects:
+        print(f"{'object':<26} {'scan':<12} {'build':<7} {'size':>11} {'fetched':>11} {'x size':>7} {'requests':>8} {'round trips':>11} {'seconds':>8}")
+        for path, _, _ in objects:
             size = os.path.getsize(path)
             url = f"s3://bench/{os.path.basename(path)}"
             for mode, args in (("header-only", ["--header-only"]), ("full", [])):
@@ -106,7 +115,7 @@ def main():
                     wall = min(r[0] for r in results)
                     _, fetched, requests, trips = results[0]
                     shown = str(trips) if trips is not None else "not counted"
-                    print(f"{os.path.basename(path):<22} {mode:<12} {name:<7} {size:>11} {fetched:>11} {fetched / size:>7.4f} {requests:>8} {shown:>11} {wall:>8.2f}")
+                    print(f"{os.path.basename(path):<26} {mode:<12} {name:<7} {size:>11} {fetched:>11} {fetched / size:>7.4f} {requests:>8} {shown:>11} {wall:>8.2f}")
     finally:
         server.terminate()
         server.wait()

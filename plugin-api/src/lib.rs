@@ -349,6 +349,17 @@ pub trait ByteSource {
     /// Fills all of `buf` with the bytes at `offset`; an error if they do not all exist.
     #[sabi(last_prefix_field)]
     fn read_at(&self, offset: u64, buf: RSliceMut<'_, u8>) -> RResult<(), PluginError>;
+
+    /// Says which ranges `(offset, len)` the reader is about to read: a host serving an object
+    /// in object storage fetches them side by side, instead of one round trip per read when
+    /// each read's place is known only from the one before (an HDF5 file's B-trees). Only a
+    /// hint: reads go on as before, and the host bounds what it fetches. Returns whether the
+    /// host uses hints, so that a reader can skip work it does only to give them: `false` for
+    /// a local file (this default). Appended in plugin-api 0.3.1.
+    fn prefetch(&self, ranges: RSlice<'_, Tuple2<u64, u64>>) -> bool {
+        let _ = ranges;
+        false
+    }
 }
 
 /// Random access to the bytes of the file being read, for format parsers written as pure
@@ -359,6 +370,12 @@ pub trait ReadAt {
     fn size(&self) -> u64;
     /// Fills `buf` from `offset`; an error if the bytes do not all exist.
     fn read_exact_at(&self, offset: u64, buf: &mut [u8]) -> Result<(), String>;
+    /// Hints the ranges `(offset, len)` about to be read ([`ByteSource::prefetch`]); whether
+    /// hints are used. Bytes in memory need none.
+    fn prefetch(&self, ranges: &[(u64, u64)]) -> bool {
+        let _ = ranges;
+        false
+    }
 }
 
 impl ReadAt for [u8] {
@@ -384,6 +401,10 @@ impl ReadAt for ByteSourceRef<'_> {
         ByteSource::read_at(self, offset, RSliceMut::from_mut_slice(buf))
             .into_result()
             .map_err(|e| e.to_string())
+    }
+    fn prefetch(&self, ranges: &[(u64, u64)]) -> bool {
+        let ranges: Vec<Tuple2<u64, u64>> = ranges.iter().map(|&(o, n)| Tuple2(o, n)).collect();
+        ByteSource::prefetch(self, RSlice::from_slice(&ranges))
     }
 }
 

@@ -133,7 +133,9 @@ fn plugin_dir() -> &'static PathBuf {
         let ws = src.join("stale");
         copy_api(&ws.join("api"), |file, text| {
             if file == "Cargo.toml" {
-                text.replace("version = \"0.3.0\"", "version = \"0.4.0\"")
+                let edited = text.replace("version = \"0.3.1\"", "version = \"0.4.0\"");
+                assert_ne!(edited, text, "plugin-api is no longer 0.3.1");
+                edited
             } else {
                 text
             }

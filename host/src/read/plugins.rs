@@ -439,6 +439,9 @@ mod tests {
         assert!(api_compatible("0.1.0", "0.1.0"));
         assert!(api_compatible("0.1.3", "0.1.2"));
         assert!(!api_compatible("0.1.1", "0.1.2"));
+        // abi_stable's layout check agrees: a plugin built against 0.3.0 lacks the method 0.3.1
+        // appended to the host's `ByteSource` ("too many fields": 5 expected, 4 found).
+        assert!(!api_compatible("0.3.0", "0.3.1"));
         assert!(!api_compatible("0.2.0", "0.1.0"));
         assert!(!api_compatible("1.0.0", "0.1.0"));
         assert!(api_compatible("1.4.0", "1.2.9"));

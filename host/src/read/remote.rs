@@ -109,6 +109,30 @@ impl Cache {
             .any(|(&s, seg)| end <= s + seg.bytes.len() as u64)
     }
 
+    /// The parts of `start..end` no cached segment holds, in order.
+    fn uncached(&self, start: u64, end: u64) -> Vec<(u64, u64)> {
+        let from = self
+            .segments
+            .range(..=start)
+            .rev()
+            .take(LOOK_BACK)
+            .last()
+            .map_or(start, |(&s, _)| s);
+        let mut out = Vec::new();
+        let mut at = start;
+        for (&s, seg) in self.segments.range(from..end) {
+            if s > at {
+                out.push((at, s));
+            }
+            at = at.max(s + seg.bytes.len() as u64);
+            if at >= end {
+                return out;
+            }
+        }
+        out.push((at, end));
+        out
+    }
+
     fn remove(&mut self, start: u64) {
         if let Some(old) = self.segments.remove(&start) {
             self.held -= old.bytes.len() as u64;
@@ -173,9 +197,10 @@ impl Cache {
                 break;
             }
             at += 1;
-            if !self.holds(start, end) {
-                bytes += end - start;
-                batch.push((start, end));
+            // Only what the cache lacks: a merged range may span bytes already read.
+            for (s, e) in self.uncached(start, end) {
+                bytes += e - s;
+                batch.push((s, e));
             }
         }
         self.planned_from = at;
@@ -290,9 +315,20 @@ impl RemoteObject {
         if self.len <= WHOLE_OBJECT || ranges.is_empty() {
             return;
         }
-        let plan = plan_of(ranges, self.len);
         let batch = {
             let mut cache = self.cache();
+            // Ranges the cache holds already are not announced again: a reader that hints a
+            // level at a time (HDF5's B-trees) names some it has read, and merged with their
+            // neighbours they would be fetched twice.
+            let fresh: Vec<(u64, u64)> = ranges
+                .iter()
+                .filter(|&&(offset, n)| {
+                    offset >= self.len
+                        || !cache.holds(offset, offset.saturating_add(n.max(1)).min(self.len))
+                })
+                .copied()
+                .collect();
+            let plan = plan_of(&fresh, self.len);
             cache.plan = plan;
             cache.planned_from = 0;
             cache.take_batch(0)

@@ -325,10 +325,36 @@ impl ByteSource for MemoryBytes {
     }
 }
 
+/// The most ranges one hint from a plugin names, and the most bytes of each taken from it: a
+/// hint comes from a reader reading a hostile file. The remote object fetches a hint's first
+/// batch at once and the rest only as reads reach them ([`RemoteObject::prefetch`]), so a
+/// hint never makes the host fetch much more than the reads it announces would.
+const HINT_RANGES: usize = 16 << 10;
+const HINT_RANGE_BYTES: u64 = 4 << 10;
+
 /// Serves an [`InputFile`] to plugins through the plugin API's `ByteSource`.
 impl ByteSource for InputFile {
     fn file_len(&self) -> u64 {
         self.len
+    }
+
+    fn prefetch(
+        &self,
+        ranges: socair_plugin_api::abi_stable::std_types::RSlice<
+            '_,
+            socair_plugin_api::abi_stable::std_types::Tuple2<u64, u64>,
+        >,
+    ) -> bool {
+        let Backing::Remote(_) = &self.backing else {
+            return false;
+        };
+        let ranges: Vec<(u64, u64)> = ranges
+            .iter()
+            .take(HINT_RANGES)
+            .map(|r| (r.0, r.1.min(HINT_RANGE_BYTES)))
+            .collect();
+        self.prefetch(&ranges);
+        true
     }
 
     fn read_at(

@@ -69,6 +69,28 @@ pub fn heap_string(heap: &[u8], offset: u64, what: &str) -> Result<String, Hdf5E
     Ok(String::from_utf8_lossy(rest.get(..end).unwrap_or_default()).into_owned())
 }
 
+/// The addresses of the symbol nodes the old-style group B-tree at `btree` lists, in order.
+pub fn symbol_nodes<S: ReadAt + ?Sized>(
+    src: &mut Source<'_, S>,
+    btree: u64,
+    what: &str,
+) -> Result<Vec<u64>, Hdf5Error> {
+    let mut leaves = Vec::new();
+    walk(
+        src,
+        btree,
+        0,
+        None,
+        what,
+        &mut HashSet::new(),
+        &mut |_, child| {
+            leaves.push(child);
+            Ok(())
+        },
+    )?;
+    Ok(leaves)
+}
+
 /// The entries of the old-style group whose B-tree and local heap are given, in the tree's
 /// order (by name, as the library keeps them).
 pub fn group_entries<S: ReadAt + ?Sized>(
@@ -79,19 +101,9 @@ pub fn group_entries<S: ReadAt + ?Sized>(
 ) -> Result<Vec<Entry>, Hdf5Error> {
     let what = format!("group {place}");
     let names = local_heap(src, heap, &what)?;
-    let mut leaves = Vec::new();
-    walk(
-        src,
-        btree,
-        0,
-        None,
-        &what,
-        &mut HashSet::new(),
-        &mut |_, child| {
-            leaves.push(child);
-            Ok(())
-        },
-    )?;
+    let leaves = symbol_nodes(src, btree, &what)?;
+    // Over object storage the symbol nodes are fetched side by side, not one by one.
+    src.prefetch(&leaves);
     let mut out = Vec::new();
     let mut seen = HashSet::new();
     for node in leaves {
@@ -253,6 +265,8 @@ fn walk<S: ReadAt + ?Sized>(
                 leaf(key, child)?;
             }
         } else {
+            // Over object storage the children are fetched side by side, not one by one.
+            src.prefetch(&children.iter().map(|&(_, child)| child).collect::<Vec<_>>());
             // Children are pushed in reverse so that they are walked in the tree's order.
             for (_, child) in children.into_iter().rev() {
                 stack.push((child, Some(level - 1)));

@@ -11,6 +11,11 @@ pub fn budget_for(file_len: u64) -> u64 {
     (1u64 << 20).saturating_add(file_len.saturating_mul(8))
 }
 
+/// Bytes hinted at each address ([`Source::prefetch`]): an object header as h5py writes one
+/// (a few hundred bytes) with the B-tree node, local heap and symbol node of a group, which
+/// the library allocates beside it.
+pub const HINT: u64 = 4 << 10;
+
 /// The file, its sizes of offsets and lengths, and what has been read of it.
 pub struct Source<'a, S: ReadAt + ?Sized> {
     src: &'a S,
@@ -25,6 +30,8 @@ pub struct Source<'a, S: ReadAt + ?Sized> {
     /// Metadata bytes read so far.
     pub read: u64,
     budget: u64,
+    /// Whether the host takes hints ([`Source::prefetch`]): so far as it has said.
+    hints: bool,
 }
 
 impl<'a, S: ReadAt + ?Sized> Source<'a, S> {
@@ -39,6 +46,16 @@ impl<'a, S: ReadAt + ?Sized> Source<'a, S> {
             lengths: 8,
             read: 0,
             budget: budget_for(len),
+            hints: true,
+        }
+    }
+
+    /// Another source over the same file, with its sizes and a budget of its own.
+    pub fn fresh(&self) -> Source<'a, S> {
+        Source {
+            read: 0,
+            budget: budget_for(self.len),
+            ..*self
         }
     }
 
@@ -61,6 +78,24 @@ impl<'a, S: ReadAt + ?Sized> Source<'a, S> {
                 ),
             )
         })
+    }
+
+    /// Hints that the bytes at these addresses (relative to the base), `HINT` bytes from each,
+    /// are about to be read ([`ReadAt::prefetch`]); whether hints are used. Addresses outside
+    /// the file are left out.
+    pub fn prefetch(&mut self, addrs: &[u64]) -> bool {
+        // A source that said no once (a local file) is not asked again.
+        if !self.hints || addrs.is_empty() {
+            return self.hints;
+        }
+        let ranges: Vec<(u64, u64)> = addrs
+            .iter()
+            .filter(|&&a| a != UNDEFINED)
+            .filter_map(|&a| self.base.checked_add(a).filter(|&at| at < self.len))
+            .map(|at| (at, HINT))
+            .collect();
+        self.hints = self.src.prefetch(&ranges);
+        self.hints
     }
 
     /// `len` bytes at address `addr`, counted against the budget.

@@ -25,6 +25,7 @@
 //!
 //! Pure functions over [`ReadAt`]: nothing here writes, opens another file or runs anything.
 
+pub mod ahead;
 pub mod btree;
 pub mod header;
 pub mod io;

@@ -51,6 +51,7 @@ pub fn read<S: ReadAt + ?Sized>(src: &S, options: Options) -> Result<File, Hdf5E
     for f in early {
         w.find(f.severity, f.place, f.reason);
     }
+    crate::ahead::read_ahead(&mut w.src, sb.root);
     w.object(sb.root, String::new(), 0)?;
     Ok(File {
         superblock_at: sb.at,

@@ -29,10 +29,32 @@ fn bounded(a: &socair_keras::Analysis, input: usize) {
     assert!(a.structure.shown.len() <= grammar::MAX_LISTED);
 }
 
-/// `data` as an HDF5 file: no panic, ranges inside the file, inline bytes bounded, and a PASS
-/// only when nothing was found.
+/// Bytes served as a host serving an object in object storage would: it takes hints.
+struct HintsTaken<'a>(&'a [u8]);
+
+impl socair_plugin_api::ReadAt for HintsTaken<'_> {
+    fn size(&self) -> u64 {
+        self.0.size()
+    }
+    fn read_exact_at(&self, offset: u64, buf: &mut [u8]) -> Result<(), String> {
+        self.0.read_exact_at(offset, buf)
+    }
+    fn prefetch(&self, _ranges: &[(u64, u64)]) -> bool {
+        true
+    }
+}
+
+/// `data` as an HDF5 file: no panic, ranges inside the file, inline bytes bounded, a PASS
+/// only when nothing was found, and the same reading whether the source takes hints (an
+/// object in object storage, read ahead: `socair_hdf5::ahead`) or not.
 pub fn check_hdf5(data: &[u8]) {
     let _ = socair_hdf5::detect(data);
+    let options = socair_hdf5::Options { read_data: true };
+    assert_eq!(
+        format!("{:?}", socair_hdf5::read(data, options)),
+        format!("{:?}", socair_hdf5::read(&HintsTaken(data), options)),
+        "hints changed what the reader found"
+    );
     for read_data in [false, true] {
         let a = h5model::read(data, read_data, &[]);
         bounded(&a, data.len());
