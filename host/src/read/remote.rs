@@ -521,6 +521,23 @@ mod tests {
     use super::*;
 
     #[test]
+    fn an_announced_range_is_fetched_only_where_the_cache_lacks_it() {
+        let mut c = Cache::default();
+        let seg = |len: usize| bytes::Bytes::from(vec![0u8; len]);
+        c.insert(100, seg(100));
+        c.insert(300, seg(100));
+        // Overlapping segments: the gap is measured from the furthest end so far.
+        c.insert(350, seg(100));
+        assert_eq!(c.uncached(50, 500), vec![(50, 100), (200, 300), (450, 500)]);
+        assert_eq!(c.uncached(120, 180), vec![]);
+        assert_eq!(c.uncached(150, 250), vec![(200, 250)]);
+        assert_eq!(c.uncached(600, 700), vec![(600, 700)]);
+        // take_batch asks for those parts only, and counts their bytes.
+        c.plan = vec![(50, 500)];
+        assert_eq!(c.take_batch(0), vec![(50, 100), (200, 300), (450, 500)]);
+    }
+
+    #[test]
     fn the_cache_serves_reads_inside_one_segment_and_drops_the_least_used() {
         let mut c = Cache::default();
         let seg = |start: u8, len: usize| bytes::Bytes::from(vec![start; len]);
