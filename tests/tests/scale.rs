@@ -55,6 +55,35 @@ fn remote_scans_read_what_local_scans_read() {
         compared += 1;
     }
     eprintln!("remote and local reports identical for {compared} fixtures");
+    // Header-only, all of them at once (their scans run side by side, more than the cores:
+    // `report::batch`): each report's rows are its file's, in the order given.
+    let urls: Vec<String> = files
+        .iter()
+        .enumerate()
+        .map(|(i, f)| {
+            let name = f.file_name().unwrap().to_string_lossy().into_owned();
+            s3.url(&format!("fixtures/{i}/{name}"))
+        })
+        .collect();
+    let remote = run(s3
+        .socair()
+        .args(["scan", "--header-only", "--json"])
+        .args(&urls));
+    let local = run(socair()
+        .args(["scan", "--header-only", "--json"])
+        .args(&files));
+    assert_eq!(remote.code, local.code, "{}", remote.stderr);
+    let (remote, local) = (json(&remote.stdout), json(&local.stdout));
+    let (remote, local) = (
+        remote["artifacts"].as_array().unwrap(),
+        local["artifacts"].as_array().unwrap(),
+    );
+    assert_eq!(remote.len(), files.len());
+    for ((r, l), url) in remote.iter().zip(local).zip(&urls) {
+        assert_eq!(r["path"], url.as_str());
+        assert_eq!(r["verdict"], l["verdict"], "{url}");
+        assert_eq!(r["report"]["rows"], l["report"]["rows"], "{url}");
+    }
     // The same through a plain web server (HTTPS in use; HTTP on loopback here): an object
     // anyone may read, fetched with unsigned range requests.
     let f = fixture("torch/legit/state-dict.pt");

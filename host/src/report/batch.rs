@@ -69,7 +69,15 @@ impl Outcome {
     }
 }
 
-/// Scans every path, spread over the cores; the outcomes come back in the paths' order.
+/// Header-only scans of objects in object storage run this many at a time: each waits on the
+/// network for a few round trips and hashes nothing, so more of them than cores keep the
+/// network busy (16 safetensors shards' headers at 20 ms a request: 0.41 s two at a time,
+/// 0.13 s sixteen).
+/// Full scans stay on the cores: each hashes its object and holds a read cache.
+const HEADERS_AT_ONCE: usize = 16;
+
+/// Scans every path, spread over the cores (header-only scans of objects in object storage,
+/// [`HEADERS_AT_ONCE`] at a time); the outcomes come back in the paths' order.
 /// `done(i, outcome)` is called as each one finishes (in any order, from any thread).
 pub fn scan_all(
     paths: &[PathBuf],
@@ -77,18 +85,35 @@ pub fn scan_all(
     options: &ScanOptions,
     done: &(dyn Fn(usize, &Outcome) + Sync),
 ) -> Vec<Outcome> {
-    paths
-        .par_iter()
-        .enumerate()
-        .map(|(i, path)| {
-            let outcome = Outcome {
-                path: path.clone(),
-                scan: scan_detailed(path, plugins, options).map_err(|e| e.to_string()),
-            };
-            done(i, &outcome);
-            outcome
+    let scan = || {
+        paths
+            .par_iter()
+            .enumerate()
+            .map(|(i, path)| {
+                let outcome = Outcome {
+                    path: path.clone(),
+                    scan: scan_detailed(path, plugins, options).map_err(|e| e.to_string()),
+                };
+                done(i, &outcome);
+                outcome
+            })
+            .collect()
+    };
+    let waiting_on_the_network = options.header_only
+        && paths.len() > 1
+        && paths.iter().all(|p| crate::read::source::is_remote(p));
+    let pool = waiting_on_the_network
+        .then(|| {
+            rayon::ThreadPoolBuilder::new()
+                .num_threads(HEADERS_AT_ONCE.min(paths.len()))
+                .build()
+                .ok()
         })
-        .collect()
+        .flatten();
+    match pool {
+        Some(pool) => pool.install(scan),
+        None => scan(),
+    }
 }
 
 /// How many artifacts had each verdict.
