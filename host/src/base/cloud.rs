@@ -58,7 +58,7 @@ pub enum CloudError {
         why: String,
     },
     /// The object store answered with an error (after retries).
-    #[error("{url}: {source}")]
+    #[error("{url}: {}", explain(source))]
     Store {
         /// Where.
         url: String,
@@ -67,7 +67,27 @@ pub enum CloudError {
     },
 }
 
+/// An object store's error as the person reading it needs it: `object_store` reports credentials
+/// it found nowhere as a failed request to the instance metadata service, the last place it
+/// looks, which says nothing of what to do.
+fn explain(e: &object_store::Error) -> String {
+    let text = e.to_string();
+    if text.contains("169.254.169.254") || text.contains("169.254.170.2") {
+        format!("no AWS credentials were found: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (with AWS_SESSION_TOKEN for temporary ones), or run where an instance, task or service-account role provides them (the metadata service, asked last, did not give them: {text})")
+    } else {
+        text
+    }
+}
+
 impl CloudError {
+    /// Why, without the URL (for a message that names it already).
+    pub fn reason(&self) -> String {
+        match self {
+            CloudError::BadUrl { why, .. } => why.clone(),
+            CloudError::Store { source, .. } => explain(source),
+        }
+    }
+
     /// Whether the object (or key) does not exist.
     pub fn is_not_found(&self) -> bool {
         matches!(
@@ -710,6 +730,31 @@ pub fn delete(at: &Location) -> Result<(), CloudError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn missing_credentials_are_said_as_such_and_the_url_once() {
+        let at = parse("s3://models/x.bin").unwrap();
+        let imds = at.error(object_store::Error::Generic {
+            store: "S3",
+            source: "Error performing PUT http://169.254.169.254/latest/api/token in 1ms - Server returned non-2xx status code: 403 Forbidden".into(),
+        });
+        let shown = imds.to_string();
+        assert!(
+            shown.starts_with(
+                "s3://models/x.bin: no AWS credentials were found: set AWS_ACCESS_KEY_ID"
+            ),
+            "{shown}"
+        );
+        assert_eq!(shown.matches("s3://models/x.bin").count(), 1, "{shown}");
+        // What the store said is kept, after the explanation.
+        assert!(imds.reason().contains("169.254.169.254/latest/api/token"));
+        assert!(!imds.reason().contains("s3://models"));
+        let other = at.error(object_store::Error::Generic {
+            store: "S3",
+            source: "connection reset".into(),
+        });
+        assert_eq!(other.reason(), "Generic S3 error: connection reset");
+    }
 
     #[test]
     fn urls_with_credentials_are_refused_without_echoing_them() {

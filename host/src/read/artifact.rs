@@ -289,11 +289,10 @@ impl<'p> Artifact<'p> {
         };
         // The error names the URL already (`shown`): only why it is refused follows.
         let at = crate::base::cloud::parse(url).map_err(|e| {
-            let why = match e {
-                crate::base::cloud::CloudError::BadUrl { why, .. } => why,
-                other => other.to_string(),
-            };
-            io(std::io::Error::new(std::io::ErrorKind::InvalidInput, why))
+            io(std::io::Error::new(
+                std::io::ErrorKind::InvalidInput,
+                e.reason(),
+            ))
         })?;
         let name = at.name();
         if name.is_empty() {
@@ -306,7 +305,7 @@ impl<'p> Artifact<'p> {
             io(if e.is_not_found() {
                 std::io::Error::new(std::io::ErrorKind::NotFound, "no such object")
             } else {
-                std::io::Error::other(e.to_string())
+                std::io::Error::other(e.reason())
             })
         })?;
         let files = vec![DirFile {

@@ -259,11 +259,13 @@ impl std::fmt::Debug for RemoteObject {
     }
 }
 
+/// A failed request as an input's read error: without the URL, which the input's own
+/// errors name (`s3://m/x.bin: no AWS credentials…`, not the URL twice).
 fn io_error(e: CloudError) -> io::Error {
     if e.is_not_found() {
-        io::Error::new(io::ErrorKind::NotFound, e.to_string())
+        io::Error::new(io::ErrorKind::NotFound, e.reason())
     } else {
-        io::Error::other(e.to_string())
+        io::Error::other(e.reason())
     }
 }
 
