@@ -13,22 +13,22 @@ use crate::btree;
 use crate::header;
 use crate::io::Source;
 use crate::messages::{self, kind, Layout, LinkTarget};
-use crate::walk::MAX_DEPTH;
 use socair_plugin_api::ReadAt;
 use std::collections::HashSet;
 
 /// The most objects read ahead (the walk itself reads any number).
 const MOST_OBJECTS: usize = 1 << 16;
 
-/// Reads the groups below `root` ahead of the walk, when the host takes hints.
-pub fn read_ahead<S: ReadAt + ?Sized>(src: &mut Source<'_, S>, root: u64) {
+/// Reads the groups below `root` ahead of the walk, when the host takes hints, as deep as the
+/// walk goes (`max_depth`).
+pub fn read_ahead<S: ReadAt + ?Sized>(src: &mut Source<'_, S>, root: u64, max_depth: usize) {
     if !src.prefetch(&[root]) {
         return;
     }
     let mut src = src.fresh();
     let mut seen: HashSet<u64> = HashSet::new();
     let mut level = vec![root];
-    for _ in 0..=MAX_DEPTH {
+    for _ in 0..=max_depth {
         level.retain(|&a| seen.insert(a));
         if level.is_empty() || seen.len() > MOST_OBJECTS {
             return;

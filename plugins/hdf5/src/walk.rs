@@ -51,7 +51,7 @@ pub fn read<S: ReadAt + ?Sized>(src: &S, options: Options) -> Result<File, Hdf5E
     for f in early {
         w.find(f.severity, f.place, f.reason);
     }
-    crate::ahead::read_ahead(&mut w.src, sb.root);
+    crate::ahead::read_ahead(&mut w.src, sb.root, MAX_DEPTH);
     w.object(sb.root, String::new(), 0)?;
     Ok(File {
         superblock_at: sb.at,
