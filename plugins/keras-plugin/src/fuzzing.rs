@@ -46,7 +46,8 @@ impl socair_plugin_api::ReadAt for HintsTaken<'_> {
 
 /// `data` as an HDF5 file: no panic, ranges inside the file, inline bytes bounded, a PASS
 /// only when nothing was found, and the same reading whether the source takes hints (an
-/// object in object storage, read ahead: `socair_hdf5::ahead`) or not.
+/// object in object storage, read ahead: `socair_hdf5::ahead`) or not (also as a Keras
+/// model, `h5model`).
 pub fn check_hdf5(data: &[u8]) {
     let _ = socair_hdf5::detect(data);
     let options = socair_hdf5::Options { read_data: true };
@@ -54,6 +55,11 @@ pub fn check_hdf5(data: &[u8]) {
         format!("{:?}", socair_hdf5::read(data, options)),
         format!("{:?}", socair_hdf5::read(&HintsTaken(data), options)),
         "hints changed what the reader found"
+    );
+    assert_eq!(
+        format!("{:?}", h5model::read(data, true, &[])),
+        format!("{:?}", h5model::read(&HintsTaken(data), true, &[])),
+        "hints changed what the Keras reader found"
     );
     for read_data in [false, true] {
         let a = h5model::read(data, read_data, &[]);
@@ -77,10 +83,16 @@ pub fn check_config(data: &[u8]) {
     }
 }
 
-/// `data` as a `.keras` archive: no panic, ranges inside the file, bounds kept.
+/// `data` as a `.keras` archive: no panic, ranges inside the file, bounds kept, and the same
+/// reading whether the source takes hints (passed through to its HDF5 member) or not.
 pub fn check_archive(data: &[u8]) {
     let head = &data[..data.len().min(4096)];
     let _ = crate::keras_claims(head, data.len() as u64);
+    assert_eq!(
+        format!("{:?}", archive::read(data, true, &[])),
+        format!("{:?}", archive::read(&HintsTaken(data), true, &[])),
+        "hints changed what the reader found"
+    );
     for read_data in [false, true] {
         let a = archive::read(data, read_data, &[]);
         bounded(&a, data.len());

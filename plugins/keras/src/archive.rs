@@ -96,6 +96,16 @@ impl<S: ReadAt + ?Sized> ReadAt for Window<'_, S> {
         }
         self.src.read_exact_at(self.start + offset, buf)
     }
+    /// Hints pass through to the archive, moved to where the member lies (those past its end
+    /// are left out): an HDF5 member in object storage is read ahead like an HDF5 file.
+    fn prefetch(&self, ranges: &[(u64, u64)]) -> bool {
+        let inside: Vec<(u64, u64)> = ranges
+            .iter()
+            .filter(|&&(offset, _)| offset < self.len)
+            .map(|&(offset, n)| (self.start + offset, n.min(self.len - offset)))
+            .collect();
+        self.src.prefetch(&inside)
+    }
 }
 
 /// Reads the `.keras` archive in `bytes` (an archive's member): every tensor inline.
