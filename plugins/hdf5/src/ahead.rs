@@ -73,6 +73,10 @@ pub fn read_ahead<S: ReadAt + ?Sized>(src: &mut Source<'_, S>, root: u64, max_de
             .collect();
         src.prefetch(&nodes);
         for (tree, heap) in groups {
+            // What one level lists is bounded too, not only the levels' sum.
+            if next.len() >= MOST_OBJECTS {
+                break;
+            }
             if let Ok(entries) = btree::group_entries(&mut src, tree, heap, "") {
                 next.extend(
                     entries
@@ -82,6 +86,7 @@ pub fn read_ahead<S: ReadAt + ?Sized>(src: &mut Source<'_, S>, root: u64, max_de
                 );
             }
         }
+        next.truncate(MOST_OBJECTS);
         level = next;
     }
 }
