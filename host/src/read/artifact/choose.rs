@@ -102,6 +102,15 @@ fn describe(p: &LoadedPlugin, r: &FormatReaderBox) -> String {
     format!("plugin {} ({} reader)", p.manifest.name, r.format())
 }
 
+/// Each of `readers` [`describe`]d, joined by `sep`.
+fn describe_all(readers: &[(&LoadedPlugin, &FormatReaderBox)], sep: &str) -> String {
+    readers
+        .iter()
+        .map(|(p, r)| describe(p, r))
+        .collect::<Vec<_>>()
+        .join(sep)
+}
+
 /// The format of the reader a scan would read a file with (its first bytes `head`, its length,
 /// its name), by the rules [`super::Artifact::resolve_to_judge`] follows; `None` when no reader would
 /// (a config, a tokenizer, an unknown file). A file whose name says a format no loaded plugin
@@ -167,11 +176,7 @@ pub(super) fn pick_reader<'p>(
             if picked.is_empty() {
                 return Pick::Unreadable(format!(
                     "--reader {name}: that plugin does not claim this file ({} do)",
-                    others
-                        .iter()
-                        .map(|(p, r)| describe(p, r))
-                        .collect::<Vec<_>>()
-                        .join(", ")
+                    describe_all(&others, ", ")
                 ));
             }
             if purpose == Purpose::Judge {
@@ -204,10 +209,7 @@ pub(super) fn pick_reader<'p>(
             let reason = format!(
                 "{} plugins claim it: {}",
                 many.len(),
-                many.iter()
-                    .map(|(p, r)| describe(p, r))
-                    .collect::<Vec<_>>()
-                    .join(" and ")
+                describe_all(many, " and ")
             );
             return Pick::Several {
                 readers: claimants,
@@ -266,10 +268,7 @@ pub(super) fn pick_reader<'p>(
                 reason: format!(
                     "its name says {format}, which {} plugins read: {}",
                     many.len(),
-                    many.iter()
-                        .map(|(p, r)| describe(p, r))
-                        .collect::<Vec<_>>()
-                        .join(" and ")
+                    describe_all(many, " and ")
                 ),
                 readers: readers.clone(),
                 passed_over,
