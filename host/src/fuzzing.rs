@@ -40,15 +40,7 @@ pub fn check_documents(data: &[u8]) {
 /// read (one short range per entry it can hold, and one more). Says whether there were hints.
 pub fn check_zip_hints(data: &[u8]) -> bool {
     let read = |at: u64, buf: &mut [u8]| -> std::io::Result<()> {
-        let at = usize::try_from(at).map_err(std::io::Error::other)?;
-        let end = at
-            .checked_add(buf.len())
-            .ok_or_else(|| std::io::Error::other("past the end"))?;
-        buf.copy_from_slice(
-            data.get(at..end)
-                .ok_or_else(|| std::io::Error::other("past the end"))?,
-        );
-        Ok(())
+        socair_plugin_api::ReadAt::read_exact_at(data, at, buf).map_err(std::io::Error::other)
     };
     let Some(ranges) = crate::read::zip_hints::local_headers(data.len() as u64, read) else {
         return false;
