@@ -56,13 +56,15 @@ pub fn check_hdf5(data: &[u8]) {
         format!("{:?}", socair_hdf5::read(&HintsTaken(data), options)),
         "hints changed what the reader found"
     );
-    assert_eq!(
-        format!("{:?}", h5model::read(data, true, &[])),
-        format!("{:?}", h5model::read(&HintsTaken(data), true, &[])),
-        "hints changed what the Keras reader found"
-    );
     for read_data in [false, true] {
         let a = h5model::read(data, read_data, &[]);
+        if read_data {
+            assert_eq!(
+                format!("{a:?}"),
+                format!("{:?}", h5model::read(&HintsTaken(data), true, &[])),
+                "hints changed what the Keras reader found"
+            );
+        }
         bounded(&a, data.len());
         let f = opened(a, HDF5_FORMAT, data.len() as u64);
         if f.rows[0].status == RowStatus::Pass {
@@ -88,13 +90,15 @@ pub fn check_config(data: &[u8]) {
 pub fn check_archive(data: &[u8]) {
     let head = &data[..data.len().min(4096)];
     let _ = crate::keras_claims(head, data.len() as u64);
-    assert_eq!(
-        format!("{:?}", archive::read(data, true, &[])),
-        format!("{:?}", archive::read(&HintsTaken(data), true, &[])),
-        "hints changed what the reader found"
-    );
     for read_data in [false, true] {
         let a = archive::read(data, read_data, &[]);
+        if read_data {
+            assert_eq!(
+                format!("{a:?}"),
+                format!("{:?}", archive::read(&HintsTaken(data), true, &[])),
+                "hints changed what the reader found"
+            );
+        }
         bounded(&a, data.len());
         let f = opened(a, KERAS_FORMAT, data.len() as u64);
         assert!(f.rows.len() >= 2 || f.rows[0].status == RowStatus::Fail);
