@@ -249,8 +249,10 @@ pub fn convert_path(
 /// Writes the output and checks it, side by side: each tensor, once the writer has put it in
 /// the file, is read back and compared with the input read by a second path (on the other
 /// cores, while the writer goes on, hashing what it writes); the output is written back to the
-/// disk as it is written, and the last fsync runs beside the output's own reader reading it. Returns the output's sha256 and each
-/// tensor's, or the refusal; `Err` for an error that is no refusal.
+/// disk as it is written, and the last fsync runs beside the output's own reader reading it.
+/// With `storage_records`, the second path also checks the CRC-32 of every storage record no
+/// tensor carries ([`verify::SecondPaths::check_storage_records`]). Returns the output's sha256
+/// and each tensor's, or the refusal; `Err` for an error that is no refusal.
 fn write_and_check(
     conv: &Conversion,
     to: &str,

@@ -72,8 +72,8 @@ impl Outcome {
 /// Header-only scans of objects in object storage run this many at a time: each waits on the
 /// network for a few round trips and hashes nothing, so more of them than cores keep the
 /// network busy (16 safetensors shards' headers at 20 ms a request: 0.41 s two at a time,
-/// 0.13 s sixteen).
-/// Full scans stay on the cores: each hashes its object and holds a read cache.
+/// 0.13 s sixteen). Full scans stay on the cores: each hashes its object and holds a read
+/// cache.
 const HEADERS_AT_ONCE: usize = 16;
 
 /// Scans every path, spread over the cores (header-only scans of objects in object storage,

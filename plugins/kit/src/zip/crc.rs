@@ -51,7 +51,8 @@ pub fn each_piece(
     Ok(())
 }
 
-/// The CRC-32 of the `len` bytes at `offset`, read in pieces of 256 KiB (a piece and its copy stay in the core's cache for whatever else hashes it: the host's digest of the same bytes).
+/// The CRC-32 of the `len` bytes at `offset`, read in pieces of 256 KiB: a piece stays in the
+/// core's cache for whatever else hashes the same read (the host's digest of the file).
 pub fn crc32_of_range(
     src: &(impl ReadAt + ?Sized),
     offset: u64,
