@@ -509,7 +509,7 @@ fn rehash_source(
             let mut pos = at;
             while left > 0 {
                 let n = left.min(buf.len() as u64) as usize;
-                std::os::unix::fs::FileExt::read_exact_at(&file, &mut buf[..n], pos)
+                crate::base::pread::read_exact_at(&file, &mut buf[..n], pos)
                     .map_err(|e| format!("{}: {e}", input.display()))?;
                 if swap > 1 {
                     for e in buf[..n].chunks_exact_mut(swap) {
@@ -525,7 +525,7 @@ fn rehash_source(
         (Some(g), Some(at)) => {
             let file = direct()?;
             layout::gathered_sha256_by_index(&strided(at, g)?, swap, |o, b| {
-                std::os::unix::fs::FileExt::read_exact_at(&file, b, o)
+                crate::base::pread::read_exact_at(&file, b, o)
             })
             .map_err(|e| format!("{}: {e}", input.display()))
         }

@@ -130,17 +130,19 @@ pub fn write_key_pair(path: &Path, private: &str, public: &str) -> Result<(), Si
     };
     {
         use std::io::Write;
-        use std::os::unix::fs::OpenOptionsExt;
-        let mut f = std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .mode(0o600)
-            .open(path)
-            .map_err(io(path))?;
+        let mut options = std::fs::OpenOptions::new();
+        options.write(true).create_new(true);
+        // Created 0600 on unix. Elsewhere there is no mode: on Windows the file takes the ACLs
+        // of its directory (under the user's profile, the user's own).
+        #[cfg(unix)]
+        std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+        let mut f = options.open(path).map_err(io(path))?;
         f.write_all(private.as_bytes()).map_err(io(path))?;
         f.sync_all().map_err(io(path))?;
     }
-    let written = crate::base::output::write_new(&pub_path, public.as_bytes()).and_then(|()| {
+    let written = crate::base::output::write_new(&pub_path, public.as_bytes());
+    #[cfg(unix)]
+    let written = written.and_then(|()| {
         use std::os::unix::fs::PermissionsExt;
         std::fs::set_permissions(&pub_path, std::fs::Permissions::from_mode(0o644))
     });

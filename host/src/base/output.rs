@@ -4,7 +4,6 @@
 
 use serde::Serialize;
 use std::io::Write;
-use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 
 /// Serializes `value` as pretty JSON with a trailing newline.
@@ -39,8 +38,13 @@ fn write_via_temporary(path: &Path, bytes: &[u8], replace: bool) -> std::io::Res
     tmp.write_all(bytes)?;
     // Documents (reports, manifests, signed envelopes, the policy) are for others to read:
     // 0644, not the 0600 a temporary file is created with. Private keys are written apart.
-    tmp.as_file()
-        .set_permissions(std::fs::Permissions::from_mode(0o644))?;
+    // Elsewhere there is no mode: the file takes the ACLs its directory passes on (Windows).
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        tmp.as_file()
+            .set_permissions(std::fs::Permissions::from_mode(0o644))?;
+    }
     tmp.as_file().sync_all()?;
     if replace {
         tmp.persist(path).map_err(|e| e.error)?;

@@ -45,7 +45,7 @@ use tied::ModelConfig;
 /// For the fault tests (`SOCAIR_FAULT=convert.flip-output`): flips the last byte of the tensor
 /// placed last in the written output, as a disk or a bug would, before verification reads it.
 fn flip_last_tensor_byte(conv: &Conversion, out: &Path) -> std::io::Result<()> {
-    use std::os::unix::fs::FileExt;
+    use std::io::{Read, Seek, SeekFrom, Write};
     let Some(at) = conv
         .placements
         .iter()
@@ -55,13 +55,15 @@ fn flip_last_tensor_byte(conv: &Conversion, out: &Path) -> std::io::Result<()> {
     else {
         return Ok(());
     };
-    let f = std::fs::OpenOptions::new()
+    let mut f = std::fs::OpenOptions::new()
         .read(true)
         .write(true)
         .open(out)?;
     let mut b = [0u8; 1];
-    f.read_exact_at(&mut b, at)?;
-    f.write_all_at(&[b[0] ^ 0x01], at)
+    f.seek(SeekFrom::Start(at))?;
+    f.read_exact(&mut b)?;
+    f.seek(SeekFrom::Start(at))?;
+    f.write_all(&[b[0] ^ 0x01])
 }
 
 /// Formats `--from` may name, and what each means.

@@ -155,7 +155,7 @@ impl SecondPath {
         };
         let file = self.archive.clone().into_inner().file;
         layout::gathered_sha256_by_index(&located, swap, |at, buf| {
-            std::os::unix::fs::FileExt::read_exact_at(&*file, buf, at)
+            crate::base::pread::read_exact_at(&file, buf, at)
         })
         .map_err(|e| format!("record {record}: {e}"))
     }
@@ -198,8 +198,7 @@ struct SharedFile {
 
 impl Read for SharedFile {
     fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
-        use std::os::unix::fs::FileExt;
-        let n = self.file.read_at(buf, self.pos)?;
+        let n = crate::base::pread::read_at(&self.file, buf, self.pos)?;
         self.pos += n as u64;
         Ok(n)
     }

@@ -214,7 +214,7 @@ impl<'c> SecondPaths<'c> {
                     _ => {
                         let direct = std::fs::File::open(input).map_err(in_input)?;
                         layout::gathered_sha256_by_index(g, t.swap, |at, buf| {
-                            std::os::unix::fs::FileExt::read_exact_at(&direct, buf, at)
+                            crate::base::pread::read_exact_at(&direct, buf, at)
                         })
                         .map_err(in_input)?
                     }

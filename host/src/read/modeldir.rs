@@ -314,6 +314,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg(unix)]
     fn walk_sorts_and_refuses_links() {
         let dir = tempfile::tempdir().unwrap();
         std::fs::create_dir(dir.path().join("sub")).unwrap();

@@ -149,7 +149,6 @@ pub fn effective_rules(
 /// or by the plugin a store pins), and searched directories or plugin files that users other than their
 /// owner can write (whoever can write there can make socair load their code).
 pub fn warnings(set: &PluginSet) -> Vec<String> {
-    use std::os::unix::fs::PermissionsExt;
     let mut out = Vec::new();
     let mut by_format: std::collections::BTreeMap<String, Vec<&str>> = Default::default();
     for (p, r) in set.readers() {
@@ -168,12 +167,6 @@ pub fn warnings(set: &PluginSet) -> Vec<String> {
             ));
         }
     }
-    let writable = |path: &Path| {
-        std::fs::metadata(path)
-            .ok()
-            .map(|m| m.permissions().mode())
-            .filter(|mode| mode & 0o022 != 0)
-    };
     let mut seen = std::collections::BTreeSet::new();
     let paths = set
         .searched
@@ -184,7 +177,7 @@ pub fn warnings(set: &PluginSet) -> Vec<String> {
         if !seen.insert(path.clone()) {
             continue;
         }
-        if let Some(mode) = writable(&path) {
+        if let Some(mode) = writable_by_others(&path) {
             let who = if mode & 0o002 != 0 {
                 "every user"
             } else {
@@ -198,6 +191,23 @@ pub fn warnings(set: &PluginSet) -> Vec<String> {
         }
     }
     out
+}
+
+/// The mode of `path` when users other than its owner (its group, or every user) can write it.
+#[cfg(unix)]
+fn writable_by_others(path: &Path) -> Option<u32> {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::metadata(path)
+        .ok()
+        .map(|m| m.permissions().mode())
+        .filter(|mode| mode & 0o022 != 0)
+}
+
+/// No mode bits to read outside unix (Windows has ACLs, which this does not judge): no
+/// warning.
+#[cfg(not(unix))]
+fn writable_by_others(_path: &Path) -> Option<u32> {
+    None
 }
 
 /// The directories to search, in order, from the `--plugin-dir` flags, the value of

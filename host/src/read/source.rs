@@ -15,6 +15,7 @@
 
 use crate::base::cloud;
 use crate::base::digest::hex;
+use crate::base::pread;
 use crate::base::progress::Progress;
 use crate::read::remote::RemoteObject;
 use crate::read::tap::{PartialDigest, Tap};
@@ -22,7 +23,6 @@ use sha2::{Digest, Sha256};
 use socair_plugin_api::{abi_stable::std_types::RResult, ByteSource, PluginError, PluginErrorKind};
 use std::fs::File;
 use std::io;
-use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 
 /// Chunk size for streaming reads and hashing: big enough to amortise calls, small enough that
@@ -172,7 +172,7 @@ impl InputFile {
                 buf.copy_from_slice(&map[offset as usize..end as usize]);
                 Ok(())
             }
-            Backing::Local { file, .. } => file.read_exact_at(buf, offset),
+            Backing::Local { file, .. } => pread::read_exact_at(file, buf, offset),
             Backing::Remote(object) => object.read_exact_at(offset, buf),
         }
     }
@@ -183,9 +183,12 @@ impl InputFile {
         let end = self.check_range(offset, len)?;
         match &self.backing {
             // Read, not mapped, whatever the map: see the module's comment.
-            Backing::Local { file, .. } => {
-                in_chunks(offset, end, |at, buf| file.read_exact_at(buf, at), each)?
-            }
+            Backing::Local { file, .. } => in_chunks(
+                offset,
+                end,
+                |at, buf| pread::read_exact_at(file, buf, at),
+                each,
+            )?,
             Backing::Remote(object) => object.for_each_chunk(offset, end, CHUNK, each)?,
         }
         Ok(())

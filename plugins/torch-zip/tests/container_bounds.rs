@@ -12,6 +12,9 @@
 //! main pickle and storage-key list name hundreds of thousands of storages. `CONTAINER_BOUNDS_SCALE`
 //! multiplies the counts (10 gives the millions; the report's numbers are from release runs).
 
+// Reads with `pread` and measures through `/proc/self/{status,stat}`: Linux only.
+#![cfg(target_os = "linux")]
+
 use socair_plugin_torch_zip::checkpoint::{analyze, AnalyzeOptions, FINDINGS_PER_KIND};
 use socair_plugin_torch_zip::zip::ReadAt;
 use std::io::Write;

@@ -124,6 +124,7 @@ fn huggingface_hubs_links_are_followed_to_their_blobs() {
     assert_eq!(shard.size, 9256);
 }
 
+#[cfg(unix)]
 fn follow_in(cache: &Path, rel: &str) -> Result<Blob, String> {
     let dir = cache
         .join("hub")
@@ -133,12 +134,14 @@ fn follow_in(cache: &Path, rel: &str) -> Result<Blob, String> {
     Snapshot::of(&dir).unwrap().follow(&dir.join(rel))
 }
 
+#[cfg(unix)]
 fn relink(path: &Path, to: &str) {
     std::fs::remove_file(path).unwrap();
     std::os::unix::fs::symlink(to, path).unwrap();
 }
 
 #[test]
+#[cfg(unix)]
 fn links_anywhere_else_are_refused_with_the_reason() {
     let cache = copy_cache();
     let snap = cache
@@ -189,6 +192,7 @@ fn links_anywhere_else_are_refused_with_the_reason() {
 }
 
 #[test]
+#[cfg(unix)]
 fn a_link_on_the_way_is_refused() {
     let cache = copy_cache();
     let repo = cache.path().join("hub").join(REVS);
