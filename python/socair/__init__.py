@@ -7,8 +7,9 @@ tensors of what scans clean, straight from the file, without unpickling.
   :class:`RefusedError` (carrying the report) when any row FAILs or is a LEAD.
 * :func:`socair.torch.load <socair.torch.load>` -- the same as ``torch.Tensor`` objects.
 
-The plugins that read each format are bundled in the package (``socair/plugins/``) and found
-without configuration; directories named in ``SOCAIR_PLUGIN_PATH`` are searched first.
+The plugins that read each format come with the wheel, installed beside the ``socair`` command
+(``<prefix>/lib/socair/plugins/``), and are found without configuration; directories named in
+``SOCAIR_PLUGIN_PATH`` are searched first.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple, Union
 
-from . import _native
+from . import _installed, _native
 
 __all__ = [
     "Finding",
@@ -48,15 +49,19 @@ SocairError = _native.SocairError
 """An input socair cannot read at all (a missing file, a directory it cannot take as a model):
 what the command line reports with exit code 2."""
 
-_BUNDLED = Path(__file__).resolve().parent / "plugins"
 _session: Optional[Any] = None
+
+
+def _search_path() -> List[str]:
+    bundled = _installed.plugin_dir()
+    return _native.search_path(None if bundled is None else str(bundled))
 
 
 def _plugins_session() -> Any:
     # Loaded once per process, as the command line loads them once per run.
     global _session
     if _session is None:
-        _session = _native.Session(_native.search_path(str(_BUNDLED)))
+        _session = _native.Session(_search_path())
     return _session
 
 
@@ -183,7 +188,7 @@ def plugins() -> Dict[str, Any]:
     return {
         "loaded": [(name, version, os.fspath(path)) for name, version, path in loaded],
         "refused": [(os.fspath(path), why) for path, why in refused],
-        "searched": [os.fspath(d) for d in _native.search_path(str(_BUNDLED))],
+        "searched": [os.fspath(d) for d in _search_path()],
     }
 
 
@@ -329,6 +334,11 @@ def _load(path: PathLike, reviewed_classes: Reviewed, raw: bool, writable: bool,
     if layout is None:
         raise RefusedError(path, report)
     files, places, unread = layout
+    if os.name == "nt":
+        # The extension hands over Windows file handles: descriptors of them for os and mmap.
+        import msvcrt
+
+        files = [(p, msvcrt.open_osfhandle(handle, os.O_RDONLY), n) for p, handle, n in files]
     try:
         if unread:
             shown = "; ".join(f"{f}{' tensor ' + repr(t) if t else ''}: {why}" for f, t, why in unread[:5])

@@ -13,7 +13,6 @@ use socair::read::artifact::ReaderChoice;
 use socair::read::plugins::{self, PluginSet};
 use socair::report::load::{load as load_layout, TensorBytes};
 use socair::report::scan::{read_reviewed, scan as scan_path, ScanOptions};
-use std::os::fd::IntoRawFd;
 use std::path::{Path, PathBuf};
 
 pyo3::create_exception!(
@@ -177,8 +176,7 @@ impl Session {
         };
         let files = PyList::empty(py);
         for f in layout.files {
-            let fd = f.file.into_raw_fd();
-            files.append((f.path, fd, f.len))?;
+            files.append((f.path, into_raw(f.file), f.len))?;
         }
         let tensors = PyList::empty(py);
         for t in layout.tensors {
@@ -221,14 +219,29 @@ impl Session {
     }
 }
 
+/// The open file handed to Python, which closes it: a file descriptor on Unix; on Windows a
+/// file handle, which `socair/__init__.py` turns into a descriptor (`msvcrt.open_osfhandle`).
+#[cfg(unix)]
+fn into_raw(file: std::fs::File) -> i64 {
+    i64::from(std::os::fd::IntoRawFd::into_raw_fd(file))
+}
+
+#[cfg(windows)]
+fn into_raw(file: std::fs::File) -> i64 {
+    std::os::windows::io::IntoRawHandle::into_raw_handle(file) as isize as i64
+}
+
 /// The directories to search for plugins: each entry of `SOCAIR_PLUGIN_PATH`, then `bundled`
-/// (the wheel's own plugins), the order the command line searches its flags, the variable and
-/// its own directory in.
+/// (the wheel's own plugins, where it installed them: `socair/_installed.py`), the order the
+/// command line searches its flags, the variable and its own directory in.
 #[pyfunction]
-fn search_path(bundled: PathBuf) -> Vec<PathBuf> {
+#[pyo3(signature = (bundled))]
+fn search_path(bundled: Option<PathBuf>) -> Vec<PathBuf> {
     let mut dirs = plugins::search_path(&[], std::env::var_os(plugins::PLUGIN_PATH_ENV), None);
-    if !dirs.iter().any(|d| d == Path::new(&bundled)) {
-        dirs.push(bundled);
+    if let Some(bundled) = bundled {
+        if !dirs.iter().any(|d| d == Path::new(&bundled)) {
+            dirs.push(bundled);
+        }
     }
     dirs
 }
