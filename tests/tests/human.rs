@@ -5,14 +5,14 @@
 //! are in `tests/tests/snapshots/`). The same unreadable input gets the same exit code from
 //! every command, and a reader that closes the pipe early ends the output quietly.
 
-use crate::common::{fixture, json, run, socair, target_profile_dir, Store};
+use crate::common::{fixture, json, run, socair, socair_bin, Store};
 use std::path::Path;
 use std::process::Command;
 
 /// Runs socair with `args` under a pseudo-terminal; returns its exit code and what its
 /// standard output showed there (with `\r\n` as `\n`), or `None` where `script` is missing.
 pub fn on_a_terminal(args: &[&str], envs: &[(&str, &str)]) -> Option<(i32, String)> {
-    let bin = target_profile_dir().join("socair");
+    let bin = socair_bin();
     let quote = |s: &str| format!("'{}'", s.replace('\'', r"'\''"));
     let line = std::iter::once(bin.display().to_string())
         .chain(args.iter().map(|a| a.to_string()))
@@ -230,7 +230,7 @@ fn a_closed_pipe_ends_quietly() {
     bytes.extend_from_slice(header.as_bytes());
     bytes.extend(std::iter::repeat_n(0u8, n * 4));
     std::fs::write(&file, bytes).unwrap();
-    let bin = target_profile_dir().join("socair");
+    let bin = socair_bin();
     let out = Command::new("bash")
         .arg("-c")
         .arg(r#""$0" tensors "$1" 2>"$2" | head -c 1 >/dev/null; echo "${PIPESTATUS[0]}""#)

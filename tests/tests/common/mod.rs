@@ -66,25 +66,39 @@ pub fn write_if_changed(path: &Path, bytes: &[u8]) {
     std::fs::write(path, bytes).unwrap();
 }
 
-/// A command running the built `socair`, with the plugin path cleared so that only the
-/// plugins beside the binary (and any --plugin-dir the test adds) are found.
+/// The environment variable naming an installed `socair` to test instead of the built one (the
+/// command a wheel or the tarball installed: `.ci/run` runs part of this suite against it).
+pub const INSTALLED_BIN_ENV: &str = "SOCAIR_TEST_BIN";
+
+/// The `socair` under test: the installed one `SOCAIR_TEST_BIN` names, or the built one.
+pub fn socair_bin() -> PathBuf {
+    if let Some(bin) = std::env::var_os(INSTALLED_BIN_ENV).filter(|b| !b.is_empty()) {
+        return PathBuf::from(bin);
+    }
+    target_profile_dir().join(format!("socair{}", std::env::consts::EXE_SUFFIX))
+}
+
+/// A command running the `socair` under test ([`socair_bin`]), with the plugin path cleared so
+/// that only the plugins installed with it (and any --plugin-dir the test adds) are found.
 pub fn socair() -> Command {
-    let bin = target_profile_dir().join("socair");
+    let bin = socair_bin();
     assert!(
         bin.exists(),
         "{} does not exist: run `cargo build --workspace` before the tests",
         bin.display()
     );
-    let plugin = target_profile_dir().join(format!(
-        "{}socair_plugin_safetensors{}",
-        std::env::consts::DLL_PREFIX,
-        std::env::consts::DLL_SUFFIX
-    ));
-    assert!(
-        plugin.exists(),
-        "{} does not exist: run `cargo build --workspace` before the tests",
-        plugin.display()
-    );
+    if std::env::var_os(INSTALLED_BIN_ENV).is_none() {
+        let plugin = target_profile_dir().join(format!(
+            "{}socair_plugin_safetensors{}",
+            std::env::consts::DLL_PREFIX,
+            std::env::consts::DLL_SUFFIX
+        ));
+        assert!(
+            plugin.exists(),
+            "{} does not exist: run `cargo build --workspace` before the tests",
+            plugin.display()
+        );
+    }
     let mut cmd = Command::new(bin);
     cmd.env_remove("SOCAIR_PLUGIN_PATH");
     cmd.env_remove("SOCAIR_NO_MMAP");
