@@ -2,9 +2,12 @@
 # The steps of the GitHub Action (action.yml), one subcommand each, so that they run the same
 # on a runner and on a developer's machine (tests/tests/ci.rs runs them through action.yml).
 #
-#   github-action.sh install   INPUT_SOCAIR: a socair binary to use; empty: build and install
-#                              this checkout with scripts/install.sh under $RUNNER_TEMP/socair.
-#                              Puts socair's directory on $GITHUB_PATH.
+#   github-action.sh install   INPUT_SOCAIR: a socair binary to use. Else a wheel installed into
+#                              a virtual environment under $RUNNER_TEMP: INPUT_WHEEL (a file);
+#                              else the release INPUT_VERSION names, or ACTION_REF when it is a
+#                              tag vX.Y.Z (downloaded from ACTION_REPOSITORY's release, checked
+#                              against its SHA256SUMS); else built from this checkout with
+#                              scripts/dist.sh. Puts socair's directory on $GITHUB_PATH.
 #   github-action.sh scan      INPUT_PATHS, INPUT_EACH (one path per line; neither: each .),
 #                              INPUT_SARIF_FILE: runs `socair scan --format sarif`; writes the
 #                              outputs sarif-file, exit-code and summary to $GITHUB_OUTPUT and
@@ -26,6 +29,38 @@ lines() {
   done <<<"${1:-}"
 }
 
+# The wheel of release $1 for this runner, downloaded from the action's repository and checked
+# against the release's SHA256SUMS; prints its path.
+release_wheel() {
+  local base dir sums name pattern
+  base="${GITHUB_SERVER_URL:-https://github.com}/${ACTION_REPOSITORY:?}/releases/download/v$1"
+  case "$(uname -s)-$(uname -m)" in
+    Linux-x86_64) pattern='manylinux.*_x86_64\.whl$' ;;
+    Linux-aarch64) pattern='manylinux.*_aarch64\.whl$' ;;
+    Darwin-arm64) pattern='macosx.*_arm64\.whl$' ;;
+    Darwin-x86_64) pattern='macosx.*_x86_64\.whl$' ;;
+    MINGW*|MSYS*|CYGWIN*) pattern='win_amd64\.whl$' ;;
+    *) echo "::error::no socair wheel is released for $(uname -s) $(uname -m)" >&2; return 2 ;;
+  esac
+  dir="${RUNNER_TEMP:-${TMPDIR:-/tmp}}/socair-release"
+  mkdir -p "$dir"
+  sums="$dir/SHA256SUMS"
+  curl -fsSL --retry 3 -o "$sums" "$base/SHA256SUMS" >&2
+  name=$(awk '{print $2}' "$sums" | grep -E "$pattern" | head -n 1)
+  [ -n "$name" ] || { echo "::error::release v$1 has no wheel for this runner ($pattern)" >&2; return 2; }
+  curl -fsSL --retry 3 -o "$dir/$name" "$base/$name" >&2
+  python3 - "$sums" "$dir/$name" <<'PY' >&2
+import hashlib, sys
+from pathlib import Path
+sums, wheel = Path(sys.argv[1]), Path(sys.argv[2])
+want = {n: h for h, n in (l.split() for l in sums.read_text().splitlines() if l.strip())}[wheel.name]
+got = hashlib.sha256(wheel.read_bytes()).hexdigest()
+if got != want:
+    sys.exit(f"::error::{wheel.name}: sha256 {got}, the release's SHA256SUMS says {want}")
+PY
+  printf '%s\n' "$dir/$name"
+}
+
 case "${1:-}" in
   install)
     if [ -n "${INPUT_SOCAIR:-}" ]; then
@@ -35,9 +70,27 @@ case "${1:-}" in
         ln -sf "$bin/$(basename "$INPUT_SOCAIR")" "$bin/socair"
       fi
     else
-      prefix="${RUNNER_TEMP:-${TMPDIR:-/tmp}}/socair"
-      "$repo/scripts/install.sh" --prefix "$prefix"
-      bin="$prefix/bin"
+      wheel="${INPUT_WHEEL:-}"
+      if [ -z "$wheel" ]; then
+        version="${INPUT_VERSION:-}"
+        if [ -z "$version" ] && [[ "${ACTION_REF:-}" =~ ^v([0-9]+\.[0-9]+\.[0-9]+)$ ]]; then
+          version="${BASH_REMATCH[1]}"
+        fi
+        if [ -n "$version" ]; then
+          wheel=$(release_wheel "$version")
+        else
+          echo "socair: building the wheel from $repo (scripts/dist.sh)" >&2
+          "$repo/scripts/dist.sh" --no-sdist --no-tarball
+          wheel=$(ls "$repo"/dist/socair-*.whl | head -n 1)
+        fi
+      fi
+      [ -f "$wheel" ] || { echo "::error::no socair wheel at $wheel" >&2; exit 2; }
+      venv="${RUNNER_TEMP:-${TMPDIR:-/tmp}}/socair-venv"
+      python3 -m venv "$venv"
+      bin="$venv/bin"
+      [ -d "$venv/Scripts" ] && bin="$venv/Scripts"
+      # The command needs none of the Python package's dependencies (NumPy): installed alone.
+      "$bin/python" -m pip install --quiet --disable-pip-version-check --no-deps "$wheel"
     fi
     echo "$bin" >>"${GITHUB_PATH:-/dev/null}"
     "$bin/socair" --version

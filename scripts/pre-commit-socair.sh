@@ -1,13 +1,34 @@
 #!/usr/bin/env bash
-# The `socair-build` pre-commit hook (.pre-commit-hooks.yaml): builds socair and its plugins in
-# this checkout on first use (release, target/release/), then scans the files pre-commit gives:
+# The `socair-wheel` pre-commit hook (.pre-commit-hooks.yaml): installs socair's wheel once into
+# a virtual environment of the hook's own, then scans the files pre-commit gives:
 # `socair scan --format text --each FILE…` (a file no reader claims is skipped).
+#
+# The wheel, in this order: SOCAIR_WHEEL (a file); one scripts/dist.sh left in the hook's
+# checkout's dist/; the release of the checkout's version from the package index
+# (`socair==VERSION`, the binary wheel only); else built from the checkout with scripts/dist.sh
+# (zig; a few minutes, once). The environment goes under SOCAIR_HOOK_HOME (default: the
+# checkout's target/pre-commit), one per version.
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
-bin="${CARGO_TARGET_DIR:-$repo/target}/release/socair"
-if [ ! -x "$bin" ]; then
-  echo "socair: building socair in $repo (once; a few minutes)" >&2
-  cargo build --release --workspace --quiet --manifest-path "$repo/Cargo.toml" >&2
+version=$(sed -n 's/^version = "\(.*\)"/\1/p' "$repo/python/pyproject.toml" | head -n 1)
+venv="${SOCAIR_HOOK_HOME:-$repo/target/pre-commit}/socair-$version"
+if [ ! -f "$venv/.complete" ]; then
+  rm -rf "$venv"
+  mkdir -p "$(dirname "$venv")"
+  python3 -m venv "$venv"
+  pip=("$venv/bin/python" -m pip install --quiet --disable-pip-version-check --no-deps)
+  wheel="${SOCAIR_WHEEL:-}"
+  if [ -z "$wheel" ]; then
+    wheel=$(ls "$repo/dist/socair-$version"-*.whl 2>/dev/null | head -n 1 || true)
+  fi
+  if [ -n "$wheel" ]; then
+    "${pip[@]}" "$wheel" >&2
+  elif ! "${pip[@]}" --only-binary :all: "socair==$version" >&2 2>/dev/null; then
+    echo "socair: no released wheel of socair $version; building it from $repo (once; a few minutes)" >&2
+    "$repo/scripts/dist.sh" --no-sdist --no-tarball >&2
+    "${pip[@]}" "$(ls "$repo/dist/socair-$version"-*.whl | head -n 1)" >&2
+  fi
+  touch "$venv/.complete"
 fi
 [ $# -gt 0 ] || exit 0
-exec "$bin" scan --format text --each "$@"
+exec "$venv/bin/socair" scan --format text --each "$@"

@@ -37,15 +37,26 @@ fn workspace() -> tempfile::TempDir {
 /// Runs action.yml's steps in `ws` with these inputs (and socair = the built binary);
 /// returns the exit code and what run-action-locally.py printed, or None without PyYAML.
 fn run_action(ws: &Path, inputs: &[&str]) -> Option<(i32, serde_json::Value)> {
+    let socair = format!("socair={}", target_profile_dir().join("socair").display());
+    run_action_with(ws, &[&[socair.as_str()], inputs].concat())
+}
+
+/// The wheel `.ci/run` built with scripts/dist.sh, when it names one.
+fn built_wheel() -> Option<std::path::PathBuf> {
+    std::env::var_os("SOCAIR_TEST_WHEEL")
+        .filter(|w| !w.is_empty())
+        .map(Into::into)
+}
+
+/// Runs action.yml's steps in `ws` with exactly these inputs.
+fn run_action_with(ws: &Path, inputs: &[&str]) -> Option<(i32, serde_json::Value)> {
     let Some((python, _)) = checking_python(&["yaml"]) else {
         eprintln!("skipped: no Python with PyYAML to run action.yml's steps");
         return None;
     };
-    let socair = format!("socair={}", target_profile_dir().join("socair").display());
     let out = Command::new(python)
         .arg(repo().join("scripts/run-action-locally.py"))
         .arg(ws)
-        .arg(&socair)
         .args(inputs)
         .env_remove("SOCAIR_PLUGIN_PATH")
         .output()
@@ -150,6 +161,34 @@ fn the_action_passes_clean_models_and_follows_its_inputs() {
     assert_eq!(step(&result, "Verdict")["ran"], false);
 }
 
+/// Without a binary, the action installs socair from a wheel into a virtual environment of its
+/// own (here the one scripts/dist.sh built for CI; on a runner, the release's or one built from
+/// the action's source) and scans with the command the wheel installed.
+#[test]
+fn the_action_installs_the_wheel_and_scans_with_it() {
+    let Some(wheel) = built_wheel() else {
+        eprintln!("skipped: no wheel (SOCAIR_TEST_WHEEL, set by .ci/run after scripts/dist.sh)");
+        return;
+    };
+    let ws = workspace();
+    let wheel = format!("wheel={}", wheel.display());
+    let Some((code, result)) = run_action_with(ws.path(), &[wheel.as_str(), "upload=false"]) else {
+        return;
+    };
+    assert_eq!(code, 1, "{result:#}");
+    assert_eq!(
+        step(&result, "Cache socair's build")["ran"],
+        false,
+        "a wheel was given: nothing is built"
+    );
+    assert_eq!(step(&result, "Install socair")["exit"], 0, "{result:#}");
+    assert_eq!(
+        step(&result, "Scan")["outputs"]["summary"],
+        "2 artifacts: 1 clean, 1 blocked, 0 needing a person, 0 unreadable"
+    );
+    validate("sarif", &ws.path().join("socair.sarif"));
+}
+
 /// pre-commit itself runs both hooks from this repository on a repository's files: the
 /// installed socair (on PATH) and the one built from the hook's checkout (here the test build,
 /// through CARGO_TARGET_DIR, so nothing is compiled).
@@ -179,50 +218,53 @@ fn the_pre_commit_hooks_run_under_pre_commit() {
     git(&["init", "-q"]);
     git(&["add", "."]);
     let home = tempfile::tempdir().unwrap();
-    let target = tempfile::tempdir().unwrap();
-    std::fs::create_dir(target.path().join("release")).unwrap();
-    std::os::unix::fs::symlink(
-        target_profile_dir().join("socair"),
-        target.path().join("release/socair"),
-    )
-    .unwrap();
+    let hook_home = tempfile::tempdir().unwrap();
     let path = format!(
         "{}:{}",
         target_profile_dir().display(),
         std::env::var("PATH").unwrap_or_default()
     );
-    // Without a hook id, try-repo runs every hook of the repository: both, on the same files.
+    // With the wheel .ci/run built, both hooks of the repository, on the same files: the
+    // installed socair (here the test build, on PATH) and the one the wheel hook installs. Without
+    // it, the installed one alone (the wheel hook would build the wheel: minutes).
+    let wheel = built_wheel();
     let hooks = |files: &[&str]| {
-        let out = Command::new(&pre_commit)
-            .args(["try-repo"])
-            .arg(repo())
+        let mut cmd = Command::new(&pre_commit);
+        cmd.args(["try-repo"]).arg(repo());
+        if wheel.is_none() {
+            cmd.arg("socair");
+        }
+        let out = cmd
             .arg("--files")
             .args(files)
             .current_dir(ws.path())
             .env("PRE_COMMIT_HOME", home.path())
             .env("PATH", &path)
-            .env("CARGO_TARGET_DIR", target.path())
+            .env("SOCAIR_HOOK_HOME", hook_home.path())
+            .env("SOCAIR_WHEEL", wheel.clone().unwrap_or_default())
             .env_remove("SOCAIR_PLUGIN_PATH")
             .output()
             .unwrap();
         let text = String::from_utf8_lossy(&out.stdout).into_owned();
         (out.status.code().unwrap(), text)
     };
+    let runs = if wheel.is_some() { 2 } else { 1 };
     let (code, out) = hooks(&[
         "models/evil.pt",
         "README.md",
         "models/tiny-bert/config.json",
     ]);
     assert_eq!(code, 1, "{out}");
-    assert!(
-        out.contains("socair scan (installed)....")
-            && out.contains("socair scan (built from this repository)"),
+    assert!(out.contains("socair scan (installed)...."), "{out}");
+    assert_eq!(
+        out.contains("socair scan (wheel of this repository's version)"),
+        wheel.is_some(),
         "{out}"
     );
-    assert_eq!(out.matches("Failed").count(), 2, "{out}");
+    assert_eq!(out.matches("Failed").count(), runs, "{out}");
     assert_eq!(
         out.matches("BLOCKED         models/evil.pt").count(),
-        2,
+        runs,
         "{out}"
     );
     let (code, out) = hooks(&[
@@ -230,5 +272,5 @@ fn the_pre_commit_hooks_run_under_pre_commit() {
         "models/tiny-bert/model-00001-of-00004.safetensors",
     ]);
     assert_eq!(code, 0, "{out}");
-    assert_eq!(out.matches("Passed").count(), 2, "{out}");
+    assert_eq!(out.matches("Passed").count(), runs, "{out}");
 }
