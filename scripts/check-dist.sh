@@ -63,8 +63,11 @@ scan_expect() { # prefix code path
   [ "$code" = "$2" ] || fail "socair scan $3: exit $code, expected $2"
   printf '%s' "$out"
 }
-scan_expect "$venv" 0 "$clean" | grep -q CLEAN || fail "the clean fixture is not CLEAN"
-scan_expect "$venv" 1 "$malicious" | grep -q BLOCKED || fail "the malicious fixture is not BLOCKED"
+# The verdict is read from a variable: `scan_expect | grep -q` would close the pipe early.
+verdict=$(scan_expect "$venv" 0 "$clean")
+[[ "$verdict" == CLEAN* ]] || fail "the clean fixture is not CLEAN"
+verdict=$(scan_expect "$venv" 1 "$malicious")
+[[ "$verdict" == BLOCKED* ]] || fail "the malicious fixture is not BLOCKED"
 run "$venv" python -m socair --version >&2
 run "$venv" python - "$clean" "$malicious" <<'PY'
 import sys

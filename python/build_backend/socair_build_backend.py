@@ -282,6 +282,17 @@ def _sdist_workspace_manifest(text):
 
 
 def _repository_files(root):
+    # The sdist holds what git tracks: a file not yet added would be missing from it, and the
+    # sdist would not build (or would build something else). Refused, naming the files.
+    untracked = subprocess.run(
+        ["git", "-C", str(root), "ls-files", "--others", "--exclude-standard", "--", *SDIST_PATHS],
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout.split()
+    if untracked:
+        shown = ", ".join(untracked[:5]) + (f" and {len(untracked) - 5} more" if len(untracked) > 5 else "")
+        sys.exit(f"socair: the sdist holds the files git tracks; these are not tracked: {shown} (git add them, or move them away)")
     listed = subprocess.run(
         ["git", "-C", str(root), "ls-files", "-z", "--", *SDIST_PATHS],
         check=True,
