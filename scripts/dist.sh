@@ -87,16 +87,15 @@ if [ "$tarball" = 1 ]; then
   stage=$(mktemp -d)
   trap 'rm -rf "$stage"' EXIT
   root="$stage/socair-$version-$platform"
-  install -d "$root/bin" "$root/lib/socair/plugins" "$root/share/bash-completion/completions" \
-    "$root/share/zsh/site-functions" "$root/share/fish/vendor_completions.d"
-  # The command and the plugins the wheel carries: the same files.
-  unzip -q -o -j "$wheel" "socair-$version.data/scripts/socair" -d "$root/bin"
-  unzip -q -o -j "$wheel" "socair-$version.data/data/lib/socair/plugins/*" -d "$root/lib/socair/plugins"
-  chmod 755 "$root/bin/socair"
-  chmod 644 "$root"/lib/socair/plugins/*
-  "$root/bin/socair" completions bash > "$root/share/bash-completion/completions/socair"
-  "$root/bin/socair" completions zsh > "$root/share/zsh/site-functions/_socair"
-  "$root/bin/socair" completions fish > "$root/share/fish/vendor_completions.d/socair.fish"
+  # The command and the plugins the wheel carries (the same files), laid out by
+  # scripts/install.sh as it installs under a prefix: bin/, lib/socair/plugins/, share/.
+  from="$stage/from"
+  unzip -q -o -j "$wheel" "socair-$version.data/scripts/socair" \
+    "socair-$version.data/data/lib/socair/plugins/*" -d "$from"
+  chmod 755 "$from/socair"
+  scripts/install.sh --prefix "$root" --from "$from" 2>"$stage/install.log" \
+    || { cat "$stage/install.log" >&2; exit 1; }
+  head -n 1 "$stage/install.log" >&2
   install -m 644 LICENSE "$root/LICENSE"
   sed "s/@VERSION@/$version/g; s/@PLATFORM@/$platform/g" scripts/dist/README.tarball.md > "$root/README.md"
   # The same bytes for the same files: sorted members, no owners, the commit's time.
