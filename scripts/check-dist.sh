@@ -19,7 +19,8 @@
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
 dist=$(cd "${1:-$repo/dist}" && pwd)
-version=$(sed -n 's/^version = "\(.*\)"/\1/p' "$repo/python/pyproject.toml" | head -n 1)
+. "$repo/scripts/dist/common.sh"
+version=$(socair_version "$repo")
 wheel=$(ls "$dist/socair-$version"-*.whl | head -n 1)
 tarball=$(ls "$dist/socair-$version"-*.tar.gz 2>/dev/null | head -n 1 || true)
 work=$(mktemp -d "${TMPDIR:-/tmp}/socair-check-dist.XXXXXX")

@@ -57,7 +57,8 @@ export SOCAIR_WHEEL_ZIG=$zig_target
 export SOURCE_DATE_EPOCH=${SOURCE_DATE_EPOCH:-$(git log -1 --format=%ct 2>/dev/null || echo 0)}
 
 mkdir -p dist
-version=$(sed -n 's/^version = "\(.*\)"/\1/p' python/pyproject.toml | head -n 1)
+. scripts/dist/common.sh
+version=$(socair_version "$repo")
 rm -f "dist/socair-$version"-*.whl "dist/socair-$version.tar.gz" "dist/socair-$version-$platform.tar.gz" dist/SHA256SUMS
 
 # The wheel: the backend builds the workspace (command, plugins, extension) once with zig, then

@@ -18,6 +18,7 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(dirname "$here")
+. "$here/dist/common.sh"
 
 # One path per line, blank lines and surrounding spaces dropped.
 lines() {
@@ -80,17 +81,13 @@ case "${1:-}" in
           wheel=$(release_wheel "$version")
         else
           echo "socair: building the wheel from $repo (scripts/dist.sh)" >&2
-          "$repo/scripts/dist.sh" --no-sdist --no-tarball
-          wheel=$(ls "$repo"/dist/socair-*.whl | head -n 1)
+          wheel=$(build_wheel "$repo")
         fi
       fi
       [ -f "$wheel" ] || { echo "::error::no socair wheel at $wheel" >&2; exit 2; }
       venv="${RUNNER_TEMP:-${TMPDIR:-/tmp}}/socair-venv"
-      python3 -m venv "$venv"
-      bin="$venv/bin"
-      [ -d "$venv/Scripts" ] && bin="$venv/Scripts"
-      # The command needs none of the Python package's dependencies (NumPy): installed alone.
-      "$bin/python" -m pip install --quiet --disable-pip-version-check --no-deps "$wheel"
+      install_command_into "$venv" "$wheel"
+      bin=$(venv_bin "$venv")
     fi
     echo "$bin" >>"${GITHUB_PATH:-/dev/null}"
     "$bin/socair" --version

@@ -10,25 +10,24 @@
 # checkout's target/pre-commit), one per version.
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
-version=$(sed -n 's/^version = "\(.*\)"/\1/p' "$repo/python/pyproject.toml" | head -n 1)
+. "$repo/scripts/dist/common.sh"
+version=$(socair_version "$repo")
 venv="${SOCAIR_HOOK_HOME:-$repo/target/pre-commit}/socair-$version"
 if [ ! -f "$venv/.complete" ]; then
   rm -rf "$venv"
   mkdir -p "$(dirname "$venv")"
-  python3 -m venv "$venv"
-  pip=("$venv/bin/python" -m pip install --quiet --disable-pip-version-check --no-deps)
   wheel="${SOCAIR_WHEEL:-}"
   if [ -z "$wheel" ]; then
     wheel=$(ls "$repo/dist/socair-$version"-*.whl 2>/dev/null | head -n 1 || true)
   fi
   if [ -n "$wheel" ]; then
-    "${pip[@]}" "$wheel" >&2
-  elif ! "${pip[@]}" --only-binary :all: "socair==$version" >&2 2>/dev/null; then
+    install_command_into "$venv" "$wheel"
+  elif ! install_command_into "$venv" --only-binary :all: "socair==$version" 2>/dev/null; then
     echo "socair: no released wheel of socair $version; building it from $repo (once; a few minutes)" >&2
-    "$repo/scripts/dist.sh" --no-sdist --no-tarball >&2
-    "${pip[@]}" "$(ls "$repo/dist/socair-$version"-*.whl | head -n 1)" >&2
+    rm -rf "$venv"
+    install_command_into "$venv" "$(build_wheel "$repo")"
   fi
   touch "$venv/.complete"
 fi
 [ $# -gt 0 ] || exit 0
-exec "$venv/bin/socair" scan --format text --each "$@"
+exec "$(venv_bin "$venv")/socair" scan --format text --each "$@"

@@ -17,6 +17,7 @@ import importlib.metadata
 from pathlib import Path
 from typing import List, Optional
 
+
 def _installed_files() -> List[Path]:
     """The files of the installed ``socair`` distribution this module belongs to, resolved;
     empty when this package was not installed from a wheel (a source tree on ``sys.path``)."""
