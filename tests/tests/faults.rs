@@ -396,6 +396,92 @@ fn many_processes_at_once_keep_one_chain() {
     s.check();
 }
 
+/// The races the test above can only hit by chance, made exact: a process paused between its
+/// "already staged?" (or "already promoted?") check and its rename while another stages (or
+/// promotes) the same bytes. The paused one must then find them staged (its copy dropped,
+/// its record written beside them) or promoted, not fail on the other's directory.
+#[test]
+fn two_processes_staging_the_same_bytes_at_once_both_succeed() {
+    let s = Store::new();
+    let key = s.key("k", "scan,accept,derive");
+    let checkpoint = fixture("torch/legit/state-dict.pt");
+    let att = s.attest(&checkpoint, &key, s.root.join("att.json"));
+    let model = fixture("safetensors/all-dtypes.safetensors");
+    let pull = vec!["airlock", "pull", model.to_str().unwrap()];
+    let convert = vec![
+        "airlock",
+        "convert",
+        checkpoint.to_str().unwrap(),
+        "--attestation",
+        att.to_str().unwrap(),
+        "--key",
+        &key,
+    ];
+    let other = fixture("safetensors/tiny-bert");
+    let staged = s.ok(&["airlock", "pull", other.to_str().unwrap()]);
+    s.ok(&["airlock", "scan", &staged, "--key", &key]);
+    let promote = vec!["airlock", "promote", staged.as_str()];
+    for (point, args) in [
+        ("pull.copied", &pull),
+        ("convert.checked", &convert),
+        ("promote.assessed", &promote),
+    ] {
+        let gate = s.root.join(format!("{point}.go"));
+        let mut paused = socair();
+        paused
+            .args(args.iter())
+            .arg("--store")
+            .arg(&s.path)
+            .env("SOCAIR_FAULT", format!("pause:{point}:{}", gate.display()))
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped());
+        let mut paused = paused.spawn().unwrap();
+        let reached = s.root.join(format!("{point}.go.reached"));
+        let start = std::time::Instant::now();
+        while !reached.exists() {
+            assert!(start.elapsed().as_secs() < 60, "{point} never reached");
+            if paused.try_wait().unwrap().is_some() {
+                let out = paused.wait_with_output().unwrap();
+                panic!(
+                    "the {point} process ended before it: {}",
+                    String::from_utf8_lossy(&out.stderr)
+                );
+            }
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+        let first = s.ok(args);
+        std::fs::write(&gate, b"").unwrap();
+        let out = paused.wait_with_output().unwrap();
+        assert!(
+            out.status.success(),
+            "the paused {point} process: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert_eq!(
+            String::from_utf8_lossy(&out.stdout).trim(),
+            first,
+            "both name the same staged artifact"
+        );
+    }
+    let log = s.ok(&["airlock", "log"]);
+    let count = |action: &str| log.lines().filter(|l| json(l)["action"] == action).count();
+    assert_eq!(count("pull"), 3);
+    assert_eq!(count("scan"), 1);
+    assert_eq!(count("convert"), 2);
+    let promoted: Vec<_> = log
+        .lines()
+        .map(json)
+        .filter(|e| e["action"] == "promote")
+        .map(|e| e["detail"].clone())
+        .collect();
+    assert_eq!(
+        promoted,
+        [serde_json::Value::Null, "already promoted".into()],
+        "one promotion, and the later process says it found it done"
+    );
+    s.check();
+}
+
 #[test]
 fn path_attacks_are_refused_with_a_reason() {
     let s = Store::new();

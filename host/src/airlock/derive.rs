@@ -338,33 +338,36 @@ fn convert_checked(
         .and_then(|()| output::write_new(&tmp.path().join(&record), &envelope))
         .map_err(|e| StoreError::Unusable(e.to_string()))?;
     fault::point("convert.written");
-    if store.is_staged(&done.sha256)? {
-        // The same bytes are staged already: converted by an earlier run (from this input or
-        // another that converts to the same bytes), or pulled. The record goes beside them.
-        let staged = store.staged(&done.sha256).map_err(|e| {
-            refused(format!(
-                "incoming/{} exists but holds no single staged artifact ({e}); it must be looked at by a person",
-                done.sha256
-            ))
-        })?;
-        if store.rehash(&done.sha256)? != done.sha256 {
-            return Err(refused(format!(
-                "incoming/{}/{staged} no longer hashes to its name: the store was changed by hand",
-                done.sha256
-            )));
+    if !store.is_staged(&done.sha256)? {
+        fault::point("convert.checked");
+        if store.stage_converted(&done.sha256, tmp, &out_name)? {
+            fault::point("convert.renamed");
+            return Ok((done.sha256, out_name, rules));
         }
-        if store
-            .read_beside(Area::Incoming, &done.sha256, DERIVATION)?
-            .is_none()
-        {
-            store.put_beside(&done.sha256, DERIVATION, &envelope)?;
-        }
-        store.put_beside(&done.sha256, &record, &envelope)?;
-        return Ok((done.sha256, staged, rules));
+        // Another process staged the same bytes between the check and the rename.
     }
-    store.stage_converted(&done.sha256, tmp, &out_name)?;
-    fault::point("convert.renamed");
-    Ok((done.sha256, out_name, rules))
+    // The same bytes are staged already: converted by an earlier run (from this input or
+    // another that converts to the same bytes), or pulled. The record goes beside them.
+    let staged = store.staged(&done.sha256).map_err(|e| {
+        refused(format!(
+            "incoming/{} exists but holds no single staged artifact ({e}); it must be looked at by a person",
+            done.sha256
+        ))
+    })?;
+    if store.rehash(&done.sha256)? != done.sha256 {
+        return Err(refused(format!(
+            "incoming/{}/{staged} no longer hashes to its name: the store was changed by hand",
+            done.sha256
+        )));
+    }
+    if store
+        .read_beside(Area::Incoming, &done.sha256, DERIVATION)?
+        .is_none()
+    {
+        store.put_beside(&done.sha256, DERIVATION, &envelope)?;
+    }
+    store.put_beside(&done.sha256, &record, &envelope)?;
+    Ok((done.sha256, staged, rules))
 }
 
 /// The record's `byte_order`: `big …` when the input was swapped, `little …` otherwise

@@ -481,10 +481,9 @@ impl Store {
         std::fs::create_dir_all(root.join("incoming")).map_err(|e| unusable(root, e))?;
         fault::point("pull.copied");
         let tmp_path = tmp.keep();
-        std::fs::rename(&tmp_path, &dest).map_err(|e| {
-            let _ = std::fs::remove_dir_all(&tmp_path);
-            unusable(&dest, e)
-        })?;
+        if !rename_unless_staged(&tmp_path, &dest)? {
+            return Ok((sha, name)); // another process staged the same bytes first
+        }
         sync_dir(&root.join("incoming"));
         fault::point("pull.renamed");
         Ok((sha, name))
@@ -723,7 +722,13 @@ impl Store {
         }
         std::fs::create_dir_all(root.join("promoted")).map_err(|e| unusable(root, e))?;
         fault::point("promote.assessed");
-        std::fs::rename(&from, &to).map_err(|e| unusable(&to, e))?;
+        if let Err(e) = std::fs::rename(&from, &to) {
+            // Another process promoted it between the check above and this rename.
+            if to.is_dir() && !from.exists() {
+                return Ok(false);
+            }
+            return Err(unusable(&to, e));
+        }
         sync_dir(&root.join("promoted"));
         sync_dir(&root.join("incoming"));
         fault::point("promote.renamed");
@@ -741,20 +746,19 @@ impl Store {
 
     /// Stages the output of a conversion: `dir` (a local scratch directory) holds the
     /// artifact `name`, its derivation record and records; it becomes `incoming/<sha>/`.
+    /// `false` when another process staged the same bytes between the caller's check and
+    /// this rename (the caller then records its derivation beside them).
     pub fn stage_converted(
         &self,
         sha: &str,
         dir: tempfile::TempDir,
         name: &str,
-    ) -> Result<(), StoreError> {
+    ) -> Result<bool, StoreError> {
         match &self.backend {
             Backend::Files(root) => {
                 let dest = root.join("incoming").join(sha);
                 let tmp_path = dir.keep();
-                std::fs::rename(&tmp_path, &dest).map_err(|e| {
-                    let _ = std::fs::remove_dir_all(&tmp_path);
-                    StoreError::Unusable(format!("{}: {e}", dest.display()))
-                })
+                rename_unless_staged(&tmp_path, &dest)
             }
             Backend::Objects(b) => {
                 // The documents first, the artifact and its marker last: until the marker
@@ -781,6 +785,7 @@ impl Store {
                 }
                 let file = dir.path().join(name);
                 b.stage(sha, name, &[(name.to_owned(), file, sha.to_owned())])
+                    .map(|()| true)
             }
         }
     }
@@ -989,5 +994,23 @@ pub fn digest_of_path(path: &Path) -> Result<String, StoreError> {
 pub fn sync_dir(dir: &Path) {
     if let Ok(d) = std::fs::File::open(dir) {
         let _ = d.sync_all();
+    }
+}
+
+/// Renames the scratch directory `from` to `incoming/<sha>/` (`to`). Two processes that
+/// stage the same bytes at once both get past their "already staged?" check; the later
+/// rename then fails on the earlier one's directory (ENOTEMPTY or EEXIST). That is not an
+/// error: the bytes are staged, so the scratch copy is dropped and `false` says so.
+fn rename_unless_staged(from: &Path, to: &Path) -> Result<bool, StoreError> {
+    match std::fs::rename(from, to) {
+        Ok(()) => Ok(true),
+        Err(e) => {
+            let _ = std::fs::remove_dir_all(from);
+            if to.is_dir() {
+                Ok(false)
+            } else {
+                Err(unusable(to, e))
+            }
+        }
     }
 }
