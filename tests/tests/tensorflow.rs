@@ -98,6 +98,11 @@ fn hostile_savedmodels_fail_naming_the_op() {
         ("printv2-file", "PrintV2"),
         ("savev2-elsewhere", "SaveV2"),
         ("tf1-init-reads-file", "ReadFile"),
+        // Issue #40: I/O through a placeholder bound at the call site, and a kernel that
+        // opens a file its stateless OpDef does not show (fixtures/tensorflow/indirect.json).
+        ("indirect-printv2", "PrintV2"),
+        ("indirect-printv2-nested", "PrintV2"),
+        ("indirect-decodeproto", "DecodeProtoV2"),
     ] {
         let scan = run(socair()
             .arg("scan")
@@ -205,6 +210,36 @@ fn frozen_graphs_and_tflite_models_fingerprint_their_constants() {
         let r = run(socair().arg("scan").arg(fixture(&format!("tflite/{file}"))));
         assert_eq!(r.code, code, "{file}: {}", r.stdout);
     }
+}
+
+#[test]
+fn the_benign_indirect_savedmodels_scan_clean() {
+    // What TensorFlow 2.21.0's TF1 loader ran without touching a file (indirect.json): a
+    // placeholder bound to stderr, to log(info) two calls up, a descriptor pool `local://`.
+    for dir in [
+        "indirect-stderr",
+        "indirect-log-nested",
+        "indirect-decodeproto-local",
+    ] {
+        let scan = run(socair()
+            .arg("scan")
+            .arg(fixture(&format!("tensorflow/savedmodel/{dir}"))));
+        let report = json(&scan.stdout);
+        assert_eq!(scan.code, 0, "{dir}: {:#}", report["rows"]);
+        assert_eq!(report["rows"][0]["status"], "PASS", "{dir}");
+    }
+    // And a hostile one's finding names the attribute and the call path, end to end.
+    let scan = run(socair()
+        .arg("scan")
+        .arg(fixture("tensorflow/hostile/indirect-printv2-nested")));
+    let report = json(&scan.stdout);
+    let reason = report["rows"][0]["findings"][0]["reason"].as_str().unwrap();
+    assert!(
+        reason.contains("output_stream")
+            && reason.contains("socair_forward")
+            && reason.contains("it runs at load time"),
+        "{reason}"
+    );
 }
 
 #[test]

@@ -16,6 +16,9 @@ gets one class:
               SavedModel's assets, FAIL otherwise
   print       PrintV2: FAIL when its output_stream is a file, else PASS
   debug       tfdbg's ops: FAIL when they name a debug URL (a file or a gRPC address)
+  attr-file   an op whose KERNEL opens the file an attribute names, whatever its OpDef's
+              statefulness says (DecodeProtoV2's descriptor_source...): FAIL unless the
+              attribute holds the value that opens nothing
   cluster     talks to other devices or tasks of the cluster the runtime was given: LEAD
   state       a stateful op of the allow-list (variables, tables, iterators, random
               numbers, control flow and calls, queues, TensorArrays): PASS
@@ -136,6 +139,25 @@ for d in ["DebugIdentity", "DebugIdentityV2", "DebugIdentityV3", "DebugNanCount"
           "DebugNumericSummary", "DebugNumericSummaryV2"]:
     DEBUG[d] = "debug_ops.cc: tfdbg: sends the tensor to each `debug_urls` attr (file:// writes a dump, grpc:// connects)"
 
+# Ops whose kernel opens the file an attribute names, found by reading the kernels of every
+# `compute` or `state` op with a string attribute or a string input (TensorFlow 2.21.0,
+# tensorflow/core/kernels/; the string inputs are parsed, decoded, summarized, joined, or name
+# an in-process resource, and open nothing): "stateless by its OpDef" says nothing about I/O
+# in a kernel's constructor. The attribute, and the value that
+# opens nothing, are in ops.rs (`attr_file`).
+ATTR_FILE = {
+    "DecodeProtoV2": "decode_proto_op.cc (DecodeProtoOp's constructor, GetDescriptorPool in "
+    "tensorflow/core/util/proto/descriptors.cc): a `descriptor_source` attr other than the "
+    "registered pool `local://` is a file (or URL) the runtime opens (FileExists, then "
+    "NewReadOnlyMemoryRegionFromFile); stateless by its OpDef",
+    "EncodeProto": "encode_proto_op.cc (EncodeProtoOp's constructor, GetDescriptorPool in "
+    "tensorflow/core/util/proto/descriptors.cc): a `descriptor_source` attr other than "
+    "`local://` is a file (or URL) the runtime opens; stateless by its OpDef",
+    "FixedUnigramCandidateSampler": "candidate_sampler_ops.cc, range_sampler.cc "
+    "(FixedUnigramSampler::LoadFromFile): a non-empty `vocab_file` attr is a file the kernel "
+    "reads (NewRandomAccessFile)",
+}
+
 CLUSTER_PREFIXES = ("Collective", "_Nccl", "Nccl", "_Send", "_Recv", "_HostSend", "_HostRecv",
                     "XlaSend", "XlaRecv", "_XlaSend", "_XlaRecv", "Send", "Recv")
 CLUSTER_EXTRA = {"RemoteCall": "functional_ops.cc: runs a function on the device its `target` input names, which may be another task of the cluster"}
@@ -179,6 +201,8 @@ def main():
             c, why = "print", PRINT[n]
         elif n in DEBUG:
             c, why = "debug", DEBUG[n]
+        elif n in ATTR_FILE:
+            c, why = "attr-file", ATTR_FILE[n]
         elif n in FILE:
             c, why = "file", FILE[n]
         elif n in CLUSTER_EXTRA:
@@ -194,7 +218,7 @@ def main():
         rows.append((n, c, why))
     # Every op named in the tables above must be in the registry (a typo would hide one).
     names = {r[0] for r in rows}
-    for table in (FILE, CODE, NET, CHECKPOINT, TABLE_FILE, PRINT, DEBUG):
+    for table in (FILE, CODE, NET, CHECKPOINT, TABLE_FILE, PRINT, DEBUG, ATTR_FILE):
         for n in table:
             if n not in names and n not in ("DumpTensor", "CalibrationStatisticsSaver"):
                 print("not in the registry:", n, file=sys.stderr)

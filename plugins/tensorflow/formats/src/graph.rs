@@ -8,6 +8,7 @@
 //! function references a node makes (its op naming a library function, or a `func` attribute,
 //! as `StatefulPartitionedCall`'s `f` or `While`'s `body`).
 
+use crate::bindings::{Bindings, Bound};
 use crate::ops::{self, Class};
 use crate::proto::tensorflow::{attr_value, FunctionDef, NodeDef};
 use socair_plugin_kit::bounded::{short, Listing, FINDINGS_PER_KIND};
@@ -148,6 +149,7 @@ impl LoadTime {
         library: &BTreeMap<&str, &FunctionDef>,
         roots: &[(String, String)],
         functions: &[(String, String)],
+        bindings: &Bindings,
     ) {
         let mut nodes: VecDeque<(String, String)> = roots.iter().cloned().collect();
         let mut fns: VecDeque<(String, String)> = functions.iter().cloned().collect();
@@ -181,6 +183,12 @@ impl LoadTime {
                 for c in called(n, library) {
                     if !self.functions.contains_key(c) {
                         fns.push_back((c.to_owned(), why.clone()));
+                    }
+                }
+                // A function named by a placeholder, as the calls bind it.
+                for c in bindings.callees(&name, n) {
+                    if !self.functions.contains_key(&c) {
+                        fns.push_back((c, why.clone()));
                     }
                 }
             }
@@ -218,6 +226,8 @@ pub struct Context {
     pub asset_args: BTreeSet<(String, usize)>,
     /// What runs at load time.
     pub load_time: LoadTime,
+    /// The values every function-attribute placeholder can take ([`crate::bindings`]).
+    pub bindings: Bindings,
 }
 
 /// A finding about an op.
@@ -389,34 +399,157 @@ fn judge_scope(
                 }
             }
             Class::Print => {
-                let stream = string_attr(n, "output_stream").unwrap_or_default();
-                if stream.starts_with("file://") {
-                    push("ops that touch files", Severity::Fail, &|| {
-                        format!(
-                            "op PrintV2 appends to the file {:?} (its output_stream attr)",
-                            short(&stream)
-                        )
-                    });
+                // logging_ops.cc (PrintV2Op's constructor): `file://<path>` appends to that
+                // file; the other accepted streams are stdout, stderr and log(...).
+                let hit = attr_values(scope, n, "output_stream", ctx).find_map(|(via, b)| {
+                    match b {
+                        Bound::Value(v, path) => {
+                            let s = string_of(&v)?;
+                            s.starts_with("file://").then(|| {
+                                format!(
+                                    "op PrintV2 appends to the file {:?} (its output_stream attr{})",
+                                    short(&s),
+                                    bound_by(via, &path)
+                                )
+                            })
+                        }
+                        Bound::Unknown(why) => Some(unresolved("PrintV2", "output_stream", via, &why, "file://<path>, which appends to that file")),
+                    }
+                });
+                if let Some(reason) = hit {
+                    push("ops that touch files", Severity::Fail, &|| reason.clone());
                 }
             }
             Class::Debug => {
-                let urls = list_string_attr(n, "debug_urls");
-                if !urls.is_empty()
-                    || op.name == "DebugIdentityV2"
-                        && !string_attr(n, "tfdbg_run_id")
-                            .unwrap_or_default()
-                            .is_empty()
-                {
-                    push("ops that touch files", Severity::Fail, &|| {
-                        format!(
-                            "op {} sends tensors to {:?} (its debug_urls attr: file:// writes a dump, grpc:// connects)",
-                            op.name,
-                            urls.iter().map(|u| short(u)).collect::<Vec<_>>()
-                        )
+                let mut hit = attr_values(scope, n, "debug_urls", ctx).find_map(|(via, b)| {
+                    match b {
+                        Bound::Value(v, path) => {
+                            let urls = strings_of(&v);
+                            (!urls.is_empty()).then(|| {
+                                format!(
+                                    "op {} sends tensors to {:?} (its debug_urls attr{}: file:// writes a dump, grpc:// connects)",
+                                    op.name,
+                                    urls.iter().map(|u| short(u)).collect::<Vec<_>>(),
+                                    bound_by(via, &path)
+                                )
+                            })
+                        }
+                        Bound::Unknown(why) => Some(unresolved(op.name, "debug_urls", via, &why, "a file:// or grpc:// URL, which writes a dump or connects")),
+                    }
+                });
+                if hit.is_none() && op.name == "DebugIdentityV2" {
+                    hit = attr_values(scope, n, "tfdbg_run_id", ctx).find_map(|(via, b)| match b {
+                        Bound::Value(v, path) => string_of(&v).filter(|s| !s.is_empty()).map(|s| {
+                            format!(
+                                "op DebugIdentityV2 writes tfdbg dumps for run {:?} (its tfdbg_run_id attr{})",
+                                short(&s),
+                                bound_by(via, &path)
+                            )
+                        }),
+                        Bound::Unknown(why) => Some(unresolved(op.name, "tfdbg_run_id", via, &why, "a run id, for which it writes dumps")),
                     });
+                }
+                if let Some(reason) = hit {
+                    push("ops that touch files", Severity::Fail, &|| reason.clone());
+                }
+            }
+            Class::AttrFile => {
+                let Some(rule) = ops::attr_file(op.name) else {
+                    continue;
+                };
+                let hit = attr_values(scope, n, rule.attr, ctx).find_map(|(via, b)| match b {
+                    Bound::Value(v, path) => {
+                        let s = string_of(&v)?;
+                        (!(rule.opens_nothing)(&s)).then(|| {
+                            format!(
+                                "op {} opens the file {:?} (its {} attr{}; {})",
+                                op.name,
+                                short(&s),
+                                rule.attr,
+                                bound_by(via, &path),
+                                op.why
+                            )
+                        })
+                    }
+                    Bound::Unknown(why) => Some(unresolved(
+                        op.name,
+                        rule.attr,
+                        via,
+                        &why,
+                        "a file path, which its kernel opens",
+                    )),
+                });
+                if let Some(reason) = hit {
+                    push("ops that touch files", Severity::Fail, &|| reason.clone());
                 }
             }
         }
+    }
+}
+
+/// What attribute `key` of node `n` in `scope` can hold when the node runs, each value with
+/// the placeholder it came through (if any): its own value, or for a placeholder every value
+/// a call path binds ([`Bindings::of`]). Nothing when the node does not set it (the OpDef's
+/// default applies, which opens nothing for every op judged here).
+fn attr_values<'s>(
+    scope: &Scope<'_>,
+    n: &'s NodeDef,
+    key: &str,
+    ctx: &Context,
+) -> impl Iterator<Item = (Option<&'s str>, Bound)> {
+    let got: Vec<(Option<&str>, Bound)> = match n.attr.get(key).and_then(|a| a.value.as_ref()) {
+        None => Vec::new(),
+        Some(attr_value::Value::Placeholder(p)) => ctx
+            .bindings
+            .of(scope.function, p)
+            .into_iter()
+            .map(|b| (Some(p.as_str()), b))
+            .collect(),
+        Some(v) => vec![(None, Bound::Value(v.clone(), Vec::new()))],
+    };
+    got.into_iter()
+}
+
+/// How a value came to a node, for a finding: nothing for the node's own value.
+fn bound_by(via: Option<&str>, path: &[String]) -> String {
+    match via {
+        None => String::new(),
+        Some(p) => format!(
+            ", placeholder {:?} bound by the call path {}",
+            short(p),
+            path.join(" → ")
+        ),
+    }
+}
+
+/// A finding's reason for an attribute whose value cannot be resolved: the worst it can be.
+fn unresolved(op: &str, attr: &str, via: Option<&str>, why: &str, worst: &str) -> String {
+    format!(
+        "op {op}'s {attr} attr is placeholder {:?}, whose value this reader cannot resolve ({why}): judged as the worst value it can take, {worst}",
+        short(via.unwrap_or(""))
+    )
+}
+
+/// A string attribute value.
+fn string_of(v: &attr_value::Value) -> Option<String> {
+    match v {
+        attr_value::Value::S(s) => Some(String::from_utf8_lossy(s).into_owned()),
+        _ => None,
+    }
+}
+
+/// A list-of-strings attribute value (a single non-empty string counts as one).
+fn strings_of(v: &attr_value::Value) -> Vec<String> {
+    match v {
+        attr_value::Value::List(l) => {
+            l.s.iter()
+                .map(|s| String::from_utf8_lossy(s).into_owned())
+                .collect()
+        }
+        attr_value::Value::S(s) if !s.is_empty() => {
+            vec![String::from_utf8_lossy(s).into_owned()]
+        }
+        _ => Vec::new(),
     }
 }
 
@@ -425,20 +558,6 @@ pub fn string_attr(n: &NodeDef, key: &str) -> Option<String> {
     match n.attr.get(key).and_then(|a| a.value.as_ref()) {
         Some(attr_value::Value::S(s)) => Some(String::from_utf8_lossy(s).into_owned()),
         _ => None,
-    }
-}
-
-fn list_string_attr(n: &NodeDef, key: &str) -> Vec<String> {
-    match n.attr.get(key).and_then(|a| a.value.as_ref()) {
-        Some(attr_value::Value::List(l)) => {
-            l.s.iter()
-                .map(|s| String::from_utf8_lossy(s).into_owned())
-                .collect()
-        }
-        Some(attr_value::Value::S(s)) if !s.is_empty() => {
-            vec![String::from_utf8_lossy(s).into_owned()]
-        }
-        _ => Vec::new(),
     }
 }
 

@@ -5,6 +5,7 @@
 //! its node: `tensor_content` as a byte range of the file, typed values decoded. Constants of
 //! library functions are fingerprinted as outside the model.
 
+use crate::bindings::Bindings;
 use crate::decode::{decode, ProtoError};
 use crate::graph::{self, Context, Scope};
 use crate::outcome::Outcome;
@@ -38,7 +39,13 @@ pub fn read(data: Bytes) -> OpenedFile {
     for f in lib.values() {
         duplicate_names(&Scope::function(f), "", &mut out);
     }
-    let judged = graph::judge(&main, &lib, &Context::default());
+    // Importing a graph runs nothing, but its functions' placeholders are still bound by
+    // its calls when the graph is run.
+    let ctx = Context {
+        bindings: Bindings::resolve(&g.node, &lib),
+        ..Context::default()
+    };
+    let judged = graph::judge(&main, &lib, &ctx);
     let (nodes, functions) = (judged.nodes, judged.functions);
     add_judged(judged, "", "", &mut out);
     let weights = consts(&main, "", &data, false, &mut out);

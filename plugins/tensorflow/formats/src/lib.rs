@@ -18,6 +18,7 @@
 //! each reader claims a file only when its first bytes parse as its root message with the
 //! layout TensorFlow writes (each `looks_like_*` below).
 
+pub mod bindings;
 pub mod bundle;
 pub mod crc32c;
 pub mod decode;

@@ -22,6 +22,9 @@ pub enum Class {
     Print,
     /// tfdbg: FAIL when it names a debug URL.
     Debug,
+    /// Its kernel opens the file an attribute names ([`attr_file`]), whatever its OpDef's
+    /// statefulness: FAIL unless the attribute holds the value that opens nothing.
+    AttrFile,
     /// Talks to other devices or tasks of the cluster: LEAD.
     Cluster,
     /// A stateful op of the allow-list: PASS.
@@ -54,6 +57,7 @@ fn parse_class(s: &str) -> Option<Class> {
         "table-file" => Class::TableFile,
         "print" => Class::Print,
         "debug" => Class::Debug,
+        "attr-file" => Class::AttrFile,
         "cluster" => Class::Cluster,
         "state" => Class::State,
         "compute" => Class::Compute,
@@ -92,6 +96,54 @@ pub fn lookup(name: &str) -> Option<&'static Op> {
         .and_then(|i| ops.get(i))
 }
 
+/// The attribute through which an [`Class::AttrFile`] op's kernel opens a file.
+#[derive(Debug, Clone, Copy)]
+pub struct AttrFile {
+    /// The attribute.
+    pub attr: &'static str,
+    /// Its value when the node does not set it (the OpDef's default).
+    pub default: &'static str,
+    /// Whether a value of the attribute opens nothing.
+    pub opens_nothing: fn(&str) -> bool,
+}
+
+/// `descriptor_source` of DecodeProtoV2 and EncodeProto (TensorFlow 2.21.0,
+/// `tensorflow/core/util/proto/descriptors.cc`, `GetDescriptorPool`): a name in the descriptor
+/// pool registry is used as is, and the wheel registers only `local://`
+/// (`local_descriptor_pool_registration.cc`); any other value is first handed to the file
+/// system (`GetDescriptorPoolFromFile`: `FileExists`, `NewReadOnlyMemoryRegionFromFile`), a
+/// local path or any URL scheme a file system is registered for (`gs://`, `s3://`, `hdfs://`…),
+/// and only if that fails parsed as `bytes://<FileDescriptorSet>`. A `bytes://` value reaches
+/// `FileExists` with a scheme no file system serves, which opens nothing.
+/// An empty value reaches `FileExists("")`, which names no file.
+fn descriptor_opens_nothing(v: &str) -> bool {
+    v.is_empty() || v == "local://" || v.starts_with("bytes://")
+}
+
+/// `vocab_file` of FixedUnigramCandidateSampler (`candidate_sampler_ops.cc`; the kernel reads
+/// the file with `FixedUnigramSampler::LoadFromFile`, `range_sampler.cc`, when it is set).
+fn vocab_opens_nothing(v: &str) -> bool {
+    v.is_empty()
+}
+
+/// The attribute an [`Class::AttrFile`] op's kernel opens, for the ops `ops/registry.py`
+/// classes so.
+pub fn attr_file(op: &str) -> Option<AttrFile> {
+    Some(match op {
+        "DecodeProtoV2" | "EncodeProto" => AttrFile {
+            attr: "descriptor_source",
+            default: "local://",
+            opens_nothing: descriptor_opens_nothing,
+        },
+        "FixedUnigramCandidateSampler" => AttrFile {
+            attr: "vocab_file",
+            default: "",
+            opens_nothing: vocab_opens_nothing,
+        },
+        _ => return None,
+    })
+}
+
 /// How many ops the registry holds.
 pub fn count() -> usize {
     registry().len()
@@ -128,9 +180,40 @@ mod tests {
             ("StatefulPartitionedCall", Class::State),
             ("RemoteCall", Class::Cluster),
             ("RpcClient", Class::Net),
+            ("DecodeProtoV2", Class::AttrFile),
+            ("EncodeProto", Class::AttrFile),
+            ("FixedUnigramCandidateSampler", Class::AttrFile),
         ] {
             assert_eq!(lookup(op).map(|o| o.class), Some(class), "{op}");
         }
         assert!(lookup("NotAnOp").is_none());
+    }
+
+    #[test]
+    fn every_attr_file_op_has_its_attribute_and_only_they_do() {
+        for op in registry() {
+            assert_eq!(
+                op.class == Class::AttrFile,
+                attr_file(op.name).is_some(),
+                "{}",
+                op.name
+            );
+        }
+        let d = attr_file("DecodeProtoV2").unwrap();
+        assert!((d.opens_nothing)(d.default));
+        assert!((d.opens_nothing)("bytes://\x0a"));
+        for v in [
+            "/tmp/d.binpb",
+            "gs://b/d",
+            "file:///d",
+            "local:/",
+            "LOCAL://",
+            "./d",
+        ] {
+            assert!(!(d.opens_nothing)(v), "{v}");
+        }
+        let v = attr_file("FixedUnigramCandidateSampler").unwrap();
+        assert!((v.opens_nothing)(v.default));
+        assert!(!(v.opens_nothing)("vocab.txt"));
     }
 }

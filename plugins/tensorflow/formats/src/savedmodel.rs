@@ -24,6 +24,7 @@
 //! The variables live in `variables/` (read by the checkpoint reader); the `Const` nodes of the
 //! graph and its functions are fingerprinted here as tensors outside the model.
 
+use crate::bindings::Bindings;
 use crate::decode::{decode, ProtoError};
 use crate::graph::{self, called, data_inputs, Context, LoadTime, Scope, Source};
 use crate::outcome::{listed, Outcome};
@@ -354,8 +355,9 @@ fn meta_graph(
     if let Some(og) = &mg.object_graph_def {
         object_graph(og, &lib, prefix, &mut ctx, &mut load_functions, out);
     }
+    ctx.bindings = Bindings::resolve(&g.node, &lib);
     let mut load = LoadTime::default();
-    load.reach(&main, &lib, &roots, &load_functions);
+    load.reach(&main, &lib, &roots, &load_functions, &ctx.bindings);
     ctx.load_time = load;
     totals.load_functions += ctx.load_time.functions.len() as u64;
     if !ctx.load_time.functions.is_empty() {

@@ -5,5 +5,6 @@ mod bounds;
 mod claims;
 mod common;
 mod fuzz_regressions;
+mod indirect;
 mod reference_files;
 mod verdicts;
