@@ -688,3 +688,39 @@ fn archive_7z_dictionary_of_4_gib_decoded_lazily() {
         "{s:#}"
     );
 }
+
+/// Issue 40: zip members that are symbolic links (fixtures/archives/symlinks/, written with
+/// Python's zipfile; its expected.json records that `unzip` extracts each as a link and
+/// `zipfile` as a regular file): a link whose target leaves the archive is a FAIL naming the
+/// member and its target, one inside a LEAD, whichever plugin claims the zip.
+#[test]
+fn symbolic_link_members_are_named_with_their_targets() {
+    let e = json(&std::fs::read_to_string(fixture("archives/symlinks/expected.json")).unwrap());
+    let cases = e.as_object().unwrap();
+    assert!(cases.len() >= 5);
+    for (file, want) in cases {
+        let r = run(socair()
+            .arg("scan")
+            .arg(fixture(&format!("archives/symlinks/{file}"))));
+        let report = json(&r.stdout);
+        let rows = report["rows"].as_array().unwrap();
+        let statuses: Vec<&str> = rows.iter().map(|r| r["status"].as_str().unwrap()).collect();
+        let got = ["FAIL", "LEAD"]
+            .into_iter()
+            .find(|s| statuses.contains(s))
+            .unwrap_or("PASS");
+        assert_eq!(got, want["status"], "{file}: {report:#}");
+        assert_eq!(r.code, i32::from(got != "PASS"), "{file}: {}", r.stderr);
+        if let (Some(place), Some(keyword)) = (want["place"].as_str(), want["keyword"].as_str()) {
+            assert!(
+                rows.iter()
+                    .filter(|r| r["status"] == want["status"])
+                    .flat_map(|r| r["findings"].as_array().unwrap())
+                    .any(|f| f["place"] == place
+                        && f["reason"].as_str().unwrap().contains("symbolic link")
+                        && f["reason"].as_str().unwrap().contains(keyword)),
+                "{file}: no link finding at {place}: {report:#}"
+            );
+        }
+    }
+}

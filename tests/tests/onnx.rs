@@ -429,3 +429,41 @@ fn a_tensorflow_saved_model_is_not_claimed_as_onnx() {
     assert_eq!(report["tool"]["plugins"][0]["name"], "tensorflow");
     assert!(!r.stdout.contains("ONNX"), "{}", r.stdout);
 }
+
+/// Issue 40: nodes whose runtime runs Python (fixtures/onnx/python-ops/, written with
+/// `onnx.helper.make_node`; its expected.json records what onnxruntime 1.32 with
+/// onnxruntime-extensions 0.15.2 did with each): onnxruntime's `PyOp`, which imports and calls
+/// the module and class the node names, is a FAIL wherever it lies; `PythonOp` and an
+/// `ai.onnx.contrib` operator without a C++ kernel (which runs a Python function the process
+/// registered with `@onnx_op`, as the generator proved) are LEADs naming it; a C++ kernel of
+/// the extensions is data.
+#[test]
+fn nodes_that_run_python_are_named() {
+    let e = json(&std::fs::read_to_string(fixture("onnx/python-ops/expected.json")).unwrap());
+    let cases = e.as_object().unwrap();
+    assert!(cases.len() >= 5);
+    for (file, want) in cases {
+        let r = run(socair()
+            .args(["scan", "--json"])
+            .arg(fixture(&format!("onnx/python-ops/{file}"))));
+        let report = json(&r.stdout);
+        let rows = report["rows"].as_array().unwrap();
+        let statuses: Vec<&str> = rows.iter().map(|r| r["status"].as_str().unwrap()).collect();
+        let got = ["FAIL", "LEAD"]
+            .into_iter()
+            .find(|s| statuses.contains(s))
+            .unwrap_or("PASS");
+        assert_eq!(got, want["status"], "{file}: {report:#}");
+        assert_eq!(r.code != 0, got != "PASS", "{file}: {}", r.stderr);
+        let keyword = want["keyword"].as_str().unwrap();
+        if got != "PASS" {
+            assert!(
+                rows.iter()
+                    .flat_map(|r| r["findings"].as_array().unwrap())
+                    .any(|f| f["reason"].as_str().unwrap().contains(keyword)
+                        && f["reason"].as_str().unwrap().contains("Python")),
+                "{file}: no finding naming {keyword:?}: {report:#}"
+            );
+        }
+    }
+}

@@ -17,8 +17,8 @@
 //! * **a Keras archive** (`keras.saving.save_model`, keras 3.15.1 `saving_lib.py`
 //!   `_save_model_to_fileobj`: `metadata.json` with `keras_version`, `config.json`, and
 //!   `model.weights.h5` or `model.weights.npz`, `assets/`): Keras rebuilds the model from
-//!   `config.json`, importing and calling what it names, which socair does not read yet, so
-//!   the archive is a LEAD saying so, never a PASS, whatever its JSON members are.
+//!   `config.json`, importing and calling what it names: the config is judged by the Keras
+//!   grammar (`crate::keras`), and the archive is a LEAD, its weights not read here.
 
 use crate::scan::Walk;
 use socair_pickle::pickle::Severity;
@@ -76,7 +76,10 @@ impl Walk {
     pub(crate) fn keras_sign(&mut self, name: &str, bytes: &[u8], prefix: &str) {
         let signs = self.keras.entry(prefix.to_owned()).or_default();
         match name {
-            "config.json" => signs.config = true,
+            "config.json" => {
+                signs.config = true;
+                signs.config_texts.push(bytes.to_vec());
+            }
             "metadata.json" => {
                 signs.version = serde_json::from_slice::<serde_json::Value>(bytes)
                     .ok()
@@ -87,11 +90,18 @@ impl Walk {
         }
     }
 
-    /// After an archive's members were opened: a LEAD when they are a Keras archive.
-    pub(crate) fn keras_verdict(&mut self, prefix: &str, here: &str) {
+    /// After an archive's members were opened: a zip's top-level `config.json` judged as
+    /// Keras reads it (`crate::keras`: `keras.saving.load_model` loads any zip with one), and
+    /// a LEAD when the members are a Keras archive's.
+    pub(crate) fn keras_verdict(&mut self, prefix: &str, here: &str, zip: bool) {
         let Some(signs) = self.keras.remove(prefix) else {
             return;
         };
+        if zip {
+            for text in &signs.config_texts {
+                self.keras_config(prefix, text);
+            }
+        }
         let (true, Some(version)) = (signs.config, signs.version) else {
             return;
         };
@@ -100,7 +110,7 @@ impl Walk {
             None => String::new(),
         };
         self.a.unchecked.add(Severity::Lead, here.to_owned(), || {
-            format!("a Keras archive (keras.saving.save_model: config.json and metadata.json with keras_version {version}{weights}): Keras rebuilds the model from config.json, importing and calling the classes and functions it names, and socair does not read Keras archives yet: nothing in it was checked as a model, whatever its JSON members are")
+            format!("a Keras archive (keras.saving.save_model: config.json and metadata.json with keras_version {version}{weights}) whose first members are not the ones Keras writes first, so the Keras plugin did not claim it: its config.json was judged by the Keras grammar here, but its weights were not read; extract it and scan it as a .keras file")
         });
     }
 

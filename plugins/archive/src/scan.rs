@@ -10,6 +10,7 @@ use socair_plugin_kit::companion::{self, Companion};
 use socair_plugin_kit::zip::claims::torch_record_name;
 use socair_plugin_kit::zip::crc::crc32;
 use socair_plugin_kit::zip::headers::{CentralHeader, LocalHeader};
+use socair_plugin_kit::zip::links;
 use socair_plugin_kit::zip::{CENTRAL_LEN, LOCAL_LEN};
 use std::collections::{HashMap, HashSet};
 use std::io::{self, Read, Seek, SeekFrom};
@@ -222,6 +223,9 @@ pub fn scan_7z_bytes(bytes: &[u8], scope: Scope<'_>) -> Analysis {
 pub(crate) struct KerasSigns {
     /// A `config.json` member.
     pub(crate) config: bool,
+    /// The bytes of each `config.json` member, judged as Keras would read them when the
+    /// archive is a zip (`crate::keras`).
+    pub(crate) config_texts: Vec<Vec<u8>>,
     /// The `keras_version` of a `metadata.json` member.
     pub(crate) version: Option<String>,
     /// The weights member (`model.weights.h5` or `model.weights.npz`).
@@ -237,6 +241,9 @@ pub(crate) struct Walk {
     pub(crate) keras: HashMap<String, KerasSigns>,
     /// The prefixes (`outer.zip!/inner.pt!/`) of the nested torch checkpoints being walked.
     pub(crate) torch_prefixes: HashSet<String>,
+    /// The places (`member <prefix><name>`) of the zip members whose central directory entry
+    /// marks them symbolic links (`socair_plugin_kit::zip::links`).
+    links: HashSet<String>,
 }
 
 impl Walk {
@@ -251,6 +258,7 @@ impl Walk {
             profile: scope.profile,
             keras: HashMap::new(),
             torch_prefixes: HashSet::new(),
+            links: HashSet::new(),
         }
     }
 }
@@ -302,7 +310,7 @@ impl Walk {
         for i in 0..zip.len() {
             self.member(&mut zip, &mut raw, i, prefix, depth, &here);
         }
-        self.keras_verdict(prefix, &here);
+        self.keras_verdict(prefix, &here, true);
     }
 
     /// Checks the names as the central directory lists them, before the zip crate's index
@@ -330,6 +338,9 @@ impl Walk {
                 break;
             }
             let shown = format!("member {prefix}{}", String::from_utf8_lossy(&name));
+            if links::is_symlink(&h) {
+                self.links.insert(shown.clone());
+            }
             match seen.see(&name, count) {
                 Some(Repeat::Exact(first)) => self.a.structure.add(Severity::Fail, shown.clone(), || {
                     format!("listed twice in the central directory (entries {first} and {count}): readers disagree on which one they extract (zipfile's index keeps the last)")
@@ -454,6 +465,17 @@ impl Walk {
             return;
         }
         self.a.crc_verified += 1;
+        if self.links.remove(&place) {
+            // A symbolic link: its data is the target, named with it (kit's `zip::links`).
+            let (fail, why) = links::finding(&central_name, &bytes);
+            let severity = if fail { Severity::Fail } else { Severity::Lead };
+            let place = place.clone();
+            if fail {
+                self.a.structure.add(severity, place, || why);
+            } else {
+                self.a.unchecked.add(severity, place, || why);
+            }
+        }
         self.contents(&name, &bytes, prefix, depth);
     }
 

@@ -28,6 +28,7 @@
 use crate::scan::{unsafe_path, Repeat, SeenNames, Walk};
 use sevenz_rust2::{Archive, ArchiveEntry, Block, BlockDecoder, EncoderMethod, Error, Password};
 use socair_pickle::pickle::Severity;
+use socair_plugin_kit::zip::links;
 use std::io::{Read, Seek};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
@@ -35,6 +36,8 @@ mod coders;
 
 /// The smallest working memory counted for a coder: its buffers.
 const CODER_BUFFERS: u64 = 64 << 10;
+/// 7-Zip's `FILE_ATTRIBUTE_UNIX_EXTENSION`: the high 16 attribute bits hold a Unix mode.
+const UNIX_EXTENSION: u32 = 0x8000;
 /// A BZip2 decoder's working memory: 4 bytes per byte of its largest block (900 kB) and tables.
 const BZIP2_MEMORY: u64 = 4 << 20;
 /// The decoder tables all folders may set up together, in budgets: each folder's decoder
@@ -268,7 +271,8 @@ impl Walk {
                 self.contents(&file.name, &[], prefix, depth);
             }
         }
-        self.keras_verdict(prefix, &here);
+        // Keras reads zips only: a 7z's config.json is data.
+        self.keras_verdict(prefix, &here, false);
     }
 
     fn header_refused(&mut self, here: &str, e: Error, limit_kb: usize) {
@@ -582,6 +586,21 @@ impl Walk {
                 None => {
                     if file.has_crc {
                         self.a.crc_verified += 1;
+                    }
+                    // A symbolic link stored with 7-Zip's Unix extension (attribute bit
+                    // 0x8000, the mode in the high 16 bits: py7zr 1.1 `py7zr.py`
+                    // `ArchiveFile.is_symlink`; 7-Zip and py7zr extract it as a link): its
+                    // data is the target (`socair_plugin_kit::zip::links`).
+                    if file.has_windows_attributes
+                        && file.windows_attributes & UNIX_EXTENSION != 0
+                        && links::mode_is_symlink(file.windows_attributes)
+                    {
+                        let (fail, why) = links::finding(file.name.as_bytes(), &d.bytes);
+                        if fail {
+                            self.a.structure.add(Severity::Fail, place.clone(), || why);
+                        } else {
+                            self.a.unchecked.add(Severity::Lead, place.clone(), || why);
+                        }
                     }
                     self.contents(&file.name, &d.bytes, prefix, depth);
                 }

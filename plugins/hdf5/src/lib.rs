@@ -4,7 +4,8 @@
 //! version 1 B-trees, local heaps) and compact new-style ones (link messages), attributes of
 //! the types Keras stores (strings fixed and variable-length, through the global heap; numbers;
 //! booleans), and datasets: their type, shape and where their bytes are, contiguous, compact or
-//! chunked through a version 1 B-tree ([`types`], [`messages`], [`btree`], [`walk`]).
+//! chunked through a version 1 B-tree ([`types`], [`messages`], [`btree`], [`walk`]); of a
+//! group whose links are in dense storage, the external links in its fractal heap ([`fheap`]).
 //!
 //! It reads metadata only and names every dataset's bytes as byte ranges of the file (or,
 //! when chunks do not lie in row-major order, their bytes assembled within a budget), so a
@@ -27,6 +28,7 @@
 
 pub mod ahead;
 pub mod btree;
+pub mod fheap;
 pub mod header;
 pub mod io;
 pub mod messages;

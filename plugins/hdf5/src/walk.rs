@@ -2,6 +2,7 @@
 //! attributes decoded, its children visited by name, its bytes located.
 
 use crate::btree::{self, Chunk, GlobalHeaps};
+use crate::fheap;
 use crate::header;
 use crate::io::{Cursor, Source};
 use crate::messages::{self, kind, Layout, LinkTarget};
@@ -75,6 +76,35 @@ impl<S: ReadAt + ?Sized> Walk<'_, S> {
         self.findings.add(severity, place, reason);
     }
 
+    /// A group whose links are in dense storage: its external links found ([`fheap`]), each a
+    /// FAIL; the rest of its links are not walked (a LEAD).
+    fn dense(&mut self, link_info: &[u8], path: &str, place: &str) {
+        let mut why = String::new();
+        match fheap::dense_links(&mut self.src, link_info) {
+            Ok(d) => {
+                for (name, file, to) in d.external {
+                    let child = if path.is_empty() {
+                        name
+                    } else {
+                        format!("{path}/{name}")
+                    };
+                    self.find(Severity::Fail, shown(&child), format!("an external link to {to:?} in the file {file:?}, among the group's links in dense storage (a fractal heap): h5py opens that file when the name is read"));
+                }
+                for u in d.unread {
+                    why.push_str("; ");
+                    why.push_str(&u);
+                }
+            }
+            Err(e) => {
+                why = format!(
+                    "; its fractal heap was not read to the end ({}: {})",
+                    e.place, e.reason
+                )
+            }
+        }
+        self.find(Severity::Lead, place.to_owned(), format!("its links are in dense storage (a fractal heap and a version 2 B-tree): its managed blocks were searched for external links{why}, but the links themselves are not walked: what the group holds was not checked"));
+    }
+
     fn object(&mut self, addr: u64, path: String, depth: usize) -> Result<(), Hdf5Error> {
         if !self.headers.insert(addr) {
             self.find(Severity::Lead, shown(&path), format!("a second link to the object at address {addr}, already reached by another path: Keras writes every object once"));
@@ -125,7 +155,7 @@ impl<S: ReadAt + ?Sized> Walk<'_, S> {
                 kind::LINK_INFO => {
                     group_like = true;
                     if messages::dense_links(&m.data, o)? {
-                        self.find(Severity::Lead, place.clone(), "its links are in dense storage (a fractal heap and a version 2 B-tree), which this reader does not read: what the group holds was not checked".into());
+                        self.dense(&m.data, &path, &place);
                     }
                 }
                 kind::LAYOUT => layout = Some(messages::layout(&m.data, o, l)?),

@@ -11,7 +11,24 @@ const KERAS_WEIGHTS: &[u8] =
     include_bytes!("../../../fixtures/keras/legit/tf-keras-sequential.weights.h5");
 const EXTERNAL: &[u8] = include_bytes!("../../../fixtures/hdf5/hostile/external-storage.h5");
 
-const ALL: &[&[u8]] = &[LAYOUTS, LATEST, USERBLOCK, KERAS_WEIGHTS, EXTERNAL];
+/// A dense group (a fractal heap whose root is an indirect block) with an external link
+/// (fixtures/hdf5/dense-links/, issue 40): its heap is read by `fheap`.
+const DENSE: &[u8] = include_bytes!("../../../fixtures/hdf5/dense-links/dense-many-external.h5");
+const DENSE_ORDER: &[u8] =
+    include_bytes!("../../../fixtures/hdf5/dense-links/dense-track-order.h5");
+
+/// The files whose every dataset the reader reaches.
+const VALID: &[&[u8]] = &[LAYOUTS, LATEST, USERBLOCK, KERAS_WEIGHTS, EXTERNAL];
+
+const ALL: &[&[u8]] = &[
+    LAYOUTS,
+    LATEST,
+    USERBLOCK,
+    KERAS_WEIGHTS,
+    EXTERNAL,
+    DENSE,
+    DENSE_ORDER,
+];
 
 fn opts() -> Options {
     Options { read_data: true }
@@ -19,7 +36,7 @@ fn opts() -> Options {
 
 #[test]
 fn the_valid_files_read_whole() {
-    for bytes in ALL {
+    for bytes in VALID {
         let f = read(*bytes, opts()).unwrap();
         assert!(f.objects.iter().any(|o| matches!(o.kind, Kind::Dataset(_))));
         assert!(f.metadata_read <= 8 * bytes.len() as u64 + (1 << 20));
@@ -42,6 +59,11 @@ fn the_valid_files_read_whole() {
     assert_eq!(read(LATEST, opts()).unwrap().superblock_version, 3);
     let ext = read(EXTERNAL, opts()).unwrap();
     assert_eq!(ext.worst(), Some(Severity::Fail));
+    for dense in [DENSE, DENSE_ORDER] {
+        let f = read(dense, opts()).unwrap();
+        assert_eq!(f.worst(), Some(Severity::Fail), "{:?}", f.findings);
+        assert!(f.metadata_read <= 8 * dense.len() as u64 + (1 << 20));
+    }
 }
 
 #[test]

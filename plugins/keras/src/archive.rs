@@ -16,6 +16,7 @@ use socair_pickle::pickle;
 use socair_plugin_kit::companion::{self, Companion};
 use socair_plugin_kit::zip::crc::{crc32, crc32_of_range};
 use socair_plugin_kit::zip::headers::CentralHeader;
+use socair_plugin_kit::zip::links;
 use socair_plugin_kit::zip::CENTRAL_LEN;
 use std::collections::HashSet;
 use std::io::{self, Read, Seek, SeekFrom};
@@ -139,7 +140,7 @@ pub fn read<S: ReadAt + ?Sized>(src: &S, read_data: bool, reviewed: &[String]) -
     if zip.offset() != 0 {
         a.structure.add(Severity::Fail, "archive", format!("its central directory places the archive {} bytes after where its records lie: bytes were inserted before it, and readers that go by the local headers read other members", zip.offset()));
     }
-    names(
+    let links = names(
         src,
         zip.central_directory_start(),
         zip.len(),
@@ -180,7 +181,9 @@ pub fn read<S: ReadAt + ?Sized>(src: &S, read_data: bool, reviewed: &[String]) -
         if name.ends_with('/') && size == 0 {
             continue;
         }
-        let stored = method == CompressionMethod::Stored;
+        // A symbolic link's data is its target: read as bytes, never as weights in place.
+        let link = links.contains(&name);
+        let stored = method == CompressionMethod::Stored && !link;
         if name == WEIGHTS && stored {
             a.record = Some((WEIGHTS.to_owned(), start));
         }
@@ -223,6 +226,11 @@ pub fn read<S: ReadAt + ?Sized>(src: &S, read_data: bool, reviewed: &[String]) -
         if bytes.len() as u64 != size || crc32(&bytes) != crc {
             a.structure.add(Severity::Fail, &place, format!("its bytes ({} of them) do not match the {size} bytes and CRC-32 {crc:08x} the central directory records: zipfile refuses to read it", bytes.len()));
             continue;
+        }
+        if link {
+            let (fail, why) = links::finding(name.as_bytes(), &bytes);
+            let severity = if fail { Severity::Fail } else { Severity::Lead };
+            a.structure.add(severity, &place, why);
         }
         member(&name, &bytes, &mut a, reviewed, &mut seen_weights);
     }
@@ -343,7 +351,14 @@ fn weights<S: ReadAt + ?Sized>(
 
 /// The central directory's names, walked entry by entry from `start` (the zip crate's index
 /// keeps one entry per name): a name listed twice, exactly or ignoring ASCII case, is a FAIL.
-fn names<S: ReadAt + ?Sized>(src: &S, start: u64, indexed: usize, out: &mut Findings) {
+/// Returns the names of the entries that are symbolic links (`zip::links`).
+fn names<S: ReadAt + ?Sized>(
+    src: &S,
+    start: u64,
+    indexed: usize,
+    out: &mut Findings,
+) -> HashSet<String> {
+    let mut links = HashSet::new();
     let mut exact = HashSet::new();
     let mut folded = HashSet::new();
     let mut at = start;
@@ -358,6 +373,9 @@ fn names<S: ReadAt + ?Sized>(src: &S, start: u64, indexed: usize, out: &mut Find
             break;
         }
         let shown = String::from_utf8_lossy(&name).into_owned();
+        if links::is_symlink(&h) {
+            links.insert(shown.clone());
+        }
         if !exact.insert(name.clone()) {
             out.add(Severity::Fail, format!("member {shown}"), "listed twice in the central directory: zipfile's index keeps the last, other readers the first, so two readers load two different members");
         } else if !folded.insert(name.to_ascii_lowercase()) {
@@ -369,4 +387,5 @@ fn names<S: ReadAt + ?Sized>(src: &S, start: u64, indexed: usize, out: &mut Find
     if count != indexed && exact.len() == count {
         out.add(Severity::Fail, "archive", format!("its central directory holds {count} entries where the zip crate indexes {indexed}: readers see different members"));
     }
+    links
 }

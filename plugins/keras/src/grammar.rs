@@ -84,6 +84,11 @@ const OBJECT_KEYS: &[&str] = &[
     "spec_name",
 ];
 
+/// The model classes Keras builds layer lists for, and resolves by name without a module
+/// (`keras/src/legacy/saving/saving_utils.py` `model_from_config`, keras 3.15.1, adds
+/// `Functional`, `Model` and `Sequential` to the legacy registry).
+const MODEL_CLASSES: &[&str] = &["Sequential", "Functional", "Model"];
+
 /// Python builtins that run code, import modules or open files, named as a function under the
 /// `builtins` module: Keras before 3.9 imported `builtins` and looked the name up.
 const CODE_BUILTINS: &[&str] = &[
@@ -434,8 +439,18 @@ impl Judge {
             }
             _ => {}
         }
+        if class == "TFSMLayer" {
+            self.tfsm_layer(module, config, &path);
+            return;
+        }
+        let model_class = MODEL_CLASSES.contains(&class);
         if self.dialect.is_legacy() && module.is_none() {
             self.legacy_class(class, config, &path);
+        } else if model_class && module.is_none() {
+            // A model class named without its module: Keras 3.15.1 resolves it by name in
+            // the legacy loader's registry inside a model's layer list (below), and refuses
+            // it at the top of a config (`_retrieve_class_or_fn` raises "Could not locate
+            // class"): either way the built-in or nothing, never code of the file's.
         } else {
             self.class(module, class, registered, &path);
             if matches!(
@@ -457,7 +472,11 @@ impl Judge {
                 if k == "config" {
                     if let Value::Object(inner) = x {
                         for (ik, iv) in inner {
-                            self.value(iv, &key(&p, ik));
+                            if model_class && ik == "layers" {
+                                self.model_layers(iv, &key(&p, ik));
+                            } else {
+                                self.value(iv, &key(&p, ik));
+                            }
                         }
                         continue;
                     }
@@ -465,6 +484,50 @@ impl Judge {
                 self.value(x, &p);
             }
         }
+    }
+
+    /// The `layers` of a model class's config. Keras 3.15.1 builds each layer that has no
+    /// `module` key with the legacy loader (`keras/src/models/sequential.py`
+    /// `Sequential.from_config` and `keras/src/models/functional.py` `functional_from_config`
+    /// `process_layer`: `if "module" not in layer_data: saving_utils.model_from_config`),
+    /// which looks the class name up in `keras.layers` and the model classes
+    /// (`keras/src/legacy/saving/saving_utils.py` `model_from_config`): those layers are
+    /// judged in the legacy dialect Keras 3 reads (a legacy `Lambda`'s bytecode included).
+    fn model_layers(&mut self, layers: &Value, path: &str) {
+        let Value::Array(items) = layers else {
+            self.value(layers, path);
+            return;
+        };
+        for (i, item) in items.iter().enumerate() {
+            let p = format!("{path}[{i}]");
+            match item {
+                Value::Object(m)
+                    if self.dialect == Dialect::Keras3
+                        && !m.contains_key("module")
+                        && m.contains_key("class_name")
+                        && m.contains_key("config") =>
+                {
+                    self.dialect = Dialect::Legacy3;
+                    self.object(m, p);
+                    self.dialect = Dialect::Keras3;
+                }
+                _ => self.value(item, &p),
+            }
+        }
+    }
+
+    /// A `TFSMLayer` (`keras/src/export/tfsm_layer.py`, keras 3.15.1): its constructor runs
+    /// `tf.saved_model.load(filepath)`, a SavedModel read from a path of the loading machine,
+    /// never from this file, whose graph then runs. Keras 3.15.1's `from_config` refuses it in
+    /// safe mode; the versions before the fix of CVE-2026-1462 loaded it in safe mode too.
+    fn tfsm_layer(&mut self, module: Option<&str>, config: &Value, path: &str) {
+        let file = config.get("filepath");
+        let shown = match file {
+            Some(Value::String(s)) => format!("{s:?}"),
+            Some(v) => format!("{v} (not a string)"),
+            None => "no filepath".to_owned(),
+        };
+        self.fail(path, format!("a TFSMLayer (module {:?}) that loads the TensorFlow SavedModel at {shown} with tf.saved_model.load when the model is built: a SavedModel from outside this file, whose graph (and any file or network op in it) socair has not seen, runs; Keras before the fix of CVE-2026-1462 did so in safe mode", module.unwrap_or("none")));
     }
 
     /// A class as Keras 3 resolves it (`_retrieve_class_or_fn`, `obj_type="class"`).
@@ -585,6 +648,14 @@ impl Judge {
                 // `_parse_function_from_config` raises (KeyError) and Keras 3 keeps the value
                 // as it is. Text such as "lambda x: …" is never evaluated, but a file that no
                 // Keras wrote is worth a person's look.
+                // Keras 3.15.1 takes a list as marshalled bytecode whatever the type says
+                // (`keras/src/legacy/saving/saving_utils.py` `model_from_config`: a Lambda's
+                // list `function` becomes a `__lambda__`, which `func_load` runs when safe mode
+                // is off).
+                None if f == "function" && config.get(f).is_some_and(Value::is_array) => self.fail(
+                    &p,
+                    "a list, which Keras 3's legacy loader turns into a `__lambda__` (marshalled Python bytecode that `func_load` runs when the model is loaded with safe_mode=False)".into(),
+                ),
                 None if config.get(f).is_some_and(|v| !matches!(v, Value::Null)) => self.lead(
                     &p,
                     format!("a Lambda's {f} without {t}: tf-keras writes one beside every function, and raises without it; not what Keras writes"),
@@ -645,6 +716,33 @@ mod tests {
         let odd = br#"{"class_name": "Dense", "config": {"units": 4}, "outbound_magic": 1}"#;
         let o = judge_tracking_metadata(odd, "keras_metadata.pb", &[]);
         assert_eq!(o.found.worst, Some(Severity::Lead));
+    }
+
+    /// Keras 3.15.1 builds a model's layers that carry no `module` key with its legacy loader
+    /// (`Sequential.from_config`, `functional_from_config`): built-ins there, a legacy
+    /// Lambda's bytecode a FAIL; a model class without a module is the built-in; a TFSMLayer
+    /// is a FAIL naming its path.
+    #[test]
+    fn layers_without_a_module_are_read_as_the_legacy_loader_reads_them() {
+        let j = |t: &str| judge(t.as_bytes(), "config.json", Dialect::Keras3, &[]);
+        let ok = r#"{"module": "keras", "class_name": "Sequential", "config": {"name": "s", "layers": [{"class_name": "InputLayer", "config": {"batch_shape": [null, 3]}}, {"class_name": "Dense", "config": {"units": 2, "kernel_initializer": {"class_name": "GlorotUniform", "config": {}}}}]}}"#;
+        assert!(j(ok).found.worst.is_none(), "{:?}", j(ok).found);
+        let top = r#"{"class_name": "Functional", "config": {"name": "f", "layers": [{"class_name": "Dense", "config": {"units": 2}, "name": "d", "inbound_nodes": []}], "input_layers": [], "output_layers": []}}"#;
+        assert!(j(top).found.worst.is_none(), "{:?}", j(top).found);
+        let lam = r#"{"module": "keras", "class_name": "Sequential", "config": {"name": "s", "layers": [{"class_name": "Lambda", "config": {"name": "l", "function": ["4wEAAAAAAAAA", null, null]}}]}}"#;
+        assert_eq!(
+            j(lam).found.worst,
+            Some(Severity::Fail),
+            "{:?}",
+            j(lam).found
+        );
+        // With a module, a layer is Keras 3's to resolve: an unknown one stays a LEAD.
+        let custom = r#"{"module": "keras", "class_name": "Sequential", "config": {"name": "s", "layers": [{"module": null, "class_name": "MyLayer", "config": {}}]}}"#;
+        assert_eq!(j(custom).found.worst, Some(Severity::Lead));
+        let tfsm = r#"{"module": "keras", "class_name": "Sequential", "config": {"name": "s", "layers": [{"module": "keras.layers", "class_name": "TFSMLayer", "config": {"filepath": "/tmp/sm"}}]}}"#;
+        let o = j(tfsm);
+        assert_eq!(o.found.worst, Some(Severity::Fail));
+        assert!(o.found.shown.iter().any(|f| f.reason.contains("/tmp/sm")));
     }
 
     /// A legacy `Lambda` whose function is text without the `function_type` tf-keras always

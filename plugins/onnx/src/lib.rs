@@ -28,7 +28,11 @@
 //!   listed as unread and outside the model: a conversion names them as not carried;
 //! * graph nodes are data to socair, not code it runs: operators of custom domains and
 //!   model-local functions are not a LEAD (a runtime resolves them to kernels it already has),
-//!   but their domains are listed in the metadata (`onnx.op_domains`) for reviewers.
+//!   but their domains are listed in the metadata (`onnx.op_domains`) for reviewers; except
+//!   nodes whose runtime runs Python (`model::python_op`): onnxruntime's `PyOp`, which imports
+//!   and calls the module and class the node names (a FAIL), and the operators that call a
+//!   Python function the loading process registered by name (`PythonOp`, onnxruntime-
+//!   extensions' `ai.onnx.contrib` ops it has no C++ kernel for: a LEAD).
 
 pub use socair_plugin_kit::bounded;
 pub mod decode;

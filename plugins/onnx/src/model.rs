@@ -19,6 +19,7 @@ mod constant;
 mod data_type;
 mod metadata;
 mod outside;
+mod python_ops;
 mod results;
 mod tensor;
 #[cfg(test)]
@@ -29,7 +30,8 @@ pub use data_type::{data_type, data_type_width};
 use metadata::metadata;
 pub use metadata::MAX_METADATA_LISTED;
 pub use outside::MAX_DOMAINS_LISTED;
-use outside::{outside_graph, outside_nodes, OUTSIDE};
+use outside::{outside_graph, outside_nodes, Seen, OUTSIDE};
+pub use python_ops::{python_op, EXTENSIONS_CPP_OPS};
 pub use results::{Finding, Model, Tensor, UnreadTensor};
 use tensor::describe;
 pub use tensor::{check_location, MAX_RANK};
@@ -365,14 +367,18 @@ pub fn parse(data: Bytes) -> Result<Model, OnnxError> {
     }
     // Tensors outside the main graph's dense initializers: named, not carried.
     let mut domains = BTreeSet::new();
-    outside_graph(graph, "graph", true, &mut unread, &mut domains);
+    let mut seen = Seen {
+        domains: &mut domains,
+        findings: &mut findings,
+    };
+    outside_graph(graph, "graph", true, &mut unread, &mut seen);
     for (i, f) in model.functions.iter().enumerate() {
         outside_nodes(
             &f.node,
             &format!("functions[{i}]"),
             false,
             &mut unread,
-            &mut domains,
+            &mut seen,
         );
     }
     for (i, t) in model.training_info.iter().enumerate() {
@@ -386,7 +392,7 @@ pub fn parse(data: Bytes) -> Result<Model, OnnxError> {
                     &format!("training_info[{i}].{what}"),
                     false,
                     &mut unread,
-                    &mut domains,
+                    &mut seen,
                 );
             }
         }

@@ -18,8 +18,11 @@
 //!   another of the three, as `keras.saving` writes a `.keras` archive
 //!   (`keras/src/saving/saving_lib.py` `_save_model_to_fileobj`, keras 3.15.1: `metadata.json`
 //!   first, then `config.json`, then the weights), unless torch-zip's rule (widened as the
-//!   archive plugin widens it) claims it too. A zip holding a `config.json` alone is the
-//!   archive plugin's.
+//!   archive plugin widens it) claims it too. A zip holding a `config.json` alone, or Keras'
+//!   members after others, is the archive plugin's, which judges every top-level
+//!   `config.json` of a zip with the Keras grammar (`keras.saving.load_model` builds a model
+//!   from any zip's `config.json`: `plugins/archive/src/keras.rs`), so the claims stay
+//!   disjoint and no zip Keras loads escapes the grammar.
 //! * archive claims every other zip. For the whole-file case it looks for a torch record name
 //!   after **every** central-header signature ([`central_header_names`]), where torch-zip reads
 //!   the central directory with its own parser: that finds every name torch-zip's parser finds

@@ -132,17 +132,23 @@ pub struct CentralHeader {
     pub disk: u16,
     /// The local header's offset (or saturated).
     pub header_offset: u32,
+    /// "Version made by": its high byte is the host whose file attributes
+    /// [`Self::external`] holds (3: Unix).
+    pub made_by: u16,
+    /// External file attributes: on a Unix host, the file's `st_mode` in the high 16 bits
+    /// (what Info-ZIP's `zip` and Python's `zipfile` write), which [`super::links`] reads.
+    pub external: u32,
 }
 
 impl CentralHeader {
     /// The header in `bytes` (46 or more).
     pub fn parse(bytes: &[u8]) -> Option<CentralHeader> {
         let mut f = fixed(bytes, CENTRAL_LEN, CENTRAL_SIG)?;
-        let (_made_by, _needed) = (f.u16(), f.u16());
+        let (made_by, _needed) = (f.u16(), f.u16());
         let (flags, method, _time, _date) = (f.u16(), f.u16(), f.u16(), f.u16());
         let (crc32, compressed, uncompressed) = (f.u32(), f.u32(), f.u32());
         let (name_len, extra_len, comment_len) = (f.u16(), f.u16(), f.u16());
-        let (disk, _internal, _external) = (f.u16(), f.u16(), f.u32());
+        let (disk, _internal, external) = (f.u16(), f.u16(), f.u32());
         Some(CentralHeader {
             flags,
             method,
@@ -154,6 +160,8 @@ impl CentralHeader {
             comment_len,
             disk,
             header_offset: f.u32(),
+            made_by,
+            external,
         })
     }
 

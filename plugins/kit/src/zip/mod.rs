@@ -1,7 +1,8 @@
 //! The zip primitives that are the same in every first-party zip reader: the records' fixed
 //! layouts ([`headers`]), extra-field blocks and zip64 values ([`extra`]), name decoding and
 //! repeats ([`names`]), CRC-32 over a range of the file ([`crc`]), raw deflate decoded in
-//! bounded pieces ([`inflate`]), and which plugin claims a zip ([`claims`]).
+//! bounded pieces ([`inflate`]), which plugin claims a zip ([`claims`]), and symbolic-link
+//! members ([`links`]).
 //!
 //! Each reader keeps its own **rules**, because each mirrors the program that reads its files,
 //! and those programs disagree on purpose-relevant points. What differs, in one place:
@@ -25,6 +26,7 @@ pub mod crc;
 pub mod extra;
 pub mod headers;
 pub mod inflate;
+pub mod links;
 pub mod names;
 
 pub use socair_plugin_api::ReadAt;

@@ -1,10 +1,23 @@
 //! The tensors outside the model (subgraphs, repeated `tensors` node attributes, sparse
 //! initializers, functions, training graphs): each listed as unread and not carried, and the
 //! operator domains the nodes use. Apart from the main graph's own tensors (initializers,
-//! Constant values, and the single tensor `t` of a main-graph node's attribute).
+//! Constant values, and the single tensor `t` of a main-graph node's attribute). Every node,
+//! wherever it lies, is also asked whether its runtime runs Python (`python_ops`).
+
+/// The kind under which nodes that run Python are listed.
+pub(super) const PYTHON_OPS: &str = "nodes that run Python";
+
+/// What the walk collects besides the unread tensors.
+pub(super) struct Seen<'a> {
+    /// Operator domains.
+    pub(super) domains: &'a mut BTreeSet<String>,
+    /// Findings on nodes that run Python.
+    pub(super) findings: &'a mut Listing<Finding>,
+}
 
 use super::constant::{is_constant, CONSTANT_VALUES};
-use super::results::UnreadTensor;
+use super::python_ops::python_op;
+use super::results::{Finding, UnreadTensor};
 use crate::bounded::{self, Listing};
 use crate::proto::onnx::{GraphProto, NodeProto};
 use std::collections::BTreeSet;
@@ -20,7 +33,7 @@ pub(super) fn outside_graph(
     place: &str,
     main: bool,
     unread: &mut Listing<UnreadTensor>,
-    domains: &mut BTreeSet<String>,
+    seen: &mut Seen<'_>,
 ) {
     if !main {
         for (i, t) in g.initializer.iter().enumerate() {
@@ -47,7 +60,7 @@ pub(super) fn outside_graph(
             }
         });
     }
-    outside_nodes(&g.node, place, main, unread, domains);
+    outside_nodes(&g.node, place, main, unread, seen);
 }
 
 /// Lists the tensors held by the attributes of `nodes` (and their subgraphs) as not carried;
@@ -58,7 +71,7 @@ pub(super) fn outside_nodes(
     place: &str,
     main: bool,
     unread: &mut Listing<UnreadTensor>,
-    domains: &mut BTreeSet<String>,
+    seen: &mut Seen<'_>,
 ) {
     for (n, node) in nodes.iter().enumerate() {
         let domain = node
@@ -66,8 +79,8 @@ pub(super) fn outside_nodes(
             .as_deref()
             .filter(|d| !d.is_empty())
             .unwrap_or("ai.onnx");
-        if domains.len() <= MAX_DOMAINS_LISTED && !domains.contains(domain) {
-            domains.insert(domain.to_owned());
+        if seen.domains.len() <= MAX_DOMAINS_LISTED && !seen.domains.contains(domain) {
+            seen.domains.insert(domain.to_owned());
         }
         let node_place = || {
             format!(
@@ -76,6 +89,13 @@ pub(super) fn outside_nodes(
                 bounded::short(node.name.as_deref().unwrap_or(""))
             )
         };
+        if let Some((severity, reason)) = python_op(node) {
+            seen.findings.push(PYTHON_OPS, || Finding {
+                severity,
+                place: node_place(),
+                reason,
+            });
+        }
         let constant = is_constant(node);
         for a in &node.attribute {
             let name = a.name.as_deref().unwrap_or("");
@@ -126,7 +146,7 @@ pub(super) fn outside_nodes(
                     &format!("{} attribute {attr:?} graph[{k}]", node_place()),
                     false,
                     unread,
-                    domains,
+                    seen,
                 );
             }
         }

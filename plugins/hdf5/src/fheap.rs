@@ -1,0 +1,446 @@
+//! External links among a group's links in dense storage: the link messages HDF5 keeps as
+//! managed objects of a fractal heap once a new-style group holds more than its
+//! `max_compact` links (8 by default; `H5Gdense.c`, HDF5 1.14). The group's link info message
+//! names the heap; the heap's header names its root block, a direct block or an indirect
+//! block whose rows point at direct blocks (and, past the rows of direct blocks, at more
+//! indirect blocks) (HDF5 File Format Specification 3.0, III.G "Fractal Heap": header
+//! `FRHP`, direct block `FHDB`, indirect block `FHIB`).
+//!
+//! This reads those blocks (bounded: each block once, at most [`MAX_BLOCKS`], every byte
+//! through the walk's metadata budget, indirect blocks at most [`MAX_INDIRECT_DEPTH`] deep)
+//! and looks in every managed byte for a link message of type 64 (an external link) that
+//! [`crate::messages::link`] parses: a superset of the links the name index (the version 2
+//! B-tree) reaches, so no external link among managed objects is missed, whatever the
+//! B-tree says. It does not walk the group's other links (their targets, hard links to
+//! objects): that, with the B-tree, is a larger piece of work (issue 42). Huge objects (kept
+//! outside the managed blocks) and tiny objects large enough to hold a link message (kept
+//! inside the B-tree's records), which HDF5 never writes for h5py's links, make it search the
+//! whole file instead; a heap with I/O filters (its blocks compressed) is not read, and says
+//! so.
+
+use crate::io::Source;
+use crate::messages::{self, LinkTarget};
+use crate::model::{Hdf5Error, UNDEFINED};
+use socair_plugin_api::ReadAt;
+use std::collections::HashSet;
+
+/// Direct and indirect blocks read per heap at most.
+pub const MAX_BLOCKS: usize = 1 << 14;
+/// Indirect blocks nested at most this deep (a heap of 2^64 bytes needs fewer).
+pub const MAX_INDIRECT_DEPTH: usize = 16;
+/// The smallest external link message: version, flags, type, name length and a 1-byte name,
+/// the value's length, its flags byte and two 1-byte strings with their NULs.
+const MIN_EXTERNAL_LINK: u64 = 12;
+
+/// What the heap was found to hold.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct Dense {
+    /// External links found: (name, file, path), each once.
+    pub external: Vec<(String, String, String)>,
+    /// What could not be read, in words.
+    pub unread: Vec<String>,
+}
+
+/// The fields of a fractal heap header this reader uses.
+struct Header {
+    id_len: u16,
+    flags: u8,
+    tiny_objects: u64,
+    huge_objects: u64,
+    width: u64,
+    start: u64,
+    max_direct: u64,
+    block_offset_len: usize,
+    root: u64,
+    rows: u64,
+}
+
+/// Reads the dense links of the group whose link info message is `link_info`.
+pub fn dense_links<S: ReadAt + ?Sized>(
+    src: &mut Source<'_, S>,
+    link_info: &[u8],
+) -> Result<Dense, Hdf5Error> {
+    let (o, l) = (src.offsets, src.lengths);
+    let mut c = src.cursor(link_info, "link info message");
+    let _version = c.u8()?;
+    let flags = c.u8()?;
+    if flags & 1 != 0 {
+        c.skip(8)?;
+    }
+    let heap = c.addr()?;
+    let mut out = Dense::default();
+    if heap == UNDEFINED {
+        return Ok(out);
+    }
+    let h = header(src, heap)?;
+    // Objects kept outside the managed blocks: huge ones (at addresses a second B-tree
+    // holds) and tiny ones large enough for a link message (inside the name index's
+    // records). HDF5 writes neither for links h5py makes; rather than read those B-trees,
+    // the whole file is searched for external link messages, which finds them wherever
+    // they lie (and perhaps bytes no link uses: a FAIL either way, never a miss).
+    let tiny = h.tiny_objects > 0 && u64::from(h.id_len).saturating_sub(1) >= MIN_EXTERNAL_LINK;
+    let mut w = Blocks {
+        h: &h,
+        seen: HashSet::new(),
+        out: &mut out,
+        o,
+        l,
+    };
+    if h.huge_objects > 0 || tiny {
+        w.whole_file(src)?;
+        w.out.unread.push(format!("the heap keeps {} huge and {} tiny objects outside its managed blocks, so the whole file was searched for external link messages instead", h.huge_objects, h.tiny_objects));
+    }
+    if h.rows == 0 {
+        w.direct(src, h.root, h.start)?;
+    } else {
+        w.indirect(src, h.root, h.rows, 0)?;
+    }
+    Ok(out)
+}
+
+/// The piece of the file searched at once by [`Blocks::whole_file`], and the overlap between
+/// pieces: a link message split between two pieces is whole in the first when it is shorter
+/// than the overlap (an external link's value is at most 65,535 bytes; only a name longer
+/// than the rest of the overlap, which no HDF5 writer produces, could straddle unseen).
+const PIECE: u64 = 1 << 20;
+const OVERLAP: u64 = 192 << 10;
+
+/// The heap header at `addr`.
+fn header<S: ReadAt + ?Sized>(src: &mut Source<'_, S>, addr: u64) -> Result<Header, Hdf5Error> {
+    let (o, l) = (u64::from(src.offsets), u64::from(src.lengths));
+    // Signature to the root block's row count (filter fields and checksum after).
+    let len = 4 + 1 + 2 + 2 + 1 + 4 + l + o + l + o + 8 * l + 2 + l + l + 2 + 2 + o + 2;
+    let bytes = src.bytes(addr, len, "fractal heap header")?;
+    let what = "fractal heap header";
+    let mut c = src.cursor(&bytes, what);
+    if c.take(4)? != b"FRHP" {
+        return Err(Hdf5Error::new(
+            format!("{what} at address {addr}"),
+            "no FRHP signature",
+        ));
+    }
+    let version = c.u8()?;
+    if version != 0 {
+        return Err(Hdf5Error::new(
+            what,
+            format!("version {version}: HDF5 writes 0"),
+        ));
+    }
+    let id_len = c.u16()?;
+    let filters_len = c.u16()?;
+    let flags = c.u8()?;
+    let _max_managed = c.u32()?;
+    let _next_huge = c.length()?;
+    let _huge_btree = c.addr()?;
+    let _free = c.length()?;
+    let _free_manager = c.addr()?;
+    let _managed = c.length()?;
+    let _allocated = c.length()?;
+    let _iterator = c.length()?;
+    let _managed_objects = c.length()?;
+    let _huge_size = c.length()?;
+    let huge_objects = c.length()?;
+    let _tiny_size = c.length()?;
+    let tiny_objects = c.length()?;
+    let width = u64::from(c.u16()?);
+    let start = c.length()?;
+    let max_direct = c.length()?;
+    let max_heap_bits = c.u16()?;
+    let _start_rows = c.u16()?;
+    let root = c.addr()?;
+    let rows = u64::from(c.u16()?);
+    if filters_len != 0 {
+        return Err(Hdf5Error::new(
+            what,
+            "its blocks pass through I/O filters (compressed): not read",
+        ));
+    }
+    let pow2 = |v: u64| v != 0 && v.is_power_of_two();
+    if width == 0
+        || !pow2(start)
+        || !pow2(max_direct)
+        || max_direct < start
+        || !(1..=64).contains(&max_heap_bits)
+    {
+        return Err(Hdf5Error::new(what, format!("table width {width}, starting block size {start}, maximum direct block size {max_direct}, maximum heap size {max_heap_bits} bits: not the doubling table HDF5 lays out")));
+    }
+    Ok(Header {
+        id_len,
+        flags,
+        tiny_objects,
+        huge_objects,
+        width,
+        start,
+        max_direct,
+        block_offset_len: usize::from(max_heap_bits.div_ceil(8)),
+        root,
+        rows,
+    })
+}
+
+struct Blocks<'h, 'o> {
+    h: &'h Header,
+    seen: HashSet<u64>,
+    out: &'o mut Dense,
+    o: u8,
+    l: u8,
+}
+
+impl Blocks<'_, '_> {
+    /// Whether `addr` is a block not read yet, within the count.
+    fn first_visit(&mut self, addr: u64) -> Result<bool, Hdf5Error> {
+        if addr == UNDEFINED {
+            return Ok(false);
+        }
+        if self.seen.len() >= MAX_BLOCKS {
+            return Err(Hdf5Error::new(
+                "fractal heap",
+                format!("more than {MAX_BLOCKS} blocks: not read further"),
+            ));
+        }
+        Ok(self.seen.insert(addr))
+    }
+
+    /// The size of the blocks of row `row` (rows 0 and 1: the starting size; then doubling).
+    fn row_size(&self, row: u64) -> Option<u64> {
+        if row == 0 {
+            return Some(self.h.start);
+        }
+        let shift = u32::try_from(row - 1).ok()?;
+        self.h
+            .start
+            .checked_shl(shift)
+            .filter(|s| s.trailing_zeros() == self.h.start.trailing_zeros() + shift)
+    }
+
+    /// Rows of direct blocks in an indirect block (`log2(max direct) - log2(start) + 2`).
+    fn direct_rows(&self) -> u64 {
+        u64::from(self.h.max_direct.trailing_zeros() - self.h.start.trailing_zeros()) + 2
+    }
+
+    fn direct<S: ReadAt + ?Sized>(
+        &mut self,
+        src: &mut Source<'_, S>,
+        addr: u64,
+        size: u64,
+    ) -> Result<(), Hdf5Error> {
+        if !self.first_visit(addr)? {
+            return Ok(());
+        }
+        let what = "fractal heap direct block";
+        let bytes = src.bytes(addr, size, what)?;
+        if bytes.get(..4) != Some(b"FHDB") {
+            return Err(Hdf5Error::new(
+                format!("{what} at address {addr}"),
+                "no FHDB signature",
+            ));
+        }
+        let checksum = if self.h.flags & 2 != 0 { 4 } else { 0 };
+        let data_at = 5 + usize::from(self.o) + self.h.block_offset_len + checksum;
+        self.scan(bytes.get(data_at..).unwrap_or_default());
+        Ok(())
+    }
+
+    /// Every external link message in the file, read in pieces through the walk's budget.
+    fn whole_file<S: ReadAt + ?Sized>(&mut self, src: &mut Source<'_, S>) -> Result<(), Hdf5Error> {
+        let mut at = 0u64;
+        while at < src.len {
+            let n = (src.len - at).min(PIECE + OVERLAP);
+            let piece = src.absolute(at, n, "the file, searched for external links")?;
+            self.scan(&piece);
+            at = at.saturating_add(PIECE);
+        }
+        Ok(())
+    }
+
+    /// Every external link message that parses at any byte of `data`.
+    fn scan(&mut self, data: &[u8]) {
+        for p in 0..data.len().saturating_sub(3) {
+            // Version 1, flags with the link-type bit (3) and no undefined bit, type 64.
+            let (Some(&1), Some(&flags), Some(&64)) =
+                (data.get(p), data.get(p + 1), data.get(p + 2))
+            else {
+                continue;
+            };
+            if flags & 0x08 == 0 || flags & 0xe0 != 0 {
+                continue;
+            }
+            if let Ok((name, LinkTarget::External { file, path })) =
+                messages::link(data.get(p..).unwrap_or_default(), self.o)
+            {
+                let found = (name, file, path);
+                if self.out.external.len() < crate::model::MAX_FINDINGS
+                    && !self.out.external.contains(&found)
+                {
+                    self.out.external.push(found);
+                }
+            }
+        }
+    }
+
+    fn indirect<S: ReadAt + ?Sized>(
+        &mut self,
+        src: &mut Source<'_, S>,
+        addr: u64,
+        rows: u64,
+        depth: usize,
+    ) -> Result<(), Hdf5Error> {
+        if depth >= MAX_INDIRECT_DEPTH {
+            return Err(Hdf5Error::new(
+                "fractal heap",
+                format!("indirect blocks nested more than {MAX_INDIRECT_DEPTH} deep"),
+            ));
+        }
+        if !self.first_visit(addr)? {
+            return Ok(());
+        }
+        let what = "fractal heap indirect block";
+        let (o, _l) = (u64::from(self.o), self.l);
+        let entries = rows
+            .checked_mul(self.h.width)
+            .filter(|&n| n <= 1 << 20)
+            .ok_or_else(|| {
+                Hdf5Error::new(what, format!("{rows} rows of {} blocks", self.h.width))
+            })?;
+        let head = 5 + o + self.h.block_offset_len as u64;
+        let bytes = src.bytes(addr, head + entries * o, what)?;
+        if bytes.get(..4) != Some(b"FHIB") {
+            return Err(Hdf5Error::new(
+                format!("{what} at address {addr}"),
+                "no FHIB signature",
+            ));
+        }
+        let mut c = src.cursor(&bytes, what);
+        c.skip(usize::try_from(head).unwrap_or(usize::MAX))?;
+        let direct_rows = self.direct_rows();
+        let mut children = Vec::new();
+        for row in 0..rows {
+            for _ in 0..self.h.width {
+                children.push((row, c.addr()?));
+            }
+        }
+        for (row, child) in children {
+            let size = self.row_size(row).ok_or_else(|| {
+                Hdf5Error::new(what, format!("row {row}: its blocks' size overflows"))
+            })?;
+            if row < direct_rows {
+                self.direct(src, child, size)?;
+            } else if child != UNDEFINED {
+                // A child indirect block's rows: log2(size) - log2(start * width) + 1.
+                let span = self
+                    .h
+                    .start
+                    .checked_mul(self.h.width)
+                    .filter(|s| s.is_power_of_two())
+                    .ok_or_else(|| {
+                        Hdf5Error::new(what, "a table width that is not a power of two")
+                    })?;
+                let child_rows = u64::from(size.trailing_zeros())
+                    .saturating_sub(u64::from(span.trailing_zeros()))
+                    + 1;
+                self.indirect(src, child, child_rows, depth + 1)?;
+            }
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fixture(name: &str) -> Vec<u8> {
+        let path = format!(
+            "{}/../../fixtures/hdf5/dense-links/{name}",
+            env!("CARGO_MANIFEST_DIR")
+        );
+        std::fs::read(path).unwrap()
+    }
+
+    /// The link info message of the first dense group in `file`: the bytes after its
+    /// version, flags (and creation index) at the `FRHP` header's address.
+    fn link_info_for(file: &[u8]) -> Vec<u8> {
+        let at = file.windows(4).position(|w| w == b"FRHP").unwrap() as u64;
+        let mut m = vec![0u8, 0];
+        m.extend_from_slice(&at.to_le_bytes());
+        m.extend_from_slice(&u64::MAX.to_le_bytes());
+        m
+    }
+
+    #[test]
+    fn the_external_link_of_an_indirect_heap_is_found() {
+        let file = fixture("dense-many-external.h5");
+        let mut src = Source::new(&file[..]);
+        let d = dense_links(&mut src, &link_info_for(&file)).unwrap();
+        assert_eq!(
+            d.external,
+            vec![("ext".into(), "other.h5".into(), "/data".into())]
+        );
+        assert!(d.unread.is_empty(), "{:?}", d.unread);
+        let file = fixture("dense-no-external.h5");
+        let mut src = Source::new(&file[..]);
+        assert_eq!(
+            dense_links(&mut src, &link_info_for(&file)).unwrap(),
+            Dense::default()
+        );
+    }
+
+    #[test]
+    fn hostile_heaps_are_refused_without_panics() {
+        let file = fixture("dense-many-external.h5");
+        let info = link_info_for(&file);
+        // Cut anywhere: an error or a partial answer, never a panic.
+        for cut in (0..file.len()).step_by(97) {
+            let mut src = Source::new(&file[..cut]);
+            let _ = dense_links(&mut src, &info);
+        }
+        // An indirect block whose children all point back at itself: each block read once.
+        let at = file.windows(4).position(|w| w == b"FHIB").unwrap();
+        let mut looped = file.clone();
+        let heap = file.windows(4).position(|w| w == b"FRHP").unwrap();
+        // Signature, version, header address, the block offset (4 bytes: HDF5's maximum
+        // heap size is 32 bits).
+        let entries = at + 5 + 8 + 4;
+        for k in 0..4 {
+            let e = entries + 8 * k;
+            looped[e..e + 8].copy_from_slice(&(at as u64).to_le_bytes());
+        }
+        let mut src = Source::new(&looped[..]);
+        // The self-pointing entries are the first four direct blocks: the link, written
+        // last, lies in a later one, still found; the loop is read once.
+        let d = dense_links(&mut src, &info).unwrap();
+        assert_eq!(d.external.len(), 1, "{d:?}");
+        // A header whose table is not a doubling table.
+        let mut bad = file.clone();
+        let width_at = heap + 4 + 1 + 2 + 2 + 1 + 4 + 8 + 8 + 8 + 8 + 8 * 8;
+        bad[width_at..width_at + 2].copy_from_slice(&0u16.to_le_bytes());
+        let mut src = Source::new(&bad[..]);
+        assert!(dense_links(&mut src, &info).is_err());
+        // A heap that says it keeps huge objects: the whole file is searched, and an external
+        // link message lying outside every managed block (here appended past the heap) is
+        // found.
+        let clean = fixture("dense-no-external.h5");
+        let info = link_info_for(&clean);
+        let mut huge = clean.clone();
+        let huge_at = clean.windows(4).position(|w| w == b"FRHP").unwrap() + 86;
+        huge[huge_at..huge_at + 8].copy_from_slice(&1u64.to_le_bytes());
+        let mut message = vec![1u8, 0x08, 64, 3];
+        message.extend_from_slice(b"ext");
+        let value = b"\0other.h5\0/data\0";
+        message.extend_from_slice(&(value.len() as u16).to_le_bytes());
+        message.extend_from_slice(value);
+        huge.extend_from_slice(&message);
+        let mut src = Source::new(&huge[..]);
+        let d = dense_links(&mut src, &info).unwrap();
+        assert_eq!(
+            d.external,
+            vec![("ext".into(), "other.h5".into(), "/data".into())]
+        );
+        assert!(d.unread[0].contains("whole file"), "{:?}", d.unread);
+        // No heap at all.
+        let mut src = Source::new(&file[..]);
+        let mut none = vec![0u8, 0];
+        none.extend_from_slice(&u64::MAX.to_le_bytes());
+        assert_eq!(dense_links(&mut src, &none).unwrap(), Dense::default());
+    }
+}
