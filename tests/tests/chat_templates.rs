@@ -182,3 +182,46 @@ fn a_gguf_of_version_1_cannot_be_read() {
         }
     }
 }
+
+/// Issue 40: a name the template computes (a loop variable, a `set` variable, `[...]|first`,
+/// a filter name held in a variable) is judged the same way in a model directory's
+/// `tokenizer_config.json` (a string or a list of named templates), its
+/// `chat_template.jinja`, and a zip (fixtures/jinja/hostile-tokenizer_config and hostile/,
+/// each shown by crosscheck.py to reach `os.getcwd()` under a plain jinja2 3.1.6).
+#[test]
+fn computed_names_fail_in_every_place_a_template_travels() {
+    for config in [
+        "deepseek-computed-attr.json",
+        "named-templates-map-filter.json",
+    ] {
+        let bytes =
+            std::fs::read(fixture(&format!("jinja/hostile-tokenizer_config/{config}"))).unwrap();
+        let dir = model_dir(&[("tokenizer_config.json", &bytes)]);
+        let (code, report) = scan(dir.path());
+        assert_eq!(code, 1, "{config}: {report:#}");
+        assert_eq!(structure(&report)["status"], "FAIL", "{config}");
+    }
+    for hostile in [
+        "loop-variable-attr.jinja",
+        "computed-filter-name.jinja",
+        "macro-argument-attr.jinja",
+    ] {
+        let text = std::fs::read(fixture(&format!("jinja/hostile/{hostile}"))).unwrap();
+        let dir = model_dir(&[("chat_template.jinja", &text)]);
+        let (code, report) = scan(dir.path());
+        assert_eq!(code, 1, "{hostile}: {report:#}");
+        assert_eq!(structure(&report)["status"], "FAIL", "{hostile}");
+
+        let zdir = tempfile::tempdir().unwrap();
+        let path = zdir.path().join("model.zip");
+        let mut zip = zip::ZipWriter::new(std::fs::File::create(&path).unwrap());
+        let stored = zip::write::SimpleFileOptions::default()
+            .compression_method(zip::CompressionMethod::Stored);
+        zip.start_file("model/chat_template.jinja", stored).unwrap();
+        zip.write_all(&text).unwrap();
+        zip.finish().unwrap();
+        let (code, report) = scan(&path);
+        assert_eq!(code, 1, "zip {hostile}: {report:#}");
+        assert_eq!(structure(&report)["status"], "FAIL", "zip {hostile}");
+    }
+}

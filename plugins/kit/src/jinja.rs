@@ -20,29 +20,47 @@
 //! same lookup; `format`/`format_map` on strings go through a sandboxed formatter).
 //!
 //! The template is parsed, not searched: minijinja's parser (`minijinja::machinery::parse`,
-//! pinned at 3.1.0) builds the AST, and the walk below reads every attribute name, every
-//! subscript whose key is a constant (string literals decoded as jinja2's lexer decodes them,
-//! Python's `unicode-escape`, and joined with `~`, `+` and `*` where every operand is
-//! constant), the attribute arguments of the filters that look attributes up (`attr`, `map`,
-//! `selectattr`, `rejectattr`, `sort`, `groupby`, `sum`, `unique`, `min`, `max`, `join`:
-//! jinja2's `make_attrgetter` splits a dotted path and looks each part up), and the fields of
-//! a constant string's `.format(...)`. Then:
+//! pinned at 3.1.0) builds the AST, and the walk evaluates every expression to the bounded
+//! set of values it can take (`values.rs`: the strings it can spell, strings it builds
+//! but cannot spell kept as a known prefix and suffix, template-written lists and dicts item
+//! by item, the caller's data, anything else). String literals are decoded as jinja2's lexer
+//! decodes them (Python's `unicode-escape`); `~`, `+`, `*`, `%`, slicing, `and`/`or`,
+//! if-expressions, the string filters (`lower`, `replace`, `format`, `join`, `reverse`,
+//! `first`, `list`...), string methods (`.lower()`, `.split()`, `'{}'.format()`...),
+//! `{% set %}`/`{% with %}`/`{% set %}...{% endset %}` variables, loop variables over
+//! template-written lists and dicts (`.items()`), macro parameters from every call site
+//! (`varargs`, `kwargs`, `caller(...)` arguments, and the text a macro emits), namespace
+//! attributes (`namespace(k=...)`, `{% set ns.k = ... %}`) are followed, flow-insensitively
+//! (every assignment of a name joined), in passes until nothing changes (values that keep
+//! changing widen: an accumulation `s = s ~ c` to the prefix its values share, counters to
+//! some number, growing lists to their items). Every name a lookup can take is then judged:
+//! attribute names, subscript keys, the name arguments of the filters that look attributes
+//! up (`attr`, `map(attribute=)`, `selectattr`, `rejectattr`, `sort` (split on `,` and `.`,
+//! jinja2's `make_multi_attrgetter`), `groupby`, `sum`, `unique`, `min`, `max`, `join`: split on
+//! `.` by `make_attrgetter`), the filter `map` calls by name (`map('attr', n)`: its other
+//! arguments are judged as that filter's), the test `select`/`reject`/`selectattr` call by
+//! name, `str.format` fields (also when the bound `format` is reached by `|attr` or a
+//! subscript, CVE-2025-27516's path in jinja2 before 3.1.6). Which jinja2 code does the
+//! lookup is said in `calls.rs`. Then:
 //!
-//! * **FAIL**: a lookup of a dunder name (`__globals__`, `__class__`, `__builtins__`,
-//!   `__init__`, `__mro__`, `__subclasses__` ...), of a name-mangled private attribute
-//!   (`self._TemplateReference__context`), of a private attribute of jinja2's own runtime
-//!   objects (`_environment`, `_func`, `_context` ... of macros, loops, cyclers, joiners,
-//!   namespaces, block references), or of `mro` and the generator/frame/code/traceback
+//! * **FAIL**: a lookup that can be (by any path the set follows) a dunder name
+//!   (`__globals__`, `__class__`, `__builtins__`, `__init__`, `__mro__`, `__subclasses__`
+//!   ..., or a built name whose every spelling starts with `__`), a name-mangled private
+//!   attribute (`self._TemplateReference__context`), a private attribute of jinja2's own
+//!   runtime objects (`_environment`, `_func`, `_context` ... of macros, loops, cyclers,
+//!   joiners, namespaces, block references), or `mro` and the generator/frame/code/traceback
 //!   attributes (`gi_frame`, `f_globals`, `tb_frame` ...: `(x|map('lower')).gi_frame.f_globals`
 //!   reaches a module's globals with no underscore at all);
-//! * **LEAD**: a lookup socair cannot name: a subscript whose key is computed
-//!   (`x['_' ~ y]`, `x[k]` where `k` was set from a computed string, a loop variable over
-//!   computed values, a macro argument), `attr` and the attribute filters with a computed
-//!   name, `.format(...)` on a string not written in the template, any other attribute
-//!   starting with `_` (the sandbox refuses it on an object; on a dict it reads a key), a
-//!   string literal with a `\N{...}` escape; a template minijinja cannot parse (jinja2 may:
-//!   nothing in it was checked); a template beyond the bounds below;
-//! * otherwise the template is data: ordinary Jinja that reads messages and writes text.
+//! * **LEAD**: a lookup socair cannot name: a subscript whose key is built from something it
+//!   cannot spell (`x['_' ~ y]`), an attribute, filter or test name argument that is built
+//!   so or comes from the caller's data (`x|attr(message.role)`), `.format(...)` on a string
+//!   not written in the template, any other attribute starting with `_` (the sandbox refuses
+//!   it on an object; on a dict it reads a key), a string literal with a `\N{...}` escape; a
+//!   template minijinja cannot parse (jinja2 may: nothing in it was checked); a template
+//!   beyond the bounds below or whose variables do not settle within the passes;
+//! * otherwise the template is data: ordinary Jinja that reads messages and writes text. A
+//!   subscript by the caller's data (`messages[i]`, `tool[key]`) is data: the template does
+//!   not choose the key.
 //!
 //! Calls of jinja2's globals (`lipsum`, `cycler`, `joiner`, `namespace`, `range`, `dict`)
 //! are not findings by themselves: every published escape through them goes on to a dunder
@@ -53,11 +71,16 @@
 //! tokens inside one `{{ }}` or `{% %}` (which bounds how deep one expression nests: the
 //! parser builds attribute, filter and operator chains without recursing, and the walk and
 //! the AST's drop do recurse), statement nesting as deep as minijinja's parser allows (150),
-//! and [`MAX_NODES`] nodes walked. A template past one is a LEAD that says which.
+//! [`MAX_NODES`] nodes walked per pass, at most 16 binding passes, and the value sets'
+//! own caps (64 strings, 16 partial strings, 8 lists of 64 items nested 3 deep, strings of
+//! 256 characters: past a cap a value widens, keeping whether it starts with `__`). A
+//! template past one is a LEAD that says which.
 
+mod calls;
 mod names;
 mod source;
 mod types;
+mod values;
 mod walk;
 
 pub use types::{
@@ -67,7 +90,6 @@ pub use types::{
 use minijinja::machinery::parse;
 use minijinja::syntax::SyntaxConfig;
 use source::{scan_tokens, Lines};
-use std::collections::HashSet;
 use types::{push, MAX_BINDING_PASSES};
 use walk::Walk;
 
@@ -113,25 +135,18 @@ pub fn judge(template: &str) -> Judgement {
             return Judgement::whole(Severity::Lead, reason);
         }
     };
-    let mut walk = Walk {
-        strings: &scanned.strings,
-        raw: Vec::new(),
-        raw_more: 0,
-        tainted: HashSet::new(),
-        tainted_attrs: HashSet::new(),
-        nodes: 0,
-        stopped: None,
-        binding: true,
-    };
-    // Bindings first, until no pass adds one (`{% set b = a %}` before `{% set a = ... %}`
-    // in a loop needs two), then the judging pass.
+    values::reset_work();
+    let mut walk = Walk::new(&scanned.strings);
+    // Bindings first, until a pass binds nothing new (the sets only grow, within their
+    // bounds), then the judging pass.
     let mut passes = 0;
     loop {
-        let before = (walk.tainted.len(), walk.tainted_attrs.len());
+        walk.changed = false;
+        walk.pass = passes;
         walk.nodes = 0;
         walk.stmt(&ast, 0);
         passes += 1;
-        if (walk.tainted.len(), walk.tainted_attrs.len()) == before {
+        if !walk.changed {
             break;
         }
         if passes >= MAX_BINDING_PASSES {

@@ -77,26 +77,70 @@ pub(super) const INTERNAL: &[&str] = &[
     "im_class",
 ];
 
-/// Filters that look an attribute up by a name given as an argument, with the positions of
-/// that argument (jinja2 3.1.6 `filters.py`: `do_attr(obj, name)`, `make_attrgetter` for
-/// `attribute=`). `map`, `select`... also pass their other arguments to a filter they name.
-pub(super) const ATTRIBUTE_FILTERS: &[(&str, &[usize])] = &[
-    ("attr", &[0]),
-    ("map", &[]),
-    ("selectattr", &[0]),
-    ("rejectattr", &[0]),
-    ("sort", &[2]),
-    ("groupby", &[0]),
-    ("sum", &[0]),
-    ("unique", &[1]),
-    ("min", &[1]),
-    ("max", &[1]),
-    ("join", &[1]),
+/// How a filter's name argument is split before each part is looked up.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Split {
+    /// `do_attr`: the whole string is one `getattr` (a dot is part of the name).
+    Whole,
+    /// `make_attrgetter` via `_prepare_attribute_parts`: split on `.`, digit parts are
+    /// integer keys, each part an `environment.getitem` (which falls back to `getattr`).
+    Dotted,
+    /// `make_multi_attrgetter` (`do_sort`): split on `,`, then as [`Split::Dotted`].
+    Multi,
+}
+
+/// The filters of jinja2 3.1.6 (`filters.py`) that take an attribute name: the filter, the
+/// positional index of that argument (after the value), its keyword and how it is split.
+/// `do_attr(obj, name)`; `do_sort(reverse, case_sensitive, attribute)`;
+/// `sync_do_groupby(attribute, default, case_sensitive)`; `sync_do_sum(attribute, start)`;
+/// `sync_do_unique(case_sensitive, attribute)`; `do_min`/`do_max(case_sensitive,
+/// attribute)`; `sync_do_join(d, attribute)`; `sync_do_selectattr`/`rejectattr(attr, test,
+/// *args)` through `prepare_select_or_reject`. `map` is apart: `prepare_map` reads
+/// `attribute=` only when no positional argument is given, and otherwise calls the filter
+/// its first argument names (`environment.call_filter`) with the rest.
+pub(super) const ATTRIBUTE_ARGS: &[(&str, usize, &str, Split)] = &[
+    ("attr", 0, "name", Split::Whole),
+    ("selectattr", 0, "", Split::Dotted),
+    ("rejectattr", 0, "", Split::Dotted),
+    ("sort", 2, "attribute", Split::Multi),
+    ("groupby", 0, "attribute", Split::Dotted),
+    ("sum", 0, "attribute", Split::Dotted),
+    ("unique", 1, "attribute", Split::Dotted),
+    ("min", 1, "attribute", Split::Dotted),
+    ("max", 1, "attribute", Split::Dotted),
+    ("join", 1, "attribute", Split::Dotted),
 ];
 
-/// Filters whose result is a number or a boolean: a key computed by them names no attribute.
-pub(super) const NUMERIC_FILTERS: &[&str] =
-    &["length", "count", "int", "float", "abs", "round", "sum"];
+/// Filters that name a test by a positional argument (`prepare_select_or_reject`: `name =
+/// args[off]`, then `environment.call_test(name, ...)`): the index of that argument.
+pub(super) const TEST_ARGS: &[(&str, usize)] = &[
+    ("select", 0),
+    ("reject", 0),
+    ("selectattr", 1),
+    ("rejectattr", 1),
+];
+
+/// Whether `name` is a filter that takes a name argument (so `map(name, ...)` passes it
+/// names).
+pub(super) fn takes_names(name: &str) -> bool {
+    name == "map"
+        || ATTRIBUTE_ARGS.iter().any(|(f, ..)| *f == name)
+        || TEST_ARGS.iter().any(|(f, _)| *f == name)
+}
+
+/// The parts `split` makes of `path`, as jinja2 looks them up: digit parts are integers
+/// and name nothing.
+pub(super) fn parts(path: &str, split: Split) -> Vec<&str> {
+    let pieces: Vec<&str> = match split {
+        Split::Whole => vec![path],
+        Split::Dotted => path.split('.').collect(),
+        Split::Multi => path.split(',').flat_map(|p| p.split('.')).collect(),
+    };
+    pieces
+        .into_iter()
+        .filter(|p| split == Split::Whole || p.is_empty() || !p.chars().all(|c| c.is_ascii_digit()))
+        .collect()
+}
 
 /// What a name read as an attribute reaches.
 pub(super) fn name_verdict(name: &str) -> Option<(Severity, String)> {

@@ -16,9 +16,7 @@ pub const MAX_FLAGS: usize = 32;
 /// Findings kept before sorting; the rest are counted.
 pub(super) const MAX_RAW_FLAGS: usize = 4_096;
 /// Passes over the bindings before the judging pass.
-pub(super) const MAX_BINDING_PASSES: usize = 8;
-/// Longest string the constant folding builds.
-pub(super) const MAX_FOLDED: usize = 4_096;
+pub(super) const MAX_BINDING_PASSES: usize = 16;
 
 pub use crate::Severity;
 
