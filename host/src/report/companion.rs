@@ -27,9 +27,22 @@ impl Contents for InputFile {
     }
 }
 
-/// Classifies `input`, the directory's file at `rel` that no plugin claimed.
+/// Classifies `input`, the directory's file at `rel` that no plugin claimed: the companion
+/// rules, and for a `config.json` they read as data, whether Keras would build objects from it
+/// when given the directory (`socair_plugin_kit::companion::keras_objects`).
 pub fn classify(rel: &str, input: &InputFile) -> Companion {
-    socair_plugin_kit::companion::classify(rel, input, UNREAD)
+    let verdict = socair_plugin_kit::companion::classify(rel, input, UNREAD);
+    let is_config = rel.rsplit('/').next() == Some("config.json");
+    if is_config && matches!(verdict, Companion::Data(_)) {
+        if let Some(lead) = input
+            .all()
+            .ok()
+            .and_then(|bytes| socair_plugin_kit::companion::keras_objects(&bytes))
+        {
+            return lead;
+        }
+    }
+    verdict
 }
 
 #[cfg(test)]

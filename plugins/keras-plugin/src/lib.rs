@@ -1,5 +1,6 @@
-//! socair plugin for Keras: `.keras` archives (format `keras`) and HDF5 files (format
-//! `hdf5`: legacy `.h5` models, `.weights.h5` files, any other HDF5 file). The reading and
+//! socair plugin for Keras: `.keras` archives (format `keras`), a model directory's
+//! `config.json` (format `keras-config`) and HDF5 files (format `hdf5`: legacy `.h5` models,
+//! `.weights.h5` files, any other HDF5 file). The reading and
 //! the rules are the `socair-keras` and `socair-hdf5` libraries; this file is the plugin's
 //! declaration (`export_plugin!`, which runs every entry point inside `guard`), its claims,
 //! and the turn of an [`Analysis`] into what the plugin API reports.
@@ -20,6 +21,8 @@ use socair_plugin_kit::zip::claims::{self, central_header_names, torch_record_na
 
 /// The `.keras` archive format.
 pub const KERAS_FORMAT: &str = "keras";
+/// A Keras model's `config.json` read on its own (a Keras 3 model directory's).
+pub const KERAS_CONFIG_FORMAT: &str = "keras-config";
 /// The HDF5 format.
 pub const HDF5_FORMAT: &str = "hdf5";
 /// The config grammar's check.
@@ -32,7 +35,7 @@ pub const GRAMMAR: (&str, &str) = ("socair-keras", "1");
 socair_plugin_kit::export_plugin! {
     name: "keras",
     rule_sets: [rule_set(GRAMMAR.0, GRAMMAR.1)],
-    readers: [KerasReader, Hdf5Reader],
+    readers: [KerasReader, KerasConfigReader, Hdf5Reader],
     writers: [],
     encoders: [],
 }
@@ -70,6 +73,33 @@ impl Reader for KerasReader {
             options,
             KERAS_FORMAT,
             socair_keras::archive::read,
+        ))
+    }
+}
+
+/// The reader of a Keras model's `config.json` ([`socair_keras::config`]).
+#[derive(Debug, Clone, Copy)]
+pub struct KerasConfigReader;
+
+impl Reader for KerasConfigReader {
+    fn format(&self) -> &'static str {
+        KERAS_CONFIG_FORMAT
+    }
+
+    fn detect(&self, head: &[u8], _file_len: u64) -> bool {
+        socair_keras::config::claims(head)
+    }
+
+    fn open(
+        &self,
+        source: &ByteSourceRef<'_>,
+        options: &ReadOptions,
+    ) -> Result<OpenedFile, PluginError> {
+        Ok(open_with(
+            source,
+            options,
+            KERAS_CONFIG_FORMAT,
+            |src, _read_data, reviewed| socair_keras::config::read(src, reviewed),
         ))
     }
 }

@@ -1,7 +1,7 @@
 //! Keras rules without Keras or TensorFlow: the grammar of what `keras.saving` serializes
 //! ([`grammar`], against the tables of Keras' own registries in [`table`]), and the reading of
 //! the files Keras writes: `.keras` archives ([`archive`]: `config.json`, `metadata.json`,
-//! `model.weights.h5`, `assets/`) and HDF5 files ([`h5model`]: legacy `.h5` models whose
+//! `model.weights.h5`, `assets/`), a model directory's `config.json` ([`config`]) and HDF5 files ([`h5model`]: legacy `.h5` models whose
 //! `model_config` attribute is judged, `.weights.h5` files, and any other HDF5 file, through
 //! `socair-hdf5`).
 //!
@@ -12,6 +12,7 @@
 //! over `ReadAt`: nothing here runs, imports or extracts anything.
 
 pub mod archive;
+pub mod config;
 pub mod grammar;
 pub mod h5model;
 pub mod pickles;

@@ -7,7 +7,8 @@
 //! reads them as data and nothing in them runs. Code (Python modules that `trust_remote_code`
 //! imports, scripts, native libraries, executables), a `config.json` whose `auto_map` names
 //! such code, and every other file are LEADs: nothing in them was checked, and a person must
-//! look.
+//! look. Except an `__init__.py` holding nothing but whitespace: importing it runs nothing
+//! (transformers' remote-code packages and any Python package carry empty ones).
 //!
 //! Chat templates are code for the program that renders them, and are judged by the one rule
 //! in [`crate::jinja`] (the gguf plugin applies it to `tokenizer.chat_template` metadata): a
@@ -269,6 +270,11 @@ pub fn classify(rel: &str, input: &(impl Contents + ?Sized), unread: &str) -> Co
             "a script (it starts with `#!`): code, which no plugin reads".into(),
         );
     }
+    if name == "__init__.py" && is_blank(input) {
+        return Companion::Data(
+            "an empty `__init__.py` (nothing but whitespace): importing it runs nothing",
+        );
+    }
     if let Some(e) = ext.as_deref().filter(|e| CODE_EXTENSIONS.contains(e)) {
         let why = if e.starts_with("py") || e == "ipynb" {
             "Python code, which `transformers` imports and runs when a model is loaded with trust_remote_code=True"
@@ -398,6 +404,63 @@ pub fn classify(rel: &str, input: &(impl Contents + ?Sized), unread: &str) -> Co
     ))
 }
 
+/// The largest `config.json` searched for serialized Keras objects.
+const MAX_KERAS_SEARCH: usize = 16 << 20;
+
+/// For a model directory's `config.json` that [`classify`] found to be data: a LEAD when
+/// `bytes` holds a serialized Keras object (a JSON object with both `class_name` and
+/// `config`, at any depth), which `keras.saving.load_model` given the directory builds (keras
+/// 3.15.1 `saving_lib._load_model_from_dir` → `deserialize_keras_object`, which walks a plain
+/// dict's values). The Keras plugin claims and judges the configs Keras writes
+/// (`socair_keras::config`); one that reaches this rule starts otherwise, and was judged by
+/// nothing. Not a rule for archive members: Keras loads a zip's root `config.json` only, and
+/// the archive plugin judges that one with the Keras grammar itself.
+pub fn keras_objects(bytes: &[u8]) -> Option<Companion> {
+    if bytes.len() > MAX_KERAS_SEARCH {
+        return Some(Companion::Lead(format!(
+            "a config.json of {} bytes, larger than the {MAX_KERAS_SEARCH} socair searches for the Keras objects keras.saving.load_model would build from it",
+            bytes.len()
+        )));
+    }
+    // serde_json bounds the nesting (128 levels); the walk below is iterative.
+    let value: serde_json::Value = serde_json::from_slice(bytes).ok()?;
+    let mut stack = vec![&value];
+    while let Some(v) = stack.pop() {
+        match v {
+            serde_json::Value::Object(m) => {
+                if m.contains_key("class_name") && m.contains_key("config") {
+                    return Some(Companion::Lead(
+                        "it holds a serialized Keras object (`class_name` and `config`), which keras.saving.load_model builds when given this directory, and no loaded plugin judged it (the Keras plugin reads a config.json that starts as Keras writes one)".into(),
+                    ));
+                }
+                stack.extend(m.values());
+            }
+            serde_json::Value::Array(a) => stack.extend(a.iter()),
+            _ => {}
+        }
+    }
+    None
+}
+
+/// The largest `__init__.py` read to see whether it is blank.
+const MAX_BLANK: u64 = 4096;
+
+/// Whether `input` holds nothing but the whitespace Python's tokenizer skips between tokens
+/// (space, tab, form feed, CR, LF: CPython 3.13 `Parser/lexer.c`), so that importing it as a
+/// module runs no statement. An `__init__.py` is what makes a model directory's code a package
+/// (`transformers` copies them beside `trust_remote_code` modules); an empty one is the usual
+/// case. A comment is not blank: a first or second line `# coding: ...` chooses the codec the
+/// source is decoded with, and nothing else is judged here.
+fn is_blank(input: &(impl Contents + ?Sized)) -> bool {
+    if input.len() > MAX_BLANK {
+        return false;
+    }
+    input.all().is_ok_and(|b| {
+        b.iter()
+            .all(|c| matches!(c, b' ' | b'\t' | b'\x0c' | b'\r' | b'\n'))
+    })
+}
+
 /// A tokenizer's model file: a SentencePiece `ModelProto` (`tokenizer.model`, `spiece.model`,
 /// Marian's `source.spm`, Mistral's `tokenizer.model.v3`) or a tiktoken vocabulary (Llama 3's
 /// `original/tokenizer.model`, `*.tiktoken`), each data when the whole file is what its
@@ -449,6 +512,28 @@ mod tests {
     const UNREAD: &str = "no reader here models this member";
 
     #[test]
+    fn a_config_json_holding_keras_objects_is_a_lead() {
+        let hidden =
+            br#"{"architectures": ["X"], "model": [{"class_name": "Lambda", "config": {}}]}"#;
+        assert!(matches!(
+            keras_objects(hidden),
+            Some(Companion::Lead(why)) if why.contains("Keras")
+        ));
+        // Without both keys in one object, nothing Keras builds.
+        for bytes in [
+            &br#"{"_class_name": "UNet", "config": {}}"#[..],
+            br#"{"class_name": "BertModel", "x": {"config": 1}}"#,
+            b"not json",
+        ] {
+            assert!(
+                keras_objects(bytes).is_none(),
+                "{}",
+                String::from_utf8_lossy(bytes)
+            );
+        }
+    }
+
+    #[test]
     fn data_code_and_unknown_files() {
         for (name, bytes) in [
             ("config.json", &br#"{"a": [1, {"b": null}]}"#[..]),
@@ -486,6 +571,34 @@ mod tests {
                 "named as a tokenizer model, but neither the ModelProto sentencepiece writes (byte 2: field 13 (wire type 0) in a piece, which holds only piece, score and type) nor a tiktoken vocabulary (line 2: not two fields, a token and its rank, split by one space): nothing in it was checked".into()
             )
         );
+        // An empty `__init__.py` runs nothing; one with anything else in it is code.
+        for blank in [&b""[..], b"\n", b"  \t\r\n\x0c\n"] {
+            assert_eq!(
+                classify("pkg/__init__.py", blank, UNREAD),
+                Companion::Data(
+                    "an empty `__init__.py` (nothing but whitespace): importing it runs nothing"
+                ),
+                "{blank:?}"
+            );
+        }
+        for code in [
+            &b"# coding: utf-8\n"[..],
+            b"import os\n",
+            b"\n\nx = 1",
+            b"\xef\xbb\xbf",
+            b"\x00",
+            b"\x0b",
+        ] {
+            assert!(
+                matches!(classify("__init__.py", code, UNREAD), Companion::Lead(_)),
+                "{code:?}"
+            );
+        }
+        // Only `__init__.py`: an empty module under another name stays a LEAD.
+        assert!(matches!(
+            classify("modeling_x.py", &b""[..], UNREAD),
+            Companion::Lead(_)
+        ));
         // A `.model` of another library's is no SentencePiece file: the generic LEAD.
         assert_eq!(
             classify("xgb.model", &b"binf\x00\x00"[..], UNREAD),
