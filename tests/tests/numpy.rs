@@ -238,3 +238,39 @@ fn bounds_npz_members_inflating_past_their_declared_size() {
 fn bounds_npz_a_flood_of_tiny_members() {
     run_shape("npz-flood", npz_shapes::npz_flood(measure::TARGET));
 }
+
+/// An equinox file (fixtures/equinox, `eqx.tree_serialise_leaves` of equinox 0.13.8 with jax
+/// 0.10.2: one `.npy` record a leaf, one after another) PASSes, every record fingerprinted
+/// under its index with the bytes `np.load` gives for that leaf as `tree_deserialise_leaves`
+/// reads it (expected.json, from the real loader). Cut short, it FAILs.
+#[test]
+fn an_equinox_file_is_every_record_it_holds() {
+    let path = fixture("equinox/model.eqx");
+    let expected = expected("equinox/expected.json");
+    let records = expected["records"].as_array().unwrap();
+    let scan = run(socair().arg("scan").arg(&path));
+    assert_eq!(scan.code, 0, "{}", scan.stdout);
+    assert!(
+        scan.stdout
+            .contains(&format!("{} consecutive .npy records", records.len())),
+        "{}",
+        scan.stdout
+    );
+    let r = run(socair().arg("tensors").arg(&path));
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let got = crate::common::tensor_hashes(&json(&r.stdout));
+    assert_eq!(got.len(), records.len());
+    for (i, w) in records.iter().enumerate() {
+        assert_eq!(
+            got.get(&i.to_string()).map(String::as_str),
+            w["sha256"].as_str(),
+            "record {i}"
+        );
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let cut = tmp.path().join("model.eqx");
+    let bytes = std::fs::read(&path).unwrap();
+    std::fs::write(&cut, &bytes[..bytes.len() - 1]).unwrap();
+    let scan = run(socair().arg("scan").arg(&cut));
+    assert_eq!(scan.code, 1, "{}", scan.stdout);
+}

@@ -72,7 +72,18 @@ fn inference_models_scan_clean_and_every_parameter_is_the_array_paddle_loads() {
                 "{dir} {name}"
             );
         }
-        // Alone, they are named by their index in the file, with the same bytes.
+        // Given alone beside its program (README: named by the program of the same stem
+        // beside it), the same names and bytes as in the directory.
+        let r = run(socair().arg("tensors").arg(path.join("model.pdiparams")));
+        assert_eq!(r.code, 0, "{dir}: {}", r.stderr);
+        let beside = tensors(&json(&r.stdout));
+        assert_eq!(beside.len(), names.len(), "{dir}");
+        for ((_, got_name, t), (_, dir_name, dir_t)) in beside.iter().zip(&got) {
+            assert_eq!(got_name, dir_name, "{dir}");
+            assert_eq!(t["sha256"], dir_t["sha256"], "{dir} {got_name}");
+        }
+        // Alone with no program beside it, they are named by their index in the file, with
+        // the same bytes.
         let alone = tempfile::tempdir().unwrap();
         let lone = alone.path().join("model.pdiparams");
         std::fs::copy(path.join("model.pdiparams"), &lone).unwrap();

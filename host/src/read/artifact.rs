@@ -12,7 +12,7 @@ use socair_plugin_api::{
     abi_stable::{
         sabi_trait::TD_Opaque,
         sabi_types::RRef,
-        std_types::{ROption, RString, Tuple2},
+        std_types::{ROption, RString, RVec, Tuple2},
     },
     ByteSource_TO, FormatReaderBox, OpenedFile, ReadOptions, RowStatus, TensorDescriptor, Unread,
 };
@@ -20,8 +20,10 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
 mod choose;
+mod dcp;
 use choose::{pick_reader, Pick, Purpose};
 pub use choose::{reader_format, reader_names, Chosen, ReaderChoice};
+pub use dcp::DCP_ITEMS;
 
 /// How far into a file readers look to detect its format.
 pub const DETECT_HEAD: usize = 4096;
@@ -256,12 +258,14 @@ impl<'p> Artifact<'p> {
                     path: blob.path.clone(),
                     size: blob.size,
                     blob: Some(blob),
+                    links: 1,
                 }],
                 None => vec![DirFile {
                     rel: name.clone(),
                     path: path.to_owned(),
                     size: meta.len(),
                     blob: None,
+                    links: modeldir::hard_links(&meta),
                 }],
             }
         };
@@ -313,6 +317,7 @@ impl<'p> Artifact<'p> {
             path: PathBuf::from(at.url()),
             size,
             blob: None,
+            links: 1,
         }];
         Artifact::claim(
             &PathBuf::from(at.url()),
@@ -568,7 +573,63 @@ impl<'p> Artifact<'p> {
             !(job.by_extension && data.contains(&job.rel)) || found
         });
         name_by_program(&mut all);
+        let mut dcp_options = options.clone();
+        dcp_options.rules = self.rule_pairs();
+        let dir = dcp::Directory {
+            is_dir: self.is_dir,
+            holds: &|rel| self.input_by_rel(rel).is_some(),
+            data_path: &data_path,
+        };
+        dcp::read_items(&dir, &mut all, &dcp_options);
+        if !self.is_dir && !self.is_remote() {
+            for (job, opened) in all.iter_mut() {
+                if let Some(names) = self.program_beside(job, opened, options) {
+                    name_params(opened, &names);
+                }
+            }
+        }
         Ok(all)
+    }
+
+    /// For a `.pdiparams` given alone, the parameter order of the program of the same stem
+    /// beside it (`x.pdmodel`, else `x.json`), read by the paddle plugin's program readers
+    /// (the plugin that read the parameters), as Paddle's loaders pair them: a directory's
+    /// `.pdiparams` is named by [`name_by_program`]; alone, the program is read only for its
+    /// names (its own verdict is that of a scan of it or of the directory).
+    fn program_beside(
+        &self,
+        job: &FileJob<'p>,
+        opened: &OpenedFile,
+        options: &ReadOptions,
+    ) -> Option<Vec<String>> {
+        if opened.format.as_str() != "paddle-params" || !job.rel.ends_with(".pdiparams") {
+            return None;
+        }
+        for (ext, format) in [("pdmodel", "paddle-program"), ("json", "paddle-pir")] {
+            let path = self.path.with_extension(ext);
+            // A regular file only (a link would be read as what it points at).
+            if !std::fs::symlink_metadata(&path).is_ok_and(|m| m.is_file()) {
+                continue;
+            }
+            let Some(reader) = job.reader.0.readers.iter().find(|r| r.format() == format) else {
+                continue;
+            };
+            let Ok(input) = InputFile::open(&path) else {
+                continue;
+            };
+            let mut head = vec![0u8; (input.len() as usize).min(DETECT_HEAD)];
+            if input.read_exact_at(0, &mut head).is_err()
+                || !reader.detect(head.as_slice().into(), input.len())
+            {
+                continue;
+            }
+            let source = ByteSource_TO::from_ptr(RRef::new(&input), TD_Opaque);
+            let Ok(program) = reader.open(source, options.clone()).into_result() else {
+                continue;
+            };
+            return parameter_order(&program);
+        }
+        None
     }
 
     /// Opens every file that other plugins claim too ([`FileJob::also`], judged artifacts only)
@@ -599,11 +660,7 @@ impl<'p> Artifact<'p> {
         job.input.prefetch_zip_headers();
         let source = ByteSource_TO::from_ptr(RRef::new(&job.input), TD_Opaque);
         let mut options = options.clone();
-        options.rules = self
-            .rules
-            .iter()
-            .map(|(k, v)| Tuple2(RString::from(k.as_str()), RString::from(v.as_str())))
-            .collect();
+        options.rules = self.rule_pairs();
         reader
             .open(source, options)
             .into_result()
@@ -626,6 +683,14 @@ impl<'p> Artifact<'p> {
                     },
                 }
             })
+    }
+
+    /// The artifact's rule-set versions as a reader is asked for them.
+    fn rule_pairs(&self) -> RVec<Tuple2<RString, RString>> {
+        self.rules
+            .iter()
+            .map(|(k, v)| Tuple2(RString::from(k.as_str()), RString::from(v.as_str())))
+            .collect()
     }
 
     /// The open file that holds a descriptor's bytes: the file it was read from, or, for a
@@ -710,6 +775,18 @@ impl<'p> Artifact<'p> {
     }
 }
 
+impl dcp::Job for &FileJob<'_> {
+    fn rel(&self) -> &str {
+        &self.rel
+    }
+    fn input(&self) -> &InputFile {
+        &self.input
+    }
+    fn readers(&self) -> &[FormatReaderBox] {
+        &self.reader.0.readers
+    }
+}
+
 /// Replaces a leading [`STEM`] in each descriptor's `file` by the opened file's own name
 /// without its last extension, so a reader that cannot know the name of the file it reads
 /// can still name a file beside it after it (a TensorFlow checkpoint's `ckpt.index` keeps its
@@ -740,14 +817,7 @@ fn name_by_program(all: &mut [(&FileJob<'_>, OpenedFile)]) {
     let stem = |rel: &str| rel.rsplit_once('.').map_or(rel, |(s, _)| s).to_owned();
     let mut orders = std::collections::BTreeMap::new();
     for (job, o) in all.iter() {
-        let format = o.format.as_str();
-        if format != "paddle-program" && format != "paddle-pir" {
-            continue;
-        }
-        let Some(order) = o.metadata.iter().find(|t| t.0 == PADDLE_PARAMETER_ORDER) else {
-            continue;
-        };
-        if let Ok(names) = serde_json::from_str::<Vec<String>>(order.1.as_str()) {
+        if let Some(names) = parameter_order(o) {
             orders.insert(stem(&job.rel), names);
         }
     }
@@ -755,18 +825,33 @@ fn name_by_program(all: &mut [(&FileJob<'_>, OpenedFile)]) {
         if o.format.as_str() != "paddle-params" || !job.rel.ends_with(".pdiparams") {
             continue;
         }
-        let Some(names) = orders.get(&stem(&job.rel)) else {
-            continue;
-        };
-        let by_index = o
-            .tensors
-            .iter()
-            .enumerate()
-            .all(|(i, t)| t.name.as_str() == i.to_string());
-        if names.len() == o.tensors.len() && by_index {
-            for (t, name) in o.tensors.iter_mut().zip(names) {
-                t.name = RString::from(name.as_str());
-            }
+        if let Some(names) = orders.get(&stem(&job.rel)) {
+            name_params(o, names);
+        }
+    }
+}
+
+/// The parameter order a PaddlePaddle program gives ([`PADDLE_PARAMETER_ORDER`]).
+fn parameter_order(o: &OpenedFile) -> Option<Vec<String>> {
+    let format = o.format.as_str();
+    if format != "paddle-program" && format != "paddle-pir" {
+        return None;
+    }
+    let order = o.metadata.iter().find(|t| t.0 == PADDLE_PARAMETER_ORDER)?;
+    serde_json::from_str::<Vec<String>>(order.1.as_str()).ok()
+}
+
+/// Names a `.pdiparams`' tensors (`0`, `1`, ... as its reader calls them) after `names`, only
+/// when there are exactly as many.
+fn name_params(o: &mut OpenedFile, names: &[String]) {
+    let by_index = o
+        .tensors
+        .iter()
+        .enumerate()
+        .all(|(i, t)| t.name.as_str() == i.to_string());
+    if names.len() == o.tensors.len() && by_index {
+        for (t, name) in o.tensors.iter_mut().zip(names) {
+            t.name = RString::from(name.as_str());
         }
     }
 }

@@ -92,6 +92,10 @@ pub struct DirFile {
     pub size: u64,
     /// The blob it was read from, for a Hugging Face snapshot's file (its link followed).
     pub blob: Option<hfcache::Blob>,
+    /// How many names the file has (`st_nlink`), as the listing found it: more than one for
+    /// a hard link, whose other names may lie outside the directory ([`hard_links`]); 1 where
+    /// the platform does not say, and for a file given alone.
+    pub links: u64,
 }
 
 /// A symbolic link in a model directory (not followed).
@@ -154,12 +158,13 @@ pub fn list_entries(root: &Path) -> Result<(Vec<DirFile>, Vec<DirLink>), ModelDi
             if kind.is_dir() {
                 pending.push((path, format!("{rel}/")));
             } else if kind.is_file() {
-                let size = entry.metadata().map_err(io(&path))?.len();
+                let meta = entry.metadata().map_err(io(&path))?;
                 files.push(DirFile {
                     rel,
                     path,
-                    size,
+                    size: meta.len(),
                     blob: None,
+                    links: hard_links(&meta),
                 });
             } else if kind.is_symlink() {
                 // A snapshot's file: read from its blob, under its own name.
@@ -171,6 +176,7 @@ pub fn list_entries(root: &Path) -> Result<(Vec<DirFile>, Vec<DirLink>), ModelDi
                                 path: blob.path.clone(),
                                 size: blob.size,
                                 blob: Some(blob),
+                                links: 1,
                             });
                             continue;
                         }
@@ -208,6 +214,28 @@ pub fn list_entries(root: &Path) -> Result<(Vec<DirFile>, Vec<DirLink>), ModelDi
             .chain(links.iter().map(|l| l.rel.as_str())),
     )?;
     Ok((files, links))
+}
+
+/// The number of names a regular file has (`st_nlink`; 1 where the platform does not say).
+///
+/// A second name is a hard link, and nothing in a directory says where the other names are: a
+/// file of the directory may be the very inode of a file outside it (`/etc/shadow`, another
+/// user's key), placed there by an archive's hard-link member or a copy with `cp -l`. Its bytes
+/// are what the scan reads, but they are also that other file's, and a loader that writes
+/// through the name (onnx's `save_external_data`) writes there: onnx refuses external data
+/// with more than one link since 1.21.0 (CVE-2026-34446, `onnx/checker.cc`
+/// `resolve_external_data_location`, `hard_link_count > 1`). A scan makes it a LEAD
+/// (`crate::report::pointers`).
+#[cfg(unix)]
+pub fn hard_links(meta: &std::fs::Metadata) -> u64 {
+    use std::os::unix::fs::MetadataExt;
+    meta.nlink()
+}
+
+/// See the Unix version: other platforms' metadata does not say (stable Rust).
+#[cfg(not(unix))]
+pub fn hard_links(_meta: &std::fs::Metadata) -> u64 {
+    1
 }
 
 /// Refuses paths that differ only in case or Unicode normalization (NFC vs NFD): the same
@@ -339,5 +367,22 @@ mod tests {
         std::os::unix::fs::symlink("../b", dir.path().join("sub/up")).unwrap();
         let (_, links) = list_entries(dir.path()).unwrap();
         assert!(links.iter().any(|l| l.rel == "sub/up" && l.inside));
+    }
+
+    #[test]
+    #[cfg(unix)]
+    fn hard_links_are_counted() {
+        let outside = tempfile::tempdir().unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(outside.path().join("secret"), b"key").unwrap();
+        std::fs::write(dir.path().join("model.onnx"), b"m").unwrap();
+        std::fs::hard_link(
+            outside.path().join("secret"),
+            dir.path().join("weights.bin"),
+        )
+        .unwrap();
+        let files = list_files(dir.path()).unwrap();
+        let links: Vec<(&str, u64)> = files.iter().map(|f| (f.rel.as_str(), f.links)).collect();
+        assert_eq!(links, [("model.onnx", 1), ("weights.bin", 2)]);
     }
 }

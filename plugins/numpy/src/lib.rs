@@ -23,6 +23,7 @@ pub use socair_plugin_kit::zip::inflate;
 pub mod literal;
 pub mod npy;
 pub mod read;
+pub mod records;
 pub mod span;
 pub mod zip;
 

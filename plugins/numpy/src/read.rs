@@ -247,7 +247,7 @@ fn place_in(member: Option<&Where>, offset: u64) -> String {
 }
 
 /// The member holding an array, and how its offsets count.
-struct Where {
+pub(crate) struct Where {
     /// The member's name.
     name: String,
     /// Where the member's uncompressed bytes start in the offsets of the header (the file
@@ -258,21 +258,21 @@ struct Where {
 }
 
 /// Context for one array.
-struct Array<'a> {
+pub(crate) struct Array<'a> {
     /// The bytes its header was read from (the file, or an inflated member).
-    src: Span<'a>,
+    pub(crate) src: Span<'a>,
     /// Its name in the manifest.
-    name: &'a str,
+    pub(crate) name: &'a str,
     /// Its member, for an archive.
-    member: Option<&'a Where>,
+    pub(crate) member: Option<&'a Where>,
     /// The opened file's length (the pickle machine's memory grows with it).
-    file_len: u64,
+    pub(crate) file_len: u64,
     /// Globals the operator reviewed.
-    reviewed: &'a [String],
+    pub(crate) reviewed: &'a [String],
 }
 
 /// Adds what the header `h` describes to `out`.
-fn describe(a: &Array<'_>, h: &Header, out: &mut Outcome) {
+pub(crate) fn describe(a: &Array<'_>, h: &Header, out: &mut Outcome) {
     let place = |offset: u64| place_in(a.member, offset);
     let name = Some(a.name);
     let descr_text = h.descr.text();
@@ -431,9 +431,15 @@ fn run_pickle(
     }
 }
 
-/// Reads a `.npy` file.
+/// Reads a `.npy` file: one array, or the consecutive records of an equinox file
+/// ([`crate::records`]).
 pub fn read_npy(file: Span<'_>, reviewed: &[String]) -> Outcome {
     let mut out = Outcome::new(NPY);
+    let windows = crate::records::windows(&file);
+    if windows.len() > 1 {
+        read_records(file, &windows, reviewed, &mut out);
+        return out;
+    }
     match npy::read_header(&file, 0, file.len) {
         Ok(h) => {
             let a = Array {
@@ -461,6 +467,43 @@ pub fn read_npy(file: Span<'_>, reviewed: &[String]) -> Outcome {
         Err(e) => out.refuse(None, Severity::Fail, format!("byte {}", e.offset), e.reason),
     }
     out
+}
+
+/// Reads the records of an equinox file at `windows` (more than one: [`crate::records`]), each
+/// as a `.npy` file of its own, named by its index.
+fn read_records(file: Span<'_>, windows: &[(u64, u64)], reviewed: &[String], out: &mut Outcome) {
+    let mut shapes = Vec::new();
+    for (i, &(base, len)) in windows.iter().enumerate() {
+        let name = i.to_string();
+        match npy::read_header(&file, base, len) {
+            Ok(h) => {
+                let a = Array {
+                    src: file,
+                    name: &name,
+                    member: None,
+                    file_len: file.len,
+                    reviewed,
+                };
+                describe(&a, &h, out);
+                if shapes.len() < 8 {
+                    shapes.push(format!("{:?} of {}", h.shape, h.descr.text()));
+                }
+            }
+            Err(e) => out.refuse(
+                Some(&name),
+                Severity::Fail,
+                format!("byte {}", e.offset),
+                format!("record {i}: {}", e.reason),
+            ),
+        }
+    }
+    let more = windows.len().saturating_sub(shapes.len());
+    out.pass_summary = format!(
+        "{} consecutive .npy records, as equinox's tree_serialise_leaves writes them (one np.save a leaf) and tree_deserialise_leaves reads them (np.load of each in turn; np.load of the file alone reads the first), each header strict and each data length exact: {}{}",
+        windows.len(),
+        shapes.join(", "),
+        if more > 0 { format!(" and {more} more") } else { String::new() }
+    );
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -736,6 +779,89 @@ fn read_decoded(file: &Span<'_>, m: &Member, key: &str, reviewed: &[String], out
 #[allow(clippy::unwrap_used, clippy::indexing_slicing)]
 mod tests {
     use super::*;
+
+    fn f4(shape: &str, n: usize) -> Vec<u8> {
+        crate::npy::tests::npy(
+            1,
+            &format!("{{'descr': '<f4', 'fortran_order': False, 'shape': {shape}, }}"),
+            &vec![7u8; 4 * n],
+        )
+    }
+
+    #[test]
+    fn consecutive_records_are_each_read() {
+        let (a, b, c) = (f4("(2, 3)", 6), f4("()", 1), f4("(0,)", 0));
+        let file = [a.clone(), b.clone(), c.clone()].concat();
+        let out = read_npy(Span::file_bytes(&file), &[]);
+        assert_eq!(out.worst(), None, "{:?}", out.findings);
+        let got: Vec<(&str, &Bytes)> = out
+            .tensors
+            .iter()
+            .map(|t| (t.name.as_str(), &t.bytes))
+            .collect();
+        let (la, lb) = (a.len() as u64, b.len() as u64);
+        assert_eq!(
+            got,
+            [
+                (
+                    "0",
+                    &Bytes::Range {
+                        offset: 128,
+                        len: 24
+                    }
+                ),
+                (
+                    "1",
+                    &Bytes::Range {
+                        offset: la + 128,
+                        len: 4
+                    }
+                ),
+                (
+                    "2",
+                    &Bytes::Range {
+                        offset: la + lb + 128,
+                        len: 0
+                    }
+                ),
+            ]
+        );
+        assert!(out.summary().starts_with("3 consecutive .npy records"));
+    }
+
+    #[test]
+    fn what_follows_the_last_record_is_refused_and_one_record_stays_a_plain_file() {
+        let a = f4("(2,)", 2);
+        // Junk after two records: the last record's trailing bytes FAIL, as for a .npy file.
+        let junk = [a.clone(), a.clone(), b"junk".to_vec()].concat();
+        let out = read_npy(Span::file_bytes(&junk), &[]);
+        assert_eq!(out.worst(), Some(Severity::Fail));
+        assert!(
+            out.findings[0].reason.contains("4 trailing bytes"),
+            "{:?}",
+            out.findings
+        );
+        assert_eq!(out.tensors.len(), 1, "the first record is read");
+        // A record cut short: refused.
+        let cut = [a.clone(), a[..a.len() - 1].to_vec()].concat();
+        let out = read_npy(Span::file_bytes(&cut), &[]);
+        assert_eq!(out.worst(), Some(Severity::Fail));
+        // One record: the name a .npy file's array has.
+        let out = read_npy(Span::file_bytes(&a), &[]);
+        assert_eq!(out.tensors[0].name, NPY_TENSOR_NAME);
+        // An object array ends the split: its pickle runs to the end and is scanned.
+        let obj = crate::npy::tests::npy(
+            1,
+            "{'descr': '|O', 'fortran_order': False, 'shape': (1,), }",
+            b"cos\nsystem\n(S'id'\ntR.",
+        );
+        let out = read_npy(Span::file_bytes(&[a.clone(), obj].concat()), &[]);
+        assert!(out
+            .pickle_findings
+            .iter()
+            .any(|f| f.severity == Severity::Fail && f.reason.contains("os.system")));
+    }
+
     use crate::npy::tests::npy;
     use crate::zip::tests::{self as ztests, deflated, stored, zip};
 

@@ -13,6 +13,8 @@ fn every_saved_input_keeps_the_properties() {
     inputs.extend(files_under(&repo.join("fuzz/corpus/numpy_reader")));
     inputs.extend(files_under(&repo.join("fixtures/npy")));
     inputs.extend(files_under(&repo.join("fixtures/archives")));
+    // equinox files: consecutive records (crate::records).
+    inputs.extend(files_under(&repo.join("fixtures/equinox")));
     assert!(inputs.len() > 60, "fixtures missing: {}", inputs.len());
     for path in &inputs {
         check_reader(&std::fs::read(path).unwrap_or_default());

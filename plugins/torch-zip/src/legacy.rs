@@ -498,7 +498,23 @@ fn plain_pickles(
         joblib: socair_plugin_kit::joblib::names_array_wrapper(data),
         ..options.clone()
     };
-    let outcome = pickle::run(data, options);
+    let mut outcome = pickle::run(data, options);
+    // A torch.distributed.checkpoint `.metadata` (its value a `Metadata` record): judged by
+    // the grammar, whose `socair-wo/3` lists DCP's metadata dataclasses (and the torch.Size,
+    // dtypes, layouts, enum members and pathlib paths they hold) as data, rather than by the
+    // profile, which lists none of them: only those classes pass, anything else is judged as
+    // the grammar judges it (crate::dcp).
+    let mut dcp = is_dcp_metadata(&outcome);
+    if dcp && profile != pickle::Profile::Torch {
+        outcome = pickle::run(
+            data,
+            &pickle::Options {
+                profile: pickle::Profile::Torch,
+                ..options.clone()
+            },
+        );
+        dcp = is_dcp_metadata(&outcome);
+    }
     if outcome.end.is_none() && truncated_window {
         return None;
     }
@@ -510,7 +526,7 @@ fn plain_pickles(
             f.reason.clone(),
         );
     }
-    a.profile = profile.name();
+    a.profile = if dcp { Some(DCP_RULES) } else { profile.name() };
     a.models.clone_from(&outcome.models);
     a.arrays = outcome
         .arrays
@@ -518,17 +534,29 @@ fn plain_pickles(
         .map(|x| (x.path.clone(), format!("{} {:?}", x.descr, x.shape)))
         .chain(
             outcome
+                .decoded_arrays
+                .iter()
+                .map(|x| (x.path.clone(), format!("{} {:?}", x.descr, x.shape))),
+        )
+        .chain(
+            outcome
                 .unread_arrays
                 .iter()
                 .map(|(p, why)| (p.clone(), why.clone())),
         )
         .collect();
-    if is_dcp_metadata(&outcome) {
-        a.add(
-            Severity::Lead,
-            "byte 0",
-            "a torch.distributed.checkpoint metadata file (dcp.save's .metadata, read with pickle.load): it holds no tensor, only where they lie in the .distcp files beside it, which socair does not read as one checkpoint; not a torch checkpoint itself",
-        );
+    if dcp {
+        // Its items are read by the host in the .distcp files beside it, which says what it
+        // could not read (crate::dcp); a pickle that is not all DCP's dataclasses is judged
+        // by its findings as any other.
+        match crate::dcp::items_json(&outcome) {
+            Ok(json) => a.dcp_items = Some(json),
+            Err(why) => a.add(
+                Severity::Lead,
+                "byte 0",
+                format!("a torch.distributed.checkpoint metadata file (dcp.save's .metadata, read with pickle.load), but {why}: where its items lie in the .distcp files beside it is not known, and they are not read"),
+            ),
+        }
     } else if outcome.worst().is_some() {
         a.add(
             Severity::Lead,
@@ -576,7 +604,24 @@ fn plain_pickles(
     for (path, why) in &outcome.unread_arrays {
         a.unread.push((Some(path.clone()), why.clone()));
     }
-    if outcome.arrays.is_empty() && outcome.unread_arrays.is_empty() {
+    // Below protocol 3 an array's bytes are latin-1 text in the pickle, which the machine
+    // decodes into the bytes NumPy holds (issue 40): handed over inline, in row-major order
+    // (a Fortran-ordered one stays unread).
+    for x in &outcome.decoded_arrays {
+        let len = x.bytes.len() as u64;
+        match socair_plugin_kit::ndarray::describe(&x.path, &x.descr, &x.shape, len) {
+            Ok((mut t, _)) if !x.fortran_order && (a.array_tensors.len() as u64) < limit => {
+                t.inline = abi_stable::std_types::ROption::RSome(x.bytes.to_vec().into());
+                a.array_tensors.push(t);
+            }
+            _ => a.unread.push((Some(x.path.clone()), x.why.clone())),
+        }
+    }
+    if outcome.arrays.is_empty()
+        && outcome.unread_arrays.is_empty()
+        && outcome.decoded_arrays.is_empty()
+        && !dcp
+    {
         a.unread.push((
             None,
             "not torch's legacy format (no magic number): a plain pickle that builds no NumPy array, so no tensor".into(),
@@ -623,6 +668,10 @@ fn patched_module_ids(main: &pickle::Outcome) -> Vec<(u64, String)> {
     }
     out
 }
+
+/// What judged a DCP `.metadata`'s pickle, as its row names it.
+const DCP_RULES: &str =
+    "socair-wo/3 (torch.distributed.checkpoint's metadata dataclasses among its data)";
 
 /// Whether the pickle's value is `torch.distributed.checkpoint.metadata.Metadata` (what
 /// `FileSystemWriter.finish` pickles), as `socair-wo/3` models it.

@@ -7,6 +7,7 @@
 //! inside `guard`) and the turn of an analysis into what the plugin API reports.
 
 pub mod checkpoint;
+pub mod dcp;
 #[doc(hidden)]
 pub mod fuzzing;
 pub mod legacy;
@@ -288,6 +289,12 @@ pub fn opened_file(a: &Analysis, header_only: bool) -> OpenedFile {
             }),
         ))
         .chain(tensor_kinds(a))
+        .chain(a.dcp_items.iter().map(|json| {
+            Tuple2(
+                RString::from(dcp::DCP_ITEMS_METADATA),
+                RString::from(json.as_str()),
+            )
+        }))
         .collect(),
         not_carried: a
             .not_carried

@@ -15,6 +15,8 @@ fn every_saved_input_keeps_the_properties() {
     inputs.extend(files_under(&repo.join("fuzz/corpus/torch_checkpoint")));
     inputs.extend(files_under(&repo.join("fuzz/corpus/torch_legacy")));
     inputs.extend(files_under(&repo.join("fixtures/torch")));
+    // torch.distributed.checkpoint: the .metadata walked for its items (crate::dcp).
+    inputs.extend(files_under(&repo.join("fixtures/dcp")));
     assert!(inputs.len() > 30, "fixtures missing");
     for path in &inputs {
         let data = std::fs::read(path).unwrap();

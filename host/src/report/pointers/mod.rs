@@ -41,6 +41,12 @@ pub fn rows(
     for link in artifact.links.iter().filter(|l| l.hub.is_none()) {
         out.push((link.rel.clone(), link_row(link)));
     }
+    // A directory's file with another name somewhere (a hard link: `modeldir::hard_links`).
+    if artifact.is_dir {
+        for f in artifact.files.iter().filter(|f| f.links > 1) {
+            out.push((f.rel.clone(), hard_link_row(f.links)));
+        }
+    }
     // Indexes and splits name other files of a directory; a file scanned alone stays as it is
     // (one shard is judged as itself).
     let names = targets::Names::new(artifact, opened);
@@ -50,6 +56,23 @@ pub fn rows(
     }
     out.extend(external::rows(artifact, opened, &names));
     out
+}
+
+/// A LEAD for a file with `links` names (CVE-2026-34446: see `modeldir::hard_links`).
+fn hard_link_row(links: u64) -> ReportRow {
+    let why = format!(
+        "a hard link: the file has {links} names, and nothing says where the others are; it may be a file outside the directory (onnx 1.21 refuses such a file as external data, CVE-2026-34446), whose bytes these are and which a loader writing through this name would change"
+    );
+    ReportRow {
+        check: STRUCTURE_CHECK.into(),
+        status: RowStatus::Lead,
+        summary: format!("read, but {why}").into(),
+        findings: vec![Finding {
+            place: "file".into(),
+            reason: why.into(),
+        }]
+        .into(),
+    }
 }
 
 fn link_row(link: &DirLink) -> ReportRow {
