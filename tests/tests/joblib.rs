@@ -112,11 +112,35 @@ fn every_numeric_array_fingerprints_as_joblib_load_gives_it() {
             // `sklearn.tree._tree.Tree`'s REDUCE, so a forest's trees' `nodes` and `values`
             // are not named (plugins/pickle); under socair-sklearn/1 they are (the joblib
             // plugin's unit test `every_array_joblib_load_gives_is_described_…`).
+            // A big-endian array: joblib.load gives it back byte-swapped into native order,
+            // as socair fingerprints it (issue 40); these expected files keep the stored
+            // order, so its digest is checked by
+            // `a_big_endian_array_is_fingerprinted_as_joblib_load_gives_it` and only its name
+            // and shape here.
+            let swapped: Vec<String> = want["arrays"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter(|a| a["dtype"].as_str().unwrap().starts_with('>'))
+                .map(|a| a["path"].as_str().unwrap().to_owned())
+                .collect();
+            let mut got = got;
+            for p in &swapped {
+                let (_, shape) = got.remove(p).unwrap_or_else(|| panic!("{name}: no {p}"));
+                let w = want["arrays"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .find(|a| a["path"] == p.as_str())
+                    .unwrap();
+                assert_eq!(shape, w["shape"], "{name}: {p}");
+            }
             let want: BTreeMap<String, (String, Value)> = want["arrays"]
                 .as_array()
                 .unwrap()
                 .iter()
                 .filter(|a| !a["path"].as_str().unwrap().contains("tree_."))
+                .filter(|a| !a["dtype"].as_str().unwrap().starts_with('>'))
                 .map(|a| {
                     (
                         a["path"].as_str().unwrap().to_owned(),
@@ -310,5 +334,163 @@ fn a_dump_whose_first_wrapper_is_past_the_head_is_read_in_joblib_mode_by_torch_l
     assert!(
         pickle["summary"].as_str().unwrap().contains("w (<f8 [4])"),
         "{pickle:#}"
+    );
+}
+
+// Issue 40: dumps of the joblib scikit-learn <= 0.20 bundled (fixtures/joblib/
+// make_sklearn_externals.py: scikit-learn's own `test_old_pickle` bytes, and joblib 1.4.2 dumps
+// under the vendored module name), read as joblib.load reads them (every array it gave back in
+// skext.expected.json), not as pickle code.
+#[test]
+fn a_dump_of_scikit_learns_bundled_joblib_is_read_as_joblib_reads_it() {
+    let e = json(&std::fs::read_to_string(fixture("joblib/skext.expected.json")).unwrap());
+    let mut arrays = 0;
+    for (name, want) in e.as_object().unwrap() {
+        let data = std::fs::read(path(name)).unwrap();
+        let named = data
+            .windows(37)
+            .any(|w| w == b"sklearn.externals.joblib.numpy_pickle");
+        assert!(named || name.ends_with("zlib"), "{name}");
+        let report = scan(name);
+        assert_eq!(report_plugins(&report), vec!["joblib"], "{name}");
+        let pickle = report_row(&report, "Pickle opcode scan");
+        assert_eq!(pickle["status"], "PASS", "{name}: {pickle:#}");
+        let structure = report_row(&report, "Format and structure");
+        assert_eq!(structure["status"], "PASS", "{name}: {structure:#}");
+        let r = run(socair().args(["tensors", "--json"]).arg(path(name)));
+        assert_eq!(r.code, 0, "{name}: {}", r.stderr);
+        let got: Vec<String> = crate::common::tensor_hashes(&json(&r.stdout))
+            .into_values()
+            .collect();
+        let mut want: Vec<String> = want
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|a| a["sha256"].as_str().unwrap().to_owned())
+            .collect();
+        let mut got = got;
+        got.sort();
+        want.sort();
+        assert_eq!(got, want, "{name}: {}", r.stdout);
+        arrays += want.len();
+    }
+    assert_eq!(arrays, 11);
+}
+
+// Issue 40: estimators holding scikit-learn's loss objects (SGD's Cython `Hinge`, a GLM's
+// `HalfTweedieLoss` with its `CyHalfTweedieLoss(power)`, links and intervals) and NumPy's
+// scalar types as parameters (`OneHotEncoder(dtype=np.float64)`), pickled and dumped by
+// scikit-learn 1.9.1 (fixtures/joblib/make_sklearn_losses.py), PASS under `--profile sklearn`;
+// without it they are LEADs whose first finding names that profile and the command.
+#[test]
+fn loss_objects_and_numpy_types_pass_under_the_sklearn_profile_which_the_verdict_names() {
+    let e = json(&std::fs::read_to_string(fixture("joblib/sk40.expected.json")).unwrap());
+    let mut files = 0;
+    for (name, want) in e.as_object().unwrap() {
+        assert_eq!(want["predicts_the_same"], true, "{name}");
+        let file = fixture(&format!("joblib/{name}"));
+        let r = run(socair()
+            .args(["scan", "--json", "--profile", "sklearn"])
+            .arg(&file));
+        assert_eq!(r.code, 0, "{name}: {}", r.stdout);
+        let r = run(socair().args(["scan", "--json"]).arg(&file));
+        assert_eq!(r.code, 1, "{name}");
+        let report = json(&r.stdout);
+        let pickle = report_row(&report, "Pickle opcode scan");
+        assert_eq!(pickle["status"], "LEAD", "{name}: {pickle:#}");
+        let first = pickle["findings"][0]["reason"].as_str().unwrap();
+        assert!(
+            first.contains("socair-sklearn/1") && first.contains("`socair scan --profile sklearn`"),
+            "{name}: {pickle:#}"
+        );
+        files += 1;
+    }
+    assert_eq!(files, 12);
+}
+
+// Issue 40: a big-endian array in a joblib dump (fixtures/joblib/make_big_endian.py, joblib
+// 1.6.0) is fingerprinted as `joblib.load` gives it back: swapped into native (little-endian)
+// order, its dtype `<`, Fortran order read row-major; compressed or not.
+#[test]
+fn a_big_endian_array_is_fingerprinted_as_joblib_load_gives_it() {
+    let e = json(&std::fs::read_to_string(fixture("joblib/be.expected.json")).unwrap());
+    for (name, want) in e.as_object().unwrap() {
+        let r = run(socair().args(["tensors", "--json"]).arg(path(name)));
+        assert_eq!(r.code, 0, "{name}: {}", r.stderr);
+        let m = json(&r.stdout);
+        let got: BTreeMap<String, (String, String)> = m["tensors"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| {
+                (
+                    t["name"].as_str().unwrap().to_owned(),
+                    (
+                        t["sha256"].as_str().unwrap().to_owned(),
+                        t["dtype"].as_str().unwrap_or_default().to_owned(),
+                    ),
+                )
+            })
+            .collect();
+        let want: BTreeMap<String, (String, String)> = want
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|a| {
+                (
+                    a["path"].as_str().unwrap().to_owned(),
+                    (
+                        a["sha256"].as_str().unwrap().to_owned(),
+                        a["dtype"].as_str().unwrap().to_owned(),
+                    ),
+                )
+            })
+            .collect();
+        assert_eq!(
+            got.iter().map(|(k, v)| (k, &v.0)).collect::<Vec<_>>(),
+            want.iter().map(|(k, v)| (k, &v.0)).collect::<Vec<_>>(),
+            "{name}: {}",
+            r.stdout
+        );
+        assert_eq!(got.len(), 5);
+    }
+}
+
+// Issue 40: a model pickled below protocol 3 (fixtures/joblib/make_low_protocol.py, scikit-learn
+// 1.9.1): its arrays' bytes are latin-1 text in the pickle; `socair tensors` fingerprints each as
+// `pickle.load` gives it (under socair-data/1, the estimator's attributes at protocol 2; at
+// protocol 0 `copyreg._reconstructor` of a class outside the profile is not followed).
+#[test]
+fn arrays_pickled_below_protocol_3_are_fingerprinted_as_numpy_holds_them() {
+    let e = json(&std::fs::read_to_string(fixture("joblib/lowproto.expected.json")).unwrap());
+    let name = "lowproto-logreg-p2.pkl";
+    let r = run(socair()
+        .args(["tensors", "--json"])
+        .arg(fixture(&format!("joblib/{name}"))));
+    let got = crate::common::tensor_hashes(&json(&r.stdout));
+    let want: BTreeMap<String, String> = e[name]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| {
+            (
+                a["path"].as_str().unwrap().to_owned(),
+                a["sha256"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect();
+    assert_eq!(got, want, "{}", r.stdout);
+    let r = run(socair()
+        .args(["scan", "--json", "--profile", "sklearn"])
+        .arg(fixture("joblib/lowproto-forest-p2.pkl")));
+    assert_eq!(r.code, 0, "{}", r.stdout);
+    let report = json(&r.stdout);
+    let summary = report_row(&report, "Pickle opcode scan")["summary"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(
+        summary.contains("estimators_.1.tree_.values (<f8 ["),
+        "{summary}"
     );
 }

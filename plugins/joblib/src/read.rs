@@ -263,6 +263,30 @@ fn to_row_major(bytes: &[u8], shape: &[u64], strides: &[u64], size: usize) -> Ve
     out
 }
 
+/// For a big-endian numeric dtype (`>f8`, `>i4`, `>c16`: each half of a complex apart,
+/// `>M8[ns]`), the width of each value to swap: `joblib.load` gives such an array back in the
+/// host's (little-endian) order (joblib 1.6.0 numpy_pickle.py `load`:
+/// `ensure_native_byte_order='auto'`, true without `mmap_mode`; `NumpyArrayWrapper.read_array`
+/// then `numpy_pickle_utils._ensure_native_byte_order`: `array.byteswap().view(
+/// dtype.newbyteorder('='))`), so the array is described as NumPy holds it after loading: the
+/// `<` dtype, its bytes swapped (inline). `None` for anything else (kept as stored).
+fn big_endian_width(descr: &str) -> Option<usize> {
+    let rest = descr.strip_prefix('>')?;
+    let kind = rest.chars().next()?;
+    let digits: String = rest
+        .chars()
+        .skip(1)
+        .take_while(char::is_ascii_digit)
+        .collect();
+    let size: usize = digits.parse().ok()?;
+    let width = match kind {
+        'i' | 'u' | 'f' | 'M' | 'm' => size,
+        'c' => size / 2,
+        _ => return None,
+    };
+    (width > 1 && width <= 16).then_some(width)
+}
+
 /// The arrays the run found, as descriptors (and what could not be described).
 fn tensors(
     run: &pickle::Outcome,
@@ -287,7 +311,12 @@ fn tensors(
         };
         let place = format!("{} (inflated byte {})", short(name), a.bytes.start);
         let len = (a.bytes.end.saturating_sub(a.bytes.start)) as u64;
-        let (mut t, size) = match ndarray::describe(name, &a.descr, &a.shape, len) {
+        let swap = big_endian_width(&a.descr);
+        let descr = match swap {
+            Some(_) => format!("<{}", &a.descr[1..]),
+            None => a.descr.clone(),
+        };
+        let (mut t, size) = match ndarray::describe(name, &descr, &a.shape, len) {
             Ok(described) => described,
             Err(why) => {
                 unread.push(unread_one(name, format!("{place}: {why}")));
@@ -301,7 +330,7 @@ fn tensors(
             ));
             continue;
         }
-        if compressor == Compressor::None {
+        if compressor == Compressor::None && swap.is_none() {
             ndarray::place_in_file(&mut t, a.bytes.start as u64, len, a.fortran_order);
         } else {
             let strides = if a.fortran_order {
@@ -316,10 +345,15 @@ fn tensors(
             inline_left -= len;
             let bytes = data.get(a.bytes.clone()).unwrap_or_default();
             let size = usize::try_from(size).unwrap_or(1);
-            let bytes = match &strides {
+            let mut bytes = match &strides {
                 Some(s) => to_row_major(bytes, &a.shape, s, size),
                 None => bytes.to_vec(),
             };
+            if let Some(width) = swap {
+                for element in bytes.chunks_mut(width) {
+                    element.reverse();
+                }
+            }
             t.inline = ROption::RSome(bytes.into());
             t.origin = ROption::RSome(TensorOrigin {
                 container: format!("{} stream", compressor.name()).into(),

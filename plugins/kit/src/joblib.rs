@@ -5,7 +5,10 @@
 //! `joblib.dump` (joblib 1.5.3 `numpy_pickle.py`, `NumpyPickler.save`) writes every NumPy
 //! array as a `joblib.numpy_pickle.NumpyArrayWrapper` global followed by the array's raw bytes,
 //! which a plain unpickler reads as malformed opcodes; joblib < 0.10 wrote
-//! `joblib.numpy_pickle.NDArrayWrapper`. A pickle whose first bytes name the module and one of
+//! `joblib.numpy_pickle.NDArrayWrapper`; the joblib scikit-learn <= 0.20 bundled named its
+//! module `sklearn.externals.joblib.numpy_pickle`, which holds [`MODULE`] too (the pickle
+//! machine's `globals::profiles::joblib_wrapper` lists every such name). A pickle whose first
+//! bytes name the module and one of
 //! the wrappers is read as `joblib.load` reads it. A joblib file whose first array comes after
 //! the first bytes (a pickle of many Python values before any array) is left to the reader of
 //! plain pickles, which judges it without joblib's array bytes.
@@ -37,5 +40,9 @@ mod tests {
             b"\x80\x04\x8c\x13joblib.numpy_pickle\x94"
         ));
         assert!(!names_array_wrapper(b"\x80\x04NumpyArrayWrapper"));
+        // scikit-learn <= 0.20's bundled joblib (its `test_old_pickle` bytes).
+        assert!(names_array_wrapper(
+            b"\x80\x02csklearn.externals.joblib.numpy_pickle\nNumpyArrayWrapper\nq\x00"
+        ));
     }
 }

@@ -35,7 +35,7 @@ mod values;
 use findings::Findings;
 pub use findings::{group, MAX_PER_KIND};
 use machine::{Ended, Run};
-pub use profile::{PickledArray, Profile};
+pub use profile::{DecodedArray, PickledArray, Profile};
 pub use values::{
     check_bounds, Composite, DictObject, Finding, GlobalRef, Grammar, Kind, Layout, Object,
     Options, Outcome, Python2Str, RecordObject, Severity, StorageClass, StorageRef, TensorModel,
@@ -68,7 +68,38 @@ pub fn models_phrase(models: &[String]) -> String {
 
 /// Runs the pickle in `data`, then every pickle appended after its STOP (each as its own
 /// pickle, with offsets in `data`). The outcome's typed model is the first pickle's.
+///
+/// Under `socair-data/1`, a pickle whose findings are all LEADs is run again under
+/// `socair-sklearn/1`; when that reading has no finding at all, one more LEAD says so and
+/// gives the command that would pass it (issue #40: the operator is told which built-in
+/// profile lists every class, rather than only `--reviewed-classes`).
 pub fn run(data: &[u8], options: &Options) -> Outcome {
+    let mut out = run_once(data, options);
+    if options.profile == Profile::Data && out.worst() == Some(Severity::Lead) {
+        let wider = Options {
+            profile: Profile::Sklearn,
+            ..options.clone()
+        };
+        if run_once(data, &wider).worst().is_none() {
+            // First: the verdict's headline names the first finding.
+            out.findings.insert(0, Finding {
+                severity: Severity::Lead,
+                offset: 0,
+                opcode: "PROTO",
+                reason: format!(
+                    "{PASSES_UNDER} socair-sklearn/1 (every class this pickle names is one that profile lists, with the state its library's reducer writes): `socair scan --profile sklearn` (or a store pinned with `socair airlock pin rules socair-sklearn =1`) would PASS it"
+                ),
+                kind: Kind::UnknownGlobal,
+            });
+        }
+    }
+    out
+}
+
+/// How the finding [`run`] adds for a pickle another built-in profile passes begins.
+pub const PASSES_UNDER: &str = "every pickle LEAD below is inside the built-in profile";
+
+fn run_once(data: &[u8], options: &Options) -> Outcome {
     let mut findings = Findings::for_grammar(options.grammar);
     let (mut out, ends) = first_pickle(data, options, &mut findings);
     appended(data, options, &ends, &mut findings);
@@ -95,7 +126,7 @@ const JOBLIB_WRAPPERS: [&str; 3] = [
 /// reads it, and every code-running or I/O global that reading meets which the joblib
 /// reading did not is a finding of its own.
 fn as_pickle_load_reads(data: &[u8], options: &Options, out: &mut Outcome) {
-    let plain = run(
+    let plain = run_once(
         data,
         &Options {
             joblib: false,
@@ -141,11 +172,22 @@ pub fn run_one(data: &[u8], options: &Options) -> (Outcome, Option<usize>) {
 /// header, bytes that run as a pickle under the C unpickler's own discipline (valid opcodes
 /// and arguments, no stack underflow, no missing mark or memo entry) to a STOP, or to the end
 /// of the head when the file goes on.
+///
+/// Not a pickle: one whose first opcode is EXT1, EXT2 or EXT4 (`0x82`..`0x84`). The C
+/// unpickler's `load_extension` (CPython 3.12 Modules/_pickle.c) looks the code up in
+/// `copyreg._extension_registry`, which is empty in every interpreter (Lib/copyreg.py; nothing
+/// in the standard library, torch or joblib calls `add_extension`), and raises `ValueError:
+/// unregistered extension code` before any other opcode runs; so does `pickle._Unpickler`.
+/// `pickle.dump` never writes one first either (protocol 2 and up begin with PROTO). These are
+/// the first bytes of a msgpack map of 2 to 4 entries (fixmap `0x82`: a two-key Flax state dict),
+/// which the Flax reader claims: the two claims are disjoint, and a pickle with PROTO first and
+/// an EXT later is still claimed and judged (a FAIL: the global it names cannot be checked).
 pub fn looks_like_pickle(head: &[u8], file_len: u64) -> bool {
     match head {
         [] => false,
         [0x80, 0..=5, ..] => true,
         [0x80, ..] => false,
+        [0x82..=0x84, ..] => false,
         _ if head.len() > MAX_DATA => false,
         _ => {
             let whole = head.len() as u64 >= file_len;

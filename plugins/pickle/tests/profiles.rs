@@ -74,6 +74,12 @@ fn check_dir(dir: &str, prefix: &str, ext: &str, options: &Options) -> Vec<Strin
                 (a.path.clone(), descr, a.shape.clone(), sha256_hex(&bytes))
             })
             .collect();
+        // Below protocol 3 the model decodes the latin-1 text into the bytes numpy holds
+        // (issue 40): checked like the located ones.
+        got.extend(out.decoded_arrays.iter().map(|a| {
+            let (descr, bytes) = native(&a.descr, &a.bytes);
+            (a.path.clone(), descr, a.shape.clone(), sha256_hex(&bytes))
+        }));
         let unread: Vec<&String> = out.unread_arrays.iter().map(|(p, _)| p).collect();
         let mut want: Vec<(String, String, Vec<u64>, String)> = want
             .iter()
@@ -352,4 +358,241 @@ fn torch_globals_are_not_data_outside_a_checkpoint() {
         .findings
         .iter()
         .any(|f| f.reason.contains("persistent_load")));
+}
+
+/// Issue 40: estimators holding scikit-learn's loss objects and NumPy's scalar types as
+/// parameters (`fixtures/joblib/make_sklearn_losses.py`, scikit-learn 1.9.1) PASS under
+/// `socair-sklearn/1` with every array located as the loader gives it, and are LEADs, never
+/// FAILs, under `socair-data/1`.
+#[test]
+fn loss_objects_and_numpy_types_pass_under_socair_sklearn() {
+    let base = fixtures("joblib");
+    let expected: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(base.join("sk40.expected.json")).unwrap()).unwrap();
+    let mut files = 0;
+    for (name, want) in expected.as_object().unwrap() {
+        assert_eq!(want["predicts_the_same"], true, "{name}");
+        let data = std::fs::read(base.join(name)).unwrap();
+        let joblib = name.ends_with(".joblib");
+        let sklearn = Options {
+            profile: Profile::Sklearn,
+            joblib,
+            ..Options::default()
+        };
+        let out = run(&data, &sklearn);
+        let shown: Vec<String> = out.findings.iter().map(|f| f.reason.clone()).collect();
+        assert_eq!(out.worst(), None, "{name}: {shown:#?}");
+        let mut got: Vec<(String, String)> = out
+            .arrays
+            .iter()
+            .map(|a| {
+                (
+                    a.path.clone(),
+                    sha256_hex(&native(&a.descr, &data[a.bytes.clone()]).1),
+                )
+            })
+            .collect();
+        let mut want: Vec<(String, String)> = want["arrays"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|a| {
+                (
+                    a["path"].as_str().unwrap().to_owned(),
+                    a["sha256"].as_str().unwrap().to_owned(),
+                )
+            })
+            .collect();
+        got.sort();
+        want.sort();
+        assert_eq!(got, want, "{name}");
+        let data_profile = Options {
+            profile: Profile::Data,
+            joblib,
+            ..Options::default()
+        };
+        assert_eq!(
+            run(&data, &data_profile).worst(),
+            Some(Severity::Lead),
+            "{name}"
+        );
+        files += 1;
+    }
+    assert_eq!(files, 12);
+}
+
+/// The new entries are exactly what their reducers write: NumPy's scalar types only as values,
+/// a Cython loss only called with its floats.
+#[test]
+fn loss_objects_and_numpy_types_are_judged_only_as_their_reducers_write_them() {
+    let sklearn = Options {
+        profile: Profile::Sklearn,
+        ..Options::default()
+    };
+    let passes = |p: &[u8]| run(p, &sklearn).worst().is_none();
+    assert!(passes(
+        b"\x80\x02}X\x05\x00\x00\x00dtypecnumpy\nfloat64\ns."
+    ));
+    assert!(passes(
+        b"\x80\x02csklearn.linear_model._sgd_fast\nHinge\nG?\xf0\x00\x00\x00\x00\x00\x00\x85R."
+    ));
+    assert!(passes(
+        b"\x80\x02csklearn._loss._loss\nCyHalfBinomialLoss\n)R."
+    ));
+    for p in [
+        // numpy.float64 called (a scalar from text): not what an estimator's parameter is.
+        &b"\x80\x02cnumpy\nfloat64\nX\x01\x00\x00\x001\x85R."[..],
+        // A loss called with text, with too many numbers, or made by NEWOBJ.
+        b"\x80\x02csklearn.linear_model._sgd_fast\nHinge\nX\x01\x00\x00\x00x\x85R.",
+        b"\x80\x02csklearn.linear_model._sgd_fast\nHinge\nK\x01K\x02\x86R.",
+        b"\x80\x02csklearn._loss._loss\nCyHalfBinomialLoss\n)\x81.",
+        // The one Cython loss with its own __setstate__ stays out.
+        b"\x80\x02csklearn._loss._loss\nCyHalfMultinomialLoss\n)R.",
+        // Not under socair-data/1 either way: checked below.
+    ] {
+        assert!(!passes(p), "{:?}", String::from_utf8_lossy(p));
+    }
+    let data = Options {
+        profile: Profile::Data,
+        ..Options::default()
+    };
+    assert_eq!(
+        run(b"\x80\x02}X\x05\x00\x00\x00dtypecnumpy\nfloat64\ns.", &data).worst(),
+        Some(Severity::Lead)
+    );
+}
+
+/// Issue 40: joblib dumps of scikit-learn <= 0.20's bundled joblib
+/// (`fixtures/joblib/make_sklearn_externals.py`) are read in joblib mode with every array
+/// located where `joblib.load` read it, and PASS.
+#[test]
+fn dumps_of_sklearns_bundled_joblib_are_read_in_joblib_mode() {
+    let base = fixtures("joblib");
+    let expected: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(base.join("skext.expected.json")).unwrap()).unwrap();
+    for (name, want) in expected.as_object().unwrap() {
+        if name.ends_with("zlib") {
+            continue; // compressed: the joblib plugin inflates it
+        }
+        let data = std::fs::read(base.join(format!("{name}.joblib"))).unwrap();
+        let out = run(
+            &data,
+            &Options {
+                profile: Profile::Data,
+                joblib: true,
+                ..Options::default()
+            },
+        );
+        let shown: Vec<String> = out.findings.iter().map(|f| f.reason.clone()).collect();
+        assert_eq!(out.worst(), None, "{name}: {shown:#?}");
+        let mut got: Vec<String> = out
+            .arrays
+            .iter()
+            .map(|a| sha256_hex(&data[a.bytes.clone()]))
+            .collect();
+        let mut want: Vec<String> = want
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|a| a["sha256"].as_str().unwrap().to_owned())
+            .collect();
+        got.sort();
+        want.sort();
+        assert_eq!(got, want, "{name}");
+    }
+}
+
+/// Issue 40: a pickle whose every LEAD under `socair-data/1` is inside `socair-sklearn/1` says
+/// so first, with the command that would pass it; one with a LEAD outside it (a class with its
+/// own `__setstate__`) or a FAIL does not.
+#[test]
+fn a_pickle_another_built_in_profile_passes_says_which() {
+    let base = fixtures("joblib");
+    let data_profile = |joblib| Options {
+        profile: Profile::Data,
+        joblib,
+        ..Options::default()
+    };
+    for name in [
+        "sk40-sgd.pkl",
+        "sk40-tweedie.joblib",
+        "plain-sk-pipeline.pkl",
+    ] {
+        let data = std::fs::read(base.join(name)).unwrap();
+        let out = run(&data, &data_profile(name.ends_with(".joblib")));
+        assert_eq!(out.worst(), Some(Severity::Lead), "{name}");
+        let first = &out.findings[0].reason;
+        assert!(
+            first.starts_with(socair_pickle::pickle::PASSES_UNDER)
+                && first.contains("--profile sklearn"),
+            "{name}: {first}"
+        );
+    }
+    for name in [
+        "plain-hostile-isotonic.pkl",
+        "plain-hostile-pipeline-system.pkl",
+    ] {
+        let data = std::fs::read(base.join(name)).unwrap();
+        let out = run(&data, &data_profile(false));
+        assert!(out.worst() >= Some(Severity::Lead), "{name}");
+        assert!(
+            !out.findings
+                .iter()
+                .any(|f| f.reason.starts_with(socair_pickle::pickle::PASSES_UNDER)),
+            "{name}"
+        );
+    }
+}
+
+/// Issue 40: below protocol 3 every array of a scikit-learn model (a forest's trees' `nodes`
+/// and `values` included) is decoded from its latin-1 text into the bytes `pickle.load` gives
+/// (`fixtures/joblib/make_low_protocol.py`), under `socair-sklearn/1`.
+#[test]
+fn arrays_below_protocol_3_are_decoded_as_numpy_holds_them() {
+    let base = fixtures("joblib");
+    let expected: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(base.join("lowproto.expected.json")).unwrap())
+            .unwrap();
+    let mut arrays = 0;
+    for (name, want) in expected.as_object().unwrap() {
+        let data = std::fs::read(base.join(name)).unwrap();
+        let out = run(
+            &data,
+            &Options {
+                profile: Profile::Sklearn,
+                ..Options::default()
+            },
+        );
+        assert_eq!(out.worst(), None, "{name}: {:?}", out.findings);
+        assert!(
+            out.arrays.is_empty() && out.unread_arrays.is_empty(),
+            "{name}"
+        );
+        let mut got: Vec<(String, String, Option<String>)> = out
+            .decoded_arrays
+            .iter()
+            .map(|a| {
+                let structured = a.descr.starts_with("|V");
+                let sha = (!structured).then(|| sha256_hex(&native(&a.descr, &a.bytes).1));
+                (a.path.clone(), a.descr.clone(), sha)
+            })
+            .collect();
+        let mut want: Vec<(String, String, Option<String>)> = want
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|a| {
+                (
+                    a["path"].as_str().unwrap().to_owned(),
+                    a["dtype"].as_str().unwrap().to_owned(),
+                    a["sha256"].as_str().map(str::to_owned),
+                )
+            })
+            .collect();
+        got.sort();
+        want.sort();
+        assert_eq!(got, want, "{name}");
+        arrays += want.len();
+    }
+    assert_eq!(arrays, 22);
 }

@@ -22,11 +22,13 @@
 //!   (`array_reduce_ex_picklebuffer`, methods.c, protocol 5), under their numpy 1.x module
 //!   names (`numpy.core.…`) too.
 //! * joblib mode (not a profile: how `joblib.load` reads a `joblib.dump` file): joblib 1.6.0's
-//!   `joblib.numpy_pickle.NumpyArrayWrapper` and the pre-0.10 `joblib.numpy_pickle_compat.
-//!   NDArrayWrapper`/`ZNDArrayWrapper` (numpy_pickle.py `NumpyUnpickler.load_build`).
+//!   `joblib.numpy_pickle.NumpyArrayWrapper` and the pre-0.10 `NDArrayWrapper`/
+//!   `ZNDArrayWrapper` (numpy_pickle.py `NumpyUnpickler.load_build`), under joblib's module
+//!   names and those of the copy scikit-learn <= 0.20 bundled (`sklearn.externals.joblib`).
 //! * `socair-sklearn/1` ([`Profile::Sklearn`]): the classes of [`super::sklearn`]'s table,
 //!   `sklearn.tree._tree.Tree`, and XGBoost's and LightGBM's `Booster`s, whose state is
-//!   their model as data (`crate::pickle::typed`'s `boosters`).
+//!   their model as data (`crate::pickle::typed`'s `boosters`); scikit-learn's Cython loss
+//!   classes called with their floats, and NumPy's scalar types as values (the same table).
 
 use crate::pickle::profile::Profile;
 
@@ -67,6 +69,14 @@ pub enum ProfileGlobal {
     Sklearn(&'static str),
     /// `sklearn.tree._tree.Tree` (`socair-sklearn/1`).
     SklearnTree,
+    /// A Cython loss class of scikit-learn (`socair-sklearn/1`), by `module.name`, with the
+    /// number of floats its `__reduce__` gives (`sklearn::CALLED_WITH_NUMBERS`): only a REDUCE
+    /// of it with that many numbers is modeled.
+    SklearnNumbers(&'static str, usize),
+    /// One of NumPy's scalar types (`numpy.float64`...: `sklearn::NUMPY_TYPES`) as a value, as
+    /// estimators keep them in parameters (`dtype=np.float64`) (`socair-sklearn/1`): a call
+    /// of it is not modeled.
+    NumpyType,
     /// `copyreg._reconstructor`: what protocols 0 and 1 write for an instance
     /// (`copyreg._reduce_ex`: `(_reconstructor, (cls, object, None))` then BUILD), accepted
     /// only for a class the profile lists.
@@ -124,17 +134,8 @@ pub enum DateTimeClass {
 /// What `module.name` means to `profile` (and joblib mode); `None` when nothing it adds.
 pub fn known(module: &str, name: &str, profile: Profile, joblib: bool) -> Option<ProfileGlobal> {
     if joblib {
-        match (module, name) {
-            ("joblib.numpy_pickle", "NumpyArrayWrapper") => {
-                return Some(ProfileGlobal::JoblibWrapper)
-            }
-            ("joblib.numpy_pickle_compat", "NDArrayWrapper") => {
-                return Some(ProfileGlobal::JoblibCompatWrapper("NDArrayWrapper"))
-            }
-            ("joblib.numpy_pickle_compat", "ZNDArrayWrapper") => {
-                return Some(ProfileGlobal::JoblibCompatWrapper("ZNDArrayWrapper"))
-            }
-            _ => {}
+        if let Some(g) = joblib_wrapper(module, name) {
+            return Some(g);
         }
     }
     if !profile.data() {
@@ -173,12 +174,49 @@ pub fn known(module: &str, name: &str, profile: Profile, joblib: bool) -> Option
         ("lightgbm.basic", "Booster") if profile >= Profile::Sklearn => {
             ProfileGlobal::Booster(BoosterKind::Lightgbm)
         }
+        ("numpy", _) if profile >= Profile::Sklearn && super::sklearn::numpy_type(name) => {
+            ProfileGlobal::NumpyType
+        }
         _ if profile >= Profile::Sklearn => {
-            return super::sklearn::class(module, name).map(ProfileGlobal::Sklearn)
+            if let Some((c, n)) = super::sklearn::called_with_numbers(module, name) {
+                return Some(ProfileGlobal::SklearnNumbers(c, n));
+            }
+            return super::sklearn::class(module, name).map(ProfileGlobal::Sklearn);
         }
         _ => return None,
     };
     Some(g)
+}
+
+/// The module names joblib's array wrappers were pickled under: joblib's own, and
+/// `sklearn.externals.joblib` (the copy scikit-learn <= 0.20 bundled, whose `joblib.dump` named
+/// its own module; scikit-learn 0.21/0.22's `sklearn/externals/joblib/__init__.py` kept that name
+/// importable as `from joblib import *` so that `joblib.load` resolves those pickles to joblib's
+/// own classes and reads them as it reads its own, and scikit-learn's `test_old_pickle`
+/// checks it).
+const JOBLIB_PACKAGES: [&str; 2] = ["joblib", "sklearn.externals.joblib"];
+
+/// joblib's array wrappers under every name a dump holds them by (joblib mode only):
+/// `numpy_pickle.NumpyArrayWrapper` (joblib >= 0.10, `NumpyUnpickler.load_build`, joblib 1.4.2
+/// numpy_pickle.py); `NDArrayWrapper`/`ZNDArrayWrapper`, which joblib < 0.10 defined in
+/// `numpy_pickle` (and so named there) and joblib >= 0.10 keeps in `numpy_pickle_compat` and
+/// imports into `numpy_pickle` (numpy_pickle.py, `from .numpy_pickle_compat import
+/// NDArrayWrapper`), so that both names load as the same class.
+fn joblib_wrapper(module: &str, name: &str) -> Option<ProfileGlobal> {
+    let (package, sub) = module.rsplit_once('.')?;
+    if !JOBLIB_PACKAGES.contains(&package) {
+        return None;
+    }
+    match (sub, name) {
+        ("numpy_pickle", "NumpyArrayWrapper") => Some(ProfileGlobal::JoblibWrapper),
+        ("numpy_pickle" | "numpy_pickle_compat", "NDArrayWrapper") => {
+            Some(ProfileGlobal::JoblibCompatWrapper("NDArrayWrapper"))
+        }
+        ("numpy_pickle" | "numpy_pickle_compat", "ZNDArrayWrapper") => {
+            Some(ProfileGlobal::JoblibCompatWrapper("ZNDArrayWrapper"))
+        }
+        _ => None,
+    }
 }
 
 /// A builtin the weights-only unpickler lists (`builtins.set`, `complex`, `bytearray`).
@@ -190,4 +228,56 @@ pub enum Builtin {
     Complex,
     /// `builtins.bytearray`.
     Bytearray,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Issue 40: the wrappers scikit-learn <= 0.20's bundled joblib named, and joblib < 0.10's
+    /// `numpy_pickle.NDArrayWrapper`, are joblib's wrappers in joblib mode and nothing outside it.
+    #[test]
+    fn joblib_wrappers_under_every_module_name_they_were_pickled_by() {
+        for module in [
+            "joblib.numpy_pickle",
+            "sklearn.externals.joblib.numpy_pickle",
+        ] {
+            assert_eq!(
+                known(module, "NumpyArrayWrapper", Profile::Data, true),
+                Some(ProfileGlobal::JoblibWrapper)
+            );
+            assert_eq!(
+                known(module, "NumpyArrayWrapper", Profile::Data, false),
+                None
+            );
+            assert_eq!(
+                known(module, "ZNDArrayWrapper", Profile::Sklearn, true),
+                Some(ProfileGlobal::JoblibCompatWrapper("ZNDArrayWrapper"))
+            );
+        }
+        assert_eq!(
+            known(
+                "sklearn.externals.joblib.numpy_pickle_compat",
+                "NDArrayWrapper",
+                Profile::Data,
+                true
+            ),
+            Some(ProfileGlobal::JoblibCompatWrapper("NDArrayWrapper"))
+        );
+        for (module, name) in [
+            ("evil.joblib.numpy_pickle", "NumpyArrayWrapper"),
+            (
+                "sklearn.externals.joblib.numpy_pickle_compat",
+                "NumpyArrayWrapper",
+            ),
+            ("sklearn.externals.joblib.numpy_pickle", "load"),
+            ("joblib", "NumpyArrayWrapper"),
+        ] {
+            assert_eq!(
+                known(module, name, Profile::Sklearn, true),
+                None,
+                "{module}.{name}"
+            );
+        }
+    }
 }

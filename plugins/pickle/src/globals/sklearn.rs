@@ -9,7 +9,10 @@
 //! of their own (a LEAD until read). Besides the table, `sklearn.tree._tree.Tree`
 //! (sklearn/tree/_tree.pyx `Tree.__reduce__`: `(Tree, (n_features, n_classes, n_outputs),
 //! state)`, `__setstate__` copying the `nodes` and `values` arrays after checking their
-//! dtypes and shapes) is listed with those exact arguments. SciPy 1.17.1's public sparse
+//! dtypes and shapes) is listed with those exact arguments. Issue #40 added, by the same
+//! generator: scikit-learn's loss objects (`sklearn._loss.loss`/`link` classes by the same rule;
+//! [`CALLED_WITH_NUMBERS`]: the Cython losses whose `__reduce__` is `(cls, (floats...))`) and
+//! [`NUMPY_TYPES`] (NumPy's scalar types as values). SciPy 1.17.1's public sparse
 //! containers are in the table by the same rule (object's pickling: NEWOBJ and BUILD of their
 //! `__dict__`), `coo_matrix` with its `__setstate__` read (it only renames an old pickle's
 //! `row`/`col` into `coords`); DOK, a dict subclass with its own `__reduce__`, is left out.
@@ -18,7 +21,7 @@
 mod table {
     include!("sklearn_table.rs");
 }
-pub use table::{CLASSES, LEFT_OUT};
+pub use table::{CALLED_WITH_NUMBERS, CLASSES, LEFT_OUT, NUMPY_TYPES};
 
 /// The `module.name` of a BaseEstimator class `socair-sklearn/1` lists, if it does: the
 /// exact pair (a dotted name reaching it through attributes is not listed).
@@ -31,6 +34,23 @@ pub fn class(module: &str, name: &str) -> Option<&'static str> {
             && c.as_bytes()[n] == b'.'
             && c.ends_with(name)
     })
+}
+
+/// The `module.name` of a Cython loss class [`CALLED_WITH_NUMBERS`] lists, with its arity.
+pub fn called_with_numbers(module: &str, name: &str) -> Option<(&'static str, usize)> {
+    let n = module.len();
+    CALLED_WITH_NUMBERS.iter().copied().find(|(c, _)| {
+        !name.contains('.')
+            && c.len() == n + 1 + name.len()
+            && c.starts_with(module)
+            && c.as_bytes()[n] == b'.'
+            && c.ends_with(name)
+    })
+}
+
+/// Whether `numpy.<name>` is one of NumPy's scalar types ([`NUMPY_TYPES`]).
+pub fn numpy_type(name: &str) -> bool {
+    NUMPY_TYPES.contains(&name)
 }
 
 #[cfg(test)]
@@ -47,5 +67,17 @@ mod tests {
         assert!(super::class("scipy.sparse._csr", "csr_matrix").is_some());
         assert!(super::class("scipy.sparse._coo", "coo_matrix").is_some());
         assert!(super::class("scipy.sparse._dok", "dok_matrix").is_none());
+        // Issue 40: loss objects, NumPy's scalar types.
+        assert!(super::class("sklearn._loss.loss", "HalfBinomialLoss").is_some());
+        assert!(super::class("sklearn._loss.link", "Interval").is_some());
+        assert_eq!(
+            super::called_with_numbers("sklearn.linear_model._sgd_fast", "Hinge"),
+            Some(("sklearn.linear_model._sgd_fast.Hinge", 1))
+        );
+        assert!(
+            super::called_with_numbers("sklearn._loss._loss", "CyHalfMultinomialLoss").is_none()
+        );
+        assert!(super::numpy_type("float64") && super::numpy_type("bool_"));
+        assert!(!super::numpy_type("load") && !super::numpy_type("frombuffer"));
     }
 }

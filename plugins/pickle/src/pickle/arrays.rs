@@ -31,6 +31,10 @@ pub struct ArrayInfo {
     pub fortran: bool,
     /// Where its bytes lie in the data, or why they are not located.
     pub bytes: Result<Range<usize>, String>,
+    /// Its bytes as NumPy holds them, when they do not lie in the data as they are: below
+    /// protocol 3, `array_reduce`'s data is `bytes` pickled as `_codecs.encode(text,
+    /// 'latin1')` (or, from Python 2, a latin-1 `str`), which the model decodes.
+    pub decoded: Option<std::rc::Rc<[u8]>>,
 }
 
 /// What the model keeps of NumPy values, by object id, and where bytes values lie.
@@ -53,8 +57,12 @@ pub fn name_arrays(
     result: &Value,
     objects: &[Object],
     numpy: &NumpyState,
-) -> (Vec<PickledArray>, Vec<(String, String)>) {
-    let mut out = (Vec::new(), Vec::new());
+) -> (
+    Vec<PickledArray>,
+    Vec<(String, String)>,
+    Vec<crate::pickle::DecodedArray>,
+) {
+    let mut out = (Vec::new(), Vec::new(), Vec::new());
     if numpy.arrays.is_empty() && numpy.nested.is_empty() {
         return out;
     }
@@ -104,7 +112,17 @@ pub fn name_arrays(
                             fortran_order: a.fortran,
                             bytes: r.clone(),
                         }),
-                        Err(why) => out.1.push((path.clone(), why.clone())),
+                        Err(why) => match &a.decoded {
+                            Some(bytes) => out.2.push(crate::pickle::DecodedArray {
+                                path: path.clone(),
+                                descr: a.descr.clone(),
+                                shape: a.shape.clone(),
+                                fortran_order: a.fortran,
+                                bytes: bytes.clone(),
+                                why: why.clone(),
+                            }),
+                            None => out.1.push((path.clone(), why.clone())),
+                        },
                     }
                     continue;
                 }

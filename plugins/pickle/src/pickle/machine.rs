@@ -283,9 +283,11 @@ impl<'a, 'f> Run<'a, 'f> {
                 let t = *t;
                 outcome.result = self.result.take();
                 if let Some(result) = &outcome.result {
-                    let (arrays, unread) = super::arrays::name_arrays(result, &t.objects, &t.numpy);
+                    let (arrays, unread, decoded) =
+                        super::arrays::name_arrays(result, &t.objects, &t.numpy);
                     outcome.arrays = arrays;
                     outcome.unread_arrays = unread;
+                    outcome.decoded_arrays = decoded;
                 }
                 outcome.models = t.models;
                 outcome.objects = t.objects;

@@ -78,3 +78,24 @@ pub struct PickledArray {
     /// Where its raw bytes lie in the `data` given to [`super::run`].
     pub bytes: std::ops::Range<usize>,
 }
+
+/// A NumPy array the pickle builds whose bytes do not lie in the data as they are (below
+/// protocol 3, `array_reduce`'s data is pickled as `_codecs.encode(text, 'latin1')`, or as a
+/// latin-1 `str` by Python 2): the bytes NumPy holds after loading, decoded by the model
+/// (`numpy.core.multiarray._reconstruct` then `ndarray.__setstate__` copies exactly them).
+/// Their total is bounded by the pickle's size (one byte per character of text).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DecodedArray {
+    /// Its path, as [`PickledArray::path`].
+    pub path: String,
+    /// NumPy's `dtype.str`.
+    pub descr: String,
+    /// Shape, outermost first.
+    pub shape: Vec<u64>,
+    /// Whether its bytes are in Fortran order.
+    pub fortran_order: bool,
+    /// Its bytes, in the order `fortran_order` says.
+    pub bytes: std::rc::Rc<[u8]>,
+    /// Why they are not a range of the data (for a reader that does not take decoded bytes).
+    pub why: String,
+}

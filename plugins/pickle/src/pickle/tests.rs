@@ -471,3 +471,102 @@ fn pickles_of_every_protocol_are_recognised_and_text_is_not() {
         assert!(!looks_like_pickle(t, t.len() as u64), "{t:?}");
     }
 }
+
+/// Issue 40: a first opcode EXT1/EXT2/EXT4 is one `pickle.load` raises on (`unregistered
+/// extension code`: copyreg's registry is empty), and the first byte of a msgpack map of 2 to 4
+/// entries (a Flax state dict): not a pickle. After PROTO it is still read (and judged).
+#[test]
+fn a_leading_ext_opcode_is_not_a_pickle_but_one_after_proto_is() {
+    for t in [
+        &b"\x82\x01."[..],
+        b"\x83\x01\x00.",
+        b"\x84\x01\x00\x00\x00.",
+        b"\x82\xa6params\x81\xa7Dense_0",
+    ] {
+        assert!(!looks_like_pickle(t, t.len() as u64), "{t:?}");
+        assert!(!looks_like_pickle(t, 1 << 20), "{t:?}");
+    }
+    let p = b"\x80\x02\x82\x01.";
+    assert!(looks_like_pickle(p, p.len() as u64));
+    let out = super::run(p, &Options::default());
+    assert_eq!(out.worst(), Some(Severity::Fail), "{:?}", out.findings);
+}
+
+/// Issue 40, torch CVE-2026-24747 (torch < 2.10's weights-only unpickler corrupted memory when a
+/// SETITEM or SETITEMS set items on what a rebuild call returned): items set on the tensor
+/// `_rebuild_tensor_v2` built, alone or inside a state dict, are a FAIL naming the pattern;
+/// the same tensor as a dict's value is not.
+#[test]
+fn setitems_on_a_rebuilt_tensor_are_a_fail() {
+    let tensor = tensor_with_metadata(b"}X\x03\x00\x00\x00neg\x88s", "FloatStorage");
+    let body = &tensor[2..tensor.len() - 1]; // PROTO off, STOP off
+    assert_eq!(worst(&tensor), None);
+    let mut in_dict = b"\x80\x02}X\x01\x00\x00\x00w".to_vec();
+    in_dict.extend_from_slice(body);
+    in_dict.extend_from_slice(b"s.");
+    assert_eq!(worst(&in_dict), None, "{:?}", findings(&in_dict));
+    for tail in [
+        &b"X\x01\x00\x00\x00aK\x01s."[..],
+        b"(X\x01\x00\x00\x00aK\x01X\x01\x00\x00\x00bK\x02u.",
+    ] {
+        let mut alone = b"\x80\x02".to_vec();
+        alone.extend_from_slice(body);
+        alone.extend_from_slice(tail);
+        assert!(
+            names(&alone, Severity::Fail, "CVE-2026-24747"),
+            "{:?}",
+            findings(&alone)
+        );
+        // `{'w': tensor}` with the items set on the tensor still on the stack.
+        let mut nested = b"\x80\x02}X\x01\x00\x00\x00w".to_vec();
+        nested.extend_from_slice(body);
+        nested.extend_from_slice(&tail[..tail.len() - 1]);
+        nested.extend_from_slice(b"s.");
+        assert!(
+            names(&nested, Severity::Fail, "CVE-2026-24747"),
+            "{:?}",
+            findings(&nested)
+        );
+    }
+}
+
+/// The Flax state dict of `fixtures/pickle-data/flax-2-keys-large.msgpack` (msgpack-python): its
+/// first 4096 bytes run under the detecting machine as EXT1 then a PUT whose line runs past
+/// them, which a claim by the first bytes took for a pickle cut short (issue 40); the EXT rule
+/// leaves it to the Flax reader.
+#[test]
+fn a_large_flax_state_dict_ran_as_a_pickle_cut_short_and_is_no_longer_claimed() {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../fixtures/pickle-data/flax-2-keys-large.msgpack");
+    let file = std::fs::read(path).unwrap();
+    let head = &file[..4096];
+    let mut sink = Findings::new();
+    let options = Options::default();
+    let ended = Run::new(head, 0, &options, &mut sink, &[], false)
+        .detecting()
+        .go()
+        .ended;
+    assert!(
+        matches!(ended, Ended::Raised(reader::Raise::Truncated(_), ops) if ops >= 2),
+        "{ended:?}"
+    );
+    assert!(!looks_like_pickle(head, file.len() as u64));
+}
+
+/// Issue 40: BUILD of an empty dict on an OrderedDict (which has a `__dict__`) is read alike by
+/// both unpicklers; on a plain dict (which has none) `_pickle.c` raises and `pickle.py` skips it.
+#[test]
+fn build_of_an_empty_state_fails_only_where_the_unpicklers_part() {
+    let od = b"\x80\x02ccollections\nOrderedDict\n)R}b.";
+    assert!(
+        !names(od, Severity::Fail, "unpicklers read this differently"),
+        "{:?}",
+        findings(od)
+    );
+    let plain = b"\x80\x02}}b.";
+    assert!(
+        names(plain, Severity::Fail, "unpicklers read this differently"),
+        "{:?}",
+        findings(plain)
+    );
+}

@@ -213,6 +213,85 @@ pub fn python2_decimal(s: &[u8]) -> Option<Number> {
     Some(i64::try_from(value).map_or(Number::Big, Number::Small))
 }
 
+/// Why CPython's C unpickler and its pure-Python one read the text argument of INT, LONG or
+/// FLOAT (`op`, the line less its newline) differently, if they do (issue #40, PickleFuzzer;
+/// `fixtures/pickle-data/unpickler-differential.json` records each case under 3.11, 3.12 and
+/// 3.13):
+///
+/// * a NUL: `pickle.py` hands the bytes to `int(x, 0)` / `float(x)`, which refuse it;
+///   `_pickle.c` parses a C string, which ends there (`load_int`'s `strtol` takes `\0` as the
+///   end, `load_long`'s `PyLong_FromString`, `load_float`'s `PyOS_string_to_double`);
+/// * INT: `_pickle.c` `load_int` makes a bool of any two characters `strtol(s, &end, 0)` reads
+///   as 0 or 1 (`+1`, `-0`, ` 1`), `pickle.py` `load_int` only of `00` and `01`; and `strtol`
+///   reads a leading `0` as octal (`010` is 8), where `int(x, 0)` refuses a leading zero;
+/// * FLOAT: `float(x)` strips whitespace and takes `_` between digits;
+///   `PyOS_string_to_double` takes neither (`load_float` raises).
+///
+/// Everything else goes through the same parser in both (`PyLong_FromString`, `_Py_dg_strtod`).
+pub fn unpicklers_disagree_on_number(op: u8, text: &[u8]) -> Option<&'static str> {
+    if text.contains(&0) {
+        return Some(
+            "a NUL, where the C unpickler's C string ends and pickle.py's int()/float() raises",
+        );
+    }
+    let space = |b: u8| matches!(b, b' ' | b'\t' | b'\x0b' | b'\x0c' | b'\r');
+    match op {
+        b'I' => {
+            // `load_int` in both: exactly `00` and `01` are False and True.
+            if text == b"00" || text == b"01" {
+                return None;
+            }
+            if let [a, b] = text {
+                let strtol_bit = matches!(b, b'0' | b'1')
+                    && (space(*a) || *a == b'+' || (*a == b'-' && *b == b'0'));
+                if strtol_bit {
+                    return Some("two characters the C unpickler's load_int reads as a bool and pickle.py's as an int");
+                }
+            }
+            let mut rest = text;
+            while let [c, tail @ ..] = rest {
+                if space(*c) {
+                    rest = tail;
+                } else {
+                    break;
+                }
+            }
+            let rest = rest
+                .strip_prefix(b"-")
+                .or_else(|| rest.strip_prefix(b"+"))
+                .unwrap_or(rest);
+            if let [b'0', octal @ ..] = rest {
+                let digits = octal.iter().take_while(|d| d.is_ascii_digit()).count();
+                let whole = octal
+                    .get(digits..)
+                    .is_some_and(|t| t.iter().all(|&c| space(c)));
+                if digits > 0
+                    && whole
+                    && octal[..digits].iter().all(|d| (b'0'..=b'7').contains(d))
+                    && octal[..digits].iter().any(|&d| d != b'0')
+                {
+                    return Some("a leading zero, which the C unpickler's strtol reads as octal and pickle.py's int(x, 0) refuses");
+                }
+            }
+            None
+        }
+        b'F' => {
+            let trimmed = text.trim_ascii();
+            if !trimmed.is_empty() && trimmed.len() != text.len() {
+                return Some("whitespace around the number, which pickle.py's float() strips and the C unpickler's PyOS_string_to_double refuses");
+            }
+            let between_digits = text.iter().enumerate().any(|(i, &c)| {
+                c == b'_'
+                    && i > 0
+                    && text[i - 1].is_ascii_digit()
+                    && text.get(i + 1).is_some_and(u8::is_ascii_digit)
+            });
+            between_digits.then_some("an underscore between digits, which pickle.py's float() takes and the C unpickler's PyOS_string_to_double refuses")
+        }
+        _ => None,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -230,6 +309,39 @@ mod tests {
         assert_eq!(memo_index(b"0x10\n"), None);
         assert_eq!(memo_index(b"\n"), None);
         assert_eq!(memo_index(b"99999999999999999999\n"), None);
+    }
+
+    #[test]
+    fn number_texts_the_two_unpicklers_read_differently() {
+        for (op, t) in [
+            (b'I', &b"010"[..]),
+            (b'I', b"+1"),
+            (b'I', b"-0"),
+            (b'I', b" 1"),
+            (b'I', b"1\x00"),
+            (b'I', b" 01"),
+            (b'L', b"1\x002"),
+            (b'F', b"1_0"),
+            (b'F', b" 1"),
+        ] {
+            assert!(unpicklers_disagree_on_number(op, t).is_some(), "{t:?}");
+        }
+        for (op, t) in [
+            (b'I', &b"00"[..]),
+            (b'I', b"01"),
+            (b'I', b"42"),
+            (b'I', b"-1"),
+            (b'I', b"0x10"),
+            (b'I', b"1_0"),
+            (b'I', b"000"),
+            (b'I', b"08"),
+            (b'L', b"010"),
+            (b'F', b"1.5"),
+            (b'F', b"-inf"),
+            (b'F', b"1e5"),
+        ] {
+            assert!(unpicklers_disagree_on_number(op, t).is_none(), "{t:?}");
+        }
     }
 
     #[test]

@@ -11,6 +11,7 @@
 mod boosters;
 mod calls;
 mod data_ops;
+mod differential;
 mod joblib;
 pub(crate) mod numpy;
 mod rebuilds;
@@ -270,6 +271,7 @@ impl Run<'_, '_> {
                 // `load_int` and `load_long` (Modules/_pickle.c) read a line of at least one
                 // character before its newline; LONG's trailing `L` is dropped.
                 let line = self.line_arg(2)?;
+                self.check_number_text(op, line);
                 let text = match line {
                     [digits @ .., b'L'] if op == b'L' => digits,
                     _ => line,
@@ -402,6 +404,7 @@ impl Run<'_, '_> {
             b'b' => {
                 let state = self.t().stack.pop()?;
                 let target = self.t().stack.top()?.clone();
+                self.check_build(&target, &state);
                 self.build(target.clone(), state);
                 if self.options.joblib {
                     self.joblib_after_build(&target)?;
@@ -464,6 +467,8 @@ impl Run<'_, '_> {
 
     fn append(&mut self, target: Value, items: Vec<Value>) {
         if items.is_empty() {
+            let list = matches!(&target, Value::Obj(id) if matches!(self.t().objects[*id], Object::List(_)));
+            self.check_empty_extend("APPENDS", &target, list);
             self.structure(
                 Severity::Lead,
                 "APPENDS with no items, which torch.save never writes".into(),

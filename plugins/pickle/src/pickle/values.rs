@@ -416,6 +416,9 @@ pub struct Outcome {
     /// The numeric arrays whose bytes are not located in the data (a protocol 0 to 2 pickle
     /// holds them as latin-1 text), by path, each with why.
     pub unread_arrays: Vec<(String, String)>,
+    /// The numeric arrays whose bytes the model decoded (below protocol 3), with those bytes
+    /// (not in `unread_arrays`).
+    pub decoded_arrays: Vec<super::profile::DecodedArray>,
     /// The models pickled XGBoost and LightGBM Boosters hold, each said in a phrase
     /// (`xgboost.core.Booster: an XGBoost memory snapshot of …`), read as their libraries
     /// load them (`socair-sklearn/1`).

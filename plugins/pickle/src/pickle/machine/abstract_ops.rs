@@ -65,7 +65,8 @@ impl<'a> Run<'a, '_> {
             b'2' => self.abs().stack.dup()?,
             // Numbers: their text is not validated (Python may raise where this goes on).
             b'F' | b'I' | b'L' => {
-                self.line_arg(2)?;
+                let line = self.line_arg(2)?;
+                self.check_number_text(op, line);
                 self.abs().stack.push(NOT_STR);
             }
             b'J' => {

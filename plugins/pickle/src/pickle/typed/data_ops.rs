@@ -64,6 +64,7 @@ impl Run<'_, '_> {
                 // `load_float`: `PyOS_string_to_double` over the line; text it may read
                 // otherwise than Rust leaves the model (globals are still named).
                 let line = self.line_arg(2)?;
+                self.check_number_text(op, line);
                 let v = std::str::from_utf8(line)
                     .ok()
                     .and_then(|s| s.trim().parse::<f64>().ok());
@@ -117,11 +118,19 @@ impl Run<'_, '_> {
                     self.t().objects.get(*id),
                     Some(Object::Record(r)) if &*r.class == SET
                 ));
+                if items.is_empty() {
+                    self.check_empty_extend("ADDITEMS", &target, is_set);
+                }
                 if !is_set {
                     let text = format!("ADDITEMS to {} instead of a set", describe(&target));
                     self.note(Kind::Structure, Severity::Lead, None, || text);
                 } else if !items.iter().all(super::values_v3::hashable_scalar) {
                     self.unhashable("ADDITEMS");
+                } else if let (false, Value::Obj(id)) = (items.is_empty(), &target) {
+                    // A set with items (its truth, for `differential`'s BUILD check).
+                    if let Some(Object::Record(r)) = self.t().objects.get_mut(*id) {
+                        r.state = Some(Value::Data(Rc::from("a set of items")));
+                    }
                 }
             }
             0x91 => {

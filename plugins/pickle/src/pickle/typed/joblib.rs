@@ -102,6 +102,7 @@ impl Run<'_, '_> {
                 shape: w.shape,
                 fortran: w.fortran,
                 bytes: Ok(at),
+                decoded: None,
             },
         ));
         if let Some(Object::Record(r)) = self.t().objects.get_mut(rid) {

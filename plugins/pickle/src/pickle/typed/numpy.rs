@@ -230,6 +230,18 @@ impl Run<'_, '_> {
                     .1,
             ),
             (P::Sklearn(c), []) if newobj => Some(self.new_record(c).1),
+            // A Cython loss: `__reduce__` gave `(cls, (floats...))`; `__init__(self, double
+            // ...)` stores them (sklearn/_loss/_loss.pyx.tp, linear_model/_sgd_fast.pyx.tp at
+            // 1.9.1). Cython converts an int or bool to double too.
+            (P::SklearnNumbers(c, n), args)
+                if !newobj
+                    && args.len() == n
+                    && args
+                        .iter()
+                        .all(|a| matches!(a, Value::Int(_) | Value::Float(_) | Value::Bool(_))) =>
+            {
+                Some(Value::Data(Rc::from(format!("a {c}"))))
+            }
             (P::Booster(k), []) if newobj => Some(self.new_record(k.class()).1),
             (P::DefaultDict, args) if !newobj => self.default_dict(args),
             (P::Reconstructor, [Value::Global(cls), base, Value::None])
@@ -295,6 +307,16 @@ impl Run<'_, '_> {
 
     /// Records an array whose `len` raw bytes lie at `span`, or a finding when their count is
     /// not the one its shape and dtype need.
+    /// The decoded bytes of the array `id` [`Self::array`] just recorded (none when it
+    /// refused it).
+    fn set_decoded(&mut self, id: usize, decoded: Option<Rc<[u8]>>) {
+        if let Some((i, a)) = self.numpy().arrays.last_mut() {
+            if *i == id {
+                a.decoded = decoded;
+            }
+        }
+    }
+
     fn array(
         &mut self,
         id: usize,
@@ -322,6 +344,7 @@ impl Run<'_, '_> {
             shape,
             fortran,
             bytes: span,
+            decoded: None,
         };
         self.numpy().arrays.push((id, info));
         if let Some(Object::Record(r)) = self.t().objects.get_mut(id) {
@@ -430,7 +453,9 @@ impl Run<'_, '_> {
                 let span = self.t().numpy.byte_spans.get(&bytes_key(b)).cloned().ok_or_else(|| {
                     "its bytes come from _codecs.encode(text, 'latin1') (protocols 0 to 2): the pickle holds their text, decoded here as latin-1, not the bytes".to_string()
                 });
+                let decoded = span.is_err().then(|| b.clone());
                 self.array(id, d, shape, fortran, b.len(), span);
+                self.set_decoded(id, decoded);
             }
             (Value::Str(s), false) => {
                 let len = s.chars().count();
@@ -440,7 +465,10 @@ impl Run<'_, '_> {
                     });
                     return;
                 }
+                // Each char is one byte (checked above); at most one byte per char of text.
+                let decoded: Rc<[u8]> = s.chars().map(|c| u32::from(c) as u8).collect();
                 self.array(id, d, shape, fortran, len, Err("its bytes are a latin-1 str (a Python 2 pickle), decoded here: the pickle holds their text, not the bytes".into()));
+                self.set_decoded(id, Some(decoded));
             }
             _ => {
                 let text = format!("a numpy array's data is {}, not what array_reduce writes for dtype {}: outside {gname}", describe(&raw), d.descr.unwrap_or_default());
