@@ -28,12 +28,19 @@ What a pickle can name (the callables, each a row when it reaches a sink):
 
 What a body reaches (its edges): every name or dotted attribute path it references, anywhere
 in it (nested functions, lambdas and local classes included), resolved through the module's
-imports (module-level and function-local, relative ones too, `from x import *`), aliases,
-`self.`/`cls.`/`super().` lookups along the enclosing class's bases, and module-level
-instances. A function referenced counts as called (it may be a callback); a class counts as
-constructed only where it is called (`C(...)`), not in `isinstance` checks or annotations.
-An attribute of something whose class is unknown (a parameter, a call's result) is an edge only
-when its name is one of METHOD_SINKS.
+imports (module-level and function-local, relative ones too, `from x import *`; a name no
+source binds may be a builtin even after a star import of a C module), aliases,
+`self.`/`cls.`/`super().` lookups along the enclosing class's bases, module-level instances,
+and locals bound to an instance of a known class (`x = C(...)`, `with C(...) as x`). A
+function referenced counts as called (it may be a callback); a class counts as constructed
+where it is called (`C(...)`) and where it is handed to a function that calls the parameter
+it lands in (`load(stream, UnsafeLoader)`), not in `isinstance` checks, annotations or other
+arguments. A class that is or derives from a sink by name is that sink. An attribute of
+something whose class is unknown (a parameter, a call's result) is an edge only when its name
+is one of METHOD_SINKS.
+
+The import system's modules are read a second time under the names CPython runs them as,
+frozen (`_frozen_importlib`, `_frozen_importlib_external`: FROZEN).
 
 What it cannot see: dynamic dispatch (a method of an object whose class is not known where
 it is called, beyond METHOD_SINKS; subclasses overriding what a base class calls on `self`),
@@ -58,15 +65,17 @@ from collections import deque
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import sinks as S  # noqa: E402
 import table_out  # noqa: E402
+from body import (BARRIER_SET, BUILTINS, NOT_A_CALL, BodyRefs, _dotted,  # noqa: E402
+                  _is_this_module)
 
 # Members a class's instances receive from unpickling and use.
 CONSTRUCT = ["__new__", "__init__", "__post_init__", "__setstate__", "__setattr__",
              "__setitem__", "append", "extend", "__hash__", "__call__", "__del__"]
 TEST_DIRS = {"tests", "test", "testing"}
+# Standard-library sources the interpreter also runs, frozen, under another module name.
+FROZEN = {"_frozen_importlib": "_bootstrap.py",
+          "_frozen_importlib_external": "_bootstrap_external.py"}
 MAX_RESOLVE_DEPTH = 24
-# A reference's call form: (all arguments fixed, every argument fixed or a parameter of the
-# caller). A reference that is not a call (a callback) is neither.
-NOT_A_CALL = (False, False)
 
 
 def read_pins(path):
@@ -150,6 +159,7 @@ class Analysis:
         self.whole = {}  # module name -> why listed whole
         self.cache = {}
         self.base_cache = {}
+        self.param_calls = {}
 
     # ---- loading ---------------------------------------------------------------------
 
@@ -202,6 +212,18 @@ class Analysis:
                     continue
                 self.parse(name, os.path.join(dirpath, fn), is_pkg,
                            os.path.relpath(os.path.join(dirpath, fn), root))
+
+    def add_frozen(self, stdlib):
+        """The import system's modules again under the names the interpreter runs them as:
+        CPython 3.11 freezes importlib/_bootstrap.py and _bootstrap_external.py into the
+        interpreter as `_frozen_importlib` and `_frozen_importlib_external`, and
+        importlib/__init__.py only renames the same module objects and adds them to
+        sys.modules under their importlib names (Lib/importlib/__init__.py, 3.11.7), so both
+        names import the same functions (`_frozen_importlib_external._write_atomic`)."""
+        for name, file in FROZEN.items():
+            path = os.path.join(stdlib, "importlib", file)
+            if os.path.exists(path):
+                self.parse(name, path, False, os.path.relpath(path, stdlib))
 
     def parse(self, name, path, is_pkg, rel):
         try:
@@ -356,6 +378,12 @@ class Analysis:
         name, tail = rest[0], rest[1:]
         out = []
         for b in m.bindings.get(name, []):
+            if b == ("ref", f"{mod}.{name}") and b[1] not in self.modules:
+                # `from torch import _C as _C` in torch/__init__.py: a submodule with no
+                # Python source, an extension module (torch._C.StorageBase.from_file is a
+                # sink by name); resolving the binding would only come back here.
+                out.append(("ext", ".".join([mod] + rest)))
+                continue
             out += self.resolve_binding(b, tail, depth)
         if not out and f"{mod}.{name}" in self.modules:
             out = self.resolve(".".join([mod] + rest), depth + 1)
@@ -488,8 +516,12 @@ class Analysis:
                     out += [("ext", ".".join([star] + parts))]
                 if out:
                     break
-        if not out and head in BUILTINS:
-            out = [("ext", "builtins." + dotted)]
+        # A name no Python source binds may still be a builtin even after `from _c import *`
+        # of a C module the analysis cannot read (xml/etree/ElementTree.py ends with
+        # `from _elementtree import *`, and its `open(source, "rb")` is builtins.open): the C
+        # module's name is kept and the builtin added, both judged.
+        if head in BUILTINS and all(t[0] == "ext" for t in out):
+            out = out + [("ext", "builtins." + dotted)]
         return out
 
     def bases_of(self, cls_id):
@@ -540,6 +572,15 @@ class Analysis:
 
     # ---- edges -----------------------------------------------------------------------
 
+    def calls_param(self, def_id, name):
+        """Whether the function's body calls its parameter `name` (`Loader(stream)`)."""
+        key = (def_id, name)
+        if key not in self.param_calls:
+            self.param_calls[key] = any(
+                isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == name
+                for n in ast.walk(self.defs[def_id].node))
+        return self.param_calls[key]
+
     def sink_of(self, name):
         parts = name.split(".")
         for i in range(len(parts), 0, -1):
@@ -556,6 +597,13 @@ class Analysis:
         """(kind, target, how) edges of a def: ("sink", name, what) or ("def", id, None)."""
         if d.kind == "class":
             out = []
+            # A class that is, or derives from, a sink by name (yaml's UnsafeConstructor, a
+            # subclass of ctypes.CDLL) is that sink: its instances are the sink's instances.
+            for t in self.mro(d.id):
+                s = self.sink_of(t[1]) if t[0] in ("def", "ext") else None
+                if s and not self.barrier(t[1]):
+                    out.append(("sink", s[0], s[1], NOT_A_CALL))
+                    break
             for member in CONSTRUCT:
                 for t in self.resolve_member(d.id, [member], 0):
                     out += self.target_edges(t, surface=None)
@@ -588,207 +636,6 @@ class Analysis:
         if kind == "def":
             return [("def", name, None, call)]
         return []
-
-
-BUILTINS = set(dir(__builtins__)) if not isinstance(__builtins__, dict) else set(__builtins__)
-BARRIER_SET = set(S.BARRIERS)
-NOT_CONSTRUCTION = {"isinstance", "issubclass"}
-
-
-def _dotted(node):
-    parts = []
-    while isinstance(node, ast.Attribute):
-        parts.append(node.attr)
-        node = node.value
-    if isinstance(node, ast.Name):
-        parts.append(node.id)
-        return ".".join(reversed(parts))
-    return None
-
-
-def _is_this_module(node):
-    # sys.modules[__name__]
-    return (isinstance(node, ast.Subscript) and _dotted(node.value) == "sys.modules"
-            and isinstance(node.slice, ast.Name) and node.slice.id == "__name__")
-
-
-class BodyRefs(ast.NodeVisitor):
-    """Every reference a function body makes, resolved."""
-
-    def __init__(self, an, d):
-        self.an = an
-        self.d = d
-        self.edges = []
-        self.locals = set()
-        self.local_imports = {}
-        args = d.node.args
-        params = [a.arg for a in args.posonlyargs + args.args + args.kwonlyargs]
-        if args.vararg:
-            params.append(args.vararg.arg)
-        if args.kwarg:
-            params.append(args.kwarg.arg)
-        self.self_name = None
-        if d.cls is not None and params and not _is_static(d.node):
-            self.self_name = params[0]
-        self.locals.update(params)
-        for node in ast.walk(d.node):
-            if isinstance(node, (ast.Import, ast.ImportFrom)):
-                m = an.modules[d.module]
-                for name, b in an.import_bindings(m, node):
-                    if b[0] == "ref":
-                        self.local_imports.setdefault(name, []).append(b)
-            elif isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
-                self.locals.add(node.id)
-            elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-                if node is not d.node:
-                    self.locals.add(node.name)
-            elif isinstance(node, ast.arg):
-                self.locals.add(node.arg)
-            elif isinstance(node, (ast.Global, ast.Nonlocal)):
-                for n in node.names:
-                    self.locals.discard(n)
-        self.calls = {}
-        self.skip = set()
-        self.tainted = self.find_tainted(params)
-        for node in ast.walk(d.node):
-            if isinstance(node, ast.Call):
-                values = list(node.args) + [k.value for k in node.keywords]
-                if isinstance(node.func, ast.Attribute):
-                    values.append(node.func.value)
-                self.calls[id(node.func)] = (all(self.fixed(a) for a in values), True)
-                if isinstance(node.func, ast.Name) and node.func.id in NOT_CONSTRUCTION:
-                    for a in node.args[1:]:
-                        for sub in ast.walk(a):
-                            self.skip.add(id(sub))
-            elif isinstance(node, ast.AnnAssign):
-                for sub in ast.walk(node.annotation):
-                    self.skip.add(id(sub))
-            elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                for dec in node.decorator_list:
-                    for sub in ast.walk(dec):
-                        self.skip.add(id(sub))
-                for ann in [node.returns] + [a.annotation for a in ast.walk(node.args)
-                                             if isinstance(a, ast.arg)]:
-                    if ann is not None:
-                        for sub in ast.walk(ann):
-                            self.skip.add(id(sub))
-
-    def find_tainted(self, params):
-        """Names whose value may come from the caller: the parameters (of the function and of
-        the functions, lambdas and handlers nested in it), and every local assigned, iterated
-        or entered from an expression that mentions one."""
-        tainted = set(params)
-        bindings = []  # (value expression, target expression)
-        for node in ast.walk(self.d.node):
-            if isinstance(node, ast.arg):
-                tainted.add(node.arg)
-            elif isinstance(node, ast.ExceptHandler) and node.name:
-                tainted.add(node.name)
-            elif isinstance(node, ast.Assign):
-                for t in node.targets:
-                    bindings.append((node.value, t))
-            elif isinstance(node, (ast.AugAssign, ast.AnnAssign, ast.NamedExpr)):
-                if node.value is not None:
-                    bindings.append((node.value, node.target))
-            elif isinstance(node, (ast.For, ast.AsyncFor, ast.comprehension)):
-                bindings.append((node.iter, node.target))
-            elif isinstance(node, (ast.With, ast.AsyncWith)):
-                for item in node.items:
-                    if item.optional_vars is not None:
-                        bindings.append((item.context_expr, item.optional_vars))
-        changed = True
-        while changed:
-            changed = False
-            for value, target in bindings:
-                if self.mentions(value, tainted):
-                    for sub in ast.walk(target):
-                        if isinstance(sub, ast.Name) and sub.id not in tainted:
-                            tainted.add(sub.id)
-                            changed = True
-        return tainted
-
-    @staticmethod
-    def mentions(e, names):
-        return any(isinstance(n, ast.Name) and n.id in names for n in ast.walk(e))
-
-    def fixed(self, e):
-        """Whether an expression's value is fixed by the program, not by the caller: it
-        mentions no parameter and no local that may hold one's value (module-level names,
-        constants, `__file__`, and calls over them are fixed)."""
-        return not self.mentions(e, self.tainted)
-
-    def add(self, targets, surface, node):
-        call = self.calls.get(id(node))
-        for t in targets:
-            if t[0] == "def" and self.an.defs[t[1]].kind == "class" and call is None:
-                continue
-            self.edges += self.an.target_edges(t, surface, call or NOT_A_CALL)
-
-    def resolve_chain(self, dotted):
-        parts = dotted.split(".")
-        head, tail = parts[0], parts[1:]
-        an, d = self.an, self.d
-        if head in self.local_imports:
-            out = []
-            for b in self.local_imports[head]:
-                out += an.resolve_binding(b, tail, 0)
-            return out, None
-        if head == self.self_name and tail:
-            return an.resolve_member(d.cls.id, tail, 0), None
-        if head in self.locals:
-            return None, None
-        owner = None
-        return an.resolve_expr(dotted, d.module, owner, 0), dotted
-
-    def visit_Attribute(self, node):
-        if id(node) in self.skip:
-            return
-        dotted = _dotted(node)
-        if dotted is None:
-            value = node.value
-            if (isinstance(value, ast.Call) and isinstance(value.func, ast.Name)
-                    and value.func.id == "super" and self.d.cls is not None):
-                for base in self.an.bases_of(self.d.cls.id):
-                    ts = self.an.extend(base, [node.attr], 0)
-                    # super() passes the caller's own self: never fixed.
-                    call = self.calls.get(id(node), NOT_A_CALL)
-                    for t in ts:
-                        self.edges += self.an.target_edges(t, None, (False, call[1]))
-            else:
-                self.method_sink(node)
-            self.generic_visit(node)
-            return
-        targets, surface = self.resolve_chain(dotted)
-        if targets is None or not targets:
-            self.method_sink(node)
-            return
-        self.add(targets, surface and self.surface(surface), node)
-
-    def surface(self, dotted):
-        """The dotted name's module-level spelling (`os.system` for `_os.system`)."""
-        parts = dotted.split(".")
-        m = self.an.modules[self.d.module]
-        for b in m.bindings.get(parts[0], []) + self.local_imports.get(parts[0], []):
-            if b[0] == "ref":
-                return ".".join([b[1]] + parts[1:])
-        return None
-
-    def method_sink(self, node):
-        what = S.METHOD_SINKS.get(node.attr)
-        call = self.calls.get(id(node), NOT_A_CALL)
-        if what and not call[0]:
-            self.edges.append(("sink", f"<object>.{node.attr}", what, call))
-
-    def visit_Name(self, node):
-        if id(node) in self.skip or not isinstance(node.ctx, ast.Load):
-            return
-        targets, surface = self.resolve_chain(node.id)
-        if targets:
-            self.add(targets, surface and self.surface(surface), node)
-
-
-def _is_static(fn):
-    return any(_dotted(dec) == "staticmethod" for dec in getattr(fn, "decorator_list", []))
 
 
 def analyse(an):
@@ -894,6 +741,7 @@ def main():
         sys.exit(f"this is Python {platform.python_version()}, pinned {py}")
     an = Analysis()
     an.add_tree(args.stdlib, skip={"site-packages"})
+    an.add_frozen(args.stdlib)
     found = {}
     for site in args.site:
         for name, ver, tops in dist_info(site):

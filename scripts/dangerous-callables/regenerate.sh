@@ -20,14 +20,20 @@ if [ $# -eq 0 ]; then
   CACHE=${CACHE:-$HOME/.cache/socair-dangerous-callables}
   mkdir -p "$CACHE/wheels" "$CACHE/site"
   grep '==' "$HERE/requirements.txt" | grep -v '^python==' > "$CACHE/wheels.txt"
+  # Every manylinux tag a wheel of these may carry: pip matches --platform exactly, and
+  # safetensors 0.8.0 (say) ships only manylinux_2_17/manylinux2014 wheels.
   "$PY" -m pip download --no-deps --only-binary=:all: --python-version 3.11 \
-    --implementation cp --platform manylinux_2_28_x86_64 -d "$CACHE/wheels" -r "$CACHE/wheels.txt"
+    --implementation cp --platform manylinux_2_28_x86_64 --platform manylinux_2_17_x86_64 \
+    --platform manylinux2014_x86_64 --platform manylinux_2_5_x86_64 \
+    --platform manylinux1_x86_64 -d "$CACHE/wheels" -r "$CACHE/wheels.txt"
   "$PY" - "$CACHE" <<'PYEOF'
 import os, sys, zipfile
 cache = sys.argv[1]
 for w in sorted(os.listdir(os.path.join(cache, "wheels"))):
     with zipfile.ZipFile(os.path.join(cache, "wheels", w)) as z:
         for n in z.namelist():
+            # Every directory too: a test directory holding no Python is still listed whole.
+            os.makedirs(os.path.join(cache, "site", os.path.dirname(n)), exist_ok=True)
             if n.endswith(".py") or ".dist-info/" in n:
                 z.extract(n, os.path.join(cache, "site"))
 PYEOF

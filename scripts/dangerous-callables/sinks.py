@@ -199,6 +199,34 @@ SINKS = {
     "safetensors._safetensors_rust.serialize_file": FILES,
     "safetensors._safetensors_rust.safe_open": FILES,
     "safetensors._safetensors_rust._safe_open_handle": FILES,
+    # The standard library's SAX entry point: Lib/xml/sax/__init__.py (3.11.7) `parse(source,
+    # ...)` calls `make_parser().parse(source)`, and make_parser picks its parser by importing
+    # a module named in a list (`xml.sax.expatreader` by default), so the analysis cannot type
+    # the parser; ExpatParser.parse opens a path it is given (xml/sax/saxutils.py
+    # `prepare_input_source` -> open).
+    "xml.sax.parse": FILES,
+    # h5py 3.16.0's Cython half (h5py/h5f.pyx, not in the wheel as source): `open` and
+    # `create` wrap H5Fopen and H5Fcreate on the path they are given; h5py/_hl/files.py
+    # `make_fid`, which `File.__init__` calls for every mode, reaches them.
+    "h5py.h5f.open": FILES,
+    "h5py.h5f.create": FILES,
+    # onnx 1.23.2's C++ half (onnx/cpp2py_export.cc, shipped in the wheel): checker's
+    # `check_model_path` and `_open_external_data` read the path (and the model's external
+    # data beside it), shape_inference's `infer_shapes_path` reads one path and writes another.
+    "onnx.onnx_cpp2py_export.checker.check_model_path": FILES,
+    "onnx.onnx_cpp2py_export.checker._open_external_data": FILES,
+    "onnx.onnx_cpp2py_export.shape_inference.infer_shapes_path": FILES,
+    # Unsafe parsers whose way to their sink the analysis cannot follow (a tag-to-method
+    # registry filled at import, yaml/constructor.py 6.0.4 `add_constructor` calls at module
+    # level): PyYAML's UnsafeConstructor builds any object from a document
+    # (`!!python/object/apply:os.system`: `find_python_name` imports the module,
+    # `make_python_instance` calls what it names); FullConstructor makes an instance of any
+    # class of an already imported module and runs its `__setstate__`
+    # (`construct_python_object`, `set_python_instance_state`), what a pickle's NEWOBJ and
+    # BUILD do. Every loader class deriving from either (UnsafeLoader, Loader, FullLoader and
+    # their C twins in yaml/cyaml.py) is one of them.
+    "yaml.constructor.UnsafeConstructor": UNPICKLES,
+    "yaml.constructor.FullConstructor": UNPICKLES,
 }
 
 # The file and process functions of the os module's C half (os.py does `from posix import *`,

@@ -2,6 +2,7 @@
 the flagged callables with their witness chains, and the alias, instance, bases and
 whole-module rows through which a pickle reaches them. Called by analyse.py `main`.
 """
+import ast
 import sys
 
 import sinks as S
@@ -37,9 +38,21 @@ def write(an, result, out, py, found):
         for k in range(1, len(parts) + 1):
             flagged_modules.add(".".join(parts[:k]))
 
+    sink_prefixes = {".".join(k.split(".")[:i]) for k in S.SINKS
+                     for i in range(1, k.count(".") + 1)}
+
+    def sink_under(name):
+        """A sink is the name or lies under it (`torch._C.StorageBase`, whose `from_file` is
+        one): a class deriving from it inherits the sink as a member."""
+        return bool(an.sink_of(name)) or name in sink_prefixes
+
+    def ext_sinks(cls_id):
+        return [t[1] for t in an.mro(cls_id) if t[0] == "ext" and sink_under(t[1])]
+
     def has_flagged(cls_id):
         if cls_id not in members:
-            members[cls_id] = flagged_members(an, result, cls_id)
+            members[cls_id] = (flagged_members(an, result, cls_id)
+                               + [(None, e) for e in ext_sinks(cls_id)])
         return members[cls_id]
 
     def spelt(target):
@@ -52,12 +65,15 @@ def write(an, result, out, py, found):
 
     for mname in sorted(an.modules):
         m = an.modules[mname]
-        for name in sorted(m.bindings):
+        bindings = dict(m.bindings)
+        for name, b in star_exports(an, m).items():
+            bindings.setdefault(name, [b])
+        for name in sorted(bindings):
             path = f"{mname}.{name}"
             if path in rows or path in an.defs:
                 continue
             row = None
-            for b in m.bindings[name]:
+            for b in bindings[name]:
                 if b[0] == "inst":
                     for t in an.resolve_binding(b, [], 0):
                         if t[0] == "inst" and has_flagged(t[1]):
@@ -86,8 +102,11 @@ def write(an, result, out, py, found):
         d = an.defs[cid]
         if d.kind != "class" or cid in result:
             continue
+        # A member inherited from a flagged base, or from a C base that has a sink as a
+        # member (torch/storage.py `UntypedStorage(torch._C.StorageBase, _StorageBase)`
+        # inherits the C `from_file`).
         inherited = [mem for mem, target in has_flagged(cid)
-                     if mem not in d.members]
+                     if mem is None or mem not in d.members]
         if not inherited:
             continue
         bases = []
@@ -96,6 +115,8 @@ def write(an, result, out, py, found):
                 bases.append(spelt(t[1]))
             elif t[0] == "ext" and an.sink_of(t[1]):
                 bases.append(an.sink_of(t[1])[0])
+            elif t[0] == "ext" and sink_under(t[1]):
+                bases.append(t[1])
         if bases:
             rows.setdefault(cid, ("<", " ".join(bases), "-"))
     for path, why in an.whole.items():
@@ -139,3 +160,44 @@ def flagged_members(an, result, cls_id):
                         out.append((member, r[1]))
                         break
     return out
+
+
+def star_exports(an, m, depth=0, seen=None):
+    """The names a module's `from x import *` binds (yaml/__init__.py `from .loader import
+    *` makes `yaml.UnsafeLoader`; xml/etree/cElementTree.py is only such an import): each
+    as a binding to the star module's name. A star module's literal `__all__` says which
+    names; without one, every name not starting with `_`. Stars of stars are followed."""
+    seen = seen if seen is not None else {m.name}
+    out = {}
+    if depth > 8:
+        return out
+    for star in m.stars:
+        sm = an.modules.get(star)
+        if sm is None or star in seen:
+            continue
+        seen.add(star)
+        names = set(sm.bindings)
+        for name in star_exports(an, sm, depth + 1, seen):
+            names.add(name)
+        listed = literal_all(sm)
+        for name in sorted(names):
+            if (name in listed) if listed is not None else not name.startswith("_"):
+                out.setdefault(name, ("ref", f"{star}.{name}"))
+    return out
+
+
+def literal_all(m):
+    """A module's `__all__` when every assignment of it is a literal list or tuple of
+    strings (then their union), else None."""
+    values = m.consts.get("__all__")
+    if not values:
+        return None
+    names = set()
+    for v in values:
+        if not isinstance(v, (ast.List, ast.Tuple)):
+            return None
+        for e in v.elts:
+            if not (isinstance(e, ast.Constant) and isinstance(e.value, str)):
+                return None
+            names.add(e.value)
+    return names

@@ -143,3 +143,103 @@ fn tensors_are_read_as_torch_loads_them() {
         }
     }
 }
+
+// ---- Issue 40 (pickle and joblib verdicts) ----
+
+/// Flax state dicts of 2, 3 and 4 top-level keys begin with msgpack fixmap `0x82`..`0x84`,
+/// pickle's EXT1/EXT2/EXT4, an opcode `pickle.load` raises on first (copyreg's registry is
+/// empty; fixtures/pickle-data/make_flax.py checks both unpicklers raise). msgpack-python wrote
+/// them as flax.serialization.to_bytes does: the Flax reader alone reads them, and they pass.
+/// (`pickle::tests::a_large_flax_state_dict_ran_as_a_pickle_cut_short_…` shows the pickle
+/// machine took the large one for a pickle.)
+#[test]
+fn a_flax_state_dict_starting_with_an_ext_opcode_is_the_flax_readers_alone() {
+    // `-large`: longer than the 4096 bytes a claim sees, which ran as a pickle cut short.
+    for (keys, name) in [
+        (2, "2-keys"),
+        (3, "3-keys"),
+        (4, "4-keys"),
+        (2, "2-keys-large"),
+    ] {
+        let file = fixture(&format!("pickle-data/flax-{name}.msgpack"));
+        assert_eq!(std::fs::read(&file).unwrap()[0], 0x80 + keys);
+        let r = run(socair().args(["scan", "--json"]).arg(&file));
+        assert_eq!(r.code, 0, "{keys}: {}", r.stderr);
+        let report = json(&r.stdout);
+        assert_eq!(report["artifact"]["format"], "flax-msgpack", "{keys}");
+        assert_eq!(
+            crate::common::report_plugins(&report),
+            vec!["native"],
+            "{keys}: {report:#}"
+        );
+        let structure = crate::common::report_row(&report, "Format and structure");
+        assert_eq!(structure["status"], "PASS", "{keys}: {structure:#}");
+    }
+}
+
+/// Issue 40 (fixtures/torch/code-capable/make_code_capable.py): each code-capable callable
+/// that was only a LEAD (the import system's bytecode writer under its frozen name, a
+/// storage's inherited C `from_file`, `onnx.save_model`, `h5py.File`, `yaml.unsafe_load` and
+/// an unsafe yaml Loader, `click.edit`, `xml.etree.ElementTree.parse`, py7zr's archive
+/// writer, and the same class elsewhere: `xml.sax.parse`) is FAIL, one finding naming both
+/// the global and the sink it reaches; the real `pickle.loads` of each (but torch's) created
+/// or read a file, as expected.json records. The safe counterparts (`yaml.safe_load`,
+/// `ElementTree.fromstring`) stay LEADs: loading them created nothing, and no finding says
+/// they reach a sink.
+#[test]
+fn every_code_capable_callable_is_fail_naming_its_sink() {
+    let cases = expected_in("torch/code-capable/expected.json");
+    let fails = cases.iter().filter(|(_, c)| c["status"] == "FAIL").count();
+    assert!(fails >= 10, "{fails} FAIL cases");
+    assert!(cases.len() > fails, "no control");
+    for (file, case) in &cases {
+        let fail = case["status"] == "FAIL";
+        // The generator's proof of what the real loader does (torch's are not run).
+        if let Some(real) = case["real_loader"].as_object() {
+            let created = real["files_created"].as_array().unwrap();
+            // A reader leaves nothing behind: the generator records the file it read.
+            let read = real.get("read").and_then(Value::as_array);
+            assert_eq!(
+                !created.is_empty() || read.is_some_and(|r| !r.is_empty()),
+                fail,
+                "{file}: {real:?}"
+            );
+        }
+        let r = run(socair()
+            .arg("scan")
+            .arg(fixture(&format!("torch/code-capable/{file}"))));
+        let report = json(&r.stdout);
+        let row = pickle_row(&report, file);
+        assert_eq!(row["status"], case["status"], "{file}: {row:#}");
+        assert_eq!(r.code, 1, "{file}: {}", r.stderr);
+        let reasons: Vec<String> = row["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|f| f["reason"].as_str().map(str::to_lowercase))
+            .collect();
+        let keywords: Vec<&str> = case["keywords"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|k| k.as_str().unwrap())
+            .collect();
+        assert!(
+            keywords.len() >= if fail { 2 } else { 1 },
+            "{file}: the global (and the sink)"
+        );
+        let named = reasons
+            .iter()
+            .any(|why| keywords.iter().all(|k| why.contains(k)));
+        assert!(
+            named,
+            "{file}: no finding with all of {keywords:?}: {reasons:#?}"
+        );
+        if !fail {
+            assert!(
+                reasons.iter().all(|why| !why.contains("reaches")),
+                "{file}: {reasons:#?}"
+            );
+        }
+    }
+}
