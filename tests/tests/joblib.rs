@@ -417,43 +417,24 @@ fn a_big_endian_array_is_fingerprinted_as_joblib_load_gives_it() {
     for (name, want) in e.as_object().unwrap() {
         let r = run(socair().args(["tensors", "--json"]).arg(path(name)));
         assert_eq!(r.code, 0, "{name}: {}", r.stderr);
-        let m = json(&r.stdout);
-        let got: BTreeMap<String, (String, String)> = m["tensors"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|t| {
-                (
-                    t["name"].as_str().unwrap().to_owned(),
-                    (
-                        t["sha256"].as_str().unwrap().to_owned(),
-                        t["dtype"].as_str().unwrap_or_default().to_owned(),
-                    ),
-                )
-            })
-            .collect();
-        let want: BTreeMap<String, (String, String)> = want
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|a| {
-                (
-                    a["path"].as_str().unwrap().to_owned(),
-                    (
-                        a["sha256"].as_str().unwrap().to_owned(),
-                        a["dtype"].as_str().unwrap().to_owned(),
-                    ),
-                )
-            })
-            .collect();
-        assert_eq!(
-            got.iter().map(|(k, v)| (k, &v.0)).collect::<Vec<_>>(),
-            want.iter().map(|(k, v)| (k, &v.0)).collect::<Vec<_>>(),
-            "{name}: {}",
-            r.stdout
-        );
+        let got = crate::common::tensor_hashes(&json(&r.stdout));
+        assert_eq!(got, expected_hashes(want), "{name}: {}", r.stdout);
         assert_eq!(got.len(), 5);
     }
+}
+
+/// An expected.json list of `{path, sha256}` as a map.
+fn expected_hashes(list: &serde_json::Value) -> BTreeMap<String, String> {
+    list.as_array()
+        .unwrap()
+        .iter()
+        .map(|a| {
+            (
+                a["path"].as_str().unwrap().to_owned(),
+                a["sha256"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect()
 }
 
 // Issue 40: a model pickled below protocol 3 (fixtures/joblib/make_low_protocol.py, scikit-learn
@@ -468,18 +449,7 @@ fn arrays_pickled_below_protocol_3_are_fingerprinted_as_numpy_holds_them() {
         .args(["tensors", "--json"])
         .arg(fixture(&format!("joblib/{name}"))));
     let got = crate::common::tensor_hashes(&json(&r.stdout));
-    let want: BTreeMap<String, String> = e[name]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|a| {
-            (
-                a["path"].as_str().unwrap().to_owned(),
-                a["sha256"].as_str().unwrap().to_owned(),
-            )
-        })
-        .collect();
-    assert_eq!(got, want, "{}", r.stdout);
+    assert_eq!(got, expected_hashes(&e[name]), "{}", r.stdout);
     let r = run(socair()
         .args(["scan", "--json", "--profile", "sklearn"])
         .arg(fixture("joblib/lowproto-forest-p2.pkl")));
