@@ -60,7 +60,8 @@ pub fn read<S: ReadAt + ?Sized>(src: &S, reviewed: &[String]) -> Analysis {
     if let Err(e) = src.read_exact_at(0, &mut text) {
         return crate::refused(KIND, "file".into(), format!("unreadable: {e}"));
     }
-    let outcome = grammar::judge_document(&text, "config.json", Dialect::Keras3, reviewed);
+    // Places are JSON paths alone: the file is the one scanned, named by whoever reports it.
+    let outcome = grammar::judge_document(&text, "", Dialect::Keras3, reviewed);
     Analysis {
         kind: format!("{KIND} (what keras.saving.load_model builds a model directory from)"),
         config: Some(outcome),

@@ -319,11 +319,14 @@ fn key(path: &str, k: &str) -> String {
 }
 
 impl Judge {
+    /// A finding's place: `file` then the JSON path; the path alone when the document is
+    /// the file scanned (`file` empty), which the host already names.
     fn at(&self, path: &str) -> String {
-        if path.is_empty() {
-            self.file.clone()
-        } else {
-            format!("{} {path}", self.file)
+        match (self.file.is_empty(), path.is_empty()) {
+            (true, true) => "the document".to_owned(),
+            (true, false) => path.to_owned(),
+            (false, true) => self.file.clone(),
+            (false, false) => format!("{} {path}", self.file),
         }
     }
 
