@@ -69,6 +69,36 @@ fn structural_abuse_is_fail() {
     assert_eq!(worst(b"\x80\x01N."), Some(Severity::Lead));
 }
 
+/// BUILD on a global itself (a class, module or function, not an instance): CPython's
+/// `load_build` puts a state dict into its `__dict__` and slot state through `setattr`, so
+/// the load patches what later code runs (checked with CPython 3.11: `(None, {'sep': '!'})`
+/// BUILT on `os.path` leaves `os.path.sep == '!'` after `pickle.loads`, in both unpicklers;
+/// torch's legacy `persistent_load` writes `.patch` files once `Module.dump_patches` is set
+/// this way). A global that is only a LEAD becomes a FAIL when it is built on.
+#[test]
+fn build_on_a_global_itself_is_a_fail() {
+    let global = b"\x80\x02ctorch.nn.functional\nrelu\n.";
+    assert_eq!(worst(global), Some(Severity::Lead));
+    let patched = b"\x80\x02ctorch.nn.functional\nrelu\nN}X\x05\x00\x00\x00patchK\x01s\x86b.";
+    assert!(
+        names(
+            patched,
+            Severity::Fail,
+            "BUILD sets state on the global torch.nn.functional.relu itself"
+        ),
+        "{:?}",
+        findings(patched)
+    );
+    // Its __dict__, by a plain state dict, too.
+    let by_dict = b"\x80\x02ctorch.nn.functional\nrelu\n}X\x05\x00\x00\x00patchK\x01sb.";
+    assert_eq!(
+        worst(by_dict),
+        Some(Severity::Fail),
+        "{:?}",
+        findings(by_dict)
+    );
+}
+
 #[test]
 fn globals_are_judged_exactly_and_memo_sources_resolve() {
     // STACK_GLOBAL with both names from the memo, as protocol 4 legitimately writes.

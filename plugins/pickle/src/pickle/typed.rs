@@ -517,6 +517,19 @@ impl Run<'_, '_> {
                 }
             }
             Value::Opaque(_) => {}
+            // CPython's `load_build` on a class, module or function: a state dict goes into
+            // its `__dict__` (a module's globals), slot state through `setattr`, and a
+            // `__setstate__` the class defines is called unbound with the state as `self`.
+            // Either way the load patches what every later caller of that object runs (a
+            // torch `Module`'s `dump_patches`, which makes a legacy load write `.patch`
+            // files). `pickle.dump` never writes it: an object saved by reference has no state.
+            global @ Value::Global(_) => self.structure(
+                Severity::Fail,
+                format!(
+                    "BUILD sets state on {} itself: loading patches a class, module or function that later code runs (pickle.dump never writes this)",
+                    describe(&global)
+                ),
+            ),
             other => self.structure(
                 Severity::Lead,
                 format!("BUILD sets state on {}: outside {gname}", describe(&other)),
