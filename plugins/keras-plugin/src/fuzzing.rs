@@ -73,7 +73,8 @@ pub fn check_hdf5(data: &[u8]) {
     }
 }
 
-/// `data` as a config in both dialects: no panic, findings bounded.
+/// `data` as a config in both dialects and as a model directory's `config.json`: no panic,
+/// findings bounded.
 pub fn check_config(data: &[u8]) {
     for d in [Dialect::Keras3, Dialect::Legacy] {
         let o = grammar::judge(data, "config.json", d, &[]);
@@ -83,6 +84,10 @@ pub fn check_config(data: &[u8]) {
         }
         let _ = grammar::judge_document(data, "training_config", d, &[]);
     }
+    // As a model directory's config.json, claimed or not (the keras-config reader).
+    let _ = socair_keras::config::claims(&data[..data.len().min(4096)]);
+    let a = socair_keras::config::read(data, &[]);
+    assert!(a.tensors.is_empty() && (a.config.is_some() != a.refused.is_some()));
 }
 
 /// `data` as a `.keras` archive: no panic, ranges inside the file, bounds kept, and the same
