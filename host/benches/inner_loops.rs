@@ -123,7 +123,7 @@ fn copy() {
     report("copy: std::fs::copy (limit)", SIZE, limit, limit);
     let took = best(|| {
         let _ = std::fs::remove_file(&to);
-        socair::airlock::store::copy_hashing_with(&from, &to, false).unwrap();
+        socair::airlock::files::copy_hashing_with(&from, &to, false).unwrap();
     });
     report("copy: copy_hashing (no fsync)", SIZE, took, limit);
 }

@@ -3,11 +3,12 @@
 //! that binds the output to the input; and the recheck a reviewer runs from the input alone.
 
 use crate::airlock::error::StoreError;
+use crate::airlock::files::copy_hashing_with;
 use crate::airlock::gate::verify_scan_attestation;
 use crate::airlock::log::LogEntry;
 use crate::airlock::review::check_covered;
 use crate::airlock::signing::{self, Statement};
-use crate::airlock::store::{copy_hashing_with, Area, Store, DERIVATION, DERIVATIONS};
+use crate::airlock::store::{Area, Store, DERIVATION, DERIVATIONS};
 use crate::base::digest::hex;
 use crate::base::{fault, output};
 use crate::convert::rules::Rules;

@@ -14,6 +14,7 @@ pub mod bucket_log;
 pub mod clock;
 pub mod derive;
 pub mod error;
+pub mod files;
 pub mod gate;
 pub mod listing;
 pub mod log;

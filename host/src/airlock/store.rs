@@ -25,20 +25,18 @@
 use crate::airlock::bucket::Bucket;
 use crate::airlock::bucket_log::BucketLog;
 use crate::airlock::error::{unusable, StoreError};
+use crate::airlock::files::{copy_hashing, digest_of_path};
+use crate::airlock::files::{rename_unless_staged, sync_dir};
 use crate::airlock::log::{ActivityLog, LogCheck, LogEntry};
 use crate::airlock::pins::{Pins, PluginPin};
 use crate::airlock::policy::{Policy, TrustedKey, POLICY_SCHEMA, ROLES};
 use crate::airlock::signing;
 use crate::base::cloud;
-use crate::base::digest::hex;
 use crate::base::fault;
-use crate::base::hashpipe::HashPipe;
 use crate::base::output;
-use crate::base::progress::Progress;
 use crate::base::scratch;
 use crate::read::modeldir;
 use crate::read::source::{hash_file, is_remote, sha256_of_path, InputFile};
-use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 
 /// The environment variable naming the default store.
@@ -923,94 +921,5 @@ fn empty_policy() -> Policy {
         schema: POLICY_SCHEMA.into(),
         keys: Vec::new(),
         pins: Pins::default(),
-    }
-}
-
-/// Copies `from` to a new file `to`, hashing while copying, and fsyncs it. Returns the hex
-/// sha256.
-pub fn copy_hashing(from: &Path, to: &Path) -> Result<String, StoreError> {
-    copy_hashing_with(from, to, true)
-}
-
-/// [`copy_hashing`], with the fsync only when `durable`: a scratch copy that a crash would
-/// discard anyway (the conversion's work copy) need not wait for the disk.
-pub fn copy_hashing_with(from: &Path, to: &Path, durable: bool) -> Result<String, StoreError> {
-    if is_remote(from) {
-        return crate::airlock::bucket::download_hashing(from, to, durable);
-    }
-    let mut src = std::fs::File::open(from).map_err(|e| unusable(from, e))?;
-    if !src.metadata().map_err(|e| unusable(from, e))?.is_file() {
-        return Err(StoreError::Refused(format!(
-            "{}: not a regular file",
-            from.display()
-        )));
-    }
-    let mut dst = std::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .open(to)
-        .map_err(|e| unusable(to, e))?;
-    // The copy and its hash run side by side: each buffer, once written, is hashed on a
-    // second core while the next one is read.
-    const CHUNK: usize = 1 << 20;
-    let pipe = HashPipe::new(CHUNK);
-    let size = src.metadata().map_or(0, |m| m.len());
-    let progress = Progress::bytes(size, "copying");
-    loop {
-        let mut buf = pipe.buffer();
-        let n = (&mut src)
-            .take(CHUNK as u64)
-            .read_to_end(&mut buf)
-            .map_err(|e| unusable(from, e))?;
-        if n == 0 {
-            break;
-        }
-        progress.add(n as u64);
-        dst.write_all(&buf).map_err(|e| unusable(to, e))?;
-        pipe.send(buf);
-    }
-    let digest = pipe.finish().map_err(|e| unusable(from, e))?;
-    if durable {
-        dst.sync_all().map_err(|e| unusable(to, e))?;
-    }
-    Ok(hex(&digest))
-}
-
-/// A file's sha256, or a directory's `socair.modeldir/v1` digest.
-pub fn digest_of_path(path: &Path) -> Result<String, StoreError> {
-    if is_remote(path) {
-        let input = InputFile::open_remote(path.to_str().unwrap_or_default())
-            .map_err(|e| unusable(path, e))?;
-        return hash_file(&input).map_err(|e| unusable(path, e));
-    }
-    if path.is_dir() {
-        let files = modeldir::list_files(path).map_err(|e| StoreError::Refused(e.to_string()))?;
-        modeldir::digest(&files).map_err(|e| StoreError::Unusable(e.to_string()))
-    } else {
-        sha256_of_path(path).map_err(|e| unusable(path, e))
-    }
-}
-
-pub fn sync_dir(dir: &Path) {
-    if let Ok(d) = std::fs::File::open(dir) {
-        let _ = d.sync_all();
-    }
-}
-
-/// Renames the scratch directory `from` to `incoming/<sha>/` (`to`). Two processes that
-/// stage the same bytes at once both get past their "already staged?" check; the later
-/// rename then fails on the earlier one's directory (ENOTEMPTY or EEXIST). That is not an
-/// error: the bytes are staged, so the scratch copy is dropped and `false` says so.
-fn rename_unless_staged(from: &Path, to: &Path) -> Result<bool, StoreError> {
-    match std::fs::rename(from, to) {
-        Ok(()) => Ok(true),
-        Err(e) => {
-            let _ = std::fs::remove_dir_all(from);
-            if to.is_dir() {
-                Ok(false)
-            } else {
-                Err(unusable(to, e))
-            }
-        }
     }
 }

@@ -6,9 +6,9 @@
 //! Every condition that does not hold is listed, the first one first.
 
 use crate::airlock::derive::{recheck_derivation, DerivationPredicate};
+use crate::airlock::files::digest_of_path;
 use crate::airlock::policy::{Policy, ROLES};
 use crate::airlock::signing::{self, SigningError, Statement};
-use crate::airlock::store::digest_of_path;
 use crate::read::plugins::PluginSet;
 use crate::read::source::sha256_of_path;
 use crate::report::document::{Report, Row};

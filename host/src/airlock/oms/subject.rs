@@ -9,12 +9,12 @@
 //! attestation keeps socair's own digest of the artifact (`socair.modeldir/v1`, which binds
 //! every name and size), and `socair verify` checks both.
 
+use crate::airlock::files::digest_of_path;
 use crate::airlock::oms::manifest::{root_digest, Method, GIT_PATHS};
 use crate::airlock::oms::payload::{parse_serialization, serialization_json};
 use crate::airlock::oms::sign::{files_serialization, hash_model, local, model_name};
 use crate::airlock::oms::{OmsError, PREDICATE_TYPE};
 use crate::airlock::signing::{Statement, Subject, SCAN_PREDICATE};
-use crate::airlock::store::digest_of_path;
 use std::path::Path;
 
 /// The annotation naming what the subject's digest is of.
