@@ -6,29 +6,13 @@
 //! the SHA-256 of its bytes) against the tensors socair fingerprints, and every variable Keras
 //! loads against them.
 
-use crate::common::{fixture, json, run, socair};
+use crate::common::{fixture, json, run, socair, verdict};
 use serde_json::Value;
 use std::collections::BTreeMap;
 
 fn expected(rel: &str) -> BTreeMap<String, Value> {
     let text = std::fs::read_to_string(fixture(rel)).unwrap();
     serde_json::from_str(&text).unwrap()
-}
-
-fn verdict(report: &Value) -> &'static str {
-    let statuses: Vec<&str> = report["rows"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|r| r["status"].as_str().unwrap())
-        .collect();
-    if statuses.contains(&"FAIL") {
-        "FAIL"
-    } else if statuses.contains(&"LEAD") {
-        "LEAD"
-    } else {
-        "PASS"
-    }
 }
 
 /// Every file: the verdict the libraries' behaviour calls for, with the keyword in a finding.

@@ -254,3 +254,21 @@ impl Store {
         out.display().to_string()
     }
 }
+
+/// A report's verdict from its rows: `FAIL` when any row fails, else `LEAD` when any row is
+/// a lead, else `PASS`.
+pub fn verdict(report: &serde_json::Value) -> &'static str {
+    let statuses: Vec<&str> = report["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["status"].as_str().unwrap())
+        .collect();
+    if statuses.contains(&"FAIL") {
+        "FAIL"
+    } else if statuses.contains(&"LEAD") {
+        "LEAD"
+    } else {
+        "PASS"
+    }
+}

@@ -252,6 +252,13 @@ impl Vals {
             other: self.other,
             ..Vals::default()
         };
+        self.join_contained_leaves(&mut out);
+        out
+    }
+
+    /// Joins into `out` every scalar inside its containers (lists, maps' keys and values, the
+    /// bag), opened all the way down, in that order; its own scalars left out.
+    fn join_contained_leaves(&self, out: &mut Vals) {
         for l in &self.lists {
             for x in l {
                 out.join(&x.leaves());
@@ -266,7 +273,6 @@ impl Vals {
         if let Some(b) = &self.bag {
             out.join(&b.leaves());
         }
-        out
     }
 
     /// Containers nested deeper than `depth` (at least 2) become one sequence of every
@@ -276,20 +282,7 @@ impl Vals {
             return self;
         }
         let mut inner = Vals::default();
-        for l in &self.lists {
-            for x in l {
-                inner.join(&x.leaves());
-            }
-        }
-        for m in &self.maps {
-            for (k, x) in m {
-                inner.join(&k.leaves());
-                inner.join(&x.leaves());
-            }
-        }
-        if let Some(b) = &self.bag {
-            inner.join(&b.leaves());
-        }
+        self.join_contained_leaves(&mut inner);
         Vals {
             strs: self.strs,
             ints: self.ints,
