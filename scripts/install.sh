@@ -12,7 +12,7 @@
 # Default prefix: ~/.local. It builds in release mode (--debug: a debug build; --from: no build,
 # install what TARGET_DIR, such as target/release, already holds).
 #
-# `cargo install --path host` alone installs the binary without its plugins: socair would then
+# `cargo install --path host/cli` alone installs the binary without its plugins: socair would then
 # read no format. This script installs both, from the same checkout.
 set -euo pipefail
 prefix="$HOME/.local"

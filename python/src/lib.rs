@@ -7,12 +7,12 @@
 use pyo3::exceptions::PyException;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyList, PyTuple};
-use socair::base::output::to_json_bytes;
-use socair::fingerprint::{diff, manifest};
-use socair::read::artifact::ReaderChoice;
-use socair::read::plugins::{self, PluginSet};
-use socair::report::load::{load as load_layout, TensorBytes};
-use socair::report::scan::{read_reviewed, scan as scan_path, ScanOptions};
+use socair_reports::base::output::to_json_bytes;
+use socair_reports::fingerprint::{diff, manifest};
+use socair_reports::read::artifact::ReaderChoice;
+use socair_reports::read::plugins::{self, PluginSet};
+use socair_reports::report::load::{load as load_layout, TensorBytes};
+use socair_reports::report::scan::{read_reviewed, scan as scan_path, ScanOptions};
 use std::path::{Path, PathBuf};
 
 pyo3::create_exception!(
@@ -155,7 +155,7 @@ impl Session {
         reviewed_file: Option<PathBuf>,
         verify: bool,
     ) -> PyResult<(String, Option<Bound<'py, PyTuple>>)> {
-        if socair::read::source::is_remote(&path) {
+        if socair_reports::read::source::is_remote(&path) {
             return Err(error(format!(
                 "{}: socair.load maps local files; download the object and load the copy (socair.scan and socair.tensors read it in place)",
                 path.display()
@@ -252,6 +252,6 @@ fn native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Session>()?;
     m.add_function(wrap_pyfunction!(search_path, m)?)?;
     m.add("SocairError", m.py().get_type::<SocairError>())?;
-    m.add("VERSION", socair::VERSION)?;
+    m.add("VERSION", socair_reports::VERSION)?;
     Ok(())
 }

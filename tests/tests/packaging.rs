@@ -50,7 +50,7 @@ fn version_names_the_plugin_api() {
     assert_eq!(r.code, 0);
     let listing = json(&run(socair().args(["plugins", "--json"])).stdout);
     let api = listing["plugin_api"].as_str().unwrap();
-    let manifest = std::fs::read_to_string(repo().join("host/Cargo.toml")).unwrap();
+    let manifest = std::fs::read_to_string(repo().join("host/cli/Cargo.toml")).unwrap();
     let host_version = manifest
         .lines()
         .find_map(|l| l.strip_prefix("version = \""))

@@ -394,7 +394,7 @@ pub fn read(data: &[u8]) -> OpenedFile {
     }
     let mut sorted = params.clone();
     sorted.sort();
-    // The order the host names the .pdiparams beside it by (host/src/read/artifact.rs
+    // The order the host names the .pdiparams beside it by (host/reading/src/read/artifact.rs
     // `name_by_program`).
     out.metadata.push((
         "paddle.parameter_order".into(),

@@ -91,7 +91,7 @@ pub fn read(data: &[u8]) -> OpenedFile {
         }
     }
     let params = parameters(&p);
-    // The order the host names the .pdiparams beside it by (host/src/read/artifact.rs
+    // The order the host names the .pdiparams beside it by (host/reading/src/read/artifact.rs
     // `name_by_program`).
     out.metadata.push((
         "paddle.parameter_order".into(),

@@ -1,0 +1,28 @@
+//! The airlock: the store and what guards it. Keys and DSSE envelopes ([`signing`], from the
+//! signing crate, as are OpenSSF model signing bundles, [`oms`]), the
+//! trust policy ([`policy`]) and its pins ([`pins`]), the chained activity log ([`log`]), the
+//! store's staging and scratch areas ([`store`]), the store on object storage ([`bucket`]) and
+//! its log of claimed entries ([`bucket_log`]), signed scans ([`attest`]), the gate with its
+//! acceptances and promotion ([`gate`]), conversion with a signed derivation record
+//! ([`derive`]), the answer to "can I trust this file?" ([`verify`]), timestamps ([`clock`])
+//! and the typed errors ([`error`]). May use `base`,
+//! `read`, `fingerprint`, `report`, `convert` and the signing crate; never `cli`. Nothing here prints: each
+//! operation returns its outcome or a [`error::StoreError`].
+
+pub mod attest;
+pub mod bucket;
+pub mod bucket_log;
+pub mod clock;
+pub mod derive;
+pub mod error;
+pub mod files;
+pub mod gate;
+pub mod listing;
+pub mod log;
+pub mod pins;
+pub mod policy;
+pub mod review;
+pub mod store;
+pub mod verify;
+
+pub use socair_signing::{oms, signing};
