@@ -1,5 +1,5 @@
 //! The subject digest is the file's SHA-256 however its readers read it. A scan computes it
-//! from the readers' own reads (`host/src/read/tap.rs`: a zip's CRC-32 pass, read in order,
+//! from the readers' own reads (`host/reading/src/read/tap.rs`: a zip's CRC-32 pass, read in order,
 //! with gaps filled and jumps only served) and hashes the rest after them; every committed
 //! file of the formats whose readers read much of their file is scanned in one run and each
 //! digest compared with the SHA-256 computed here. Hostile zips (overlapping records, data

@@ -136,7 +136,7 @@ fn the_host_lists_the_template_with_its_version_and_plugin_api() {
 
 /// Every tensor of every valid checkpoint, as the host fingerprints it, against the arrays the
 /// generator exported: name, shape, size and SHA-256 of the float32 little-endian bytes. For F32
-/// stored little-endian, float32-le-bits/v1 is the identity (host/src/fingerprint/hashing.rs),
+/// stored little-endian, float32-le-bits/v1 is the identity (host/reports/src/fingerprint/hashing.rs),
 /// so the values hash is that same SHA-256.
 #[test]
 fn every_valid_checkpoint_matches_what_was_exported() {
