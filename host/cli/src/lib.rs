@@ -22,3 +22,29 @@ pub mod cli;
 
 #[doc(hidden)]
 pub mod fuzzing;
+
+#[cfg(test)]
+mod tests {
+    /// Every crate's rule sets reach the command's registry (each crate registers its own
+    /// with `inventory`; a crate the linker left out would lose them), each id once.
+    #[test]
+    fn every_crates_rule_sets_are_registered_once() {
+        for id in [
+            "socair.modeldir/v1",
+            "float32-le-bits/v1",
+            "socair.tensors/v1",
+            "socair.tensors.diff/v1",
+            "socair.report/v1",
+            "socair-convert/3",
+        ] {
+            assert!(
+                crate::base::rules::find(id).is_some(),
+                "{id} is not registered"
+            );
+        }
+        let all = crate::base::rules::built_in();
+        let mut ids: Vec<_> = all.iter().map(|r| r.id).collect();
+        ids.dedup();
+        assert_eq!(ids.len(), all.len());
+    }
+}
