@@ -1,6 +1,6 @@
-//! See `socair_plugin_joblib::fuzzing::joblib_reader`.
+//! See `socair_joblib::fuzzing::joblib_reader`.
 #![no_main]
 
 libfuzzer_sys::fuzz_target!(|data: &[u8]| {
-    socair_plugin_joblib::fuzzing::joblib_reader(data);
+    socair_joblib::fuzzing::joblib_reader(data);
 });

@@ -1,6 +1,6 @@
-//! See `socair_plugin_numpy::fuzzing::check_reader`.
+//! See `socair_numpy::fuzzing::check_reader`.
 #![no_main]
 
 libfuzzer_sys::fuzz_target!(|data: &[u8]| {
-    socair_plugin_numpy::fuzzing::check_reader(data);
+    socair_numpy::fuzzing::check_reader(data);
 });

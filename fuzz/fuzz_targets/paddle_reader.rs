@@ -1,6 +1,6 @@
-//! See `socair_plugin_paddle::fuzzing::check_readers`.
+//! See `socair_paddle::fuzzing::check_readers`.
 #![no_main]
 
 libfuzzer_sys::fuzz_target!(|data: &[u8]| {
-    socair_plugin_paddle::fuzzing::check_readers(data);
+    socair_paddle::fuzzing::check_readers(data);
 });

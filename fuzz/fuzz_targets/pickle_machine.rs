@@ -1,6 +1,6 @@
-//! See `socair_plugin_torch_zip::fuzzing::check_pickle`.
+//! See `socair_torch_zip::fuzzing::check_pickle`.
 #![no_main]
 
 libfuzzer_sys::fuzz_target!(|data: &[u8]| {
-    socair_plugin_torch_zip::fuzzing::check_pickle(data);
+    socair_torch_zip::fuzzing::check_pickle(data);
 });

@@ -2,5 +2,5 @@
 #![no_main]
 
 libfuzzer_sys::fuzz_target!(|data: &[u8]| {
-    socair_plugin_safetensors::fuzzing::check_writer_round_trip(data);
+    socair_safetensors::fuzzing::check_writer_round_trip(data);
 });

@@ -1,6 +1,6 @@
-//! See `socair_plugin_torch_zip::fuzzing::check_legacy`.
+//! See `socair_torch_zip::fuzzing::check_legacy`.
 #![no_main]
 
 libfuzzer_sys::fuzz_target!(|data: &[u8]| {
-    socair_plugin_torch_zip::fuzzing::check_legacy(data);
+    socair_torch_zip::fuzzing::check_legacy(data);
 });

@@ -1,6 +1,6 @@
-//! See `socair_plugin_torch_zip::fuzzing::check_zip`.
+//! See `socair_torch_zip::fuzzing::check_zip`.
 #![no_main]
 
 libfuzzer_sys::fuzz_target!(|data: &[u8]| {
-    socair_plugin_torch_zip::fuzzing::check_zip(data);
+    socair_torch_zip::fuzzing::check_zip(data);
 });

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Lists the globals a weights-only loader allows that dangerous_callables.tsv flags, so that a
 person can look at each: socair keeps accepting the grammar's own exact pairs (an allowed
-global wins over the analysis, plugins/pickle/src/globals.rs `classify`), but where the
+global wins over the analysis, plugins/shared/pickle/src/globals.rs `classify`), but where the
 analysis says one can reach a sink, that is worth knowing.
 
     /work/venv-ml/bin/python scripts/dangerous-callables/allowed_flagged.py > \
@@ -10,8 +10,8 @@ analysis says one can reach a sink, that is worth knowing.
 
 Reads torch's own allowlist, `torch._weights_only_unpickler._get_allowed_globals()` (the torch
 this runs with must be the version requirements.txt pins), and the grammar's pairs as
-plugins/pickle/src/globals.rs `known` lists them. Imports torch; analyses nothing. With
-`--from-rust` it reads the same allowlist as plugins/pickle/src/globals/weights_only.rs
+plugins/shared/pickle/src/globals.rs `known` lists them. Imports torch; analyses nothing. With
+`--from-rust` it reads the same allowlist as plugins/shared/pickle/src/globals/weights_only.rs
 `TORCH_ALLOWED` carries it (printed from that torch by make_weights_only.py), so that the
 table can be checked where torch does not import; the output is the same.
 """

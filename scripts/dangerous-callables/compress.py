@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Writes dangerous_callables.tsv.deflate beside the table: the table's length (8 bytes,
 little-endian) then the table as one raw deflate stream (zlib level 9). socair's plugins carry
-this form (plugins/pickle/src/globals/callables.rs inflates it once, on the first lookup), so
+this form (plugins/shared/pickle/src/globals/callables.rs inflates it once, on the first lookup), so
 that each plugin file that links the pickle machine grows by about 0.6 MB, not by the table's
 7.3 MB, which the host hashes every time it loads a plugin. A test of callables.rs checks that
 it inflates to exactly the committed .tsv. Run by regenerate.sh after analyse.py.

@@ -1,5 +1,5 @@
 #!/bin/sh
-# Regenerates plugins/pickle/src/globals/dangerous_callables.tsv (and the .tsv.deflate the
+# Regenerates plugins/shared/pickle/src/globals/dangerous_callables.tsv (and the .tsv.deflate the
 # plugins carry, compress.py): analyse.py over the standard
 # library of the python3 that runs it (3.11.7, as requirements.txt pins) and the pinned
 # libraries.
@@ -15,7 +15,7 @@
 set -eu
 HERE=$(cd "$(dirname "$0")" && pwd)
 PY=${PYTHON:-python3}
-OUT="$HERE/../../plugins/pickle/src/globals/dangerous_callables.tsv"
+OUT="$HERE/../../plugins/shared/pickle/src/globals/dangerous_callables.tsv"
 if [ $# -eq 0 ]; then
   CACHE=${CACHE:-$HOME/.cache/socair-dangerous-callables}
   mkdir -p "$CACHE/wheels" "$CACHE/site"

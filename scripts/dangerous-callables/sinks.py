@@ -37,7 +37,7 @@ FILES = "reads or writes files"
 DEBUGGER = "starts a debugger"
 SIGNALS = "signals other processes"
 
-# How the table spells each (plugins/pickle/src/globals/callables.rs `WHAT` says them again).
+# How the table spells each (plugins/shared/pickle/src/globals/callables.rs `WHAT` says them again).
 CODES = {RUNS_CODE: "code", IMPORTS: "import", COMMANDS: "command", SIGNALS: "signal",
          NETWORK: "network", NATIVE: "native", UNPICKLES: "unpickle", FILES: "file",
          DEBUGGER: "debugger"}

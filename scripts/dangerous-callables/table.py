@@ -1,5 +1,5 @@
 """Reads dangerous_callables.tsv and looks paths up exactly as socair does
-(plugins/pickle/src/globals/callables.rs `lookup`): each component prefix of the path in turn;
+(plugins/shared/pickle/src/globals/callables.rs `lookup`): each component prefix of the path in turn;
 aliases (`=`), instances (`~`) and a class's bases (`<`) followed where the prefix is reached
 as an attribute; a flagged row, a sink or a module listed whole is a hit.
 """

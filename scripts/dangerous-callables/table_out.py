@@ -1,4 +1,4 @@
-"""Writes the table analyse.py computes (plugins/pickle/src/globals/dangerous_callables.tsv):
+"""Writes the table analyse.py computes (plugins/shared/pickle/src/globals/dangerous_callables.tsv):
 the flagged callables with their witness chains, and the alias, instance, bases and
 whole-module rows through which a pickle reaches them. Called by analyse.py `main`.
 """

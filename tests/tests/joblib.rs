@@ -110,7 +110,7 @@ fn every_numeric_array_fingerprints_as_joblib_load_gives_it() {
             // which is `order='A'` for every array but a Fortran-ordered one.
             // Under socair-data/1 (no profile asked for) the pickle machine does not follow
             // `sklearn.tree._tree.Tree`'s REDUCE, so a forest's trees' `nodes` and `values`
-            // are not named (plugins/pickle); under socair-sklearn/1 they are (the joblib
+            // are not named (plugins/shared/pickle); under socair-sklearn/1 they are (the joblib
             // plugin's unit test `every_array_joblib_load_gives_is_described_…`).
             // A big-endian array: joblib.load gives it back byte-swapped into native order,
             // as socair fingerprints it (issue 40); these expected files keep the stored

@@ -1,4 +1,4 @@
-//! The Keras plugin (`plugins/keras-plugin`, plugin `keras`, formats `keras` and `hdf5`) end to
+//! The Keras plugin (`plugins/keras/plugin`, plugin `keras`, formats `keras` and `hdf5`) end to
 //! end: the built `socair` on the files keras 3.15.1, tf-keras 2.21 and h5py wrote
 //! (fixtures/keras/ by fixtures/keras/make_fixtures.py, fixtures/hdf5/ by
 //! fixtures/hdf5/make_fixtures.py), checked against what those libraries say of them: the

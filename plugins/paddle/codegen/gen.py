@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Writes plugins/paddle/src/schema.rs (the wire-level field table of Paddle's
+"""Writes plugins/paddle/reader/src/schema.rs (the wire-level field table of Paddle's
 `framework.proto`) and plugins/paddle/ops/{legacy,pir}.txt (the op names Paddle registers), from
 the installed PaddlePaddle:
 

@@ -1,6 +1,6 @@
 //! Hostile `.npz` shapes for the numpy plugin's bounds (64 MiB + 8x the input, 5 s per 30 MB),
 //! generated at test time: zip bombs and floods of members. Shared by
-//! `plugins/numpy/tests/bounds.rs` (the plugin alone) and `tests/tests/numpy.rs` (end to end),
+//! `plugins/numpy/reader/tests/bounds.rs` (the plugin alone) and `tests/tests/numpy.rs` (end to end),
 //! which include this file by path; it needs only `miniz_oxide`.
 
 #![allow(dead_code)]

@@ -1,12 +1,12 @@
-//! Regenerates `plugins/onnx/src/proto/onnx.rs` (prost types) and
-//! `plugins/onnx/src/proto/schema.rs` (the wire-level field table the pre-pass walks) from the
+//! Regenerates `plugins/onnx/reader/src/proto/onnx.rs` (prost types) and
+//! `plugins/onnx/reader/src/proto/schema.rs` (the wire-level field table the pre-pass walks) from the
 //! vendored `plugins/onnx/proto/onnx.proto`, with the `protoc` that `protoc-bin-vendored` ships.
 //!
 //!     cd plugins/onnx/codegen && cargo run && cargo fmt --all
 //!
 //! The generated code is committed instead of being produced by a `build.rs`: reviewers read
 //! exactly the decoder that runs, and building the plugin runs no prebuilt `protoc` binary and
-//! pulls in no code generator. `plugins/onnx/src/proto/mod.rs` tests that the committed files
+//! pulls in no code generator. `plugins/onnx/reader/src/proto/mod.rs` tests that the committed files
 //! were generated from the committed `onnx.proto` (its SHA-256 is recorded in both).
 
 use prost::Message;
@@ -18,7 +18,7 @@ fn main() {
     let here = Path::new(env!("CARGO_MANIFEST_DIR"));
     let proto_dir = here.join("../proto");
     let proto = proto_dir.join("onnx.proto");
-    let out = here.join("../src/proto");
+    let out = here.join("../reader/src/proto");
     let tmp = tempfile::tempdir().expect("temp dir");
     let fds_path = tmp.path().join("onnx.fds");
     let proto_sha = hex(&Sha256::digest(std::fs::read(&proto).expect("read onnx.proto")));

@@ -1,11 +1,11 @@
 //! Regenerates the tensorflow plugin's protobuf code from the vendored schemas
 //! (`plugins/tensorflow/proto/`, written by `vendor.py` from the TensorFlow 2.21.0 wheel):
 //!
-//! * `formats/src/proto/tensorflow.rs`, `google/protobuf.rs`, `keras.rs`: the prost types, generated
+//! * `reader/src/proto/tensorflow.rs`, `google/protobuf.rs`, `keras.rs`: the prost types, generated
 //!   from `descriptors.binpb` (the wheel's own FileDescriptorProtos), every `bytes` field as
 //!   `bytes::Bytes` (a zero-copy slice of the file, so its offset is known) and every map a
 //!   `BTreeMap` (so what the reader reports comes out in one order);
-//! * `formats/src/proto/schema.rs`: the wire-level field table the pre-pass walks
+//! * `reader/src/proto/schema.rs`: the wire-level field table the pre-pass walks
 //!   (`socair_plugin_kit::protobuf::walk`), one entry per message type, map entries included.
 //!
 //! It also compiles the rendered `.proto` files with the `protoc` that `protoc-bin-vendored`
@@ -16,7 +16,7 @@
 //!
 //! The generated code is committed instead of being produced by a `build.rs`, as for the ONNX
 //! plugin: reviewers read exactly the decoder that runs, and building the plugin runs no
-//! prebuilt `protoc` and pulls in no code generator. `formats/src/proto/mod.rs` tests that the
+//! prebuilt `protoc` and pulls in no code generator. `reader/src/proto/mod.rs` tests that the
 //! committed files were generated from the committed `descriptors.binpb` (its SHA-256 is
 //! recorded in each).
 
@@ -60,7 +60,7 @@ const PACKAGES: &[(&str, &str, &str)] = &[
 fn main() {
     let here = Path::new(env!("CARGO_MANIFEST_DIR"));
     let proto_dir = here.join("../proto");
-    let out = here.join("../formats/src/proto");
+    let out = here.join("../reader/src/proto");
     let fds_bytes = std::fs::read(proto_dir.join("descriptors.binpb")).expect("descriptors.binpb");
     let sha = hex(&Sha256::digest(&fds_bytes));
     let fds = FileDescriptorSet::decode(fds_bytes.as_slice()).expect("a FileDescriptorSet");

@@ -1,0 +1,233 @@
+//! socair plugin for archives that wrap pickles: zip archives that are neither torch
+//! checkpoints nor NumPy `.npz` files (joblib/sklearn bundles zipped, hand-zipped pickles),
+//! and 7z archives.
+//!
+//! Every member of a zip ([`scan`]) or a 7z archive ([`sevenz`], decoded with the
+//! `sevenz-rust2` crate) is opened: a pickle goes through the `socair-wo` pickle machine, a
+//! nested zip or 7z is walked to a bounded depth, JSON and text are read as data as the host
+//! reads a model directory's companions (`socair_plugin_kit::companion`), and everything else is named as
+//! unchecked. The claim rule ([`detect`]) is the complement of the torch-zip and numpy
+//! plugins' rules, so that no file is claimed by two plugins.
+//!
+//! This file is the plugin's declaration (`export_plugin!`, which runs every entry point
+//! inside `guard`) and the turn of a walk into what the plugin API reports.
+
+pub mod detect;
+#[doc(hidden)]
+pub mod fuzzing;
+mod keras;
+pub(crate) mod members;
+pub mod scan;
+pub mod sevenz;
+
+use abi_stable::std_types::{ROption, RVec};
+use detect::Claim;
+use scan::{Analysis, Finding as ScanFinding, SourceReader};
+use socair_pickle::pickle::Severity;
+use socair_plugin_api::{
+    ByteSourceRef, Finding, OpenedFile, PluginError, ReadAt, ReadOptions, ReportRow, RowStatus,
+    Unread,
+};
+use socair_plugin_kit::export::Reader;
+use socair_plugin_kit::report::reviewed_globals;
+
+/// The zip format this plugin reads.
+pub const ZIP_FORMAT: &str = "archive-zip";
+/// The 7z format it reads.
+pub const SEVEN_Z_FORMAT: &str = "archive-7z";
+/// The pickle grammar's rule-set name and version.
+pub const GRAMMAR: (&str, &str) = ("socair-wo", "1");
+/// The pickle check.
+pub use socair_plugin_kit::report::PICKLE_CHECK;
+/// The structure check.
+pub use socair_plugin_kit::report::STRUCTURE_CHECK;
+
+/// The zip reader.
+#[derive(Debug, Clone, Copy)]
+pub struct ZipReader;
+
+impl Reader for ZipReader {
+    fn format(&self) -> &'static str {
+        ZIP_FORMAT
+    }
+
+    fn detect(&self, head: &[u8], file_len: u64) -> bool {
+        detect::claim(head, file_len) == Claim::Zip
+    }
+
+    fn open(
+        &self,
+        source: &ByteSourceRef<'_>,
+        options: &ReadOptions,
+    ) -> Result<OpenedFile, PluginError> {
+        Ok(open_with(source, options, ZIP_FORMAT, scan::scan))
+    }
+}
+
+/// The 7z reader.
+#[derive(Debug, Clone, Copy)]
+pub struct SevenZReader;
+
+impl Reader for SevenZReader {
+    fn format(&self) -> &'static str {
+        SEVEN_Z_FORMAT
+    }
+
+    fn detect(&self, head: &[u8], file_len: u64) -> bool {
+        detect::claim(head, file_len) == Claim::SevenZ
+    }
+
+    fn open(
+        &self,
+        source: &ByteSourceRef<'_>,
+        options: &ReadOptions,
+    ) -> Result<OpenedFile, PluginError> {
+        Ok(open_with(source, options, SEVEN_Z_FORMAT, scan::scan_7z))
+    }
+}
+
+/// What both readers' `open` do: walk the archive with `walk` and turn the analysis into rows.
+fn open_with<'s, 'b>(
+    source: &'s ByteSourceRef<'b>,
+    options: &ReadOptions,
+    format: &str,
+    walk: impl FnOnce(SourceReader<'s, ByteSourceRef<'b>>, u64, scan::Scope<'_>) -> Analysis,
+) -> OpenedFile {
+    let reviewed = reviewed_globals(options);
+    let rules: Vec<(&str, &str)> = options
+        .rules
+        .iter()
+        .map(|r| (r.0.as_str(), r.1.as_str()))
+        .collect();
+    let scope = scan::Scope {
+        reviewed: &reviewed,
+        profile: socair_pickle::pickle::Profile::asked(&rules),
+    };
+    let analysis = walk(SourceReader::new(source), source.size(), scope);
+    opened(&analysis, format)
+}
+
+fn status(worst: Option<Severity>) -> RowStatus {
+    match worst {
+        None => RowStatus::Pass,
+        Some(Severity::Lead) => RowStatus::Lead,
+        Some(Severity::Fail) => RowStatus::Fail,
+    }
+}
+
+fn findings(list: Vec<ScanFinding>) -> RVec<Finding> {
+    list.into_iter()
+        .map(|f| Finding {
+            place: f.place.into(),
+            reason: format!(
+                "{}: {}",
+                match f.severity {
+                    Severity::Fail => "FAIL",
+                    Severity::Lead => "LEAD",
+                },
+                f.reason
+            )
+            .into(),
+        })
+        .collect()
+}
+
+/// Turns the walk of a zip or 7z archive (`format`: [`ZIP_FORMAT`] or [`SEVEN_Z_FORMAT`])
+/// into what the plugin API reports: no tensors (an archive has no tensor model), a structure
+/// row and a pickle row.
+pub fn opened(a: &Analysis, format: &str) -> OpenedFile {
+    let structure_worst = a.structure.worst.max(a.unchecked.worst);
+    let structure_status = status(structure_worst);
+    let unchecked = a.unchecked.shown.len() as u64 + a.unchecked.more;
+    let total = a.archives + a.sevenz_archives;
+    let structure_summary = format!(
+        "{} zip and {} 7z archive(s) opened ({} nested), {} members: {} pickles, {} JSON or text read as data, {} not checked by anything; CRC-32 verified for {} members, {} bytes inflated or decoded of the {} allowed; an archive has no tensor model, so nothing in it is fingerprinted{}",
+        a.archives,
+        a.sevenz_archives,
+        total.saturating_sub(1),
+        a.members,
+        a.pickles,
+        a.data,
+        unchecked,
+        a.crc_verified,
+        a.inflated,
+        a.budget,
+        match structure_status {
+            RowStatus::Fail => "; the archive is malformed or built to be read differently by different readers",
+            RowStatus::Lead => "; members nothing checked must be looked at by a person",
+            _ => "",
+        }
+    );
+    let mut structure_findings = a.structure.all("structure findings");
+    structure_findings.extend(a.unchecked.all("unchecked members"));
+    let reviewed = if a.reviewed_used.is_empty() {
+        String::new()
+    } else {
+        format!(
+            "; reviewed globals accepted: {}",
+            a.reviewed_used.join(", ")
+        )
+    };
+    let pickle_row = if a.pickles == 0 {
+        ReportRow {
+            check: PICKLE_CHECK.into(),
+            status: RowStatus::NotTested,
+            summary: "no member that was read is a pickle".into(),
+            findings: RVec::new(),
+        }
+    } else {
+        let count = a.pickle.shown.len() as u64 + a.pickle.more;
+        let st = status(a.pickle.worst);
+        let summary = match st {
+            RowStatus::Pass => format!(
+                "all {} pickle member(s) build only what {} lists as data: pickle.load runs nothing for them{reviewed}",
+                a.pickles,
+                a.profile.unwrap_or("socair-data/1")
+            ),
+            RowStatus::Fail => format!(
+                "{count} finding(s) in {} pickle member(s), code execution or a file readers would read differently among them{reviewed}",
+                a.pickles
+            ),
+            _ => format!(
+                "{count} finding(s) in {} pickle member(s) outside what {} proves safe; a person should look{reviewed}",
+                a.pickles,
+                a.profile.unwrap_or("socair-data/1")
+            ),
+        };
+        ReportRow {
+            check: PICKLE_CHECK.into(),
+            status: st,
+            summary: summary.into(),
+            findings: findings(a.pickle.all("pickle findings")),
+        }
+    };
+    // What `socair tensors` lists unread: every member nothing read (a Keras archive, a
+    // nested checkpoint or array, an unknown binary…): an archive has no tensor model, so a
+    // member that may hold tensors is never passed over in silence.
+    let unread: RVec<Unread> = a
+        .unchecked
+        .all("unchecked members")
+        .into_iter()
+        .map(|f| Unread {
+            tensor: ROption::RNone,
+            reason: format!("{}: {}", f.place, f.reason).into(),
+            outside_model: false,
+        })
+        .collect();
+    OpenedFile {
+        format: format.into(),
+        tensors: RVec::new(),
+        unread,
+        rows: RVec::from(vec![
+            ReportRow {
+                check: STRUCTURE_CHECK.into(),
+                status: structure_status,
+                summary: structure_summary.into(),
+                findings: findings(structure_findings),
+            },
+            pickle_row,
+        ]),
+        metadata: RVec::new(),
+        not_carried: RVec::new(),
+    }
+}

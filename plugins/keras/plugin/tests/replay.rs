@@ -1,0 +1,109 @@
+//! The fuzz targets' properties (`socair_plugin_keras::fuzzing`) on every committed Keras and
+//! HDF5 fixture and on mutations of them, and the generated shapes read as what they are.
+
+use socair_plugin_keras::fuzzing::{check_archive, check_config, check_hdf5};
+use socair_plugin_kit::testing::files_under;
+use std::path::Path;
+
+fn fixtures() -> Vec<(String, Vec<u8>)> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../fixtures");
+    let mut out = Vec::new();
+    for dir in ["keras", "hdf5"] {
+        for p in files_under(&root.join(dir)) {
+            let name = p.display().to_string();
+            if name.ends_with(".keras") || name.ends_with(".h5") || name.ends_with(".zip") {
+                out.push((name, std::fs::read(&p).unwrap()));
+            }
+        }
+    }
+    assert!(out.len() >= 30, "{}", out.len());
+    out
+}
+
+#[test]
+fn every_fixture_and_its_mutations_keep_the_properties() {
+    let mut state = 0x2545_f491_4f6c_dd1du64;
+    let mut next = || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state
+    };
+    for (name, bytes) in fixtures() {
+        let check = |b: &[u8]| {
+            if name.ends_with(".keras") || name.ends_with(".zip") {
+                check_archive(b);
+            } else {
+                check_hdf5(b);
+            }
+        };
+        check(&bytes);
+        for _ in 0..40 {
+            let mut m = bytes.clone();
+            for _ in 0..(next() % 3 + 1) {
+                let at = (next() % m.len() as u64) as usize;
+                m[at] = next() as u8;
+            }
+            check(&m);
+        }
+        for cut in [0, 1, 8, 30, 100, bytes.len() / 2, bytes.len() - 1] {
+            check(&bytes[..cut.min(bytes.len())]);
+        }
+    }
+}
+
+#[test]
+fn configs_keep_the_properties() {
+    for text in [
+        &b"{}"[..],
+        b"[]",
+        b"null",
+        b"{\"class_name\": 3, \"config\": {}}",
+        b"{\"class_name\": \"__lambda__\", \"config\": {\"code\": \"x\"}}",
+        b"{\"module\": \"keras.layers\", \"class_name\": \"Dense\", \"config\": {\"x\": NaN, \"y\": [Infinity, -Infinity]}}",
+        b"{\"module\": \"keras.layers\", \"class_name\": \"Dense\", \"config\": {\"s\": \"NaN\\\" Infinity\"}}",
+        b"{\"class_name\": \"Lambda\", \"config\": {\"function\": [\"a\", null, null], \"function_type\": \"lambda\"}}",
+        b"{\"module\": \"keras.layers\", \"class_name\": \"TorchModuleWrapper\", \"config\": {\"module\": \"!!\"}}",
+    ] {
+        check_config(text);
+    }
+}
+
+#[test]
+fn python_constants_are_numbers_and_strings_stay_strings() {
+    use socair_keras::grammar::{judge, Dialect};
+    let o = judge(
+        br#"{"module": "keras.layers", "class_name": "Dense", "config": {"x": NaN, "s": "NaN"}}"#,
+        "config.json",
+        Dialect::Keras3,
+        &[],
+    );
+    assert!(o.found.worst.is_none(), "{:?}", o.found.shown);
+    let o = judge(
+        br#"{"module": "keras.layers", "class_name": "Dense", "config": {"x": NaN, "a": {"module": "os", "class_name": "function", "config": "system"}}}"#,
+        "config.json",
+        Dialect::Keras3,
+        &[],
+    );
+    assert_eq!(o.found.shown.len(), 1);
+    assert!(
+        o.found.shown[0].place.contains("config.a"),
+        "{:?}",
+        o.found.shown
+    );
+}
+
+#[test]
+fn the_generated_shapes_read_as_what_they_are() {
+    use crate::shapes::*;
+    for n in [50, 2000] {
+        let h = hdf5_many_datasets(n);
+        let a = socair_keras::h5model::read(&h[..], true, &[]);
+        assert!(a.refused.is_none(), "{:?}", a.refused);
+        assert_eq!(a.tensors.len(), n);
+    }
+    let k = keras_unknown_objects(10);
+    let a = socair_keras::archive::read(&k[..], true, &[]);
+    assert_eq!(a.config.as_ref().unwrap().found.shown.len(), 10);
+    assert_eq!(a.tensors.len(), 4);
+}
