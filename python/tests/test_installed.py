@@ -21,7 +21,7 @@ def test_the_package_and_the_command_load_the_same_plugin_files():
         subprocess.run([str(_installed.command()), "plugins", "--json"], capture_output=True, check=True).stdout
     )
     by_command = {p["name"]: Path(p["file"]).resolve() for p in listing["plugins"]}
-    by_package = {name: Path(path).resolve() for name, _, path in socair.plugins()["loaded"]}
+    by_package = {p.name: p.path.resolve() for p in socair.plugins().loaded}
     assert by_package == by_command
     assert {p.parent for p in by_package.values()} == {_installed.plugin_dir()}
 
