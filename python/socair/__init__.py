@@ -19,6 +19,7 @@ from __future__ import annotations
 import mmap
 import os
 import re
+import sys
 from pathlib import Path
 from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple, Union
 
@@ -224,7 +225,7 @@ def _numpy() -> Any:
 
 def _ml_dtypes() -> Any:
     try:
-        import ml_dtypes  # type: ignore[import-not-found]
+        import ml_dtypes
     except ImportError:
         return None
     return ml_dtypes
@@ -275,7 +276,7 @@ def _map(path: "os.PathLike[str]", fd: int, length: int, writable: bool) -> Unio
 def _array(
     np: Any,
     maps: Sequence[Union[bytes, mmap.mmap]],
-    place: _native.Place,
+    place: _native._Place,
     dtype: Any,
     shape: Tuple[int, ...],
     raw_bytes: bool,
@@ -316,11 +317,11 @@ def _load(path: PathLike, reviewed_classes: Reviewed, raw: bool, writable: bool,
     if layout is None:
         raise RefusedError(path, report)
     fds = [f.fd for f in layout.files]
-    if os.name == "nt":
+    if sys.platform == "win32":
         # The extension hands over Windows file handles: descriptors of them for os and mmap.
         import msvcrt
 
-        fds = [msvcrt.open_osfhandle(handle, os.O_RDONLY) for handle in fds]  # type: ignore[attr-defined,unused-ignore]
+        fds = [msvcrt.open_osfhandle(handle, os.O_RDONLY) for handle in fds]
     try:
         unread = layout.unread
         if unread:
@@ -329,7 +330,7 @@ def _load(path: PathLike, reviewed_classes: Reviewed, raw: bool, writable: bool,
             raise LoadError(f"{os.fspath(path)}: not every tensor could be located: {shown}{more}")
         # Everything that can refuse is decided before any file is mapped.
         seen: Dict[str, str] = {}
-        plan: List[Tuple[str, str, Any, str, Tuple[int, ...], _native.Place, bool]] = []
+        plan: List[Tuple[str, str, Any, str, Tuple[int, ...], _native._Place, bool]] = []
         kinds: Dict[str, str] = {}
         for t in layout.tensors:
             rel, name = t.file, t.name

@@ -9,14 +9,53 @@ import os
 from pathlib import Path
 from typing import Any, Literal, Optional, Sequence, Union, final
 
+__all__ = [
+    "Accounting",
+    "AliasEntry",
+    "ByteRange",
+    "ComparedModel",
+    "Comparison",
+    "Finding",
+    "Inline",
+    "Layout",
+    "LayoutFile",
+    "Loaded",
+    "LoadedPlugin",
+    "ManifestArtifact",
+    "NamedDigest",
+    "Numbers",
+    "Pair",
+    "PluginUse",
+    "Plugins",
+    "Ranges",
+    "RefusedPlugin",
+    "Report",
+    "ReportArtifact",
+    "Row",
+    "Scope",
+    "Session",
+    "Side",
+    "SocairError",
+    "Strided",
+    "Summary",
+    "TensorEntry",
+    "TensorLayout",
+    "TensorManifest",
+    "Tool",
+    "UnreadEntry",
+    "UnreadTensor",
+    "VERSION",
+    "search_path",
+]
+
 VERSION: str
 
 class SocairError(Exception):
     """An input socair cannot read at all: the command line's exit code 2."""
 
-Status = Literal["PASS", "FAIL", "LEAD", "NOT_TESTED"]
-Verdict = Literal["PASS", "FAIL", "LEAD"]
-Outcome = Literal[
+_Status = Literal["PASS", "FAIL", "LEAD", "NOT_TESTED"]
+_Verdict = Literal["PASS", "FAIL", "LEAD"]
+_Outcome = Literal[
     "identical",
     "same_values",
     "same_values_after_unpermute",
@@ -25,8 +64,8 @@ Outcome = Literal[
     "differs",
     "not_comparable",
 ]
-MatchedBy = Literal["name", "alias", "content", "values", "role"]
-Transform = Literal["unpermute", "transpose"]
+_MatchedBy = Literal["name", "alias", "content", "values", "role"]
+_Transform = Literal["unpermute", "transpose"]
 
 # The `socair.report/v1` report.
 
@@ -46,7 +85,7 @@ class Row:
     @property
     def check(self) -> str: ...
     @property
-    def status(self) -> Status: ...
+    def status(self) -> _Status: ...
     @property
     def summary(self) -> str: ...
     @property
@@ -132,7 +171,7 @@ class Report:
     @property
     def rows(self) -> list[Row]: ...
     @property
-    def verdict(self) -> Verdict: ...
+    def verdict(self) -> _Verdict: ...
     @property
     def clean(self) -> bool: ...
     @property
@@ -273,13 +312,13 @@ class Pair:
     """A paired tensor: how the two compare and how they were found."""
 
     @property
-    def outcome(self) -> Outcome: ...
+    def outcome(self) -> _Outcome: ...
     @property
     def renamed(self) -> bool: ...
     @property
-    def matched_by(self) -> MatchedBy: ...
+    def matched_by(self) -> _MatchedBy: ...
     @property
-    def transform(self) -> Optional[Transform]: ...
+    def transform(self) -> Optional[_Transform]: ...
     @property
     def artifact(self) -> Side: ...
     @property
@@ -457,7 +496,7 @@ class Inline:
     @property
     def data(self) -> bytes: ...
 
-Place = Union[Ranges, Strided, Inline]
+_Place = Union[Ranges, Strided, Inline]
 
 @final
 class TensorLayout:
@@ -479,7 +518,7 @@ class TensorLayout:
     @property
     def torch_kind(self) -> Optional[Literal["parameter", "parameter-frozen", "requires-grad"]]: ...
     @property
-    def place(self) -> Place: ...
+    def place(self) -> _Place: ...
 
 @final
 class UnreadTensor:
@@ -516,7 +555,9 @@ def search_path(bundled: Optional[str]) -> list[Path]: ...
 
 @final
 class Session:
-    def __init__(self, dirs: Sequence[Union[str, os.PathLike[str]]]) -> None: ...
+    """The plugins found on ``dirs``, loaded once (the first plugin of a name wins)."""
+
+    def __new__(cls, dirs: Sequence[Union[str, os.PathLike[str]]]) -> Session: ...
     def plugins(self) -> Plugins: ...
     def scan(
         self,

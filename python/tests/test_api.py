@@ -10,7 +10,7 @@ import pytest
 import socair
 from conftest import FIXTURES
 
-CLI = os.environ.get("SOCAIR_CLI")
+CLI = os.environ.get("SOCAIR_CLI", "")
 
 SAMPLES = [
     "safetensors/tiny-bert",

@@ -16,7 +16,7 @@ import socair
 from socair import _native
 from conftest import FIXTURES
 
-CLI = os.environ.get("SOCAIR_CLI")
+CLI = os.environ.get("SOCAIR_CLI", "")
 STUB = Path(_native.__file__).with_name("_native.pyi")
 
 # What the report computes from its rows or gives in another form: not fields of its JSON.
@@ -29,7 +29,8 @@ def stub_classes():
     out = {}
     for node in tree.body:
         if isinstance(node, ast.ClassDef) and node.name != "SocairError":
-            properties, methods = [], []
+            properties: list[str] = []
+            methods: list[str] = []
             for item in node.body:
                 if isinstance(item, ast.FunctionDef):
                     is_property = any(isinstance(d, ast.Name) and d.id == "property" for d in item.decorator_list)
@@ -118,9 +119,9 @@ def test_documents_are_frozen_and_compare_by_value():
     assert a == b and a.rows == b.rows and a.rows[0] == b.rows[0]
     assert a != socair.scan(FIXTURES / "torch/malicious/pickle-os-system.pt")
     with pytest.raises(AttributeError):
-        a.rows = []
+        a.rows = []  # type: ignore[misc]
     with pytest.raises(AttributeError):
-        a.artifact.name = "other"
+        a.artifact.name = "other"  # type: ignore[misc]
     # A row read again is a new object with the same values: changing the list a getter
     # returned changes nothing in the report.
     a.rows.clear()
