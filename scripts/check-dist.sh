@@ -78,7 +78,7 @@ assert socair.scan(clean).clean, "the clean fixture does not scan clean"
 assert socair.scan(malicious).verdict == "FAIL", socair.scan(malicious).verdict
 tensors = socair.load(clean)
 assert len(tensors) > 0
-loaded = socair.plugins()["loaded"]
+loaded = socair.plugins().loaded
 print(f"check-dist: import socair: {len(loaded)} plugins, {len(tensors)} tensors loaded from the clean fixture", file=sys.stderr)
 PY
 

@@ -1,8 +1,10 @@
 """socair for Python: scan model files without executing anything in them, and load the
 tensors of what scans clean, straight from the file, without unpickling.
 
-* :func:`scan` -- the ``socair.report/v1`` report, as ``socair scan --json`` prints it.
-* :func:`tensors` -- the ``socair.tensors/v1`` manifest; :func:`diff` -- two models compared.
+* :func:`scan` -- the ``socair.report/v1`` report (:class:`Report`), every field typed, and
+  its ``json()`` as ``socair scan --json`` prints it.
+* :func:`tensors` -- the ``socair.tensors/v1`` manifest (:class:`TensorManifest`);
+  :func:`diff` -- two models compared (:class:`Comparison`).
 * :func:`load` -- every tensor as a NumPy array mapped read-only from the file; refused with
   :class:`RefusedError` (carrying the report) when any row FAILs or is a LEAD.
 * :func:`socair.torch.load <socair.torch.load>` -- the same as ``torch.Tensor`` objects.
@@ -14,24 +16,70 @@ The plugins that read each format come with the wheel, installed beside the ``so
 
 from __future__ import annotations
 
-import json
 import mmap
 import os
 import re
-from dataclasses import dataclass, field
+import sys
 from pathlib import Path
 from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple, Union
 
 from . import _installed, _native
 
+# The documents' classes are the extension's own (socair/_native.pyi states each field).
+from ._native import (
+    Accounting,
+    AliasEntry,
+    ComparedModel,
+    Comparison,
+    Finding,
+    LoadedPlugin,
+    ManifestArtifact,
+    NamedDigest,
+    Numbers,
+    Pair,
+    PluginUse,
+    Plugins,
+    RefusedPlugin,
+    Report,
+    ReportArtifact,
+    Row,
+    Scope,
+    Side,
+    Summary,
+    TensorEntry,
+    TensorManifest,
+    Tool,
+    UnreadEntry,
+)
+
 __all__ = [
+    "Accounting",
+    "AliasEntry",
+    "ComparedModel",
+    "Comparison",
     "Finding",
     "LoadError",
+    "LoadedPlugin",
+    "ManifestArtifact",
+    "NamedDigest",
+    "Numbers",
+    "Pair",
+    "PluginUse",
+    "Plugins",
     "RefusedError",
+    "RefusedPlugin",
     "Report",
+    "ReportArtifact",
     "Row",
+    "Scope",
+    "Side",
     "SocairError",
+    "Summary",
+    "TensorEntry",
+    "TensorManifest",
     "Tensors",
+    "Tool",
+    "UnreadEntry",
     "diff",
     "load",
     "plugins",
@@ -49,89 +97,20 @@ SocairError = _native.SocairError
 """An input socair cannot read at all (a missing file, a directory it cannot take as a model):
 what the command line reports with exit code 2."""
 
-_session: Optional[Any] = None
+_session: Optional[_native.Session] = None
 
 
-def _search_path() -> List[str]:
+def _search_path() -> List[Path]:
     bundled = _installed.plugin_dir()
     return _native.search_path(None if bundled is None else str(bundled))
 
 
-def _plugins_session() -> Any:
+def _plugins_session() -> _native.Session:
     # Loaded once per process, as the command line loads them once per run.
     global _session
     if _session is None:
         _session = _native.Session(_search_path())
     return _session
-
-
-@dataclass(frozen=True)
-class Finding:
-    """One finding of a row: where (``place``) and what (``reason``)."""
-
-    place: str
-    reason: str
-
-
-@dataclass(frozen=True)
-class Row:
-    """One check of a report: ``status`` is ``PASS``, ``FAIL``, ``LEAD`` or ``NOT_TESTED``."""
-
-    check: str
-    status: str
-    summary: str
-    findings: List[Finding] = field(default_factory=list)
-
-
-class Report:
-    """A ``socair.report/v1`` report.
-
-    ``verdict`` is ``"FAIL"`` if any row FAILs, else ``"LEAD"`` if any row is a LEAD, else
-    ``"PASS"``; ``clean`` is true exactly when ``socair scan`` would exit 0; ``gaps`` names
-    the checks that were NOT_TESTED; ``json()`` is the document ``socair scan --json`` prints.
-    """
-
-    def __init__(self, document: str) -> None:
-        self._json = document
-        self.document: Dict[str, Any] = json.loads(document)
-        self.rows: List[Row] = [
-            Row(
-                check=r["check"],
-                status=r["status"],
-                summary=r["summary"],
-                findings=[Finding(f["place"], f["reason"]) for f in r.get("findings", [])],
-            )
-            for r in self.document["rows"]
-        ]
-
-    @property
-    def verdict(self) -> str:
-        statuses = {r.status for r in self.rows}
-        if "FAIL" in statuses:
-            return "FAIL"
-        if "LEAD" in statuses:
-            return "LEAD"
-        return "PASS"
-
-    @property
-    def clean(self) -> bool:
-        return self.verdict == "PASS"
-
-    @property
-    def gaps(self) -> List[str]:
-        return [r.check for r in self.rows if r.status == "NOT_TESTED"]
-
-    @property
-    def artifact(self) -> Dict[str, Any]:
-        """The artifact described: ``name``, ``format``, ``sha256``, ``size_bytes``."""
-        return dict(self.document["artifact"])
-
-    def json(self) -> str:
-        """The report as ``socair scan --json`` prints it (pretty, trailing newline)."""
-        return self._json
-
-    def __repr__(self) -> str:
-        return f"<socair.Report {self.artifact['name']!r} {self.verdict}>"
 
 
 class RefusedError(Exception):
@@ -168,28 +147,25 @@ def scan(path: PathLike, *, header_only: bool = False, reviewed_classes: Reviewe
     report. ``reviewed_classes`` is a list of ``module.name`` globals an operator reviewed, or
     the path of a file listing them (``--reviewed-classes``)."""
     listed, file = _reviewed_args(reviewed_classes)
-    return Report(_plugins_session().scan(os.fspath(path), header_only, listed, file))
+    return _plugins_session().scan(os.fspath(path), header_only, listed, file)
 
 
-def tensors(path: PathLike) -> Dict[str, Any]:
-    """The ``socair.tensors/v1`` manifest: every tensor's dtype, shape, size and hashes."""
-    return json.loads(_plugins_session().tensors(os.fspath(path)))
+def tensors(path: PathLike) -> TensorManifest:
+    """The ``socair.tensors/v1`` manifest: every tensor's dtype, shape, size and hashes
+    (``json()`` is what ``socair tensors --json`` prints, ``to_dict()`` its ``json.loads``)."""
+    return _plugins_session().tensors(os.fspath(path))
 
 
-def diff(a: PathLike, b: PathLike) -> Dict[str, Any]:
-    """The ``socair.tensors.diff/v1`` comparison of two models (``socair tensors diff a b``)."""
-    return json.loads(_plugins_session().diff(os.fspath(a), os.fspath(b)))
+def diff(a: PathLike, b: PathLike) -> Comparison:
+    """The ``socair.tensors.diff/v1`` comparison of two models (``json()`` is what
+    ``socair tensors diff a b`` prints, ``to_dict()`` its ``json.loads``)."""
+    return _plugins_session().diff(os.fspath(a), os.fspath(b))
 
 
-def plugins() -> Dict[str, Any]:
-    """The plugins found: ``loaded`` as ``(name, version, path)``, ``refused`` as
-    ``(path, reason)`` (shadowed ones included), and the directories searched."""
-    loaded, refused = _plugins_session().plugins()
-    return {
-        "loaded": [(name, version, os.fspath(path)) for name, version, path in loaded],
-        "refused": [(os.fspath(path), why) for path, why in refused],
-        "searched": [os.fspath(d) for d in _search_path()],
-    }
+def plugins() -> Plugins:
+    """The plugins found: ``loaded`` (name, version, path), ``refused`` (path, reason;
+    shadowed ones included), and the directories ``searched``, in order."""
+    return _plugins_session().plugins()
 
 
 class Tensors(Dict[str, Any]):
@@ -249,7 +225,7 @@ def _numpy() -> Any:
 
 def _ml_dtypes() -> Any:
     try:
-        import ml_dtypes  # type: ignore[import-not-found]
+        import ml_dtypes
     except ImportError:
         return None
     return ml_dtypes
@@ -286,7 +262,7 @@ def _dtype(np: Any, element: Optional[str], dtype: str, big: bool, raw: bool, na
     )
 
 
-def _map(np: Any, path: "os.PathLike[str]", fd: int, length: int, writable: bool) -> Any:
+def _map(path: "os.PathLike[str]", fd: int, length: int, writable: bool) -> Union[bytes, mmap.mmap]:
     # The descriptor is a handle on the file the scan read: what is mapped is that file,
     # whatever its path names by now.
     size = os.fstat(fd).st_size
@@ -297,16 +273,22 @@ def _map(np: Any, path: "os.PathLike[str]", fd: int, length: int, writable: bool
     return mmap.mmap(fd, length, access=mmap.ACCESS_COPY if writable else mmap.ACCESS_READ)
 
 
-def _array(np: Any, maps: Sequence[Any], place: Tuple[Any, ...], dtype: Any, shape: Tuple[int, ...], raw_bytes: bool) -> Any:
-    kind = place[0]
+def _array(
+    np: Any,
+    maps: Sequence[Union[bytes, mmap.mmap]],
+    place: _native._Place,
+    dtype: Any,
+    shape: Tuple[int, ...],
+    raw_bytes: bool,
+) -> Any:
     if raw_bytes:
         # Raw bytes of a tensor with no NumPy element type: one dimension of bytes.
         shape = (-1,)
-    if kind == "ranges":
-        _, file, ranges = place
-        buf = maps[file]
+    if isinstance(place, _native.Ranges):
+        buf = maps[place.file]
+        ranges = place.ranges
         if len(ranges) == 1:
-            offset, length = ranges[0]
+            offset, length = ranges[0].offset, ranges[0].length
             count = length // dtype.itemsize
             if raw_bytes:
                 shape = (count,)
@@ -316,54 +298,57 @@ def _array(np: Any, maps: Sequence[Any], place: Tuple[Any, ...], dtype: Any, sha
             a.flags.writeable = False
             return a
         # Bytes in several pieces (HDF5 chunks): gathered into one new array.
-        joined = b"".join(buf[o : o + n] for o, n in ranges)
+        joined = b"".join(buf[r.offset : r.offset + r.length] for r in ranges)
         return np.frombuffer(joined, dtype=dtype).reshape(shape)
-    if kind == "strided":
-        _, file, base, strides, elem = place
-        return np.ndarray(shape, dtype=dtype, buffer=maps[file], offset=base, strides=tuple(s * elem for s in strides))
-    if kind == "inline":
-        return np.frombuffer(place[1], dtype=dtype).reshape(shape)
-    raise LoadError(f"unknown place {kind!r}")
+    if isinstance(place, _native.Strided):
+        strides = tuple(s * place.element_size for s in place.strides)
+        return np.ndarray(shape, dtype=dtype, buffer=maps[place.file], offset=place.base, strides=strides)
+    if isinstance(place, _native.Inline):
+        return np.frombuffer(place.data, dtype=dtype).reshape(shape)
+    raise LoadError(f"unknown place {place!r}")
 
 
 def _load(path: PathLike, reviewed_classes: Reviewed, raw: bool, writable: bool, verify: bool = True) -> Tensors:
     np = _numpy()
     listed, file = _reviewed_args(reviewed_classes)
-    document, layout = _plugins_session().load(os.fspath(path), listed, file, verify)
-    report = Report(document)
+    loaded = _plugins_session().load(os.fspath(path), listed, file, verify)
+    report = loaded.report
+    layout = loaded.layout
     if layout is None:
         raise RefusedError(path, report)
-    files, places, unread = layout
-    if os.name == "nt":
+    fds = [f.fd for f in layout.files]
+    if sys.platform == "win32":
         # The extension hands over Windows file handles: descriptors of them for os and mmap.
         import msvcrt
 
-        files = [(p, msvcrt.open_osfhandle(handle, os.O_RDONLY), n) for p, handle, n in files]
+        fds = [msvcrt.open_osfhandle(handle, os.O_RDONLY) for handle in fds]
     try:
+        unread = layout.unread
         if unread:
-            shown = "; ".join(f"{f}{' tensor ' + repr(t) if t else ''}: {why}" for f, t, why in unread[:5])
+            shown = "; ".join(f"{u.file}{' tensor ' + repr(u.tensor) if u.tensor else ''}: {u.reason}" for u in unread[:5])
             more = f" (and {len(unread) - 5} more)" if len(unread) > 5 else ""
             raise LoadError(f"{os.fspath(path)}: not every tensor could be located: {shown}{more}")
         # Everything that can refuse is decided before any file is mapped.
         seen: Dict[str, str] = {}
-        plan = []
+        plan: List[Tuple[str, str, Any, str, Tuple[int, ...], _native._Place, bool]] = []
         kinds: Dict[str, str] = {}
-        for rel, name, dtype, element, shape, big, place, kind in places:
-            if kind is not None:
-                kinds[name] = kind
+        for t in layout.tensors:
+            rel, name = t.file, t.name
+            if t.torch_kind is not None:
+                kinds[name] = t.torch_kind
             if name in seen:
                 raise LoadError(
                     f"tensor {name!r} is in both {seen[name]!r} and {rel!r}: load one of the files"
                 )
             seen[name] = rel
-            np_dtype, named = _dtype(np, element, dtype, big, raw, name)
+            np_dtype, named = _dtype(np, t.element_type, t.dtype, t.big_endian, raw, name)
             raw_bytes = np_dtype is None
             if raw_bytes:
                 np_dtype = np.dtype("u1")
-            plan.append((rel, name, np_dtype, named, tuple(shape), place, raw_bytes))
-        maps = [_map(np, p, fd, length, writable) for p, fd, length in files]
+            plan.append((rel, name, np_dtype, named, tuple(t.shape), t.place, raw_bytes))
+        maps = [_map(f.path, fd, f.length, writable) for f, fd in zip(layout.files, fds)]
     finally:
-        for _, fd, _ in files:
+        for fd in fds:
             os.close(fd)
     out = Tensors()
     out.report = report

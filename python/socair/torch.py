@@ -71,7 +71,8 @@ def _tensor(torch: Any, np: Any, array: Any, element: str) -> Any:
 def _extended(np: Any, array: Any) -> bool:
     # ml_dtypes' bfloat16 and float8 types report kind "V" or "f" depending on version; torch
     # cannot take them from NumPy either way.
-    return array.dtype.type.__module__.startswith("ml_dtypes")
+    module: str = array.dtype.type.__module__
+    return module.startswith("ml_dtypes")
 
 
 def load(

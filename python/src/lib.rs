@@ -1,19 +1,43 @@
 //! `socair._native`: the host library for Python. Every function here calls the host as the
 //! command line does (`socair scan`, `socair tensors`, `socair tensors diff`) and hands back
-//! its document as the CLI prints it; `load` hands back the report and, when it is clean,
-//! where each tensor's bytes lie and a handle on each file the scan read. Arrays are built in
-//! Python (`socair/__init__.py`) from those places: no tensor byte crosses here.
+//! its document as classes (`report.rs`, `fingerprint.rs`) that hold every field, typed, and
+//! the text the CLI prints; `load` hands back the report and, when it is clean, where each
+//! tensor's bytes lie and a handle on each file the scan read (`layout.rs`). Arrays are built
+//! in Python (`socair/__init__.py`) from those places: no tensor byte crosses here but those
+//! a reader decoded. `socair/_native.pyi` states every class this module defines.
 
 use pyo3::exceptions::PyException;
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyList, PyTuple};
-use socair_reports::base::output::to_json_bytes;
 use socair_reports::fingerprint::{diff, manifest};
 use socair_reports::read::artifact::ReaderChoice;
 use socair_reports::read::plugins::{self, PluginSet};
-use socair_reports::report::load::{load as load_layout, TensorBytes};
+use socair_reports::report::load::load as load_layout;
 use socair_reports::report::scan::{read_reviewed, scan as scan_path, ScanOptions};
 use std::path::{Path, PathBuf};
+
+/// A class of plain values read from a host document: frozen, compared field by field,
+/// every field a read-only attribute, shown as `Name(field=value, ...)`.
+macro_rules! record {
+    ($(#[$meta:meta])* $name:ident { $($field:ident : $ty:ty),* $(,)? }) => {
+        $(#[$meta])*
+        #[pyclass(frozen, eq, module = "socair._native")]
+        #[derive(Debug, Clone, PartialEq)]
+        pub struct $name {
+            $(#[pyo3(get)] pub $field: $ty,)*
+        }
+
+        #[pymethods]
+        impl $name {
+            fn __repr__(slf: &Bound<'_, Self>) -> PyResult<String> {
+                $crate::repr(slf.as_any(), stringify!($name), &[$(stringify!($field)),*])
+            }
+        }
+    };
+}
+
+mod fingerprint;
+mod layout;
+mod report;
 
 pyo3::create_exception!(
     _native,
@@ -33,6 +57,8 @@ const UNVERIFIED: &str = "not computed: socair.load(verify=False) reads the stru
 #[pyclass(frozen, module = "socair._native")]
 struct Session {
     plugins: PluginSet,
+    /// The directories searched, in order.
+    dirs: Vec<PathBuf>,
 }
 
 fn error(message: impl std::fmt::Display) -> PyErr {
@@ -41,6 +67,38 @@ fn error(message: impl std::fmt::Display) -> PyErr {
 
 fn json_text(bytes: Vec<u8>) -> PyResult<String> {
     String::from_utf8(bytes).map_err(error)
+}
+
+/// A document's text as `json.loads` reads it: the form the package returned before its
+/// documents had classes.
+fn json_loads<'py>(py: Python<'py>, text: &str) -> PyResult<Bound<'py, PyAny>> {
+    py.import("json")?.call_method1("loads", (text,))
+}
+
+/// `Name(field=repr(value), ...)`, each value's own Python repr.
+fn repr(obj: &Bound<'_, PyAny>, name: &str, fields: &[&str]) -> PyResult<String> {
+    let mut parts = Vec::with_capacity(fields.len());
+    for field in fields {
+        parts.push(format!("{field}={}", obj.getattr(*field)?.repr()?));
+    }
+    Ok(format!("{name}({})", parts.join(", ")))
+}
+
+record! {
+    /// A plugin loaded: its name and version as its manifest gives them, and its file.
+    LoadedPlugin { name: String, version: String, path: PathBuf }
+}
+
+record! {
+    /// A plugin file not loaded, and why: refused (another ABI, a bad manifest...) or
+    /// shadowed by an earlier plugin of the same name.
+    RefusedPlugin { path: PathBuf, reason: String }
+}
+
+record! {
+    /// The plugins a session loaded, those it refused or found shadowed, and the directories
+    /// it searched, in order.
+    Plugins { loaded: Vec<LoadedPlugin>, refused: Vec<RefusedPlugin>, searched: Vec<PathBuf> }
 }
 
 /// The reviewed classes: a list given as is (sorted, without repeats, as the file is read),
@@ -67,23 +125,19 @@ impl Session {
     #[new]
     fn new(py: Python<'_>, dirs: Vec<PathBuf>) -> Self {
         let plugins = py.detach(|| plugins::discover(&dirs));
-        Session { plugins }
+        Session { plugins, dirs }
     }
 
-    /// `(name, version, path)` of each plugin loaded, and `(path, reason)` of each refused
-    /// or shadowed.
-    #[allow(clippy::type_complexity)]
-    fn plugins(&self) -> (Vec<(String, String, PathBuf)>, Vec<(PathBuf, String)>) {
+    /// Each plugin loaded, each refused or shadowed, and the directories searched.
+    fn plugins(&self) -> Plugins {
         let loaded = self
             .plugins
             .loaded
             .iter()
-            .map(|p| {
-                (
-                    p.manifest.name.clone(),
-                    p.manifest.version.clone(),
-                    p.path.clone(),
-                )
+            .map(|p| LoadedPlugin {
+                name: p.manifest.name.clone(),
+                version: p.manifest.version.clone(),
+                path: p.path.clone(),
             })
             .collect();
         let refused = self
@@ -91,12 +145,19 @@ impl Session {
             .refused
             .iter()
             .chain(&self.plugins.shadowed)
-            .map(|r| (r.path.clone(), r.reason.clone()))
+            .map(|r| RefusedPlugin {
+                path: r.path.clone(),
+                reason: r.reason.clone(),
+            })
             .collect();
-        (loaded, refused)
+        Plugins {
+            loaded,
+            refused,
+            searched: self.dirs.clone(),
+        }
     }
 
-    /// The `socair.report/v1` document, as `socair scan --json` prints it.
+    /// The `socair.report/v1` report `socair scan --json` prints.
     #[pyo3(signature = (path, header_only, reviewed_list=None, reviewed_file=None))]
     fn scan(
         &self,
@@ -105,7 +166,7 @@ impl Session {
         header_only: bool,
         reviewed_list: Option<Vec<String>>,
         reviewed_file: Option<PathBuf>,
-    ) -> PyResult<String> {
+    ) -> PyResult<report::Report> {
         let options = ScanOptions {
             header_only,
             reviewed: reviewed(reviewed_list, reviewed_file)?,
@@ -114,47 +175,40 @@ impl Session {
         let report = py
             .detach(|| scan_path(&path, &self.plugins, &options))
             .map_err(error)?;
-        json_text(to_json_bytes(&report))
+        report::Report::new(&report)
     }
 
-    /// The `socair.tensors/v1` manifest, as `socair tensors --json` prints it.
-    fn tensors(&self, py: Python<'_>, path: PathBuf) -> PyResult<String> {
+    /// The `socair.tensors/v1` manifest `socair tensors --json` prints.
+    fn tensors(&self, py: Python<'_>, path: PathBuf) -> PyResult<fingerprint::TensorManifest> {
         let m = py
             .detach(|| manifest::fingerprint(&path, &self.plugins, &ReaderChoice::default()))
             .map_err(error)?;
-        json_text(to_json_bytes(&m))
+        fingerprint::TensorManifest::new(&m)
     }
 
-    /// The `socair.tensors.diff/v1` comparison, as `socair tensors diff` prints it.
-    fn diff(&self, py: Python<'_>, a: PathBuf, b: PathBuf) -> PyResult<String> {
+    /// The `socair.tensors.diff/v1` comparison `socair tensors diff` prints.
+    fn diff(&self, py: Python<'_>, a: PathBuf, b: PathBuf) -> PyResult<fingerprint::Comparison> {
         let c = py
             .detach(|| diff::compare_paths(&a, &b, &self.plugins, &ReaderChoice::default()))
             .map_err(error)?;
-        json_text(to_json_bytes(&c))
+        fingerprint::Comparison::new(&c)
     }
 
-    /// Scans `path`; returns `(report_json, layout)` where `layout` is `None` when a row
-    /// FAILs or is a LEAD, else `(files, tensors, unread)`:
-    ///
-    /// * `files`: `(path, fd, len)`, `fd` a new descriptor of the file the scan read, which
-    ///   the caller closes;
-    /// * `tensors`: `(file, name, dtype, element_type, shape, big_endian, place, torch_kind)`
-    ///   with `torch_kind` `parameter`, `parameter-frozen`, `requires-grad` or `None`, and
-    ///   `place` one of `("ranges", file_index, [(offset, len), ...])`,
-    ///   `("strided", file_index, base, strides, element_size)` or `("inline", bytes)`;
-    /// * `unread`: `(file, tensor or None, reason)`.
+    /// Scans `path`; returns the report and, when no row FAILs or is a LEAD, where each
+    /// tensor's bytes lie (`layout.rs`), each file the scan read handed over as a new
+    /// descriptor the caller closes.
     ///
     /// The scan computes no subject digest; with `verify` false it reads the structure only
     /// (`--header-only`: every check but the CRC-32 of tensor data).
     #[pyo3(signature = (path, reviewed_list=None, reviewed_file=None, verify=true))]
-    fn load<'py>(
+    fn load(
         &self,
-        py: Python<'py>,
+        py: Python<'_>,
         path: PathBuf,
         reviewed_list: Option<Vec<String>>,
         reviewed_file: Option<PathBuf>,
         verify: bool,
-    ) -> PyResult<(String, Option<Bound<'py, PyTuple>>)> {
+    ) -> PyResult<layout::Loaded> {
         if socair_reports::read::source::is_remote(&path) {
             return Err(error(format!(
                 "{}: socair.load maps local files; download the object and load the copy (socair.scan and socair.tensors read it in place)",
@@ -170,65 +224,9 @@ impl Session {
         let loadable = py
             .detach(|| load_layout(&path, &self.plugins, &options))
             .map_err(error)?;
-        let report = json_text(to_json_bytes(&loadable.report))?;
-        let Some(layout) = loadable.layout else {
-            return Ok((report, None));
-        };
-        let files = PyList::empty(py);
-        for f in layout.files {
-            files.append((f.path, into_raw(f.file), f.len))?;
-        }
-        let tensors = PyList::empty(py);
-        for t in layout.tensors {
-            let place = match t.bytes {
-                TensorBytes::Ranges { file, ranges } => {
-                    ("ranges", file, ranges).into_pyobject(py)?
-                }
-                TensorBytes::Strided {
-                    file,
-                    base,
-                    strides,
-                    elem,
-                } => ("strided", file, base, strides, elem).into_pyobject(py)?,
-                TensorBytes::Inline(bytes) => {
-                    ("inline", PyBytes::new(py, &bytes)).into_pyobject(py)?
-                }
-            };
-            tensors.append((
-                t.file,
-                t.name,
-                t.dtype,
-                t.element_type,
-                t.shape,
-                t.big_endian,
-                place,
-                t.torch_kind,
-            ))?;
-        }
-        let unread = PyList::empty(py);
-        for u in layout.unread {
-            unread.append(u)?;
-        }
-        Ok((
-            report,
-            Some(PyTuple::new(
-                py,
-                [files.into_any(), tensors.into_any(), unread.into_any()],
-            )?),
-        ))
+        let report = report::Report::new(&loadable.report)?;
+        layout::Loaded::new(py, report, loadable.layout)
     }
-}
-
-/// The open file handed to Python, which closes it: a file descriptor on Unix; on Windows a
-/// file handle, which `socair/__init__.py` turns into a descriptor (`msvcrt.open_osfhandle`).
-#[cfg(unix)]
-fn into_raw(file: std::fs::File) -> i64 {
-    i64::from(std::os::fd::IntoRawFd::into_raw_fd(file))
-}
-
-#[cfg(windows)]
-fn into_raw(file: std::fs::File) -> i64 {
-    std::os::windows::io::IntoRawHandle::into_raw_handle(file) as isize as i64
 }
 
 /// The directories to search for plugins: each entry of `SOCAIR_PLUGIN_PATH`, then `bundled`
@@ -250,6 +248,38 @@ fn search_path(bundled: Option<PathBuf>) -> Vec<PathBuf> {
 #[pyo3(name = "_native")]
 fn native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Session>()?;
+    m.add_class::<LoadedPlugin>()?;
+    m.add_class::<RefusedPlugin>()?;
+    m.add_class::<Plugins>()?;
+    m.add_class::<report::Finding>()?;
+    m.add_class::<report::Row>()?;
+    m.add_class::<report::ReportArtifact>()?;
+    m.add_class::<report::PluginUse>()?;
+    m.add_class::<report::Tool>()?;
+    m.add_class::<report::NamedDigest>()?;
+    m.add_class::<report::Scope>()?;
+    m.add_class::<report::Report>()?;
+    m.add_class::<fingerprint::ManifestArtifact>()?;
+    m.add_class::<fingerprint::TensorEntry>()?;
+    m.add_class::<fingerprint::UnreadEntry>()?;
+    m.add_class::<fingerprint::AliasEntry>()?;
+    m.add_class::<fingerprint::TensorManifest>()?;
+    m.add_class::<fingerprint::ComparedModel>()?;
+    m.add_class::<fingerprint::Side>()?;
+    m.add_class::<fingerprint::Numbers>()?;
+    m.add_class::<fingerprint::Pair>()?;
+    m.add_class::<fingerprint::Summary>()?;
+    m.add_class::<fingerprint::Accounting>()?;
+    m.add_class::<fingerprint::Comparison>()?;
+    m.add_class::<layout::LayoutFile>()?;
+    m.add_class::<layout::ByteRange>()?;
+    m.add_class::<layout::Ranges>()?;
+    m.add_class::<layout::Strided>()?;
+    m.add_class::<layout::Inline>()?;
+    m.add_class::<layout::TensorLayout>()?;
+    m.add_class::<layout::UnreadTensor>()?;
+    m.add_class::<layout::Layout>()?;
+    m.add_class::<layout::Loaded>()?;
     m.add_function(wrap_pyfunction!(search_path, m)?)?;
     m.add("SocairError", m.py().get_type::<SocairError>())?;
     m.add("VERSION", socair_reports::VERSION)?;

@@ -18,7 +18,7 @@ if not FIXTURES.is_dir():
 
 def fixture_files(*patterns):
     """Fixture files matching the globs, relative to fixtures/, sorted."""
-    out = set()
+    out: set[Path] = set()
     for pattern in patterns:
         out.update(p for p in FIXTURES.glob(pattern) if p.is_file() or p.is_dir())
     return sorted(out)
@@ -27,7 +27,8 @@ def fixture_files(*patterns):
 def split_by_verdict(paths):
     """(clean, refused) lists of the paths, by socair.scan; paths socair cannot read at all
     (exit 2) are in neither."""
-    clean, refused = [], []
+    clean: list[Path] = []
+    refused: list[Path] = []
     for p in paths:
         try:
             report = socair.scan(p)
@@ -82,7 +83,7 @@ class Audit:
         "runpy",
         "open",
     )
-    events = []
+    events: list[tuple[str, str]] = []
     armed = False
 
     @classmethod

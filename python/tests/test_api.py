@@ -10,7 +10,7 @@ import pytest
 import socair
 from conftest import FIXTURES
 
-CLI = os.environ.get("SOCAIR_CLI")
+CLI = os.environ.get("SOCAIR_CLI", "")
 
 SAMPLES = [
     "safetensors/tiny-bert",
@@ -24,19 +24,19 @@ SAMPLES = [
 
 def test_plugins_are_bundled_and_found_without_configuration():
     found = socair.plugins()
-    names = {name for name, _, _ in found["loaded"]}
+    names = {p.name for p in found.loaded}
     assert {"safetensors", "torch-zip", "gguf", "onnx", "numpy"} <= names
-    assert found["refused"] == []
-    bundled = found["searched"][-1]
-    assert bundled.endswith("socair/plugins")
-    assert all(path.startswith(bundled) for _, _, path in found["loaded"])
+    assert found.refused == []
+    bundled = found.searched[-1]
+    assert bundled.parts[-2:] == ("socair", "plugins")
+    assert all(p.path.parent == bundled for p in found.loaded)
 
 
 def test_a_clean_file_passes():
     report = socair.scan(FIXTURES / "safetensors/tiny-bert")
     assert report.verdict == "PASS" and report.clean
     assert all(r.status in ("PASS", "NOT_TESTED") for r in report.rows)
-    assert report.artifact["format"] == "model directory"
+    assert report.artifact.format == "model directory"
 
 
 def test_a_malicious_checkpoint_fails_with_its_finding():
@@ -56,20 +56,20 @@ def test_a_lead_is_not_clean():
 
 def test_header_only_leaves_gaps():
     report = socair.scan(FIXTURES / "torch/legit/state-dict.pt", header_only=True)
-    assert report.document["scope"]["mode"] == "header-only"
+    assert report.scope.mode == "header-only"
     full = socair.scan(FIXTURES / "torch/legit/state-dict.pt")
-    assert full.document["scope"]["mode"] == "full"
+    assert full.scope.mode == "full"
     assert full.gaps == [r.check for r in full.rows if r.status == "NOT_TESTED"]
     assert report.gaps == [r.check for r in report.rows if r.status == "NOT_TESTED"]
 
 
 def test_reviewed_classes_are_named_in_the_scope(tmp_path):
     listed = socair.scan(FIXTURES / "torch/legit/state-dict.pt", reviewed_classes=["argparse.Namespace"])
-    assert listed.document["scope"]["reviewed_classes"] == ["argparse.Namespace"]
+    assert listed.scope.reviewed_classes == ["argparse.Namespace"]
     f = tmp_path / "reviewed.txt"
     f.write_text("# reviewed\nargparse.Namespace\n")
     from_file = socair.scan(FIXTURES / "torch/legit/state-dict.pt", reviewed_classes=f)
-    assert from_file.document["scope"]["reviewed_classes"] == ["argparse.Namespace"]
+    assert from_file.scope.reviewed_classes == ["argparse.Namespace"]
 
 
 def test_reviewed_class_turns_a_lead_into_a_pass():
@@ -85,23 +85,23 @@ def test_a_missing_file_is_an_error():
 
 def test_tensors_manifest():
     m = socair.tensors(FIXTURES / "torch/legit/state-dict.pt")
-    assert m["schema"] == "socair.tensors/v1"
-    assert m["unread"] == []
-    assert len(m["tensors"]) > 0
-    names = [t["name"] for t in m["tensors"]]
+    assert m.schema == "socair.tensors/v1"
+    assert m.unread == []
+    assert len(m.tensors) > 0
+    names = [t.name for t in m.tensors]
     assert names == sorted(names)
 
 
 def test_diff_of_a_model_and_itself_matches():
     p = FIXTURES / "safetensors/tiny-bert"
     c = socair.diff(p, p)
-    assert c["schema"] == "socair.tensors.diff/v1"
-    assert c["matches"] is True
+    assert c.schema == "socair.tensors.diff/v1"
+    assert c.matches is True
 
 
 def test_diff_of_two_models_does_not_match():
     c = socair.diff(FIXTURES / "torch/legit/state-dict.pt", FIXTURES / "safetensors/tiny-bert")
-    assert c["matches"] is False
+    assert c.matches is False
 
 
 @pytest.mark.skipif(not CLI, reason="SOCAIR_CLI (the socair binary to compare with) not set")
@@ -124,7 +124,9 @@ def test_report_json_is_what_the_cli_prints(rel):
 def test_tensors_is_what_the_cli_prints(rel):
     path = FIXTURES / rel
     cli = subprocess.run([CLI, "tensors", "--json", str(path)], capture_output=True, check=True)
-    assert socair.tensors(path) == json.loads(cli.stdout)
+    ours = socair.tensors(path)
+    assert ours.to_dict() == json.loads(cli.stdout)
+    assert ours.json() == cli.stdout.decode()
 
 
 def test_socair_plugin_path_is_searched_before_the_bundled_plugins(tmp_path):
@@ -133,12 +135,12 @@ def test_socair_plugin_path_is_searched_before_the_bundled_plugins(tmp_path):
     import shutil
     import sys
 
-    bundled = next(path for name, _, path in socair.plugins()["loaded"] if name == "gguf")
+    bundled = next(p.path for p in socair.plugins().loaded if p.name == "gguf")
     shutil.copy2(bundled, tmp_path / os.path.basename(bundled))
     code = (
         "import json, socair; p = socair.plugins(); "
-        "print(json.dumps([p['searched'][0], dict((n, path) for n, _, path in p['loaded'])['gguf'], "
-        "[why for _, why in p['refused']], socair.scan(%r).verdict]))" % str(FIXTURES / "gguf/valid/llama-like.gguf")
+        "print(json.dumps([str(p.searched[0]), {q.name: str(q.path) for q in p.loaded}['gguf'], "
+        "[r.reason for r in p.refused], socair.scan(%r).verdict]))" % str(FIXTURES / "gguf/valid/llama-like.gguf")
     )
     env = dict(os.environ, SOCAIR_PLUGIN_PATH=str(tmp_path))
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True, cwd=tmp_path)

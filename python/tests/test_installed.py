@@ -1,6 +1,7 @@
 """Where the wheel installed the command and the plugins, as the package finds them
 (``socair/_installed.py``): the same directory the command itself loads its plugins from."""
 
+import importlib.metadata
 import json
 import os
 import subprocess
@@ -21,13 +22,14 @@ def test_the_package_and_the_command_load_the_same_plugin_files():
         subprocess.run([str(_installed.command()), "plugins", "--json"], capture_output=True, check=True).stdout
     )
     by_command = {p["name"]: Path(p["file"]).resolve() for p in listing["plugins"]}
-    by_package = {name: Path(path).resolve() for name, _, path in socair.plugins()["loaded"]}
+    by_package = {p.name: p.path.resolve() for p in socair.plugins().loaded}
     assert by_package == by_command
     assert {p.parent for p in by_package.values()} == {_installed.plugin_dir()}
 
 
 def test_the_command_is_in_the_installation_prefix_beside_its_plugins():
     command = _installed.command()
+    assert command is not None
     assert command.parent.name in ("bin", "Scripts")
     assert _installed.plugin_dir() == command.parent.parent / "lib" / "socair" / "plugins"
 
@@ -43,6 +45,6 @@ def test_a_record_that_does_not_list_this_package_is_not_ours(monkeypatch):
     class Elsewhere:
         files = [type("P", (), {"locate": lambda self: "/elsewhere/lib/socair/plugins/libsocair_x.so"})()]
 
-    monkeypatch.setattr(_installed.importlib.metadata, "distribution", lambda name: Elsewhere())
+    monkeypatch.setattr(importlib.metadata, "distribution", lambda name: Elsewhere())
     assert _installed.plugin_dir() is None
     assert _installed.command() is None

@@ -129,13 +129,13 @@ def test_onnx(path):
 
     model_path = next(path.glob("*.onnx")) if path.is_dir() else path
     model = onnx.load(str(model_path), load_external_data=path.is_dir())
-    unread = socair.tensors(path)["unread"]
+    unread = socair.tensors(path).unread
     if unread:
         # Tensors socair's reader does not carry (subgraph initializers, sparse ones): named
         # in the refusal, never left out silently.
         with pytest.raises(socair.LoadError, match="not every tensor could be located") as e:
             load(path)
-        assert all(u["tensor"] in str(e.value) for u in unread[:5] if u.get("tensor"))
+        assert all(u.tensor in str(e.value) for u in unread[:5] if u.tensor)
         return
     ours = load(path)
     theirs = {init.name: numpy_helper.to_array(init) for init in model.graph.initializer}

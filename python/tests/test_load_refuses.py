@@ -59,7 +59,7 @@ def test_load_refuses_with_the_report(path, audit):
     # The scan's report, but for the file's sha256, which a load does not compute.
     scanned = socair.scan(path)
     assert [(r.check, r.status, r.summary) for r in report.rows] == [(r.check, r.status, r.summary) for r in scanned.rows]
-    assert report.document["scope"]["digest"].startswith("not computed")
+    assert (report.scope.digest or "").startswith("not computed")
     assert report.verdict in str(refused.value)
     # Nothing from the file ran: no unpickler looked up a global, nothing was executed,
     # compiled, spawned or opened from Python.
@@ -92,20 +92,20 @@ def test_every_array_holds_the_bytes_the_manifest_hashed(path):
     """NumPy alone: the array's elements in row-major order, in their stored byte order, hash
     to the manifest's sha256; shapes and names are the manifest's."""
     manifest = socair.tensors(path)
-    if manifest["unread"]:
+    if manifest.unread:
         with pytest.raises(socair.LoadError):
             socair.load(path, raw=True)
         return
     ours = socair.load(path, raw=True)
-    entries = {t["name"]: t for t in manifest["tensors"]}
+    entries = {t.name: t for t in manifest.tensors}
     assert set(ours) == set(entries)
     for name, a in ours.items():
         t = entries[name]
-        raw = t["dtype"] not in ("F4", "F6_E2M3", "F6_E3M2") and a.dtype != np.uint8 or ours.dtypes[name] in ("U8", "BOOL")
+        raw = t.dtype not in ("F4", "F6_E2M3", "F6_E3M2") and a.dtype != np.uint8 or ours.dtypes[name] in ("U8", "BOOL")
         if raw:
-            assert list(a.shape) == t["shape"], name
-        assert hashlib.sha256(_row_major(a)).hexdigest() == t["sha256"], name
-        assert a.nbytes == t["bytes"], name
+            assert list(a.shape) == t.shape, name
+        assert hashlib.sha256(_row_major(a)).hexdigest() == t.sha256, name
+        assert a.nbytes == t.bytes, name
         assert not a.flags.writeable, name
 
 
@@ -147,14 +147,14 @@ def test_quantized_gguf_is_refused_by_name_unless_raw():
     path = QUANTIZED
     assert socair.scan(path).clean
     manifest = socair.tensors(path)
-    quantized = [t for t in manifest["tensors"] if t["dtype"].startswith(("Q", "IQ", "TQ"))]
+    quantized = [t for t in manifest.tensors if t.dtype.startswith(("Q", "IQ", "TQ"))]
     assert quantized
-    with pytest.raises(socair.LoadError, match=quantized[0]["name"].replace(".", r"\.") + "|raw=True"):
+    with pytest.raises(socair.LoadError, match=quantized[0].name.replace(".", r"\.") + "|raw=True"):
         socair.load(path)
     raw = socair.load(path, raw=True)
     q = quantized[0]
-    assert raw[q["name"]].dtype == np.uint8 and raw.dtypes[q["name"]] == q["dtype"]
-    assert raw[q["name"]].nbytes == q["bytes"]
+    assert raw[q.name].dtype == np.uint8 and raw.dtypes[q.name] == q.dtype
+    assert raw[q.name].nbytes == q.bytes
 
 
 def test_a_name_two_files_hold_is_refused(tmp_path):
@@ -179,7 +179,7 @@ def test_an_unverified_load_still_refuses_every_payload(path, audit):
     # sha256): the pickle grammar and the structure are judged all the same.
     with pytest.raises(socair.RefusedError) as refused:
         socair.load(path, verify=False)
-    assert refused.value.report.document["scope"]["mode"] == "header-only"
+    assert refused.value.report.scope.mode == "header-only"
     assert audit.events == []
 
 
@@ -187,10 +187,10 @@ def test_an_unverified_load_says_what_it_skipped():
     path = FIXTURES / "torch/legit/state-dict.pt"
     full = socair.load(path)
     quick = socair.load(path, verify=False)
-    assert full.report.document["scope"]["mode"] == "full"
+    assert full.report.scope.mode == "full"
     assert "CRC-32 verified for all" in " ".join(r.summary for r in full.report.rows)
-    assert quick.report.document["scope"]["mode"] == "header-only"
-    assert "verify=False" in quick.report.document["scope"]["digest"]
+    assert quick.report.scope.mode == "header-only"
+    assert "verify=False" in (quick.report.scope.digest or "")
     assert "not read for 6 storage records" in " ".join(r.summary for r in quick.report.rows)
     assert set(full) == set(quick)
     for name in full:
