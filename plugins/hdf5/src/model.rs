@@ -143,14 +143,9 @@ impl Hdf5Error {
     }
 }
 
-/// How bad a finding is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-pub enum Severity {
-    /// Outside what this reader models: a person looks.
-    Lead,
-    /// The HDF5 library would open another file (or load a plugin) reading this one.
-    Fail,
-}
+/// How bad a finding is: the scale every first-party reader shares (a FAIL here: the HDF5
+/// library would open another file, or load a plugin, reading this one).
+pub use socair_plugin_kit::Severity;
 
 /// One thing found, with its place.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -55,14 +55,8 @@ pub fn inflate_budget(file_len: u64) -> u64 {
     (16u64 << 20).saturating_add(file_len.saturating_mul(2))
 }
 
-/// How bad a finding is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-pub enum Severity {
-    /// Worth a human look.
-    Lead,
-    /// Malformed, or dangerous.
-    Fail,
-}
+/// How bad a finding is: the scale every first-party reader shares.
+pub use socair_plugin_kit::Severity;
 
 /// One finding: how bad, where, what.
 #[derive(Debug, Clone, PartialEq, Eq)]

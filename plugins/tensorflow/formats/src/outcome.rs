@@ -190,13 +190,11 @@ impl Outcome {
         let (findings, suppressed) = self.findings.finish();
         let mut out: Vec<Finding> = findings
             .into_iter()
-            .map(|f| Finding {
-                place: f.place.into(),
-                reason: f.reason.into(),
-            })
+            .map(|f| Finding::new(f.severity.into(), f.place, f.reason))
             .collect();
         for (kind, n) in suppressed {
             out.push(Finding {
+                severity: socair_plugin_api::Severity::Note,
                 place: "file".into(),
                 reason: bounded::and_more(n, kind, bounded::FINDINGS_PER_KIND).into(),
             });
@@ -218,6 +216,7 @@ impl Outcome {
                 status,
                 summary: summary.into(),
                 findings: out.into(),
+                names_severities: false,
             }]),
             metadata: self
                 .metadata
