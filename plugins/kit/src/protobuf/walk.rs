@@ -57,16 +57,9 @@ pub struct Dialect {
 
 pub use crate::Severity;
 
-/// Something the walk found, with its place.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct WireFinding {
-    /// How serious.
-    pub severity: Severity,
-    /// Where (`graph.initializer[2]`, with the byte offset).
-    pub place: String,
-    /// What.
-    pub reason: String,
-}
+/// Something the walk found, with its place (`graph.initializer[2]`, with the byte offset): a
+/// finding of the reading model every first-party reader shares.
+pub type WireFinding = crate::model::Finding;
 
 /// Why the walk refused the file.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

@@ -8,19 +8,11 @@ use socair_plugin_api::{
     ByteOrder, ByteRange, Finding, OpenedFile, ReportRow, RowStatus, TensorDescriptor, Unread,
 };
 use socair_plugin_kit::bounded::{self, Listing};
+// A finding of a read, noted before the row is made: the reading model every first-party reader
+// shares.
+use socair_plugin_kit::model::Finding as Noted;
 use socair_plugin_kit::protobuf::walk::{Severity, Walked};
 use socair_plugin_kit::report::STRUCTURE_CHECK;
-
-/// A finding with its severity.
-#[derive(Debug, Clone)]
-pub struct Noted {
-    /// How serious.
-    pub severity: Severity,
-    /// Where.
-    pub place: String,
-    /// What.
-    pub reason: String,
-}
 
 /// What a read found so far.
 #[derive(Debug)]
