@@ -227,3 +227,26 @@ pub fn status_name(s: RowStatus) -> &'static str {
         RowStatus::NotTested => "NOT_TESTED",
     }
 }
+
+#[cfg(test)]
+mod finding_tests {
+    use super::*;
+
+    #[test]
+    fn a_named_severity_is_written_before_the_reason_and_read_back() {
+        let fail = Finding::new(Severity::Fail, "byte 3", "global os.system");
+        let named = RowFinding::of(&fail, true);
+        let text = serde_json::to_string(&named).unwrap();
+        assert_eq!(
+            text,
+            r#"{"place":"byte 3","reason":"FAIL: global os.system"}"#
+        );
+        assert_eq!(serde_json::from_str::<RowFinding>(&text).unwrap(), named);
+        // Unnamed: the row's status says it; a note is never named.
+        let plain = serde_json::to_string(&RowFinding::of(&fail, false)).unwrap();
+        assert_eq!(plain, r#"{"place":"byte 3","reason":"global os.system"}"#);
+        let note = RowFinding::of(&Finding::new(Severity::Note, "file", "3 more"), true);
+        assert_eq!(note.reason_text(), "3 more");
+        assert!(serde_json::from_str::<RowFinding>(r#"{"place":"p","reason":"r","x":1}"#).is_err());
+    }
+}
