@@ -214,14 +214,67 @@ pub enum RowStatus {
     NotTested,
 }
 
+impl RowStatus {
+    /// The severity of a finding of a row with this status when the row's status says it all
+    /// (a row whose findings are all of one kind): FAIL and LEAD for theirs, a note for the
+    /// findings of a PASS or NOT_TESTED row (facts, not problems).
+    pub fn finding_severity(self) -> Severity {
+        match self {
+            RowStatus::Fail => Severity::Fail,
+            RowStatus::Lead => Severity::Lead,
+            RowStatus::Pass | RowStatus::NotTested => Severity::Note,
+        }
+    }
+}
+
+/// How bad one finding is, ordered so that the worst of several is their `max`. Appended in
+/// plugin-api 0.4.0: before it, a reader wrote `FAIL: ` or `LEAD: ` into a reason, and the
+/// host read it back.
+#[repr(u8)]
+#[derive(StableAbi, Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Severity {
+    /// A fact, not a problem: a count of what was not listed, what a file holds.
+    Note,
+    /// Outside what the check proves safe: a person looks before the file is loaded.
+    Lead,
+    /// Evidence of code execution, of I/O a loader would do, or of a file built so that
+    /// readers disagree.
+    Fail,
+}
+
+impl Severity {
+    /// The status of a row whose worst finding has this severity (PASS for a note).
+    pub fn row_status(self) -> RowStatus {
+        match self {
+            Severity::Fail => RowStatus::Fail,
+            Severity::Lead => RowStatus::Lead,
+            Severity::Note => RowStatus::Pass,
+        }
+    }
+}
+
 /// One thing a check found, with its place.
 #[repr(C)]
 #[derive(StableAbi, Clone, Debug, PartialEq, Eq)]
 pub struct Finding {
     /// Where: a byte offset, a zip record, a header key, a tensor name.
     pub place: RString,
-    /// What is wrong there.
+    /// What is wrong there, or the fact, in words; never led by its severity (the host writes
+    /// that where a document shows it: [`ReportRow::names_severities`]).
     pub reason: RString,
+    /// How bad it is.
+    pub severity: Severity,
+}
+
+impl Finding {
+    /// A finding of `severity` at `place`.
+    pub fn new(severity: Severity, place: impl Into<String>, reason: impl Into<String>) -> Self {
+        Finding {
+            place: RString::from(place.into()),
+            reason: RString::from(reason.into()),
+            severity,
+        }
+    }
 }
 
 /// One row of a scan report.
@@ -236,6 +289,12 @@ pub struct ReportRow {
     pub summary: RString,
     /// Each finding with its place.
     pub findings: RVec<Finding>,
+    /// Whether a report shows each finding's severity before its reason (`socair.report/v1`
+    /// writes `FAIL: …` and `LEAD: …`; a note stands alone). Presentation only, for rows whose
+    /// findings differ in severity (a pickle scan's, an archive's members'), so that a person
+    /// reading the document tells them apart; the severity itself is always
+    /// [`Finding::severity`], and the host, not the reader, writes the words.
+    pub names_severities: bool,
 }
 
 /// What a reader made of one file. A malformed file is not an error: it comes back with its

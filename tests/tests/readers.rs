@@ -44,6 +44,7 @@ const LENIENT_READER: &str = r#"impl FormatReader for Llama2cReader {
                     status: socair_plugin_api::RowStatus::Pass,
                     summary: "looks fine".into(),
                     findings: RVec::new(),
+                    names_severities: false,
                 }]),
                 metadata: RVec::new(),
                 not_carried: RVec::new(),

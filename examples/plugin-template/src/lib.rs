@@ -123,6 +123,8 @@ pub fn opened_file(o: Outcome) -> OpenedFile {
             status: o.status,
             summary: o.summary.into(),
             findings: o.findings.into(),
+            // Each finding's severity is its row's: the report need not name it.
+            names_severities: false,
         }]),
         metadata: RVec::new(),
         not_carried: RVec::new(),

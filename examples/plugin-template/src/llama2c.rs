@@ -6,7 +6,7 @@
 //! gives their shapes (an `nn.Linear` weight is `(out, in)`). Every value is a little-endian
 //! int32 or float32, as `struct.pack` writes them on the machines llama2.c runs on.
 
-use socair_plugin_api::{abi_stable::std_types::RString, Finding, ReadAt, RowStatus};
+use socair_plugin_api::{Finding, ReadAt, RowStatus, Severity};
 
 /// `version1_export`'s magic, `struct.pack('I', 0x616b3432)` ("ak42").
 pub const MAGIC: u32 = 0x616b_3432;
@@ -53,8 +53,9 @@ pub struct Outcome {
     pub tensors: Vec<Tensor>,
 }
 
-fn finding(place: impl Into<RString>, reason: impl Into<RString>) -> Finding {
-    Finding { place: place.into(), reason: reason.into() }
+/// A finding of a file its exporter could not have written: a FAIL.
+fn finding(place: impl Into<String>, reason: impl Into<String>) -> Finding {
+    Finding::new(Severity::Fail, place, reason)
 }
 
 /// The version after the magic, when the file starts with the magic.
@@ -220,7 +221,11 @@ pub fn read(src: &(impl ReadAt + ?Sized)) -> Outcome {
         _ => (RowStatus::Fail, "export.py writes versions 0, 1 and 2 only"),
     };
     let summary = format!("llama2.c version {version} checkpoint: nothing in it was checked");
-    let findings = vec![finding("header byte 4", format!("version {version}: {reason}"))];
+    let findings = vec![Finding::new(
+        status.finding_severity(),
+        "header byte 4",
+        format!("version {version}: {reason}"),
+    )];
     Outcome { status, summary, findings, tensors: vec![] }
 }
 

@@ -7,6 +7,7 @@ use crate::airlock::log::LogCheck;
 use crate::airlock::verify::Verification;
 use crate::fingerprint::manifest::TensorManifest;
 use crate::report::document::{Report, Row};
+use socair_plugin_api::Severity;
 use std::fmt::Write;
 
 /// Findings listed per row before the rest are counted.
@@ -54,23 +55,17 @@ pub fn verdict(report: &Report) -> String {
     let fails = rows_of(&report.rows, "FAIL");
     let leads = rows_of(&report.rows, "LEAD");
     let gaps = rows_of(&report.rows, "NOT_TESTED");
-    // The first finding, without the status the reason may repeat ("FAIL: …"): of a FAIL
-    // row, the first that says FAIL when one does (a row's first finding may be a LEAD).
+    // The first finding, without the severity the report may name with it: of a FAIL row,
+    // the first named a FAIL when one is (a row's first finding may be a LEAD).
     let first = |rows: &[&Row]| {
         let failing = rows
             .iter()
             .filter(|r| r.status == "FAIL")
             .flat_map(|r| &r.findings)
-            .find(|f| f.reason.starts_with("FAIL: "));
+            .find(|f| f.severity == Some(Severity::Fail));
         failing
             .or_else(|| rows.iter().find_map(|r| r.findings.first()))
-            .map(|f| {
-                let reason = ["FAIL: ", "LEAD: "]
-                    .iter()
-                    .find_map(|p| f.reason.strip_prefix(p))
-                    .unwrap_or(&f.reason);
-                format!("{}: {reason}", f.place)
-            })
+            .map(|f| format!("{}: {}", f.place, f.reason))
             .unwrap_or_else(|| rows[0].summary.clone())
     };
     if !fails.is_empty() {
@@ -145,7 +140,10 @@ fn write_rows(out: &mut String, rows: &[Row]) {
             let _ = writeln!(
                 out,
                 "  {:<10} {:<width$}  - {}: {}",
-                "", "", f.place, f.reason
+                "",
+                "",
+                f.place,
+                f.reason_text()
             );
         }
         if r.findings.len() > FINDINGS_SHOWN {

@@ -199,7 +199,10 @@ fn dispatch(cli: Cli) -> Result<u8, Fatal> {
                         r.findings.iter().map(move |f| {
                             format!(
                                 "socair: {} {}: {}: {}",
-                                r.status, r.check, f.place, f.reason
+                                r.status,
+                                r.check,
+                                f.place,
+                                f.reason_text()
                             )
                         })
                     })

@@ -303,10 +303,7 @@ pub fn load(path: &Path) -> Result<LoadedPlugin, String> {
     // version, so an old plugin would be reported as a layout mismatch: say what it really is.
     let built_against = header.version_strings().version.as_str().to_owned();
     if !api_compatible(&built_against, socair_plugin_api::PLUGIN_API_VERSION) {
-        return Err(format!(
-            "built against an incompatible plugin-api {built_against}; this socair loads plugin-api {}; rebuild the plugin",
-            compatible_range(socair_plugin_api::PLUGIN_API_VERSION)
-        ));
+        return Err(incompatible(&built_against));
     }
     let root = header
         .init_root_module::<PluginRoot_Ref>()
@@ -370,6 +367,29 @@ pub fn api_compatible(library: &str, host: &str) -> bool {
     } else {
         lib.major == host.major && lib.minor >= host.minor
     }
+}
+
+/// Why a plugin built against plugin-api `built_against` is refused, and what to do.
+fn incompatible(built_against: &str) -> String {
+    let host = socair_plugin_api::PLUGIN_API_VERSION;
+    let older = matches!(
+        (semver::Version::parse(built_against), semver::Version::parse(host)),
+        (Ok(lib), Ok(host)) if lib < host
+    );
+    let what = if older {
+        // 0.4.0 gave every finding a typed severity: a reader no longer writes `FAIL: ` or
+        // `LEAD: ` into its reasons, so a 0.3 plugin's findings would be read wrongly.
+        format!(
+            "rebuild the plugin against plugin-api {host} (0.4 gives every finding a typed severity; a reason no longer begins with FAIL or LEAD)"
+        )
+    } else {
+        "rebuild the plugin against this socair's plugin-api, or use the socair it was built for"
+            .to_owned()
+    };
+    format!(
+        "built against an incompatible plugin-api {built_against}; this socair loads plugin-api {}; {what}",
+        compatible_range(host)
+    )
 }
 
 fn compatible_range(host: &str) -> String {
@@ -452,6 +472,7 @@ mod tests {
         // abi_stable's layout check agrees: a plugin built against 0.3.0 lacks the method 0.3.1
         // appended to the host's `ByteSource` ("too many fields": 5 expected, 4 found).
         assert!(!api_compatible("0.3.0", "0.3.1"));
+        assert!(!api_compatible("0.3.1", "0.4.0"));
         assert!(!api_compatible("0.2.0", "0.1.0"));
         assert!(!api_compatible("1.0.0", "0.1.0"));
         assert!(api_compatible("1.4.0", "1.2.9"));

@@ -2,7 +2,7 @@
 //! scope, and one row per check (PASS, FAIL, LEAD or NOT_TESTED, each finding with its place).
 
 use serde::{Deserialize, Serialize};
-use socair_plugin_api::RowStatus;
+use socair_plugin_api::{Finding, RowStatus, Severity};
 use std::collections::BTreeMap;
 
 /// The report's schema name.
@@ -125,13 +125,86 @@ pub struct Row {
 }
 
 /// One finding of a row.
+///
+/// The document writes a finding as `{"place", "reason"}`. Where the reader asked for it
+/// ([`ReportRow::names_severities`](socair_plugin_api::ReportRow::names_severities): rows whose
+/// findings differ in severity, such as a pickle scan's), the reason is written after the
+/// finding's severity, `FAIL: …` or `LEAD: …`: that is this schema's presentation of
+/// [`RowFinding::severity`], written here and read back here only.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(into = "WrittenFinding", from = "WrittenFinding")]
 pub struct RowFinding {
     /// Where.
     pub place: String,
-    /// Why.
+    /// Why, without its severity.
     pub reason: String,
+    /// The finding's own severity when the document names it (FAIL or LEAD); none when the
+    /// row's status says it.
+    pub severity: Option<Severity>,
+}
+
+/// A finding as the document writes it.
+#[derive(Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct WrittenFinding {
+    place: String,
+    reason: String,
+}
+
+/// The words a finding's severity is written with, before its reason.
+const SEVERITY_WORDS: [(Severity, &str); 2] =
+    [(Severity::Fail, "FAIL: "), (Severity::Lead, "LEAD: ")];
+
+impl RowFinding {
+    /// A reader's finding as this document shows it: its severity named when the row asks
+    /// for it (a note is never named: it is a fact, not a verdict).
+    pub fn of(f: &Finding, names_severities: bool) -> Self {
+        RowFinding {
+            place: f.place.to_string(),
+            reason: f.reason.to_string(),
+            severity: (names_severities && f.severity != Severity::Note).then_some(f.severity),
+        }
+    }
+
+    /// The reason as the document writes it.
+    pub fn reason_text(&self) -> String {
+        match SEVERITY_WORDS
+            .iter()
+            .find(|(s, _)| Some(*s) == self.severity)
+        {
+            Some((_, words)) => format!("{words}{}", self.reason),
+            None => self.reason.clone(),
+        }
+    }
+}
+
+impl From<RowFinding> for WrittenFinding {
+    fn from(f: RowFinding) -> Self {
+        WrittenFinding {
+            reason: f.reason_text(),
+            place: f.place,
+        }
+    }
+}
+
+impl From<WrittenFinding> for RowFinding {
+    fn from(w: WrittenFinding) -> Self {
+        let named = SEVERITY_WORDS
+            .iter()
+            .find_map(|(s, words)| w.reason.strip_prefix(words).map(|rest| (*s, rest)));
+        match named {
+            Some((severity, rest)) => RowFinding {
+                place: w.place,
+                reason: rest.to_owned(),
+                severity: Some(severity),
+            },
+            None => RowFinding {
+                place: w.place,
+                reason: w.reason,
+                severity: None,
+            },
+        }
+    }
 }
 
 /// How bad a status is, for the worst of several: FAIL, then LEAD, then NOT_TESTED, then
@@ -152,5 +225,28 @@ pub fn status_name(s: RowStatus) -> &'static str {
         RowStatus::Fail => "FAIL",
         RowStatus::Lead => "LEAD",
         RowStatus::NotTested => "NOT_TESTED",
+    }
+}
+
+#[cfg(test)]
+mod finding_tests {
+    use super::*;
+
+    #[test]
+    fn a_named_severity_is_written_before_the_reason_and_read_back() {
+        let fail = Finding::new(Severity::Fail, "byte 3", "global os.system");
+        let named = RowFinding::of(&fail, true);
+        let text = serde_json::to_string(&named).unwrap();
+        assert_eq!(
+            text,
+            r#"{"place":"byte 3","reason":"FAIL: global os.system"}"#
+        );
+        assert_eq!(serde_json::from_str::<RowFinding>(&text).unwrap(), named);
+        // Unnamed: the row's status says it; a note is never named.
+        let plain = serde_json::to_string(&RowFinding::of(&fail, false)).unwrap();
+        assert_eq!(plain, r#"{"place":"byte 3","reason":"global os.system"}"#);
+        let note = RowFinding::of(&Finding::new(Severity::Note, "file", "3 more"), true);
+        assert_eq!(note.reason_text(), "3 more");
+        assert!(serde_json::from_str::<RowFinding>(r#"{"place":"p","reason":"r","x":1}"#).is_err());
     }
 }

@@ -35,11 +35,11 @@ fn row(status: RowStatus, summary: String, findings: Vec<(String, String)>) -> R
         summary: summary.into(),
         findings: findings
             .into_iter()
-            .map(|(place, reason)| Finding {
-                place: place.into(),
-                reason: reason.into(),
-            })
+            .map(|(place, reason)| Finding::new(status.finding_severity(), place, reason))
             .collect(),
+        // Each finding's reason is written after its status (`FAIL: …`), as this row's reports
+        // have always shown them.
+        names_severities: true,
     }
 }
 
@@ -64,7 +64,7 @@ pub fn rows(artifact: &Artifact<'_>, hashes: &[FileHash]) -> Vec<(String, Report
             row(
                 RowStatus::Fail,
                 format!("a link of the snapshot that does not lead to a blob: {why}"),
-                vec![("file".into(), format!("FAIL: {why}"))],
+                vec![("file".into(), why)],
             ),
         ));
     }
@@ -107,12 +107,7 @@ pub fn rows(artifact: &Artifact<'_>, hashes: &[FileHash]) -> Vec<(String, Report
         let Some((status, why)) = verdict else {
             continue;
         };
-        let kind = if status == RowStatus::Fail {
-            "FAIL"
-        } else {
-            "LEAD"
-        };
-        let finding = (format!("blobs/{}", blob.etag), format!("{kind}: {why}"));
+        let finding = (format!("blobs/{}", blob.etag), why.clone());
         out.push((file.rel.clone(), row(status, why, vec![finding])));
     }
     if !blobs.is_empty() {

@@ -6,7 +6,7 @@ use crate::fingerprint::diff::{self, Outcome};
 use crate::fingerprint::manifest::{self, TensorManifest};
 use crate::read::artifact::{Artifact, FileJob};
 use crate::report::document::NamedDigest;
-use socair_plugin_api::{Finding, OpenedFile, ReportRow, RowStatus};
+use socair_plugin_api::{Finding, OpenedFile, ReportRow, RowStatus, Severity};
 use std::path::Path;
 
 /// A reference manifest for the Tensor reference row.
@@ -69,6 +69,7 @@ pub fn reference_row(
         status,
         summary: summary.into(),
         findings: findings.into(),
+        names_severities: false,
     };
     if header_only {
         return row(
@@ -145,13 +146,11 @@ pub fn reference_row(
     let mut listed: Vec<Finding> = findings
         .into_iter()
         .take(MAX_REFERENCE_FINDINGS)
-        .map(|(place, reason)| Finding {
-            place: place.into(),
-            reason: reason.into(),
-        })
+        .map(|(place, reason)| Finding::new(Severity::Lead, place, reason))
         .collect();
     if total > MAX_REFERENCE_FINDINGS {
         listed.push(Finding {
+            severity: Severity::Note,
             place: "…".into(),
             reason: format!(
                 "and {} more; run `socair tensors diff` for all",

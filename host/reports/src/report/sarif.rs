@@ -17,6 +17,7 @@ use crate::base::digest::hex;
 use crate::report::batch::{shown, Outcome, Summary};
 use serde::Serialize;
 use sha2::{Digest, Sha256};
+use socair_plugin_api::Severity;
 use std::collections::{BTreeMap, HashMap};
 
 /// The schema a log names.
@@ -310,14 +311,12 @@ fn location(uri: String, place: Option<&str>) -> Location {
     }
 }
 
-/// The kind of a finding: its reason's own `FAIL`/`LEAD` when it says one, else its row's.
-fn kind_of(reason: &str, status: &'static str) -> &'static str {
-    if reason.starts_with("FAIL") {
-        "FAIL"
-    } else if reason.starts_with("LEAD") {
-        "LEAD"
-    } else {
-        status
+/// The kind of a finding: its own severity where the report names it, else its row's.
+fn kind_of(severity: Option<Severity>, status: &'static str) -> &'static str {
+    match severity {
+        Some(Severity::Fail) => "FAIL",
+        Some(Severity::Lead) => "LEAD",
+        _ => status,
     }
 }
 
@@ -381,7 +380,7 @@ pub fn log(outcomes: &[Outcome]) -> impl Serialize {
         let report = &scanned.report;
         let in_dir = report.artifact.format == "model directory";
         for f in &scanned.findings {
-            let kind = kind_of(&f.reason, f.status);
+            let kind = kind_of(f.severity, f.status);
             let path = if in_dir && f.file != report.artifact.name {
                 format!("{}/{}", given.trim_end_matches('/'), f.file)
             } else {

@@ -155,16 +155,25 @@ pub fn scan_then<R>(
         let (first, reader) = a.job.reader;
         for row in a.opened.rows.iter() {
             let mut row = row.clone();
-            // A FAIL says what it found in its summary: the first finding that FAILs.
+            // A FAIL says what it found in its summary: the first finding the report names a
+            // FAIL (else the first), its reason as the report writes it.
             let first_fail = (row.status == RowStatus::Fail)
                 .then(|| {
-                    row.findings
+                    let findings = row
+                        .findings
                         .iter()
-                        .find(|f| f.reason.starts_with("FAIL"))
-                        .or(row.findings.first())
+                        .map(|f| RowFinding::of(f, row.names_severities));
+                    let mut first = None;
+                    for f in findings {
+                        if f.severity == Some(socair_plugin_api::Severity::Fail) {
+                            return Some(f);
+                        }
+                        first = first.or(Some(f));
+                    }
+                    first
                 })
                 .flatten()
-                .map(|f| format!(" ({}: {})", f.place, f.reason))
+                .map(|f| format!(" ({}: {})", f.place, f.reason_text()))
                 .unwrap_or_default();
             row.summary = format!(
                 "also read as {} by plugin {}: {}{first_fail}",
@@ -185,11 +194,13 @@ pub fn scan_then<R>(
                 check: STRUCTURE_CHECK.into(),
                 status: RowStatus::Lead,
                 summary: format!("not read: {reason}; nothing in it was checked").into(),
-                findings: vec![socair_plugin_api::Finding {
-                    place: "file".into(),
-                    reason: format!("not read: {reason}").into(),
-                }]
+                findings: vec![socair_plugin_api::Finding::new(
+                    socair_plugin_api::Severity::Lead,
+                    "file",
+                    format!("not read: {reason}"),
+                )]
                 .into(),
+                names_severities: false,
             },
         );
     }
@@ -208,6 +219,7 @@ pub fn scan_then<R>(
                     )
                     .into(),
                     findings: Default::default(),
+                    names_severities: false,
                 },
             );
         }
@@ -233,10 +245,12 @@ pub fn scan_then<R>(
                     status: RowStatus::Lead,
                     summary: "a file that looks like a pickle, which no loaded plugin reads".into(),
                     findings: vec![socair_plugin_api::Finding {
+                        severity: socair_plugin_api::Severity::Lead,
                         place: "byte 0".into(),
                         reason: "it starts like a pickle or is named like one, and nothing has checked what loading it would run".into(),
                     }]
                     .into(),
+                    names_severities: false,
                 },
             );
         }
@@ -255,6 +269,7 @@ pub fn scan_then<R>(
                 status: RowStatus::Pass,
                 summary: what.into(),
                 findings: Default::default(),
+                names_severities: false,
             },
             Companion::Fail { summary, findings } => ReportRow {
                 check: STRUCTURE_CHECK.into(),
@@ -262,21 +277,27 @@ pub fn scan_then<R>(
                 summary: summary.into(),
                 findings: findings
                     .into_iter()
-                    .map(|(place, reason)| socair_plugin_api::Finding {
-                        place: place.into(),
-                        reason: reason.into(),
+                    .map(|(place, reason)| {
+                        socair_plugin_api::Finding::new(
+                            socair_plugin_api::Severity::Fail,
+                            place,
+                            reason,
+                        )
                     })
                     .collect(),
+                names_severities: false,
             },
             Companion::Lead(why) => ReportRow {
                 check: STRUCTURE_CHECK.into(),
                 status: RowStatus::Lead,
                 summary: format!("not read by any plugin: {why}").into(),
-                findings: vec![socair_plugin_api::Finding {
-                    place: format!("byte 0 ({})", describe_head(&u.head)).into(),
-                    reason: why.into(),
-                }]
+                findings: vec![socair_plugin_api::Finding::new(
+                    socair_plugin_api::Severity::Lead,
+                    format!("byte 0 ({})", describe_head(&u.head)),
+                    why,
+                )]
                 .into(),
+                names_severities: false,
             },
         };
         push(&u.rel, row);
@@ -357,11 +378,13 @@ fn polyglot_row(first: &LoadedPlugin, first_format: &str, a: &AlsoRead<'_, '_>) 
             check: STRUCTURE_CHECK.into(),
             status: RowStatus::Lead,
             summary: why.clone().into(),
-            findings: vec![socair_plugin_api::Finding {
-                place: "file".into(),
-                reason: why.into(),
-            }]
+            findings: vec![socair_plugin_api::Finding::new(
+                socair_plugin_api::Severity::Lead,
+                "file",
+                why,
+            )]
             .into(),
+            names_severities: false,
         }
     } else {
         ReportRow {
@@ -373,6 +396,7 @@ fn polyglot_row(first: &LoadedPlugin, first_format: &str, a: &AlsoRead<'_, '_>) 
             )
             .into(),
             findings: Default::default(),
+            names_severities: false,
         }
     }
 }
@@ -408,13 +432,12 @@ fn merge(check: String, rows: Vec<(String, ReportRow)>, in_dir: bool) -> Row {
     let findings = rows
         .iter()
         .flat_map(|(file, r)| {
-            r.findings.iter().map(move |f| RowFinding {
-                place: if in_dir {
-                    format!("{file}: {}", f.place)
-                } else {
-                    f.place.to_string()
-                },
-                reason: f.reason.to_string(),
+            r.findings.iter().map(move |f| {
+                let mut f = RowFinding::of(f, r.names_severities);
+                if in_dir {
+                    f.place = format!("{file}: {}", f.place);
+                }
+                f
             })
         })
         .collect();

@@ -4,8 +4,8 @@
 
 use crate::read::artifact::{data_files, AlsoRead, Artifact, FileJob};
 use crate::read::modeldir::FileHash;
-use crate::report::document::Report;
-use socair_plugin_api::{OpenedFile, ReportRow, RowStatus};
+use crate::report::document::{Report, RowFinding};
+use socair_plugin_api::{OpenedFile, ReportRow, RowStatus, Severity};
 use std::collections::BTreeMap;
 
 /// A scan's report and what it saw of each file.
@@ -32,8 +32,11 @@ pub struct FileFinding {
     pub status: &'static str,
     /// Where in the file (empty for a row without findings).
     pub place: String,
-    /// Why (the row's summary for a row without findings).
+    /// Why, as the report writes it (the row's summary for a row without findings).
     pub reason: String,
+    /// The finding's own severity where its report names it (rows whose findings differ in
+    /// severity); none when the row's status says it.
+    pub severity: Option<Severity>,
 }
 
 /// The findings of the FAIL and LEAD rows, per check, each with its file, in the order the
@@ -47,20 +50,22 @@ pub fn findings(per_check: &[(String, Vec<(String, ReportRow)>)]) -> Vec<FileFin
                 RowStatus::Lead => "LEAD",
                 _ => continue,
             };
-            let mut push = |place: String, reason: String| {
+            let mut push = |place: String, reason: String, severity: Option<Severity>| {
                 out.push(FileFinding {
                     check: check.clone(),
                     file: file.clone(),
                     status,
                     place,
                     reason,
+                    severity,
                 })
             };
             if row.findings.is_empty() {
-                push(String::new(), row.summary.to_string());
+                push(String::new(), row.summary.to_string(), None);
             }
             for f in row.findings.iter() {
-                push(f.place.to_string(), f.reason.to_string());
+                let f = RowFinding::of(f, row.names_severities);
+                push(f.place.clone(), f.reason_text(), f.severity);
             }
         }
     }

@@ -112,7 +112,8 @@ fn check_not_dangerous(class: &str, plugins: &PluginSet) -> Result<(), StoreErro
             if let Some(f) = row.findings.iter().find(|f| f.reason.contains(class)) {
                 return Err(StoreError::Refused(format!(
                     "{class} runs code or does I/O when a pickle is loaded, so it can never be reviewed (plugin {}: {})",
-                    plugin.manifest.name, f.reason
+                    plugin.manifest.name,
+                    crate::report::document::RowFinding::of(f, row.names_severities).reason_text()
                 )));
             }
         }

@@ -117,18 +117,7 @@ fn status(worst: Option<Severity>) -> RowStatus {
 
 fn findings(list: Vec<ScanFinding>) -> RVec<Finding> {
     list.into_iter()
-        .map(|f| Finding {
-            place: f.place.into(),
-            reason: format!(
-                "{}: {}",
-                match f.severity {
-                    Severity::Fail => "FAIL",
-                    Severity::Lead => "LEAD",
-                },
-                f.reason
-            )
-            .into(),
-        })
+        .map(|f| Finding::new(f.severity.into(), f.place, f.reason))
         .collect()
 }
 
@@ -174,6 +163,7 @@ pub fn opened(a: &Analysis, format: &str) -> OpenedFile {
             status: RowStatus::NotTested,
             summary: "no member that was read is a pickle".into(),
             findings: RVec::new(),
+            names_severities: false,
         }
     } else {
         let count = a.pickle.shown.len() as u64 + a.pickle.more;
@@ -199,6 +189,7 @@ pub fn opened(a: &Analysis, format: &str) -> OpenedFile {
             status: st,
             summary: summary.into(),
             findings: findings(a.pickle.all("pickle findings")),
+            names_severities: true,
         }
     };
     // What `socair tensors` lists unread: every member nothing read (a Keras archive, a
@@ -224,6 +215,7 @@ pub fn opened(a: &Analysis, format: &str) -> OpenedFile {
                 status: structure_status,
                 summary: structure_summary.into(),
                 findings: findings(structure_findings),
+                names_severities: true,
             },
             pickle_row,
         ]),

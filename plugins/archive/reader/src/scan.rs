@@ -28,19 +28,11 @@ const MEMBER_UNREAD: &str = "no reader of this archive's plugin models this memb
 /// at every depth: 32 MiB + 4x the input, half the 64 MiB + 8x every reader is held to, so that
 /// the members held in memory and what the pickle machine builds over them fit in that bound.
 pub fn budget_for(input_len: u64) -> u64 {
-    (32u64 << 20).saturating_add(input_len.saturating_mul(4))
+    socair_plugin_kit::model::memory_share(input_len, 2)
 }
 
-/// One thing found, with its place.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Finding {
-    /// How bad.
-    pub severity: Severity,
-    /// Where: `archive`, `member <path>`, `member <path> byte <n> (<OPCODE>)`.
-    pub place: String,
-    /// Why.
-    pub reason: String,
-}
+/// One finding: the reading model every first-party reader shares.
+pub use socair_plugin_kit::model::Finding;
 
 /// Findings of one kind: the first [`MAX_LISTED`] listed, the rest counted.
 #[derive(Debug, Clone, Default)]

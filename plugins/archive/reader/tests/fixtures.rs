@@ -3,7 +3,7 @@
 //! the plugin's walk, against expected.json: each row's status and the first finding's place.
 
 use serde_json::Value;
-use socair_plugin_api::RowStatus;
+use socair_plugin_api::{RowStatus, Severity};
 use std::path::PathBuf;
 
 fn dir() -> PathBuf {
@@ -16,6 +16,14 @@ fn name(s: RowStatus) -> &'static str {
         RowStatus::Fail => "FAIL",
         RowStatus::Lead => "LEAD",
         RowStatus::NotTested => "NOT_TESTED",
+    }
+}
+
+fn severity(s: Severity) -> &'static str {
+    match s {
+        Severity::Fail => "FAIL",
+        Severity::Lead => "LEAD",
+        Severity::Note => "NOTE",
     }
 }
 
@@ -41,7 +49,11 @@ fn report(file: &str) -> Value {
             serde_json::json!({
                 "status": name(r.status),
                 "first_place": r.findings.first().map(|f| f.place.to_string()),
-                "first_reason": r.findings.first().map(|f| f.reason.to_string()),
+                // As the report writes it: the archive's rows name each finding's severity.
+                "first_reason": r.findings.first().map(|f| {
+                    assert!(r.names_severities);
+                    format!("{}: {}", severity(f.severity), f.reason)
+                }),
                 "summary": r.summary.to_string(),
             })
         })

@@ -20,7 +20,7 @@ pub mod writer;
 use abi_stable::std_types::{ROption, RString, RVec, Tuple2};
 use socair_plugin_api::{
     ByteOrder, ByteRange, ByteSourceRef, Finding, OpenedFile, PluginError, PluginErrorKind,
-    ReadOptions, ReportRow, RowStatus, Unread,
+    ReadOptions, ReportRow, RowStatus, Severity, Unread,
 };
 use socair_plugin_kit::export::{Plan, Reader, WriteTensor, Writer};
 use socair_plugin_kit::jinja;
@@ -68,10 +68,7 @@ pub fn opened_file(parsed: Result<reader::Gguf, reader::GgufError>) -> OpenedFil
                 FORMAT,
                 "not a sound GGUF file: loaders may disagree on its tensors",
                 e.to_string(),
-                Finding {
-                    place: e.place.as_str().into(),
-                    reason: e.reason.as_str().into(),
-                },
+                Finding::new(Severity::Fail, e.place.as_str(), e.reason.as_str()),
             )
         }
     };
@@ -87,9 +84,8 @@ pub fn opened_file(parsed: Result<reader::Gguf, reader::GgufError>) -> OpenedFil
         match (t.ggml_type, t.byte_len) {
             (Some(ty), Some(_)) if ty.disputed.is_some() => {
                 let reason = ty.disputed.unwrap_or_default();
-                findings.push("tensors of a disputed size", || Finding {
-                    place: place(),
-                    reason: reason.into(),
+                findings.push("tensors of a disputed size", || {
+                    Finding::new(Severity::Lead, place(), reason)
                 });
                 unread.push("tensors of a disputed size", || Unread {
                     tensor: ROption::RSome(t.name.as_str().into()),
@@ -119,11 +115,11 @@ pub fn opened_file(parsed: Result<reader::Gguf, reader::GgufError>) -> OpenedFil
             _ => {
                 findings.push("tensors of an unknown type", || {
                     let reason = types::unknown_reason(t.type_id);
-                    Finding {
-                        place: place(),
-                        reason: format!("{reason}; the layout after it is only partly checked")
-                            .into(),
-                    }
+                    Finding::new(
+                        Severity::Lead,
+                        place(),
+                        format!("{reason}; the layout after it is only partly checked"),
+                    )
                 });
                 unread.push("tensors of an unknown type", || Unread {
                     tensor: ROption::RSome(t.name.as_str().into()),
@@ -135,17 +131,21 @@ pub fn opened_file(parsed: Result<reader::Gguf, reader::GgufError>) -> OpenedFil
     }
     let unsized_tensors = findings.total();
     if past_budget > 0 {
-        findings.push("tensors past the budget", || Finding {
-            place: "tensor infos".into(),
-            reason: budget_reason(g.tensors.len(), limit, file_len).into(),
+        findings.push("tensors past the budget", || {
+            Finding::new(
+                Severity::Lead,
+                "tensor infos",
+                budget_reason(g.tensors.len(), limit, file_len),
+            )
         });
     }
     let (mut findings, over) = findings.finish();
     for (kind, n) in over {
-        findings.push(Finding {
-            place: "tensor infos".into(),
-            reason: bounded::and_more(n, kind, bounded::FINDINGS_PER_KIND).into(),
-        });
+        findings.push(Finding::new(
+            Severity::Lead,
+            "tensor infos",
+            bounded::and_more(n, kind, bounded::FINDINGS_PER_KIND),
+        ));
     }
     let (mut unread, over) = unread.finish();
     for (kind, n) in over {
@@ -223,6 +223,7 @@ pub fn opened_file(parsed: Result<reader::Gguf, reader::GgufError>) -> OpenedFil
             status,
             summary: summary.into(),
             findings: findings.into(),
+            names_severities: false,
         }]),
         metadata: metadata.into(),
         not_carried: RVec::new(),
@@ -259,26 +260,29 @@ fn chat_templates(metadata: &[(String, reader::Value)]) -> Templates {
         };
         if judged == MAX_TEMPLATES {
             out.worst = out.worst.max(Some(jinja::Severity::Lead));
-            out.findings.push(Finding {
-                place: format!("metadata {key}").into(),
-                reason: format!("a chat template past the first {MAX_TEMPLATES} (a GGUF carries a handful), which socair does not parse: it and the ones after it were not checked").into(),
-            });
+            out.findings.push(Finding::new(
+                Severity::Lead,
+                format!("metadata {key}"),
+                format!("a chat template past the first {MAX_TEMPLATES} (a GGUF carries a handful), which socair does not parse: it and the ones after it were not checked"),
+            ));
             break;
         }
         judged += 1;
         let j = jinja::judge(text);
         out.worst = out.worst.max(j.worst());
         for f in j.flags {
-            out.findings.push(Finding {
-                place: format!("metadata {key} {}", f.place).into(),
-                reason: f.reason.into(),
-            });
+            out.findings.push(Finding::new(
+                f.severity.into(),
+                format!("metadata {key} {}", f.place),
+                f.reason,
+            ));
         }
         if j.more > 0 {
-            out.findings.push(Finding {
-                place: format!("metadata {key}").into(),
-                reason: format!("and {} more findings in this template", j.more).into(),
-            });
+            out.findings.push(Finding::new(
+                Severity::Note,
+                format!("metadata {key}"),
+                format!("and {} more findings in this template", j.more),
+            ));
         }
     }
     out.note = match (judged, out.worst) {

@@ -11,7 +11,7 @@ use crate::inflate::{self, End, InflateError};
 use abi_stable::std_types::{ROption, RString, RVec};
 use socair_pickle::pickle::{self, Grammar, Profile};
 use socair_plugin_api::{
-    Finding, OpenedFile, ReportRow, RowStatus, TensorDescriptor, TensorOrigin, Unread,
+    Finding, OpenedFile, ReportRow, RowStatus, Severity, TensorDescriptor, TensorOrigin, Unread,
 };
 use socair_plugin_kit::bounded::{described_limit, short, thousands};
 use socair_plugin_kit::ndarray;
@@ -71,10 +71,11 @@ pub fn read(file: &[u8], options: &ReadOptions) -> OpenedFile {
                     FORMAT,
                     PAST_BOUNDS,
                     format!("the {} stream is not read: {e}", c.name()),
-                    Finding {
-                        place: format!("byte {start}").into(),
-                        reason: format!("{} stream: {e}", c.name()).into(),
-                    },
+                    Finding::new(
+                        Severity::Lead,
+                        format!("byte {start}"),
+                        format!("{} stream: {e}", c.name()),
+                    ),
                 )
             }
             Err(e) => return refuse(&format!("{} stream: {e}", c.name()), &place_of(&e, start)),
@@ -95,6 +96,7 @@ pub fn read(file: &[u8], options: &ReadOptions) -> OpenedFile {
     let mut structure = Vec::new();
     if let Some(End::Ignored(at, len)) = inflated.as_ref().map(|i| i.end) {
         structure.push(Finding {
+            severity: Severity::Lead,
             place: format!("byte {at}").into(),
             reason: format!(
                 "{len} bytes after the last {} stream that joblib.load never reads (Python's reader ignores bytes that do not start another stream): not checked",
@@ -154,6 +156,7 @@ pub fn read(file: &[u8], options: &ReadOptions) -> OpenedFile {
         )
         .into(),
         findings: structure.into(),
+        names_severities: false,
     };
     OpenedFile {
         format: FORMAT.into(),
@@ -184,10 +187,7 @@ fn refuse(reason: &str, place: &str) -> OpenedFile {
         FORMAT,
         "a joblib file joblib.load does not read (see the finding); nothing in it was checked",
         format!("not read: {reason}"),
-        Finding {
-            place: place.into(),
-            reason: reason.into(),
-        },
+        Finding::new(Severity::Fail, place, reason),
     )
 }
 
@@ -197,13 +197,17 @@ fn pickle_row(run: &pickle::Outcome, at: &dyn Fn(u64) -> String, profile: Profil
     let mut findings: Vec<Finding> = run
         .findings
         .iter()
-        .map(|f| Finding {
-            place: at(f.offset).into(),
-            reason: format!("{} ({})", f.reason, f.opcode).into(),
+        .map(|f| {
+            Finding::new(
+                f.severity.into(),
+                at(f.offset),
+                format!("{} ({})", f.reason, f.opcode),
+            )
         })
         .collect();
     if !run.reviewed_used.is_empty() {
         findings.push(Finding {
+            severity: Severity::Lead,
             place: "file".into(),
             reason: format!("uses reviewed globals {}", run.reviewed_used.join(", ")).into(),
         });
@@ -235,6 +239,7 @@ fn pickle_row(run: &pickle::Outcome, at: &dyn Fn(u64) -> String, profile: Profil
         status,
         summary: summary.into(),
         findings: findings.into(),
+        names_severities: false,
     }
 }
 

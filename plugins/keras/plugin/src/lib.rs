@@ -154,16 +154,14 @@ fn findings(list: &Findings, what: &str) -> RVec<Finding> {
     let mut out: Vec<Finding> = list
         .shown
         .iter()
-        .map(|f| Finding {
-            place: f.place.as_str().into(),
-            reason: f.reason.as_str().into(),
-        })
+        .map(|f| Finding::new(f.severity.into(), f.place.as_str(), f.reason.as_str()))
         .collect();
     if list.more > 0 {
-        out.push(Finding {
-            place: "file".into(),
-            reason: format!("{} more {what} not listed", list.more).into(),
-        });
+        out.push(Finding::new(
+            socair_plugin_api::Severity::Note,
+            "file",
+            format!("{} more {what} not listed", list.more),
+        ));
     }
     out.into()
 }
@@ -183,10 +181,7 @@ pub fn opened(a: Analysis, format: &str, file_len: u64) -> OpenedFile {
             format,
             &format!("not a sound {}: nothing in it was checked", a.kind),
             format!("{}: {}", r.place, r.reason),
-            Finding {
-                place: r.place.into(),
-                reason: r.reason.into(),
-            },
+            Finding::new(socair_plugin_api::Severity::Fail, r.place, r.reason),
         );
     }
     let limit = socair_plugin_kit::bounded::described_limit(file_len);
@@ -277,6 +272,7 @@ pub fn opened(a: Analysis, format: &str, file_len: u64) -> OpenedFile {
         )
         .into(),
         findings: findings(&structure, "structure findings"),
+        names_severities: false,
     }];
     rows.push(match &a.config {
         Some(o) => ReportRow {
@@ -293,12 +289,14 @@ pub fn opened(a: Analysis, format: &str, file_len: u64) -> OpenedFile {
                 f.extend(o.found.clone());
                 findings(&f, "config findings")
             },
+            names_severities: false,
         },
         None => ReportRow {
             check: CONFIG_CHECK.into(),
             status: RowStatus::NotTested,
             summary: a.no_config.as_str().into(),
             findings: RVec::new(),
+            names_severities: false,
         },
     });
     if format == KERAS_FORMAT {
@@ -311,6 +309,7 @@ pub fn opened(a: Analysis, format: &str, file_len: u64) -> OpenedFile {
             }
             .into(),
             findings: findings(&a.members, "member findings"),
+            names_severities: false,
         });
     }
     OpenedFile {

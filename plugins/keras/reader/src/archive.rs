@@ -34,7 +34,7 @@ pub const WEIGHTS_NPZ: &str = "model.weights.npz";
 /// Bytes inflated out of an archive of `len` bytes: 32 MiB + 4x its size (as the archive
 /// plugin's budget).
 pub fn budget_for(len: u64) -> u64 {
-    (32u64 << 20).saturating_add(len.saturating_mul(4))
+    socair_plugin_kit::model::memory_share(len, 2)
 }
 
 /// A [`ReadAt`] read as `Read + Seek`, for the zip crate.

@@ -33,16 +33,14 @@ pub fn opened_file(o: Outcome) -> OpenedFile {
     let mut findings: Vec<ApiFinding> = o
         .findings
         .iter()
-        .map(|f| ApiFinding {
-            place: f.place.clone().into(),
-            reason: f.reason.clone().into(),
-        })
+        .map(|f| ApiFinding::new(f.severity.into(), f.place.as_str(), f.reason.as_str()))
         .collect();
     if o.dropped > 0 {
-        findings.push(ApiFinding {
-            place: "file".into(),
-            reason: format!("{} more findings not listed", o.dropped).into(),
-        });
+        findings.push(ApiFinding::new(
+            socair_plugin_api::Severity::Note,
+            "file",
+            format!("{} more findings not listed", o.dropped),
+        ));
     }
     let unread = if o.refused {
         let reason = o
@@ -94,6 +92,7 @@ pub fn opened_file(o: Outcome) -> OpenedFile {
             status: status(worst),
             summary: summary.into(),
             findings: findings.into(),
+            names_severities: false,
         }]),
         metadata: RVec::new(),
         not_carried: RVec::new(),

@@ -38,16 +38,8 @@ pub struct Tensor {
     pub byte_order: ByteOrder,
 }
 
-/// One finding: its severity, its place and its reason.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Finding {
-    /// LEAD or FAIL.
-    pub severity: Severity,
-    /// Where (`byte 120`, `learner.objective`, `line 14`).
-    pub place: String,
-    /// Why.
-    pub reason: String,
-}
+/// One finding: the reading model every first-party reader shares.
+pub use socair_plugin_kit::model::Finding;
 
 /// What a read found.
 #[derive(Debug, Clone, Default)]

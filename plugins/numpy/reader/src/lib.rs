@@ -111,10 +111,7 @@ fn status(worst: Option<Severity>) -> RowStatus {
 
 fn findings(list: Vec<read::Finding>) -> RVec<Finding> {
     list.into_iter()
-        .map(|f| Finding {
-            place: f.place.into(),
-            reason: f.reason.into(),
-        })
+        .map(|f| Finding::new(f.severity.into(), f.place, f.reason))
         .collect()
 }
 
@@ -125,6 +122,7 @@ pub fn opened_file(outcome: Outcome) -> OpenedFile {
         status: status(outcome.worst()),
         summary: outcome.summary().into(),
         findings: RVec::new(),
+        names_severities: false,
     }];
     if let Some(worst) = outcome.pickle_status() {
         rows.push(ReportRow {
@@ -132,6 +130,7 @@ pub fn opened_file(outcome: Outcome) -> OpenedFile {
             status: status(worst),
             summary: outcome.pickle_summary().into(),
             findings: findings(outcome.pickle_findings),
+            names_severities: false,
         });
     }
     if let Some(row) = rows.first_mut() {

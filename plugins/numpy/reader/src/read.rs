@@ -52,28 +52,14 @@ pub const NPY_TENSOR_NAME: &str = "array";
 /// fingerprints them), whatever the compression ratio. A member whose
 /// declared size does not fit in what is left is not inflated (listed unread, a LEAD).
 pub fn inflate_budget(file_len: u64) -> u64 {
-    (16u64 << 20).saturating_add(file_len.saturating_mul(2))
+    socair_plugin_kit::model::memory_share(file_len, 4)
 }
 
-/// How bad a finding is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-pub enum Severity {
-    /// Worth a human look.
-    Lead,
-    /// Malformed, or dangerous.
-    Fail,
-}
+/// How bad a finding is: the scale every first-party reader shares.
+pub use socair_plugin_kit::Severity;
 
-/// One finding: how bad, where, what.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Finding {
-    /// How bad.
-    pub severity: Severity,
-    /// Where (a byte offset, a zip member).
-    pub place: String,
-    /// What.
-    pub reason: String,
-}
+/// One finding: the reading model every first-party reader shares.
+pub use socair_plugin_kit::model::Finding;
 
 /// Where a tensor's bytes are.
 #[derive(Debug, Clone, PartialEq, Eq)]

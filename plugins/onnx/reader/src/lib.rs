@@ -211,10 +211,7 @@ pub fn opened_file(parsed: Result<model::Model, model::OnnxError>) -> OpenedFile
                 FORMAT,
                 summary,
                 e.to_string(),
-                Finding {
-                    place: e.place().into(),
-                    reason: e.to_string().into(),
-                },
+                Finding::new(status.finding_severity(), e.place(), e.to_string()),
             );
         }
     };
@@ -294,11 +291,9 @@ pub fn opened_file(parsed: Result<model::Model, model::OnnxError>) -> OpenedFile
             findings: m
                 .findings
                 .iter()
-                .map(|f| Finding {
-                    place: f.place.as_str().into(),
-                    reason: f.reason.as_str().into(),
-                })
+                .map(|f| Finding::new(f.severity.into(), f.place.as_str(), f.reason.as_str()))
                 .collect(),
+            names_severities: false,
         }]),
         metadata: m
             .metadata

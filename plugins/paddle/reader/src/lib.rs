@@ -41,10 +41,7 @@ fn whole(
             format,
             socair_plugin_kit::report::PAST_BOUNDS,
             reason.clone(),
-            socair_plugin_api::Finding {
-                place: "file".into(),
-                reason: reason.into(),
-            },
+            socair_plugin_api::Finding::new(socair_plugin_api::Severity::Lead, "file", reason),
         )));
     }
     Ok(Ok(read_prefix(source, len)?))

@@ -99,13 +99,11 @@ impl Outcome {
         findings.sort_by_key(|(s, _, _)| *s != Severity::Fail);
         let mut out: Vec<Finding> = findings
             .into_iter()
-            .map(|(_, place, reason)| Finding {
-                place: place.into(),
-                reason: reason.into(),
-            })
+            .map(|(severity, place, reason)| Finding::new(severity.into(), place, reason))
             .collect();
         for (kind, n) in suppressed {
             out.push(Finding {
+                severity: socair_plugin_api::Severity::Note,
                 place: "file".into(),
                 reason: bounded::and_more(n, kind, bounded::FINDINGS_PER_KIND).into(),
             });
@@ -132,6 +130,7 @@ impl Outcome {
                 status,
                 summary: summary.into(),
                 findings: out.into(),
+                names_severities: false,
             }]),
             metadata: self
                 .metadata

@@ -325,10 +325,11 @@ pub fn read(len: u64, read: ReadAt<'_>, names: Option<&[String]>) -> OpenedFile 
                 FORMAT,
                 "not a sound PaddlePaddle parameters file: Paddle's load_combine would refuse it or read other tensors",
                 e.to_string(),
-                socair_plugin_api::Finding {
-                    place: format!("tensor {} (byte {})", e.index, e.offset).into(),
-                    reason: e.what.into(),
-                },
+                socair_plugin_api::Finding::new(
+                    socair_plugin_api::Severity::Fail,
+                    format!("tensor {} (byte {})", e.index, e.offset),
+                    e.what,
+                ),
             )
         }
     };

@@ -386,10 +386,11 @@ pub fn read(data: &[u8]) -> OpenedFile {
             FORMAT,
             "not a sound PaddlePaddle PIR program: readers may disagree on what it holds",
             reason.clone(),
-            socair_plugin_api::Finding {
-                place: format!("line {} column {}", e.line(), e.column()).into(),
-                reason: reason.into(),
-            },
+            socair_plugin_api::Finding::new(
+                socair_plugin_api::Severity::Fail,
+                format!("line {} column {}", e.line(), e.column()),
+                reason,
+            ),
         );
     }
     let mut sorted = params.clone();

@@ -17,7 +17,7 @@ pub mod writer;
 use abi_stable::std_types::{ROption, RSliceMut, RString, RVec, Tuple2};
 use socair_plugin_api::{
     ByteOrder, ByteRange, ByteSourceRef, Finding, OpenedFile, PluginError, PluginErrorKind,
-    ReadOptions, ReportRow, RowStatus, TensorDescriptor, Unread,
+    ReadOptions, ReportRow, RowStatus, Severity, TensorDescriptor, Unread,
 };
 use socair_plugin_kit::export::{Plan, Reader, WriteTensor, Writer};
 use socair_plugin_kit::report::{refused, tensor_in_file};
@@ -145,10 +145,7 @@ pub fn opened_file(parsed: Result<header::Header, header::SafetensorsError>) -> 
                 });
             }
             if past_budget > 0 {
-                findings.push(Finding {
-                    place: "header".into(),
-                    reason: reason().into(),
-                });
+                findings.push(Finding::new(Severity::Lead, "header", reason()));
             }
             let mut summary = format!(
                 "safetensors header of {} bytes lists {} tensors that own the {}-byte data section exactly",
@@ -197,6 +194,7 @@ pub fn opened_file(parsed: Result<header::Header, header::SafetensorsError>) -> 
                     },
                     summary: summary.into(),
                     findings: findings.into(),
+                    names_severities: false,
                 }]),
                 metadata: metadata.into(),
                 not_carried: RVec::new(),
@@ -206,10 +204,7 @@ pub fn opened_file(parsed: Result<header::Header, header::SafetensorsError>) -> 
             FORMAT,
             "not a sound safetensors file: readers may disagree on its tensors",
             e.to_string(),
-            Finding {
-                place: e.place().into(),
-                reason: e.to_string().into(),
-            },
+            Finding::new(Severity::Fail, e.place(), e.to_string()),
         ),
     }
 }
@@ -255,6 +250,7 @@ fn deviations(d: &header::Deviations, summary: &mut String, findings: &mut Vec<F
             bounded::thousands(d.extra_fields_total)
         ));
         findings.push(Finding {
+            severity: Severity::Lead,
             place: match d.extra_fields.first() {
                 Some((t, _)) => format!("header key {t:?}").into(),
                 None => "header".into(),

@@ -143,25 +143,12 @@ impl Hdf5Error {
     }
 }
 
-/// How bad a finding is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-pub enum Severity {
-    /// Outside what this reader models: a person looks.
-    Lead,
-    /// The HDF5 library would open another file (or load a plugin) reading this one.
-    Fail,
-}
+/// How bad a finding is: the scale every first-party reader shares (a FAIL here: the HDF5
+/// library would open another file, or load a plugin, reading this one).
+pub use socair_plugin_kit::Severity;
 
-/// One thing found, with its place.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Finding {
-    /// How bad.
-    pub severity: Severity,
-    /// Where: an object's path (`/layers/dense/vars/0`), a byte offset.
-    pub place: String,
-    /// Why.
-    pub reason: String,
-}
+/// One finding: the reading model every first-party reader shares.
+pub use socair_plugin_kit::model::Finding;
 
 /// Findings: the first [`MAX_FINDINGS`] listed, the rest counted, the worst kept (one type
 /// for the HDF5 walk and the Keras checks built on it).

@@ -1,4 +1,5 @@
-//! What socair's first-party plugins share, written once: the guarded export of a plugin
+//! What socair's first-party plugins share, written once: the reading model ([`model`]: a
+//! finding, its severity, the memory a read is held to), the guarded export of a plugin
 //! ([`export_plugin!`] and the adapters in [`export`]), the bounds on what one read reports
 //! ([`bounded`]), the rules for files no reader models ([`companion`], which the host uses
 //! too) and for chat templates wherever they are ([`jinja`]), the pieces of an `OpenedFile`
@@ -16,6 +17,7 @@ pub mod export;
 pub mod jinja;
 pub mod joblib;
 pub mod json;
+pub mod model;
 pub mod ndarray;
 pub mod protobuf;
 pub mod report;

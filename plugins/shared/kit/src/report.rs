@@ -1,6 +1,8 @@
 //! The pieces of an `OpenedFile` that every reader builds the same way.
 
 use abi_stable::std_types::{ROption, RString, RVec};
+#[cfg(test)]
+use socair_plugin_api::Severity;
 use socair_plugin_api::{
     ByteOrder, ByteRange, Finding, OpenedFile, ReadOptions, ReportRow, RowStatus, TensorDescriptor,
     Unread,
@@ -45,6 +47,7 @@ pub fn refused_as(
             status,
             summary: summary.into(),
             findings: RVec::from(vec![finding]),
+            names_severities: false,
         }]),
         metadata: RVec::new(),
         not_carried: RVec::new(),
@@ -95,10 +98,7 @@ mod tests {
             "gguf",
             "not a sound GGUF file",
             "header: bad magic".into(),
-            Finding {
-                place: "header".into(),
-                reason: "bad magic".into(),
-            },
+            Finding::new(Severity::Fail, "header", "bad magic"),
         );
         assert!(f.tensors.is_empty());
         assert_eq!(f.unread.len(), 1);

@@ -10,3 +10,12 @@ pub enum Severity {
     /// readers disagree.
     Fail,
 }
+
+impl From<Severity> for socair_plugin_api::Severity {
+    fn from(s: Severity) -> Self {
+        match s {
+            Severity::Lead => socair_plugin_api::Severity::Lead,
+            Severity::Fail => socair_plugin_api::Severity::Fail,
+        }
+    }
+}

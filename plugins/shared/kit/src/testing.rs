@@ -71,6 +71,7 @@ mod tests {
             Finding {
                 place: "p".into(),
                 reason: "r".into(),
+                severity: socair_plugin_api::Severity::Fail,
             },
         );
         assert_eq!(

@@ -37,7 +37,7 @@ pub use findings::{group, MAX_PER_KIND};
 use machine::{Ended, Run};
 pub use profile::{DecodedArray, PickledArray, Profile};
 pub use values::{
-    check_bounds, Composite, DictObject, Finding, GlobalRef, Grammar, Kind, Layout, Object,
+    check_bounds, Composite, DictObject, GlobalRef, Grammar, Kind, Layout, Object, OpcodeFinding,
     Options, Outcome, Python2Str, RecordObject, Severity, StorageClass, StorageRef, TensorModel,
     Value, MAX_TUPLE_DEPTH,
 };
@@ -82,7 +82,7 @@ pub fn run(data: &[u8], options: &Options) -> Outcome {
         };
         if run_once(data, &wider).worst().is_none() {
             // First: the verdict's headline names the first finding.
-            out.findings.insert(0, Finding {
+            out.findings.insert(0, OpcodeFinding {
                 severity: Severity::Lead,
                 offset: 0,
                 opcode: "PROTO",
@@ -134,7 +134,7 @@ fn as_pickle_load_reads(data: &[u8], options: &Options, out: &mut Outcome) {
         },
     );
     let seen: std::collections::HashSet<u64> = out.findings.iter().map(|f| f.offset).collect();
-    let more: Vec<Finding> = plain
+    let more: Vec<OpcodeFinding> = plain
         .findings
         .into_iter()
         .filter(|f| f.kind == Kind::DangerousGlobal && !seen.contains(&f.offset))
@@ -142,7 +142,7 @@ fn as_pickle_load_reads(data: &[u8], options: &Options, out: &mut Outcome) {
         // (`read`: the nested pickle); to pickle.load each is a plain object whose state BUILD
         // sets, nothing of theirs runs.
         .filter(|f| !JOBLIB_WRAPPERS.iter().any(|w| f.reason.starts_with(w)))
-        .map(|f| Finding {
+        .map(|f| OpcodeFinding {
             reason: format!(
                 "read as pickle.load reads it (without joblib's NumpyUnpickler, which reads these bytes as array data): {}",
                 f.reason

@@ -37,10 +37,7 @@ fn whole(
             format,
             "not a sound file of its format: it is larger than its format allows",
             reason.clone(),
-            socair_plugin_api::Finding {
-                place: "file".into(),
-                reason: reason.into(),
-            },
+            socair_plugin_api::Finding::new(socair_plugin_api::Severity::Fail, "file", reason),
         )));
     }
     Ok(Ok(Bytes::from(read_prefix(source, len)?)))

@@ -286,10 +286,7 @@ fn refused(reason: String, place: String) -> OpenedFile {
         FORMAT,
         "not a sound TensorFlow checkpoint index: TensorFlow would refuse or read it otherwise",
         reason.clone(),
-        socair_plugin_api::Finding {
-            place: place.into(),
-            reason: reason.into(),
-        },
+        socair_plugin_api::Finding::new(socair_plugin_api::Severity::Fail, place, reason),
     )
 }
 

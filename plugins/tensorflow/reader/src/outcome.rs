@@ -8,19 +8,11 @@ use socair_plugin_api::{
     ByteOrder, ByteRange, Finding, OpenedFile, ReportRow, RowStatus, TensorDescriptor, Unread,
 };
 use socair_plugin_kit::bounded::{self, Listing};
+// A finding of a read, noted before the row is made: the reading model every first-party reader
+// shares.
+use socair_plugin_kit::model::Finding as Noted;
 use socair_plugin_kit::protobuf::walk::{Severity, Walked};
 use socair_plugin_kit::report::STRUCTURE_CHECK;
-
-/// A finding with its severity.
-#[derive(Debug, Clone)]
-pub struct Noted {
-    /// How serious.
-    pub severity: Severity,
-    /// Where.
-    pub place: String,
-    /// What.
-    pub reason: String,
-}
 
 /// What a read found so far.
 #[derive(Debug)]
@@ -190,13 +182,11 @@ impl Outcome {
         let (findings, suppressed) = self.findings.finish();
         let mut out: Vec<Finding> = findings
             .into_iter()
-            .map(|f| Finding {
-                place: f.place.into(),
-                reason: f.reason.into(),
-            })
+            .map(|f| Finding::new(f.severity.into(), f.place, f.reason))
             .collect();
         for (kind, n) in suppressed {
             out.push(Finding {
+                severity: socair_plugin_api::Severity::Note,
                 place: "file".into(),
                 reason: bounded::and_more(n, kind, bounded::FINDINGS_PER_KIND).into(),
             });
@@ -218,6 +208,7 @@ impl Outcome {
                 status,
                 summary: summary.into(),
                 findings: out.into(),
+                names_severities: false,
             }]),
             metadata: self
                 .metadata

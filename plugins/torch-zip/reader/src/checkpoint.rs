@@ -247,7 +247,7 @@ fn analyze_zip(src: &(impl ReadAt + ?Sized), options: &AnalyzeOptions) -> Analys
     let mut crc_absent_names: Vec<String> = Vec::new();
     // Deflated records are inflated (in pieces, never held) to check their CRC-32: at most
     // 64 MiB + 8x the file in all, so a zip bomb costs no more time than a file that size.
-    let mut inflate_left = (64u64 << 20).saturating_add(src.size().saturating_mul(8));
+    let mut inflate_left = socair_plugin_kit::model::memory_bound(src.size());
     let mut not_inflated = 0u64;
     for r in &archive.records {
         let rel = archive.relative(r);

@@ -313,6 +313,7 @@ fn structure_row() -> ReportRow {
         status: RowStatus::NotTested,
         summary: "a pickle checkpoint's structure is its pickle: Socair parses no Python object structure beyond what the Pickle opcode scan's grammar models".into(),
         findings: RVec::new(),
+        names_severities: false,
     }
 }
 
@@ -393,18 +394,8 @@ fn pickle_row(a: &Analysis, header_only: bool) -> ReportRow {
         findings: a
             .findings
             .iter()
-            .map(|f| Finding {
-                place: f.place.as_str().into(),
-                reason: format!(
-                    "{}: {}",
-                    match f.severity {
-                        Severity::Fail => "FAIL",
-                        Severity::Lead => "LEAD",
-                    },
-                    f.reason
-                )
-                .into(),
-            })
+            .map(|f| Finding::new(f.severity.into(), f.place.as_str(), f.reason.as_str()))
             .collect(),
+        names_severities: true,
     }
 }

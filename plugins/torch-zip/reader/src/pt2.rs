@@ -101,14 +101,8 @@ impl Listed {
     fn add(&mut self, severity: Severity, place: impl Into<String>, reason: impl Into<String>) {
         self.worst = self.worst.max(Some(severity));
         if self.shown.len() < LISTED {
-            let word = match severity {
-                Severity::Fail => "FAIL",
-                Severity::Lead => "LEAD",
-            };
-            self.shown.push(Finding {
-                place: place.into().into(),
-                reason: format!("{word}: {}", reason.into()).into(),
-            });
+            self.shown
+                .push(Finding::new(severity.into(), place, reason));
         } else {
             self.more += 1;
         }
@@ -124,19 +118,17 @@ impl Listed {
 
     fn findings(mut self) -> RVec<Finding> {
         if self.more > 0 {
-            self.shown.push(Finding {
-                place: "(the rest of the file)".into(),
-                reason: format!(
-                    "{}: … and {} more findings (the first {LISTED} are listed)",
-                    if self.worst == Some(Severity::Fail) {
-                        "FAIL"
-                    } else {
-                        "LEAD"
-                    },
+            // Counted under the worst of the row's findings, so a report says of the rest what
+            // the row says of all of them.
+            let worst = self.worst.unwrap_or(Severity::Lead);
+            self.shown.push(Finding::new(
+                worst.into(),
+                "(the rest of the file)",
+                format!(
+                    "… and {} more findings (the first {LISTED} are listed)",
                     self.more
-                )
-                .into(),
-            });
+                ),
+            ));
         }
         self.shown.into()
     }
@@ -252,6 +244,7 @@ fn rows(
             status: RowStatus::NotTested,
             summary: "no record torch.export.load unpickles".into(),
             findings: RVec::new(),
+            names_severities: false,
         }
     } else {
         let status = pickle.status();
@@ -265,6 +258,7 @@ fn rows(
             status,
             summary: summary.into(),
             findings: pickle.findings(),
+            names_severities: true,
         }
     };
     OpenedFile {
@@ -277,6 +271,7 @@ fn rows(
                 status: structure_status,
                 summary: structure_summary.into(),
                 findings: structure.findings(),
+                names_severities: true,
             },
             pickle_row,
         ]),

@@ -31,7 +31,7 @@ use socair_plugin_api::{
         std_types::{ROption, RResult, RSlice, RSliceMut, RString, RVec, Tuple2},
     },
     ByteSource, ByteSource_TO, Finding, FormatReaderBox, OpenedFile, PluginError, PluginErrorKind,
-    ReadOptions, ReportRow, RowStatus, TensorDescriptor, TensorOrigin, Unread,
+    ReadOptions, ReportRow, RowStatus, Severity, TensorDescriptor, TensorOrigin, Unread,
 };
 use socair_plugin_kit::report::{PICKLE_CHECK, STRUCTURE_CHECK};
 
@@ -349,8 +349,11 @@ fn take_item(said: &mut Said, item: &Item, opened: OpenedFile) {
             list.push((r.status, place.clone(), r.summary.to_string()));
         }
         for f in r.findings.iter() {
-            let (status, reason) = split_status(&f.reason, r.status);
-            list.push((status, format!("{place} {}", f.place), reason.to_owned()));
+            list.push((
+                status_of(f, r),
+                format!("{place} {}", f.place),
+                f.reason.to_string(),
+            ));
         }
     }
     let shift = |mut t: TensorDescriptor, name: String| {
@@ -429,15 +432,12 @@ fn take_item(said: &mut Said, item: &Item, opened: OpenedFile) {
     }
 }
 
-/// A finding's own status, when its reason leads with it (`FAIL: …`, `LEAD: …`, as the
-/// torch-zip plugin writes them), else the row's; and the reason without it.
-fn split_status(reason: &str, row: RowStatus) -> (RowStatus, &str) {
-    if let Some(rest) = reason.strip_prefix("FAIL: ") {
-        (RowStatus::Fail, rest)
-    } else if let Some(rest) = reason.strip_prefix("LEAD: ") {
-        (RowStatus::Lead, rest)
-    } else {
-        (row, reason)
+/// A finding's own status where its row names its findings' severities (torch-zip's pickle
+/// rows), else the row's; a note (a count of findings not listed) stands under the row's.
+fn status_of(f: &Finding, row: &ReportRow) -> RowStatus {
+    match f.severity {
+        Severity::Fail | Severity::Lead if row.names_severities => f.severity.row_status(),
+        _ => row.status,
     }
 }
 
@@ -453,7 +453,7 @@ fn worst(statuses: impl Iterator<Item = RowStatus>) -> RowStatus {
 }
 
 /// A row of `check` with `findings` `(status, place, reason)`, at most [`MAX_FINDINGS`]
-/// listed (the worst first), each reason led by its status.
+/// listed (the worst first), each with its severity named in reports.
 fn row(
     check: &str,
     status: RowStatus,
@@ -467,30 +467,28 @@ fn row(
     let mut out: Vec<Finding> = listed
         .iter()
         .take(MAX_FINDINGS)
-        .map(|(s, place, reason)| Finding {
-            place: place.as_str().into(),
-            reason: format!(
-                "{}: {reason}",
-                if *s == RowStatus::Fail {
-                    "FAIL"
-                } else {
-                    "LEAD"
-                }
-            )
-            .into(),
+        .map(|(s, place, reason)| {
+            let severity = if *s == RowStatus::Fail {
+                Severity::Fail
+            } else {
+                Severity::Lead
+            };
+            Finding::new(severity, place.as_str(), reason.as_str())
         })
         .collect();
     if more > 0 {
-        out.push(Finding {
-            place: "(the rest of the file)".into(),
-            reason: format!("… and {more} more findings").into(),
-        });
+        out.push(Finding::new(
+            Severity::Note,
+            "(the rest of the file)",
+            format!("… and {more} more findings"),
+        ));
     }
     ReportRow {
         check: check.into(),
         status,
         summary: summary.into(),
         findings: out.into(),
+        names_severities: true,
     }
 }
 
@@ -571,11 +569,19 @@ mod tests {
             worst([RowStatus::Pass, RowStatus::Lead].into_iter()),
             RowStatus::Lead
         );
-        assert_eq!(
-            split_status("LEAD: x", RowStatus::Fail),
-            (RowStatus::Lead, "x")
-        );
-        assert_eq!(split_status("y", RowStatus::Fail), (RowStatus::Fail, "y"));
+        let lead = Finding::new(Severity::Lead, "p", "x");
+        let note = Finding::new(Severity::Note, "p", "y");
+        let mut r = ReportRow {
+            check: PICKLE_CHECK.into(),
+            status: RowStatus::Fail,
+            summary: "s".into(),
+            findings: vec![lead.clone(), note.clone()].into(),
+            names_severities: true,
+        };
+        assert_eq!(status_of(&lead, &r), RowStatus::Lead);
+        assert_eq!(status_of(&note, &r), RowStatus::Fail);
+        r.names_severities = false;
+        assert_eq!(status_of(&lead, &r), RowStatus::Fail);
     }
 
     #[test]

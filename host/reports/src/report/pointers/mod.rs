@@ -28,7 +28,7 @@ pub use targets::MAX_FINDINGS;
 use crate::read::artifact::{Artifact, FileJob};
 use crate::read::modeldir::DirLink;
 use crate::report::document::STRUCTURE_CHECK;
-use socair_plugin_api::{Finding, OpenedFile, ReportRow, RowStatus};
+use socair_plugin_api::{Finding, OpenedFile, ReportRow, RowStatus, Severity};
 
 /// The rows about what the artifact's files point at, each with the file it is about.
 pub fn rows(
@@ -67,11 +67,8 @@ fn hard_link_row(links: u64) -> ReportRow {
         check: STRUCTURE_CHECK.into(),
         status: RowStatus::Lead,
         summary: format!("read, but {why}").into(),
-        findings: vec![Finding {
-            place: "file".into(),
-            reason: why.into(),
-        }]
-        .into(),
+        findings: vec![Finding::new(Severity::Lead, "file", why)].into(),
+        names_severities: false,
     }
 }
 
@@ -90,10 +87,7 @@ fn link_row(link: &DirLink) -> ReportRow {
         check: STRUCTURE_CHECK.into(),
         status: RowStatus::Lead,
         summary: format!("not read: {why}").into(),
-        findings: vec![Finding {
-            place: "file".into(),
-            reason: why.into(),
-        }]
-        .into(),
+        findings: vec![Finding::new(Severity::Lead, "file", why)].into(),
+        names_severities: false,
     }
 }

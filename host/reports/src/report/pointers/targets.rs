@@ -4,7 +4,7 @@
 use crate::read::artifact::{Artifact, FileJob};
 use crate::read::modeldir::DirLink;
 use crate::report::document::{rank, STRUCTURE_CHECK};
-use socair_plugin_api::{Finding, OpenedFile, ReportRow, RowStatus};
+use socair_plugin_api::{Finding, OpenedFile, ReportRow, RowStatus, Severity};
 use std::collections::{HashMap, HashSet};
 
 /// The most findings one row lists; the rest are counted in a last finding.
@@ -184,10 +184,8 @@ impl Findings {
             _ => status,
         });
         if self.list.len() < MAX_FINDINGS {
-            self.list.push(Finding {
-                place: place.into().into(),
-                reason: reason.into().into(),
-            });
+            self.list
+                .push(Finding::new(status.finding_severity(), place, reason));
         } else {
             self.more += 1;
         }
@@ -202,6 +200,7 @@ impl Findings {
                 status: RowStatus::Pass,
                 summary: clean.into(),
                 findings: Default::default(),
+                names_severities: false,
             };
         };
         let first = self
@@ -216,16 +215,18 @@ impl Findings {
             format!("{what}: {first} (and {others} more findings)")
         };
         if self.more > 0 {
-            self.list.push(Finding {
-                place: "…".into(),
-                reason: format!("{} more findings not listed", self.more).into(),
-            });
+            self.list.push(Finding::new(
+                Severity::Note,
+                "…",
+                format!("{} more findings not listed", self.more),
+            ));
         }
         ReportRow {
             check: STRUCTURE_CHECK.into(),
             status,
             summary: summary.into(),
             findings: self.list.into(),
+            names_severities: false,
         }
     }
 }

@@ -1,8 +1,6 @@
 //! What the reader makes of a model: the tensors it located, those it did not (and those
 //! outside the model), and the findings of the checks. Apart from the code that fills them.
 
-use crate::wire::Severity;
-
 /// One located tensor.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Tensor {
@@ -34,16 +32,8 @@ pub struct UnreadTensor {
     pub outside_model: bool,
 }
 
-/// A finding of the structure check.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Finding {
-    /// FAIL or LEAD.
-    pub severity: Severity,
-    /// Where.
-    pub place: String,
-    /// What.
-    pub reason: String,
-}
+/// One finding: the reading model every first-party reader shares.
+pub use socair_plugin_kit::model::Finding;
 
 /// What the reader made of a model.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

@@ -65,10 +65,7 @@ impl ProtoError {
             format,
             summary,
             self.to_string(),
-            crate::api::Finding {
-                place: self.place().into(),
-                reason: self.to_string().into(),
-            },
+            crate::api::Finding::new(status.finding_severity(), self.place(), self.to_string()),
         )
     }
 

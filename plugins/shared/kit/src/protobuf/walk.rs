@@ -32,9 +32,11 @@ pub fn overhead_limit(file_len: u64) -> u64 {
 }
 
 /// The bound on what the structure decodes to, at `factor` bytes per byte of input, plus
-/// 64 MiB.
+/// the 64 MiB of [`crate::model::memory_bound`].
 pub fn overhead_limit_at(file_len: u64, factor: u64) -> u64 {
-    file_len.saturating_mul(factor).saturating_add(64 << 20)
+    file_len
+        .saturating_mul(factor)
+        .saturating_add(crate::model::MEMORY_BASE)
 }
 
 /// How a schema is named in what the walk reports.
@@ -57,16 +59,9 @@ pub struct Dialect {
 
 pub use crate::Severity;
 
-/// Something the walk found, with its place.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct WireFinding {
-    /// How serious.
-    pub severity: Severity,
-    /// Where (`graph.initializer[2]`, with the byte offset).
-    pub place: String,
-    /// What.
-    pub reason: String,
-}
+/// Something the walk found, with its place (`graph.initializer[2]`, with the byte offset): a
+/// finding of the reading model every first-party reader shares.
+pub type WireFinding = crate::model::Finding;
 
 /// Why the walk refused the file.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

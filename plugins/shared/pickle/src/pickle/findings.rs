@@ -3,7 +3,7 @@
 //! past a constant while the report still says how many there were.
 
 pub use super::values::Kind;
-use super::values::{Finding, Grammar, Severity};
+use super::values::{Grammar, OpcodeFinding, Severity};
 use std::collections::HashSet;
 
 /// Findings kept of each kind; the rest are counted.
@@ -27,7 +27,7 @@ struct Tally {
 /// The findings of one scan (every pickle of a stream, every framing replay).
 #[derive(Debug, Default)]
 pub struct Findings {
-    list: Vec<Finding>,
+    list: Vec<OpcodeFinding>,
     tallies: Vec<Tally>,
     grammar: Grammar,
 }
@@ -77,7 +77,7 @@ impl Findings {
             if let Some(key) = key {
                 tally.keys.insert(key.to_owned());
             }
-            self.list.push(Finding {
+            self.list.push(OpcodeFinding {
                 severity,
                 offset,
                 opcode,
@@ -98,7 +98,7 @@ impl Findings {
 
     /// The findings in pickle order, each kind's overflow summarised in one finding at the
     /// first offset it left out.
-    pub fn finish(mut self) -> Vec<Finding> {
+    pub fn finish(mut self) -> Vec<OpcodeFinding> {
         for (kind, tally) in Kind::ALL.iter().zip(&self.tallies) {
             if let (Some(worst), Some((offset, opcode))) = (tally.worst, tally.first) {
                 let repeats = if tally.repeats > 0 {
@@ -109,7 +109,7 @@ impl Findings {
                 } else {
                     String::new()
                 };
-                self.list.push(Finding {
+                self.list.push(OpcodeFinding {
                     severity: worst,
                     offset,
                     opcode,

@@ -163,9 +163,11 @@ pub struct Run<'a, 'f> {
 /// Typed memory allowed for a pickle read from an input of `n` bytes (the pickle itself, or
 /// the checkpoint holding it): with the input, the storages kept when the model stops, and
 /// the abstract state after it (at most four bytes an opcode), a run stays under
-/// 64 MiB + 8× the input.
+/// 64 MiB + 8× the input (`socair_plugin_kit::model::memory_bound`): half its fixed part, and
+/// three bytes for each byte of the input.
 pub fn typed_budget(n: usize) -> usize {
-    (32 << 20) + 3 * n
+    let half = (socair_plugin_kit::model::MEMORY_BASE / 2) as usize;
+    half + 3 * n
 }
 
 impl<'a, 'f> Run<'a, 'f> {

@@ -66,9 +66,11 @@ impl Kind {
     }
 }
 
-/// One finding, with its byte offset in the pickle and the opcode there.
+/// One finding of the machine, at an opcode: its byte offset in the pickle, the opcode there
+/// and its kind (each kind is bounded on its own). A reader places it in its file and makes a
+/// `socair_plugin_kit::model::Finding` of it.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Finding {
+pub struct OpcodeFinding {
     /// How bad.
     pub severity: Severity,
     /// Byte offset of the opcode in the pickle.
@@ -397,7 +399,7 @@ pub struct Outcome {
     /// The object arena `Value::Obj` indexes.
     pub objects: Vec<Object>,
     /// Every finding, in pickle order.
-    pub findings: Vec<Finding>,
+    pub findings: Vec<OpcodeFinding>,
     /// Every storage named by a persistent id, by key (the first one seen).
     pub storages: Vec<Rc<StorageRef>>,
     /// Every tensor built.

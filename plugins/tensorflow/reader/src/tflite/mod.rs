@@ -116,10 +116,11 @@ pub fn read(data: Bytes, file_len: u64) -> OpenedFile {
             FORMAT,
             "not a sound TFLite model: readers may disagree on what it holds",
             format!("not a sound FlatBuffer: {e}"),
-            socair_plugin_api::Finding {
-                place: format!("byte {}", e.offset).into(),
-                reason: e.what.into(),
-            },
+            socair_plugin_api::Finding::new(
+                socair_plugin_api::Severity::Fail,
+                format!("byte {}", e.offset),
+                e.what,
+            ),
         ),
     }
 }

@@ -5,16 +5,8 @@
 use crate::pickle::{self, Severity, TensorModel};
 use std::rc::Rc;
 
-/// A finding with its place in the file.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Finding {
-    /// How bad.
-    pub severity: Severity,
-    /// Where (`zip record …`, `data.pkl byte 123 (GLOBAL)`).
-    pub place: String,
-    /// What.
-    pub reason: String,
-}
+/// One finding: the reading model every first-party reader shares.
+pub use socair_plugin_kit::model::Finding;
 
 /// Byte order of the storages.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

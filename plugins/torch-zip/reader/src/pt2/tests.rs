@@ -82,7 +82,7 @@ fn every_fixture_gets_its_rows_and_places() {
             };
             assert!(
                 deciding.findings.iter().any(|f| f.place.starts_with(place)
-                    && f.reason.starts_with("FAIL")
+                    && f.severity == socair_plugin_api::Severity::Fail
                     && f.reason.contains(reason)),
                 "{file}: no FAIL at {place:?} naming {reason:?}: {:#?}",
                 deciding.findings
