@@ -39,7 +39,7 @@ pub mod profiles;
 pub mod sklearn;
 pub mod weights_only;
 
-use crate::pickle::Grammar;
+use crate::grammar::Grammar;
 
 use std::collections::HashMap;
 use std::sync::LazyLock;
