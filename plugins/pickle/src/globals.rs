@@ -839,16 +839,6 @@ mod tests {
         }
     }
 
-    /// `cargo test -p socair-plugin-torch-zip print_dangerous_table -- --ignored --nocapture`
-    /// prints the rows GRAMMAR.md carries.
-    #[test]
-    #[ignore]
-    fn print_dangerous_table() {
-        for e in DANGEROUS_MODULES.iter().chain(DANGEROUS_MEMBERS) {
-            println!("| `{}` | {} | {} |", e.path, e.does, e.source);
-        }
-    }
-
     #[test]
     fn grammar_md_lists_every_dangerous_entry_with_its_source() {
         let doc = include_str!("../../torch-zip/GRAMMAR.md");
