@@ -8,7 +8,7 @@
 //! Python traverses (`module` imported, then the name's components attribute by attribute, as
 //! `find_class` does under protocol 4 and as a conservative reading of every other protocol).
 //!
-//! Sources for the accepted set (torch v2.14 sources; see `plugins/torch-zip/GRAMMAR.md`):
+//! Sources for the accepted set (torch v2.14 sources; see `plugins/pickle/GRAMMAR.md`):
 //! * `collections.OrderedDict`: the state dict container and every tensor's empty
 //!   `backward_hooks` (torch/_utils.py, "Note [Don't serialize hooks]").
 //! * `torch._utils._rebuild_tensor_v2` / `_rebuild_tensor_v3`: `Tensor._reduce_ex_internal`
@@ -841,7 +841,7 @@ mod tests {
 
     #[test]
     fn grammar_md_lists_every_dangerous_entry_with_its_source() {
-        let doc = include_str!("../../torch-zip/GRAMMAR.md");
+        let doc = include_str!("../GRAMMAR.md");
         for e in DANGEROUS_MODULES.iter().chain(DANGEROUS_MEMBERS) {
             let row = format!("| `{}` | {} | {} |", e.path, e.does, e.source);
             assert!(doc.contains(&row), "GRAMMAR.md lacks the row {row}");
