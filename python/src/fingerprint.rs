@@ -2,7 +2,7 @@
 //! classes: every field of the host's documents (`socair_reports::fingerprint`), typed, beside the
 //! text `socair tensors --json` and `socair tensors diff` print, kept as the host wrote it.
 
-use crate::json_text;
+use crate::values::json_text;
 use pyo3::prelude::*;
 use socair_reports::base::output::to_json_bytes;
 use socair_reports::fingerprint::{diff as d, manifest as m};
@@ -112,7 +112,7 @@ impl TensorManifest {
 
     /// The document as `json.loads` reads `json()`: plain dicts and lists.
     fn to_dict<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        crate::json_loads(py, &self.text)
+        crate::values::json_loads(py, &self.text)
     }
 
     fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
@@ -234,7 +234,7 @@ pub struct Comparison {
 fn serde_name<T: serde::Serialize>(value: &T) -> PyResult<String> {
     match serde_json::to_value(value) {
         Ok(serde_json::Value::String(s)) => Ok(s),
-        other => Err(crate::error(format!(
+        other => Err(crate::values::error(format!(
             "a comparison value serialized as {other:?}, not a name"
         ))),
     }
@@ -333,7 +333,7 @@ impl Comparison {
 
     /// The document as `json.loads` reads `json()`: plain dicts and lists.
     fn to_dict<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        crate::json_loads(py, &self.text)
+        crate::values::json_loads(py, &self.text)
     }
 
     fn __repr__(&self, py: Python<'_>) -> PyResult<String> {

@@ -24,7 +24,7 @@ pub struct LayoutFile {
 #[pymethods]
 impl LayoutFile {
     fn __repr__(slf: &Bound<'_, Self>) -> PyResult<String> {
-        crate::repr(slf.as_any(), "LayoutFile", &["path", "fd", "length"])
+        crate::values::repr(slf.as_any(), "LayoutFile", &["path", "fd", "length"])
     }
 }
 
@@ -87,7 +87,7 @@ pub struct TensorLayout {
 #[pymethods]
 impl TensorLayout {
     fn __repr__(slf: &Bound<'_, Self>) -> PyResult<String> {
-        crate::repr(
+        crate::values::repr(
             slf.as_any(),
             "TensorLayout",
             &[

@@ -6,7 +6,6 @@
 //! in Python (`socair/__init__.py`) from those places: no tensor byte crosses here but those
 //! a reader decoded. `socair/_native.pyi` states every class this module defines.
 
-use pyo3::exceptions::PyException;
 use pyo3::prelude::*;
 use socair_reports::fingerprint::{diff, manifest};
 use socair_reports::read::artifact::ReaderChoice;
@@ -15,36 +14,13 @@ use socair_reports::report::load::load as load_layout;
 use socair_reports::report::scan::{read_reviewed, scan as scan_path, ScanOptions};
 use std::path::{Path, PathBuf};
 
-/// A class of plain values read from a host document: frozen, compared field by field,
-/// every field a read-only attribute, shown as `Name(field=value, ...)`.
-macro_rules! record {
-    ($(#[$meta:meta])* $name:ident { $($field:ident : $ty:ty),* $(,)? }) => {
-        $(#[$meta])*
-        #[pyclass(frozen, eq, module = "socair._native")]
-        #[derive(Debug, Clone, PartialEq)]
-        pub struct $name {
-            $(#[pyo3(get)] pub $field: $ty,)*
-        }
-
-        #[pymethods]
-        impl $name {
-            fn __repr__(slf: &Bound<'_, Self>) -> PyResult<String> {
-                $crate::repr(slf.as_any(), stringify!($name), &[$(stringify!($field)),*])
-            }
-        }
-    };
-}
-
+#[macro_use]
+mod values;
 mod fingerprint;
 mod layout;
 mod report;
 
-pyo3::create_exception!(
-    _native,
-    SocairError,
-    PyException,
-    "An input socair cannot read at all: the command line's exit code 2."
-);
+use values::{error, SocairError};
 
 /// What a load's report says of its subject digest: a load has no use for the file's sha256
 /// (`socair.scan` and `socair attest` compute it), one more pass over every byte.
@@ -59,29 +35,6 @@ struct Session {
     plugins: PluginSet,
     /// The directories searched, in order.
     dirs: Vec<PathBuf>,
-}
-
-fn error(message: impl std::fmt::Display) -> PyErr {
-    SocairError::new_err(message.to_string())
-}
-
-fn json_text(bytes: Vec<u8>) -> PyResult<String> {
-    String::from_utf8(bytes).map_err(error)
-}
-
-/// A document's text as `json.loads` reads it: the form the package returned before its
-/// documents had classes.
-fn json_loads<'py>(py: Python<'py>, text: &str) -> PyResult<Bound<'py, PyAny>> {
-    py.import("json")?.call_method1("loads", (text,))
-}
-
-/// `Name(field=repr(value), ...)`, each value's own Python repr.
-fn repr(obj: &Bound<'_, PyAny>, name: &str, fields: &[&str]) -> PyResult<String> {
-    let mut parts = Vec::with_capacity(fields.len());
-    for field in fields {
-        parts.push(format!("{field}={}", obj.getattr(*field)?.repr()?));
-    }
-    Ok(format!("{name}({})", parts.join(", ")))
 }
 
 record! {

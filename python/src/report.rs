@@ -3,7 +3,7 @@
 //! prints it. The text is the host's serialization, kept as it was written, so `json()` is
 //! byte for byte the command line's output; the classes are read from the same value.
 
-use crate::json_text;
+use crate::values::json_text;
 use pyo3::prelude::*;
 use socair_reports::base::output::to_json_bytes;
 use socair_reports::report::document as host;
@@ -172,7 +172,7 @@ impl Report {
 
     /// The document as `json.loads` reads `json()`: plain dicts and lists.
     fn to_dict<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        crate::json_loads(py, &self.text)
+        crate::values::json_loads(py, &self.text)
     }
 
     /// `to_dict()`, under the name the package gave it before the report had classes.

@@ -142,7 +142,7 @@ fn big_endian_values_hash_like_the_little_endian_original() {
 
 /// The fixtures whose status `socair-wo/3` (the default) changes from the one expected.json
 /// records (make_fixtures.py's, under `/2`), with the new status: what torch's own writer
-/// options produce is judged as torch reads it (GRAMMAR.md, `socair-wo/3`;
+/// options produce is judged as torch reads it (`plugins/shared/pickle/GRAMMAR.md`, `socair-wo/3`;
 /// tests/tests/weights_only.rs checks the same classes under every version).
 const CHANGED_IN_3: &[(&str, &str)] = &[
     // torch.serialization.set_crc32_options(False): torch reads the bytes unchecked.

@@ -8,7 +8,7 @@
 //! Python traverses (`module` imported, then the name's components attribute by attribute, as
 //! `find_class` does under protocol 4 and as a conservative reading of every other protocol).
 //!
-//! Sources for the accepted set (torch v2.14 sources; see `plugins/torch-zip/GRAMMAR.md`):
+//! Sources for the accepted set (torch v2.14 sources; see `plugins/shared/pickle/GRAMMAR.md`):
 //! * `collections.OrderedDict`: the state dict container and every tensor's empty
 //!   `backward_hooks` (torch/_utils.py, "Note [Don't serialize hooks]").
 //! * `torch._utils._rebuild_tensor_v2` / `_rebuild_tensor_v3`: `Tensor._reduce_ex_internal`
@@ -39,7 +39,7 @@ pub mod profiles;
 pub mod sklearn;
 pub mod weights_only;
 
-use crate::pickle::Grammar;
+use crate::grammar::Grammar;
 
 use std::collections::HashMap;
 use std::sync::LazyLock;
@@ -839,19 +839,9 @@ mod tests {
         }
     }
 
-    /// `cargo test -p socair-plugin-torch-zip print_dangerous_table -- --ignored --nocapture`
-    /// prints the rows GRAMMAR.md carries.
-    #[test]
-    #[ignore]
-    fn print_dangerous_table() {
-        for e in DANGEROUS_MODULES.iter().chain(DANGEROUS_MEMBERS) {
-            println!("| `{}` | {} | {} |", e.path, e.does, e.source);
-        }
-    }
-
     #[test]
     fn grammar_md_lists_every_dangerous_entry_with_its_source() {
-        let doc = include_str!("../../../torch-zip/GRAMMAR.md");
+        let doc = include_str!("../GRAMMAR.md");
         for e in DANGEROUS_MODULES.iter().chain(DANGEROUS_MEMBERS) {
             let row = format!("| `{}` | {} | {} |", e.path, e.does, e.source);
             assert!(doc.contains(&row), "GRAMMAR.md lacks the row {row}");

@@ -24,9 +24,7 @@
 
 mod arrays;
 mod findings;
-mod grammar;
 mod machine;
-pub mod profile;
 pub mod reader;
 pub mod text;
 mod typed;
@@ -35,7 +33,10 @@ mod values;
 use findings::Findings;
 pub use findings::{group, MAX_PER_KIND};
 use machine::{Ended, Run};
-pub use profile::{DecodedArray, PickledArray, Profile};
+// The library profiles (like the grammar's versions, which `values` names) are vocabulary
+// `globals` shares with the machine: leaves of the crate's root, so that neither imports the
+// other through them; named here too, as before.
+pub use crate::profile::{self, DecodedArray, PickledArray, Profile};
 pub use values::{
     check_bounds, Composite, DictObject, GlobalRef, Grammar, Kind, Layout, Object, OpcodeFinding,
     Options, Outcome, Python2Str, RecordObject, Severity, StorageClass, StorageRef, TensorModel,

@@ -14,7 +14,7 @@
 //! torch's own writer options and re-zipping produce are read as torch's reader reads them
 //! instead: deflated records (inflated, as `getRecord` inflates them), a comment after the end
 //! record (found as miniz finds it), and CRC-32s recorded as 0 ([`bytes::crc_state`]); the checkpoint
-//! judges each (GRAMMAR.md, "Checkpoint rules").
+//! judges each (`plugins/shared/pickle/GRAMMAR.md`, "Checkpoint rules").
 //!
 //! Parsing is over [`ReadAt`], implemented for `[u8]` (tests, fuzzing) and by the plugin for
 //! the host's byte source. Every length is checked against the file before it is read. The

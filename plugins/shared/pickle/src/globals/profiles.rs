@@ -30,7 +30,7 @@
 //!   their model as data (`crate::pickle::typed`'s `boosters`); scikit-learn's Cython loss
 //!   classes called with their floats, and NumPy's scalar types as values (the same table).
 
-use crate::pickle::profile::Profile;
+use crate::profile::Profile;
 
 /// A global a profile (or joblib mode) adds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

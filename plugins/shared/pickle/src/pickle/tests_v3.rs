@@ -622,7 +622,7 @@ fn nothing_torch_allows_is_dangerous_under_3() {
 
 #[test]
 fn grammar_md_lists_every_name_3_models() {
-    let doc = include_str!("../../../../torch-zip/GRAMMAR.md");
+    let doc = include_str!("../../GRAMMAR.md");
     for name in DCP_DATACLASSES
         .iter()
         .chain(DCP_ENUMS.iter().map(|(e, _)| e))

@@ -2,8 +2,8 @@
 //! outcome of a run and its findings, and the options a run takes. Everything else in
 //! [`super`] works over these.
 
-pub use super::grammar::Grammar;
 use crate::globals::{Class, Dtype};
+pub use crate::grammar::Grammar;
 use std::collections::HashMap;
 use std::rc::Rc;
 

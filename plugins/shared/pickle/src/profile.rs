@@ -75,7 +75,7 @@ pub struct PickledArray {
     pub shape: Vec<u64>,
     /// Whether its bytes are in Fortran order.
     pub fortran_order: bool,
-    /// Where its raw bytes lie in the `data` given to [`super::run`].
+    /// Where its raw bytes lie in the `data` given to [`crate::pickle::run`].
     pub bytes: std::ops::Range<usize>,
 }
 
