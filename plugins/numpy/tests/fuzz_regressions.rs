@@ -1,8 +1,8 @@
 //! Replays every saved fuzz input (crashes kept as regressions), the fuzz corpus and every
 //! NumPy fixture through the property the fuzz target checks.
 
-use socair_plugin_kit::testing::files_under;
 use socair_plugin_numpy::fuzzing::check_reader;
+use socair_test_support::saved::files_under;
 use std::path::PathBuf;
 
 #[test]

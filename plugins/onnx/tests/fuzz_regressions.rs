@@ -1,8 +1,8 @@
 //! Replays every saved fuzz input (crashes kept as regressions, and the seed corpus) and every
 //! ONNX fixture through the property the fuzz target checks.
 
-use socair_plugin_kit::testing::files_under;
 use socair_plugin_onnx::fuzzing::check_reader;
+use socair_test_support::saved::files_under;
 use std::path::PathBuf;
 
 #[test]
