@@ -11,8 +11,8 @@
 //! - [`saved`]: the saved inputs a fuzz regression replays, and the one-line summary a
 //!   `bounds-*` program prints of what an `open` returned.
 //!
-//! `cargo run -p socair-test-support --bin write-bounds-corpora` writes small versions of the
-//! shapes into the fuzz corpora (`src/bin/write-bounds-corpora.rs`).
+//! `cargo run -p socair-tests --bin write-bounds-corpora` writes small versions of the shapes
+//! into the fuzz corpora (`tests/src/bin/write-bounds-corpora.rs`).
 
 pub mod measure;
 pub mod npz_shapes;

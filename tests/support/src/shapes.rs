@@ -1,7 +1,7 @@
 //! The hostile shapes the GGUF, ONNX and safetensors readers' bounds are measured on, as
 //! generators: each returns a whole file. Used by `tests/tests/bounds.rs` (end to end) and
 //! those plugins' `tests/bounds.rs` (the plugin alone), and written small into the fuzz
-//! corpora (`src/bin/write-bounds-corpora.rs`).
+//! corpora (`tests/src/bin/write-bounds-corpora.rs`).
 
 // ------------------------------------------------------------------------------------------
 // GGUF

@@ -1,12 +1,13 @@
-//! `cargo run -p socair-test-support --bin write-bounds-corpora`: writes a small version of every
-//! hostile shape of `shapes.rs` into the fuzz corpora (`fuzz/corpus/<target>/bounds-*`), where
-//! the fuzzers start from them; run it when the shapes change, and commit what it writes.
+//! `cargo run -p socair-tests --bin write-bounds-corpora`: writes a small version of every
+//! hostile shape of `socair_test_support::shapes` into the fuzz corpora
+//! (`fuzz/corpus/<target>/bounds-*`), where the fuzzers start from them; run it when the
+//! shapes change, and commit what it writes.
 
 use socair_test_support::shapes::*;
 use std::path::Path;
 
 fn main() {
-    let corpus = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fuzz/corpus");
+    let corpus = Path::new(env!("CARGO_MANIFEST_DIR")).join("../fuzz/corpus");
     let shapes: Vec<(&str, &str, Vec<u8>)> = vec![
         ("gguf_reader", "bounds-u8-array", gguf_u8_array(64)),
         ("gguf_reader", "bounds-bool-array", gguf_bool_array(64)),
