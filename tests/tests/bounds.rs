@@ -1,23 +1,33 @@
-//! Bounded work on hostile shapes (issue 16, item 4), end to end: no input may drive a reader
-//! above 64 MiB + 8x the input's size in resident memory, or past 5 s per 30 MB, and no
-//! report may grow past 8x the input.
+//! Bounded work on hostile shapes, end to end: no input may drive a reader above 64 MiB + 8x
+//! the input's size in resident memory, or past 5 s per 30 MB, and no report may grow past 8x
+//! the input.
 //!
-//! Each shape ([`shapes`]) is generated at test time (about 30 MB each; nothing large is
-//! committed), and the built `socair scan` and `socair tensors` run on it as children whose
-//! peak RSS comes from `wait4` and whose output goes to a file ([`measure`]). The plugin alone
-//! is measured on the same shapes by each reader plugin's own `tests/bounds.rs`. Every
-//! measurement is printed before it is checked (`-- --nocapture` shows them); the shapes run
-//! one at a time.
+//! Each shape (`socair_test_support::shapes`) is generated at test time (about 30 MB each;
+//! nothing large is committed), and the built `socair scan` and `socair tensors` run on it as
+//! children whose peak RSS comes from `wait4` and whose output goes to a file ([`measure`]).
+//! The plugin alone is measured on the same shapes by each reader plugin's own
+//! `tests/bounds.rs`. Every measurement is printed before it is checked (`-- --nocapture` shows
+//! them); the shapes run one at a time.
 
-#[path = "bounds/measure.rs"]
-pub(crate) mod measure;
-#[path = "bounds/shapes.rs"]
-mod shapes;
+/// The shared measurement (`socair_test_support::measure`), every command run under this
+/// crate's `measure-child` (see [`measure::measure`]); archive.rs and numpy.rs measure with it
+/// too, under the same one-shape-at-a-time lock.
+pub(crate) mod measure {
+    pub use socair_test_support::measure::{check, write_input, Cost, SERIAL, TARGET};
+    use std::path::Path;
+    use std::process::Command;
+
+    /// Runs `cmd` under `measure-child`, which reports the peak of `cmd` alone (a child of the
+    /// test process would carry the test's own peak in its `ru_maxrss`).
+    pub fn measure(cmd: Command, dir: &Path, what: &str) -> Cost {
+        let trampoline = Path::new(env!("CARGO_BIN_EXE_measure-child"));
+        socair_test_support::measure::measure(cmd, dir, what, Some(trampoline))
+    }
+}
 
 use crate::common::socair;
 use measure::{check, measure, write_input, TARGET};
-use shapes::*;
-use std::path::PathBuf;
+use socair_test_support::shapes::*;
 
 /// Writes the shape to a file and measures `socair scan` and `socair tensors` on it.
 fn run_shape(shape: &str, _format: &str, ext: &str, data: Vec<u8>) {
@@ -239,80 +249,4 @@ fn safetensors_unknown_field_with_a_huge_array() {
         "safetensors",
         safetensors_unknown_field(TARGET / 2),
     );
-}
-
-/// Writes a small version of every shape into the fuzz corpora (`cargo test -p socair-tests
-/// write_small_shapes_to_fuzz_corpora -- --ignored`): the fuzzers start from these.
-#[test]
-#[ignore = "writes into fuzz/corpus: run by hand when the shapes change"]
-fn write_small_shapes_to_fuzz_corpora() {
-    let corpus =
-        |target: &str| -> PathBuf { crate::common::repo().join("fuzz/corpus").join(target) };
-    let shapes: Vec<(&str, &str, Vec<u8>)> = vec![
-        ("gguf_reader", "bounds-u8-array", gguf_u8_array(64)),
-        ("gguf_reader", "bounds-bool-array", gguf_bool_array(64)),
-        ("gguf_reader", "bounds-string-array", gguf_string_array(16)),
-        ("gguf_reader", "bounds-nested-empty", gguf_nested_empty(16)),
-        ("gguf_reader", "bounds-nested-deep", gguf_nested_deep(4)),
-        ("gguf_reader", "bounds-many-keys", gguf_many_keys(16)),
-        (
-            "gguf_reader",
-            "bounds-zero-tensors",
-            gguf_zero_tensors(16, 8),
-        ),
-        ("gguf_reader", "bounds-long-names", gguf_zero_tensors(8, 63)),
-        ("gguf_reader", "bounds-removed-types", gguf_removed_types(8)),
-        ("onnx_reader", "bounds-tiny-nodes", onnx_tiny_nodes(16)),
-        ("onnx_reader", "bounds-attributes", onnx_attributes(16)),
-        ("onnx_reader", "bounds-initializers", onnx_initializers(16)),
-        (
-            "onnx_reader",
-            "bounds-unnamed-inits",
-            onnx_unnamed_initializers(16),
-        ),
-        (
-            "onnx_reader",
-            "bounds-deep-subgraphs",
-            onnx_deep_subgraphs(8, 8),
-        ),
-        (
-            "onnx_reader",
-            "bounds-repeated-inputs",
-            onnx_repeated_inputs(16),
-        ),
-        (
-            "onnx_reader",
-            "bounds-metadata-props",
-            onnx_metadata_props(16),
-        ),
-        ("onnx_reader", "bounds-constants", onnx_constants(16)),
-        (
-            "safetensors_header",
-            "bounds-zero-tensors",
-            safetensors_zero_tensors(16),
-        ),
-        (
-            "safetensors_header",
-            "bounds-metadata",
-            safetensors_metadata(16),
-        ),
-        (
-            "safetensors_header",
-            "bounds-deep-json",
-            safetensors_deep_json(200),
-        ),
-        (
-            "safetensors_header",
-            "bounds-huge-rank",
-            safetensors_huge_rank(100),
-        ),
-        (
-            "safetensors_header",
-            "bounds-unknown-field",
-            safetensors_unknown_field(32),
-        ),
-    ];
-    for (target, name, data) in shapes {
-        std::fs::write(corpus(target).join(name), data).unwrap();
-    }
 }

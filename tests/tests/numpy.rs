@@ -5,13 +5,11 @@
 //! hash), the verdicts and places of both rows, and the bounds on zip bombs and floods of
 //! members (64 MiB + 8x the input, 5 s per 30 MB, as `bounds.rs` measures them).
 
-#[path = "bounds/npz_shapes.rs"]
-mod npz_shapes;
-
 // The one measure module (and its one-shape-at-a-time lock) that bounds.rs measures with.
 use crate::bounds::measure;
 use crate::common::{fixture, json, run, socair};
 use serde_json::Value;
+use socair_test_support::npz_shapes;
 
 fn expected(rel: &str) -> Value {
     json(&std::fs::read_to_string(fixture(rel)).unwrap())

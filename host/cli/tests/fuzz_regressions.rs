@@ -1,7 +1,7 @@
 //! Replays every saved `documents` and `zip_hints` fuzz input, and the fixtures of their
 //! kinds, through the property each fuzz target checks.
 
-use socair_plugin_kit::testing::files_under;
+use socair_test_support::saved::files_under;
 use std::path::PathBuf;
 
 /// Every file under the repository's `dirs`.

@@ -1,28 +1,12 @@
-//! The reader alone on the hostile shapes of issue 16, item 4 (`tests/tests/bounds/shapes.rs`):
-//! each shape is generated, written to a file, and this test binary re-runs itself as a child
-//! (`child`) that reads the file and runs the pure parser and the plugin's `opened_file` glue,
-//! the whole plugin side of one `open`. Its peak RSS, time and output are checked against
-//! 64 MiB + 8x the input, 5 s per 30 MB and 8x the input (`tests/tests/bounds/measure.rs`).
-//! The same shapes run end to end in `tests/tests/bounds.rs`.
+//! The reader alone on the hostile GGUF shapes (`socair_test_support::shapes`): each shape is
+//! generated and written to a file, and `bounds-gguf` (a program of `socair-tests`) reads it
+//! and runs the pure parser and the plugin's `opened_file` glue, the whole plugin side of one
+//! `open`. Its peak RSS, CPU time and output are checked against 64 MiB + 8x the input, 5 s
+//! per 30 MB and 8x the input (`socair_test_support::measure`). The same shapes run end to end
+//! in `tests/tests/bounds.rs`.
 
-#[path = "../../../../tests/tests/bounds/measure.rs"]
-mod measure;
-#[path = "../../../../tests/tests/bounds/shapes.rs"]
-mod shapes;
-
-use measure::{plugin_alone, TARGET};
-use shapes::*;
-
-/// In a child run only: reads the file named by `SOCAIR_BOUNDS_CHILD` and opens it.
-#[test]
-fn child() {
-    let Some(data) = measure::child_input() else {
-        return;
-    };
-    let opened = socair_gguf::opened_file(socair_gguf::reader::parse(&data[..], true));
-    println!("plugin: {}", socair_plugin_kit::testing::summary(&opened));
-    measure::print_own_peak();
-}
+use socair_test_support::measure::{plugin_alone, TARGET};
+use socair_test_support::shapes::*;
 
 #[test]
 fn gguf_metadata_array_of_millions_of_u8() {
@@ -30,7 +14,7 @@ fn gguf_metadata_array_of_millions_of_u8() {
         "gguf-u8-array",
         "gguf-u8-array.gguf",
         gguf_u8_array(TARGET),
-        "bounds::child",
+        "bounds-gguf",
     );
 }
 
@@ -40,7 +24,7 @@ fn gguf_metadata_array_of_millions_of_bools() {
         "gguf-bool-array",
         "gguf-bool-array.gguf",
         gguf_bool_array(TARGET),
-        "bounds::child",
+        "bounds-gguf",
     );
 }
 
@@ -50,7 +34,7 @@ fn gguf_metadata_array_of_millions_of_strings() {
         "gguf-string-array",
         "gguf-string-array.gguf",
         gguf_string_array(TARGET / 9),
-        "bounds::child",
+        "bounds-gguf",
     );
 }
 
@@ -60,7 +44,7 @@ fn gguf_metadata_nested_empty_arrays() {
         "gguf-nested-empty",
         "gguf-nested-empty.gguf",
         gguf_nested_empty(TARGET / 12),
-        "bounds::child",
+        "bounds-gguf",
     );
 }
 
@@ -70,7 +54,7 @@ fn gguf_metadata_deeply_nested_arrays() {
         "gguf-nested-deep",
         "gguf-nested-deep.gguf",
         gguf_nested_deep(TARGET / 84),
-        "bounds::child",
+        "bounds-gguf",
     );
 }
 
@@ -80,7 +64,7 @@ fn gguf_millions_of_metadata_keys() {
         "gguf-many-keys",
         "gguf-many-keys.gguf",
         gguf_many_keys(TARGET / 21),
-        "bounds::child",
+        "bounds-gguf",
     );
 }
 
@@ -90,7 +74,7 @@ fn gguf_a_million_zero_size_tensors() {
         "gguf-zero-tensors",
         "gguf-zero-tensors.gguf",
         gguf_zero_tensors(1_000_000, 8),
-        "bounds::child",
+        "bounds-gguf",
     );
 }
 
@@ -100,7 +84,7 @@ fn gguf_tensor_infos_with_long_names() {
         "gguf-long-names",
         "gguf-long-names.gguf",
         gguf_zero_tensors(TARGET / 95, 63),
-        "bounds::child",
+        "bounds-gguf",
     );
 }
 
@@ -110,6 +94,6 @@ fn gguf_tensors_of_removed_types() {
         "gguf-removed-types",
         "gguf-removed-types.gguf",
         gguf_removed_types(TARGET / 72),
-        "bounds::child",
+        "bounds-gguf",
     );
 }

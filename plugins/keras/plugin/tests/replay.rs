@@ -2,7 +2,7 @@
 //! HDF5 fixture and on mutations of them, and the generated shapes read as what they are.
 
 use socair_plugin_keras::fuzzing::{check_archive, check_config, check_hdf5};
-use socair_plugin_kit::testing::files_under;
+use socair_test_support::saved::files_under;
 use std::path::Path;
 
 fn fixtures() -> Vec<(String, Vec<u8>)> {

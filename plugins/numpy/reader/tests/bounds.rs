@@ -1,41 +1,20 @@
-//! The reader alone on hostile `.npz` shapes (`tests/tests/bounds/npz_shapes.rs`): zip bombs
+//! The reader alone on hostile `.npz` shapes (`socair_test_support::npz_shapes`): zip bombs
 //! (members that inflate a thousandfold, members that inflate past what they declare) and a
-//! flood of tiny members. Each shape is generated and written to a file, and this test binary
-//! re-runs itself as a child (`child`) that reads the file and runs the reader and the
-//! plugin's `opened_file` glue, the whole plugin side of one `open`. Its peak RSS, CPU time and
-//! output are checked against 64 MiB + 8x the input, 5 s per 30 MB and 8x the input
-//! (`tests/tests/bounds/measure.rs`). The same shapes run end to end in `tests/tests/numpy.rs`.
+//! flood of tiny members. Each shape is generated and written to a file, and `bounds-numpy` (a
+//! program of `socair-tests`) reads it and runs the reader and the plugin's `opened_file` glue,
+//! the whole plugin side of one `open`. Its peak RSS, CPU time and output are checked against
+//! 64 MiB + 8x the input, 5 s per 30 MB and 8x the input (`socair_test_support::measure`). The
+//! same shapes run end to end in `tests/tests/numpy.rs`.
 
 #![allow(clippy::unwrap_used)]
 
-#[path = "../../../../tests/tests/bounds/measure.rs"]
-mod measure;
-#[path = "../../../../tests/tests/bounds/npz_shapes.rs"]
-mod npz_shapes;
-
-use measure::{plugin_alone, TARGET};
-use npz_shapes::*;
-use socair_numpy::{opened_file, read, span::Span};
-
-/// In a child run only: reads the file named by `SOCAIR_BOUNDS_CHILD` and opens it.
-#[test]
-fn child() {
-    let Some(data) = measure::child_input() else {
-        return;
-    };
-    let opened = opened_file(read::read_npz(Span::file_bytes(&data), false, &[]));
-    println!("plugin: {}", socair_plugin_kit::testing::summary(&opened));
-    measure::print_own_peak();
-}
+use socair_numpy::{read, span::Span};
+use socair_test_support::measure::{plugin_alone, TARGET};
+use socair_test_support::npz_shapes::*;
 
 #[test]
 fn npz_deflated_members_a_thousand_times_the_archive() {
-    plugin_alone(
-        "npz-bomb",
-        "npz-bomb.npz",
-        npz_bomb(TARGET),
-        "bounds::child",
-    );
+    plugin_alone("npz-bomb", "npz-bomb.npz", npz_bomb(TARGET), "bounds-numpy");
 }
 
 #[test]
@@ -44,7 +23,7 @@ fn npz_members_inflating_past_their_declared_size() {
         "npz-lying-bomb",
         "npz-lying-bomb.npz",
         npz_lying_bomb(TARGET),
-        "bounds::child",
+        "bounds-numpy",
     );
 }
 
@@ -54,7 +33,7 @@ fn npz_a_flood_of_tiny_members() {
         "npz-flood",
         "npz-flood.npz",
         npz_flood(TARGET),
-        "bounds::child",
+        "bounds-numpy",
     );
 }
 

@@ -2,7 +2,7 @@
 //! NumPy fixture through the property the fuzz target checks.
 
 use socair_numpy::fuzzing::check_reader;
-use socair_plugin_kit::testing::files_under;
+use socair_test_support::saved::files_under;
 use std::path::PathBuf;
 
 #[test]

@@ -1,28 +1,12 @@
-//! The reader alone on the hostile shapes of issue 16, item 4 (`tests/tests/bounds/shapes.rs`):
-//! each shape is generated, written to a file, and this test binary re-runs itself as a child
-//! (`child`) that reads the file and runs the pure parser and the plugin's `opened_file` glue,
-//! the whole plugin side of one `open`. Its peak RSS, time and output are checked against
-//! 64 MiB + 8x the input, 5 s per 30 MB and 8x the input (`tests/tests/bounds/measure.rs`).
-//! The same shapes run end to end in `tests/tests/bounds.rs`.
+//! The reader alone on the hostile ONNX shapes (`socair_test_support::shapes`): each shape is
+//! generated and written to a file, and `bounds-onnx` (a program of `socair-tests`) reads it
+//! and runs the pure parser and the plugin's `opened_file` glue, the whole plugin side of one
+//! `open`. Its peak RSS, CPU time and output are checked against 64 MiB + 8x the input, 5 s
+//! per 30 MB and 8x the input (`socair_test_support::measure`). The same shapes run end to end
+//! in `tests/tests/bounds.rs`.
 
-#[path = "../../../../tests/tests/bounds/measure.rs"]
-mod measure;
-#[path = "../../../../tests/tests/bounds/shapes.rs"]
-mod shapes;
-
-use measure::{plugin_alone, TARGET};
-use shapes::*;
-
-/// In a child run only: reads the file named by `SOCAIR_BOUNDS_CHILD` and opens it.
-#[test]
-fn child() {
-    let Some(data) = measure::child_input() else {
-        return;
-    };
-    let opened = socair_onnx::opened_file(socair_onnx::model::parse(bytes::Bytes::from(data)));
-    println!("plugin: {}", socair_plugin_kit::testing::summary(&opened));
-    measure::print_own_peak();
-}
+use socair_test_support::measure::{plugin_alone, TARGET};
+use socair_test_support::shapes::*;
 
 #[test]
 fn onnx_millions_of_tiny_nodes() {
@@ -30,7 +14,7 @@ fn onnx_millions_of_tiny_nodes() {
         "onnx-tiny-nodes",
         "onnx-tiny-nodes.onnx",
         onnx_tiny_nodes(TARGET / 19),
-        "bounds::child",
+        "bounds-onnx",
     );
 }
 
@@ -40,7 +24,7 @@ fn onnx_millions_of_attributes() {
         "onnx-attributes",
         "onnx-attributes.onnx",
         onnx_attributes(TARGET / 10),
-        "bounds::child",
+        "bounds-onnx",
     );
 }
 
@@ -50,7 +34,7 @@ fn onnx_millions_of_initializers() {
         "onnx-initializers",
         "onnx-initializers.onnx",
         onnx_initializers(TARGET / 16),
-        "bounds::child",
+        "bounds-onnx",
     );
 }
 
@@ -60,7 +44,7 @@ fn onnx_millions_of_unnamed_initializers() {
         "onnx-unnamed-inits",
         "onnx-unnamed-inits.onnx",
         onnx_unnamed_initializers(TARGET / 8),
-        "bounds::child",
+        "bounds-onnx",
     );
 }
 
@@ -70,7 +54,7 @@ fn onnx_deep_subgraph_nesting() {
         "onnx-deep-subgraphs",
         "onnx-deep-subgraphs.onnx",
         onnx_deep_subgraphs(30, TARGET / 10),
-        "bounds::child",
+        "bounds-onnx",
     );
 }
 
@@ -80,7 +64,7 @@ fn onnx_huge_repeated_field() {
         "onnx-repeated-inputs",
         "onnx-repeated-inputs.onnx",
         onnx_repeated_inputs(TARGET / 8),
-        "bounds::child",
+        "bounds-onnx",
     );
 }
 
@@ -90,7 +74,7 @@ fn onnx_millions_of_metadata_props() {
         "onnx-metadata-props",
         "onnx-metadata-props.onnx",
         onnx_metadata_props(TARGET / 22),
-        "bounds::child",
+        "bounds-onnx",
     );
 }
 
@@ -100,6 +84,6 @@ fn onnx_millions_of_constant_nodes() {
         "onnx-constants",
         "onnx-constants.onnx",
         onnx_constants(TARGET / 40),
-        "bounds::child",
+        "bounds-onnx",
     );
 }

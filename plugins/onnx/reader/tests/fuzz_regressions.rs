@@ -2,7 +2,7 @@
 //! ONNX fixture through the property the fuzz target checks.
 
 use socair_onnx::fuzzing::check_reader;
-use socair_plugin_kit::testing::files_under;
+use socair_test_support::saved::files_under;
 use std::path::PathBuf;
 
 #[test]

@@ -1,8 +1,8 @@
 //! Replays every saved fuzz input (crashes kept as regressions, and the seed corpus) and every
 //! safetensors fixture through the properties the fuzz targets check.
 
-use socair_plugin_kit::testing::files_under;
 use socair_safetensors::fuzzing::{check_reader, check_writer_round_trip};
+use socair_test_support::saved::files_under;
 use std::path::PathBuf;
 
 #[test]

@@ -23,7 +23,6 @@ pub mod protobuf;
 pub mod report;
 pub mod sentencepiece;
 pub mod severity;
-pub mod testing;
 pub mod tiktoken;
 pub mod zip;
 

@@ -1,29 +1,10 @@
-//! The readers alone on hostile shapes of each format, each about 30 MB: this test binary
-//! re-runs itself as a child (`child`) that opens the file with the reader that claims it,
-//! and its peak RSS, time and output are checked against 64 MiB + 8x the input, 5 s per
-//! 30 MB and 8x the input (`tests/tests/bounds/measure.rs`).
-
-#[path = "../../../../tests/tests/bounds/measure.rs"]
-mod measure;
-
-use measure::{plugin_alone, TARGET};
-
-/// In a child run only: reads the file named by `SOCAIR_BOUNDS_CHILD` and opens it.
-#[test]
-fn child() {
-    let Some(data) = measure::child_input() else {
-        return;
-    };
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("input");
-    std::fs::write(&path, &data).unwrap();
-    drop(data);
-    let opened = crate::common::open(&path);
-    println!("plugin: {}", socair_plugin_kit::testing::summary(&opened));
-    measure::print_own_peak();
-}
+//! The readers alone on hostile shapes of each format, each about 30 MB: `bounds-tensorflow`
+//! (a program of `socair-tests`) opens the file with the reader that claims it, and its peak
+//! RSS, CPU time and output are checked against 64 MiB + 8x the input, 5 s per 30 MB and 8x
+//! the input (`socair_test_support::measure`).
 
 use socair_plugin_kit::protobuf::write_varint as varint;
+use socair_test_support::measure::{plugin_alone, TARGET};
 
 fn field(number: u32, payload: &[u8], out: &mut Vec<u8>) {
     varint(u64::from(number) << 3 | 2, out);
@@ -52,7 +33,7 @@ fn savedmodel_millions_of_empty_nodes() {
         "tf-empty-nodes",
         "saved_model.pb",
         saved_model_of_nodes(b"\x12\x01A", n),
-        "bounds::child",
+        "bounds-tensorflow",
     );
 }
 
@@ -68,7 +49,7 @@ fn savedmodel_a_hundred_thousand_file_ops() {
         "tf-file-ops",
         "saved_model.pb",
         saved_model_of_nodes(&node, n),
-        "bounds::child",
+        "bounds-tensorflow",
     );
 }
 
@@ -99,7 +80,7 @@ fn savedmodel_constants_filled_from_one_value() {
         "tf-splat-constants",
         "saved_model.pb",
         saved_model_of_nodes(&node, n),
-        "bounds::child",
+        "bounds-tensorflow",
     );
 }
 
@@ -131,7 +112,7 @@ fn savedmodel_deeply_nested_functions() {
         "tf-deep-attrs",
         "saved_model.pb",
         saved_model_of_nodes(&node, n.min(20_000)),
-        "bounds::child",
+        "bounds-tensorflow",
     );
 }
 
@@ -205,7 +186,7 @@ fn checkpoint_index_of_millions_of_entries() {
         "tf-index-entries",
         "v.index",
         index_of_entries(TARGET / 22),
-        "bounds::child",
+        "bounds-tensorflow",
     );
 }
 
@@ -244,5 +225,5 @@ fn tflite_millions_of_tensors() {
     put32(&mut b, t, (-4i32) as u32); // vtable right after the table
     put16(&mut b, t + 4, 4);
     put16(&mut b, t + 6, 4);
-    plugin_alone("tflite-many-tensors", "m.tflite", b, "bounds::child");
+    plugin_alone("tflite-many-tensors", "m.tflite", b, "bounds-tensorflow");
 }

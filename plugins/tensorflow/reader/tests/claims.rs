@@ -8,7 +8,7 @@ use crate::common::{claimant, repo, tensorflow_files};
 fn each_fixture_is_claimed_once() {
     let tf: std::collections::BTreeSet<_> = tensorflow_files().into_iter().collect();
     let mut counted = 0;
-    for f in socair_plugin_kit::testing::files_under(&repo().join("fixtures")) {
+    for f in socair_test_support::saved::files_under(&repo().join("fixtures")) {
         let data = std::fs::read(&f).unwrap();
         let head = &data[..data.len().min(4096)];
         let onnx = socair_onnx::looks_like_onnx(head, data.len() as u64);

@@ -58,15 +58,15 @@ pub fn open(path: &Path) -> OpenedFile {
 /// Every file under `fixtures/tensorflow` and `fixtures/tflite` that a reader reads (not the
 /// scripts, the expectations, the data shards and assets).
 pub fn tensorflow_files() -> Vec<PathBuf> {
-    let mut all = socair_plugin_kit::testing::files_under(&fixture("tensorflow"));
-    all.extend(socair_plugin_kit::testing::files_under(&fixture("tflite")));
+    let mut all = socair_test_support::saved::files_under(&fixture("tensorflow"));
+    all.extend(socair_test_support::saved::files_under(&fixture("tflite")));
     // The SavedModel the ONNX tests hold to show the ONNX reader does not claim one.
-    all.extend(socair_plugin_kit::testing::files_under(&fixture(
+    all.extend(socair_test_support::saved::files_under(&fixture(
         "onnx/tensorflow",
     )));
     // And the TensorFlow files of the fixtures `socair tensors` once listed as unread.
     all.extend(
-        socair_plugin_kit::testing::files_under(&fixture("unread"))
+        socair_test_support::saved::files_under(&fixture("unread"))
             .into_iter()
             .filter(|f| {
                 let n = f.file_name().unwrap().to_string_lossy();

@@ -1,8 +1,8 @@
 //! Replays every saved fuzz input (crashes kept as regressions, and the seed corpus) and every
 //! TensorFlow and TFLite fixture through the property the fuzz target checks.
 
-use socair_plugin_kit::testing::files_under;
 use socair_tensorflow::fuzzing::check_readers;
+use socair_test_support::saved::files_under;
 
 #[test]
 fn every_saved_input_keeps_the_properties() {

@@ -1,61 +1,19 @@
-//! Bounded work on every input (issue 16, item 3): every flood shape of
-//! `fuzzing::FLOOD_SHAPES` runs in a child process (this test binary run again with
-//! `SOCAIR_BOUNDS_SHAPE` set) that reports its own peak resident memory (`VmHWM` of
-//! `/proc/self/status`) before and after building and running the pickle. The parent asserts
-//! the memory bound (64 MiB + 8× the input), the report's size, exact counts of what was left
-//! out of the findings, and that a dangerous global after the flood is still named. Time is
-//! asserted against 5 s per 30 MB in release builds only (a debug build of the machine is
-//! several times slower); `examples/pickle_scan.rs` gives the release figures.
+//! Bounded work on every input: every flood shape of `fuzzing::FLOOD_SHAPES` runs in
+//! `bounds-pickle-flood` (a program of `socair-tests`), which builds the flood and reports its
+//! own peak resident memory (`VmHWM` of `/proc/self/status`) before and after building and
+//! running the pickle. This test asserts the memory bound (64 MiB + 8× the input), the
+//! report's size, exact counts of what was left out of the findings, and that a dangerous
+//! global after the flood is still named. Time is asserted against 5 s per 30 MB in release
+//! builds only (a debug build of the machine is several times slower);
+//! `examples/pickle_scan.rs` gives the release figures.
 
+use socair_test_support::measure::{bounds_program, own_peak_kib};
 use socair_torch_zip::fuzzing::{flood, FLOOD_SHAPES};
-use socair_torch_zip::pickle::{self, group, Options, Severity, MAX_PER_KIND};
+use socair_torch_zip::pickle::{group, MAX_PER_KIND};
 use std::process::Command;
-use std::time::Instant;
 
+/// The size of each flood, as `bounds-pickle-flood` builds it.
 const SIZE: usize = 8 << 20;
-const TEST: &str = "bounds::every_flood_shape_stays_within_bounds";
-
-fn vm_hwm_kib() -> Option<u64> {
-    let status = std::fs::read_to_string("/proc/self/status").ok()?;
-    status
-        .lines()
-        .find(|l| l.starts_with("VmHWM:"))?
-        .split_whitespace()
-        .nth(1)?
-        .parse()
-        .ok()
-}
-
-/// The flood, with a call of os.system in place of its final `N.`.
-fn hostile(shape: &str) -> Vec<u8> {
-    let mut data = flood(shape, SIZE);
-    data.truncate(data.len() - 2);
-    data.extend_from_slice(b"cos\nsystem\n.");
-    data
-}
-
-/// In the child: runs one shape and prints what it cost and found.
-fn child(shape: &str) {
-    let base = vm_hwm_kib().unwrap_or(0);
-    let data = hostile(shape);
-    let start = Instant::now();
-    let out = pickle::run(&data, &Options::default());
-    let secs = start.elapsed().as_secs_f64();
-    let peak = vm_hwm_kib().unwrap_or(0);
-    let report: usize = out.findings.iter().map(|f| f.reason.len() + 64).sum();
-    println!(
-        "BOUNDS input={} base_kib={base} peak_kib={peak} secs={secs:.3} findings={} report={report}",
-        data.len(),
-        out.findings.len()
-    );
-    for f in &out.findings {
-        let sev = match f.severity {
-            Severity::Fail => "FAIL",
-            Severity::Lead => "LEAD",
-        };
-        println!("FINDING {sev} {} {}: {}", f.offset, f.opcode, f.reason);
-    }
-}
 
 struct Measured {
     input: u64,
@@ -67,17 +25,19 @@ struct Measured {
 }
 
 fn measure(shape: &str) -> Measured {
-    let out = Command::new(std::env::current_exe().unwrap())
-        .args(["--exact", TEST, "--nocapture", "--test-threads=1"])
-        .env("SOCAIR_BOUNDS_SHAPE", shape)
+    let out = Command::new(bounds_program("bounds-pickle-flood"))
+        .arg(shape)
         .output()
         .unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "{shape}: {stdout}");
-    // The harness may print its own "test … " before the child's line.
+    assert!(
+        out.status.success(),
+        "{shape}: {stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let line = stdout
         .lines()
-        .find_map(|l| l.find("BOUNDS ").map(|at| &l[at..]))
+        .find_map(|l| l.strip_prefix("BOUNDS "))
         .unwrap_or_else(|| panic!("{shape}: no report in {stdout}"));
     let field = |name: &str| -> String {
         line.split_whitespace()
@@ -109,11 +69,7 @@ fn units(shape: &str, header: usize, unit: &[u8]) -> u64 {
 
 #[test]
 fn every_flood_shape_stays_within_bounds() {
-    if let Ok(shape) = std::env::var("SOCAIR_BOUNDS_SHAPE") {
-        child(&shape);
-        return;
-    }
-    if vm_hwm_kib().is_none() {
+    if own_peak_kib().is_none() {
         eprintln!("skipped: no /proc/self/status to read peak memory from");
         return;
     }

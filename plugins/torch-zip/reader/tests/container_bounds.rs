@@ -1,10 +1,9 @@
 //! Bounded work on the container side: hostile zip and legacy shapes, generated at test time,
-//! each analysed in a child process (this test binary re-run with `CONTAINER_BOUNDS_INPUT`),
-//! which reads the file through `pread` as the host's byte source does and reports its peak
-//! resident memory (`VmHWM`) and CPU time (the machine is shared: wall time is printed, not
-//! judged). Every shape must stay within 64 MiB + 8x its size and 5 s per 30 MB (debug builds
-//! get ten times the time), and its findings within
-//! [`FINDINGS_PER_KIND`] per kind plus one count each.
+//! each analysed by `bounds-torch-container` (a program of `socair-tests`), which reads the
+//! file through `pread` as the host's byte source does and reports its peak resident memory
+//! (`VmHWM`) and CPU time (the machine is shared: wall time is printed, not judged). Every
+//! shape must stay within 64 MiB + 8x its size and 5 s per 30 MB (debug builds get ten times
+//! the time), and its findings within [`FINDINGS_PER_KIND`] per kind plus one count each.
 //!
 //! Shapes: a torch zip with a data.pkl and hundreds of thousands of tiny records; a central
 //! directory of hundreds of thousands of entries over a single local header; a state dict of
@@ -12,28 +11,14 @@
 //! main pickle and storage-key list name hundreds of thousands of storages. `CONTAINER_BOUNDS_SCALE`
 //! multiplies the counts (10 gives the millions; the report's numbers are from release runs).
 
-// Reads with `pread` and measures through `/proc/self/{status,stat}`: Linux only.
+// The program reads with `pread` and measures through `/proc/self/{status,stat}`: Linux only.
 #![cfg(target_os = "linux")]
 
-use socair_torch_zip::checkpoint::{analyze, AnalyzeOptions, FINDINGS_PER_KIND};
-use socair_torch_zip::zip::ReadAt;
-use std::io::Write;
-use std::os::unix::fs::FileExt;
+use socair_test_support::measure::bounds_program;
+use socair_torch_zip::checkpoint::{AnalyzeOptions, FINDINGS_PER_KIND};
 use std::path::PathBuf;
 use std::process::Command;
 use std::time::Instant;
-
-/// A file read with `pread`, as the host's byte source reads a file it cannot map.
-struct FileSource(std::fs::File, u64);
-
-impl ReadAt for FileSource {
-    fn size(&self) -> u64 {
-        self.1
-    }
-    fn read_exact_at(&self, offset: u64, buf: &mut [u8]) -> Result<(), String> {
-        self.0.read_exact_at(buf, offset).map_err(|e| e.to_string())
-    }
-}
 
 /// A zip laid out as torch's writer lays it out, without the alignment padding (the zip layer
 /// does not require it): flags 0x0808, data descriptors, a zip64 end record.
@@ -230,54 +215,8 @@ fn scale() -> usize {
         .unwrap_or(1)
 }
 
-/// The child: analyses the file named by the environment and reports.
-#[test]
-fn child_measure() {
-    let Ok(path) = std::env::var("CONTAINER_BOUNDS_INPUT") else {
-        return;
-    };
-    let file = std::fs::File::open(&path).unwrap();
-    let size = file.metadata().unwrap().len();
-    let src = FileSource(file, size);
-    let options = AnalyzeOptions::default();
-    let a = if std::env::var("CONTAINER_BOUNDS_KIND").as_deref() == Ok("legacy") {
-        socair_torch_zip::legacy::analyze(&src, &options)
-    } else {
-        analyze(&src, &options)
-    };
-    let opened = socair_torch_zip::opened_file(&a, false);
-    let status = std::fs::read_to_string("/proc/self/status").unwrap();
-    let hwm = status
-        .lines()
-        .find_map(|l| l.strip_prefix("VmHWM:"))
-        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
-        .unwrap();
-    // utime and stime (clock ticks, 100 per second on Linux), after the command's parentheses.
-    let stat = std::fs::read_to_string("/proc/self/stat").unwrap();
-    let fields: Vec<&str> = stat[stat.rfind(')').unwrap() + 2..].split(' ').collect();
-    let cpu_ms = (fields[11].parse::<u64>().unwrap() + fields[12].parse::<u64>().unwrap()) * 10;
-    let mut kinds = std::collections::HashMap::<String, u64>::new();
-    for f in &a.findings {
-        *kinds
-            .entry(f.reason.chars().take(40).collect())
-            .or_default() += 1;
-    }
-    println!(
-        "MEASURE hwm_kb={hwm} cpu_ms={cpu_ms} findings={} max_per_reason={} tensors={} unread={} worst={:?}",
-        a.findings.len(),
-        kinds.values().max().copied().unwrap_or(0),
-        opened.tensors.len(),
-        opened.unread.len(),
-        a.worst()
-    );
-    std::io::stdout().flush().unwrap();
-}
-
 #[test]
 fn every_container_shape_stays_within_bounds() {
-    if std::env::var("CONTAINER_BOUNDS_INPUT").is_ok() {
-        return;
-    }
     let k = scale();
     let shapes: Vec<(&str, &str, Vec<u8>)> = vec![
         (
@@ -307,15 +246,9 @@ fn every_container_shape_stays_within_bounds() {
         let size = bytes.len() as u64;
         drop(bytes);
         let started = Instant::now();
-        let out = Command::new(std::env::current_exe().unwrap())
-            .args([
-                "container_bounds::child_measure",
-                "--exact",
-                "--nocapture",
-                "--test-threads=1",
-            ])
-            .env("CONTAINER_BOUNDS_INPUT", &path)
-            .env("CONTAINER_BOUNDS_KIND", kind)
+        let out = Command::new(bounds_program("bounds-torch-container"))
+            .arg(kind)
+            .arg(&path)
             .output()
             .unwrap();
         let elapsed = started.elapsed();

@@ -1,7 +1,7 @@
 //! Replays every saved fuzz input (crashes kept as regressions) and every torch fixture
 //! through the properties the fuzz targets check.
 
-use socair_plugin_kit::testing::files_under;
+use socair_test_support::saved::files_under;
 use socair_torch_zip::fuzzing::{check_checkpoint, check_legacy, check_pickle, check_zip};
 use std::path::PathBuf;
 

@@ -1,12 +1,10 @@
 //! Measuring a child process: peak RSS (from `wait4`), CPU time and output size, against
 //! the bounds every reader keeps (64 MiB + 8x the input, 5 s per 30 MB, output 8x the
-//! input). Shared by `tests/tests/bounds.rs` (end to end) and each reader plugin's
-//! `tests/bounds.rs` (the plugin alone), which include this file by path.
-
-#![allow(dead_code)]
+//! input). Used by `tests/tests/bounds.rs` (end to end, `socair` itself) and each reader
+//! plugin's `tests/bounds.rs` (the plugin alone, in a `bounds-*` program of `socair-tests`).
 
 use std::io::Write;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
@@ -81,14 +79,15 @@ const KILL_AFTER: Duration = Duration::from_secs(120);
 ///
 /// Linux carries the peak RSS of the process that forks a child into the child's own
 /// `ru_maxrss`, so a child of this (large) test process would report at least the test's own
-/// peak. In the end-to-end tests the command therefore runs under `measure-child`, a small
-/// process of this crate whose child reports only itself; elsewhere (a plugin's own bounds
-/// test re-running itself) the child prints its own `VmHWM`, which [`plugin_alone`] reads.
-pub fn measure(cmd: Command, dir: &Path, what: &str) -> Cost {
+/// peak. The end-to-end tests therefore run the command under `trampoline`, the
+/// `measure-child` program of `socair-tests`, whose child reports only itself; elsewhere (a
+/// plugin's own bounds test, `trampoline` none) the child prints its own `VmHWM`, which
+/// [`plugin_alone`] reads.
+pub fn measure(cmd: Command, dir: &Path, what: &str, trampoline: Option<&Path>) -> Cost {
     let out = dir.join(format!("{what}.out"));
     let err = dir.join(format!("{what}.err"));
     let usage = dir.join(format!("{what}.rusage"));
-    let mut cmd = match option_env!("CARGO_BIN_EXE_measure-child") {
+    let mut cmd = match trampoline {
         Some(trampoline) => {
             let mut outer = Command::new(trampoline);
             outer
@@ -191,44 +190,84 @@ pub fn write_input(name: &str, data: Vec<u8>) -> (tempfile::TempDir, std::path::
     (dir, file, data.len())
 }
 
-/// Measures the plugin alone: re-runs the current test binary with only the test `child` (its
-/// full path in that binary, such as `bounds::child`) and `SOCAIR_BOUNDS_CHILD` naming the
-/// file, and checks the bounds.
-pub fn plugin_alone(shape: &str, name: &str, data: Vec<u8>, child: &str) {
+/// The directory the test executable was built into (`target/<profile>`, its parent's
+/// parent: cargo puts test executables in `target/<profile>/deps`), where `cargo build
+/// --workspace` puts the `bounds-*` programs.
+pub fn target_profile_dir() -> PathBuf {
+    let exe = std::env::current_exe().expect("the test executable's path");
+    exe.parent()
+        .and_then(Path::parent)
+        .expect("the test executable is in target/<profile>/deps")
+        .to_owned()
+}
+
+/// The path of `program`, one of the `bounds-*` programs of `socair-tests` (a plugin's tests
+/// cannot name another package's programs through `CARGO_BIN_EXE_*`); fails the test, rather
+/// than passing it unmeasured, when it has not been built.
+pub fn bounds_program(program: &str) -> PathBuf {
+    let path = target_profile_dir().join(format!("{program}{}", std::env::consts::EXE_SUFFIX));
+    assert!(
+        path.exists(),
+        "{} does not exist: run `cargo build --workspace` (or `cargo build -p socair-tests \
+         --bins`) before the tests",
+        path.display()
+    );
+    path
+}
+
+/// Measures the plugin alone: writes `data` to `name` in a fresh directory, runs `program`
+/// (a `bounds-*` program of `socair-tests`, [`bounds_program`]) on it, and checks the bounds
+/// against the peak the program reports of itself ([`print_own_peak`]).
+pub fn plugin_alone(shape: &str, name: &str, data: Vec<u8>, program: &str) {
     let _one = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let (dir, file, len) = write_input(name, data);
-    let mut cmd = Command::new(std::env::current_exe().unwrap());
-    cmd.args([child, "--exact", "--nocapture", "--test-threads=1"])
-        .env("SOCAIR_BOUNDS_CHILD", &file);
-    let mut c = measure(cmd, dir.path(), "plugin");
+    let mut cmd = Command::new(bounds_program(program));
+    cmd.arg(&file);
+    let mut c = measure(cmd, dir.path(), "plugin", None);
     let summary = std::fs::read_to_string(dir.path().join("plugin.out")).unwrap_or_default();
     if let Some(at) = summary.find("plugin:") {
         let line = summary[at..].lines().next().unwrap_or("");
         eprintln!("bounds: {shape:<26} {line}");
     }
-    // The child's own peak ([`print_own_peak`]), not the one it inherited from this process.
+    // The program's own peak, not the one it inherited from this process before its exec.
     let own = summary
         .lines()
         .find_map(|l| l.strip_prefix("vmhwm_kib "))
         .and_then(|v| v.trim().parse::<u64>().ok());
-    c.rss = own.expect("the child printed its VmHWM") * 1024;
+    let err = std::fs::read_to_string(dir.path().join("plugin.err")).unwrap_or_default();
+    c.rss = own.unwrap_or_else(|| {
+        panic!(
+            "{shape}: {program} printed no peak (exit {}): {}",
+            c.code,
+            &err[..err.len().min(2000)]
+        )
+    }) * 1024;
     check(shape, "plugin", len, &c, dir.path());
 }
 
-/// In a child run: prints this process's own peak resident set (`VmHWM`, KiB) for
-/// In a child run of [`plugin_alone`] only: the bytes of the file `SOCAIR_BOUNDS_CHILD` names.
-pub fn child_input() -> Option<Vec<u8>> {
-    let path = std::env::var("SOCAIR_BOUNDS_CHILD").ok()?;
-    Some(std::fs::read(path).unwrap())
+/// In a `bounds-*` program: the bytes of the file its one argument names.
+pub fn child_input() -> Vec<u8> {
+    let mut args = std::env::args_os().skip(1);
+    let (Some(path), None) = (args.next(), args.next()) else {
+        eprintln!("usage: bounds-<reader> FILE");
+        std::process::exit(2);
+    };
+    std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.to_string_lossy()))
 }
 
-/// [`plugin_alone`].
-pub fn print_own_peak() {
-    let status = std::fs::read_to_string("/proc/self/status").unwrap();
-    let kib = status
+/// This process's own peak resident set (`VmHWM` of `/proc/self/status`), KiB: unlike
+/// `ru_maxrss`, it starts again at the exec, so it is the program's alone.
+pub fn own_peak_kib() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    status
         .lines()
         .find_map(|l| l.strip_prefix("VmHWM:"))
         .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
-        .expect("VmHWM in /proc/self/status");
+}
+
+/// In a `bounds-*` program: prints [`own_peak_kib`] as `vmhwm_kib N`, the line
+/// [`plugin_alone`] reads.
+pub fn print_own_peak() {
+    let kib = own_peak_kib().expect("VmHWM in /proc/self/status");
     println!("vmhwm_kib {kib}");
 }

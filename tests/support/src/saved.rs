@@ -1,7 +1,6 @@
-//! What the first-party plugins' own tests share: the saved inputs a test replays, and the
-//! one-line summary a bounds child prints of what an `open` returned. Plain functions over
-//! the file system and the API's types, so a plugin's tests call them without a feature flag
-//! (which would build the kit twice).
+//! The saved inputs a test replays (the fuzz regressions, the committed corpora), and the
+//! one-line summary a `bounds-*` program prints of what an `open` returned. Plain functions
+//! over the file system and the API's types.
 
 use socair_plugin_api::OpenedFile;
 use std::path::{Path, PathBuf};
@@ -54,17 +53,19 @@ pub fn summary(opened: &OpenedFile) -> String {
 mod tests {
     use super::*;
     use socair_plugin_api::Finding;
+    use socair_plugin_kit::report::refused;
 
     #[test]
     fn files_and_summaries() {
-        let dir = std::env::temp_dir().join(format!("socair-kit-testing-{}", std::process::id()));
+        let dir =
+            std::env::temp_dir().join(format!("socair-test-support-saved-{}", std::process::id()));
         std::fs::create_dir_all(dir.join("b")).unwrap();
         std::fs::write(dir.join("b/2"), b"").unwrap();
         std::fs::write(dir.join("a"), b"").unwrap();
         assert_eq!(files_under(&dir), vec![dir.join("a"), dir.join("b/2")]);
         assert!(files_under(&dir.join("missing")).is_empty());
         std::fs::remove_dir_all(&dir).unwrap();
-        let opened = crate::report::refused(
+        let opened = refused(
             "x",
             "bad",
             "why".into(),

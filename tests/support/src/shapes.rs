@@ -1,8 +1,7 @@
-//! The hostile shapes of issue 16, item 4, as generators: each returns a whole file. Shared
-//! by `tests/tests/bounds.rs` and each reader plugin's `tests/bounds.rs` (included by path),
-//! and written small into the fuzz corpora.
-
-#![allow(dead_code)]
+//! The hostile shapes the GGUF, ONNX and safetensors readers' bounds are measured on, as
+//! generators: each returns a whole file. Used by `tests/tests/bounds.rs` (end to end) and
+//! those plugins' `tests/bounds.rs` (the plugin alone), and written small into the fuzz
+//! corpora (`tests/src/bin/write-bounds-corpora.rs`).
 
 // ------------------------------------------------------------------------------------------
 // GGUF

@@ -1,9 +1,7 @@
 //! Hostile `.npz` shapes for the numpy plugin's bounds (64 MiB + 8x the input, 5 s per 30 MB),
 //! generated at test time: zip bombs and floods of members. Shared by
-//! `plugins/numpy/reader/tests/bounds.rs` (the plugin alone) and `tests/tests/numpy.rs` (end to end),
-//! which include this file by path; it needs only `miniz_oxide`.
-
-#![allow(dead_code)]
+//! `plugins/numpy/reader/tests/bounds.rs` (the plugin alone) and `tests/tests/numpy.rs` (end to end);
+//! it needs only `miniz_oxide`.
 
 /// CRC-32 (IEEE), bit by bit: the shapes are built once per test.
 fn crc32(bytes: &[u8]) -> u32 {

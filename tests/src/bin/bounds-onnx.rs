@@ -1,0 +1,13 @@
+//! `bounds-onnx FILE`: the ONNX plugin's whole side of one `open` (the pure parser and the
+//! plugin's `opened_file` glue) on FILE, then a summary of what it returned and this
+//! program's own peak resident memory. `plugins/onnx/reader/tests/bounds.rs` runs it on each hostile
+//! shape and holds it to the readers' bounds (`socair_test_support::measure`).
+
+use socair_test_support::{measure, saved};
+
+fn main() {
+    let data = measure::child_input();
+    let opened = socair_onnx::opened_file(socair_onnx::model::parse(bytes::Bytes::from(data)));
+    println!("plugin: {}", saved::summary(&opened));
+    measure::print_own_peak();
+}
