@@ -27,6 +27,8 @@ pub mod pins;
 pub mod policy;
 pub mod review;
 pub mod store;
+#[cfg(test)]
+mod store_tests;
 pub mod verify;
 
 pub use socair_signing::{oms, signing};
