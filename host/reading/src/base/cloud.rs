@@ -302,14 +302,26 @@ pub fn parse(text: &str) -> Result<Location, CloudError> {
 
 type Clients = Mutex<HashMap<String, Arc<dyn ObjectStore>>>;
 
+fn clients() -> &'static Clients {
+    static CLIENTS: OnceLock<Clients> = OnceLock::new();
+    CLIENTS.get_or_init(Default::default)
+}
+
+/// Serves `base` (`s3://bucket`) from `store` in this process from now on, in place of the
+/// client the environment would configure: for the store crate's unit tests, which run its
+/// object-storage code against object_store's in-memory store. No command calls it.
+#[doc(hidden)]
+pub fn serve_from(base: &str, store: Arc<dyn ObjectStore>) {
+    let mut clients = clients().lock().unwrap_or_else(|e| e.into_inner());
+    clients.insert(base.to_owned(), store);
+}
+
 /// One client per bucket or host, so that every object of a command shares its connections.
 fn client_for(
     base: &str,
     make: impl FnOnce() -> Result<Arc<dyn ObjectStore>, CloudError>,
 ) -> Result<Arc<dyn ObjectStore>, CloudError> {
-    static CLIENTS: OnceLock<Clients> = OnceLock::new();
-    let clients = CLIENTS.get_or_init(Default::default);
-    let mut clients = clients.lock().unwrap_or_else(|e| e.into_inner());
+    let mut clients = clients().lock().unwrap_or_else(|e| e.into_inner());
     if let Some(c) = clients.get(base) {
         return Ok(Arc::clone(c));
     }

@@ -17,27 +17,24 @@
 //! leaves nothing half-written in `incoming/` or `promoted/`.
 //!
 //! A store may also live on object storage (`--store s3://bucket/prefix`, shared by many
-//! machines): [`Backend::Objects`], laid out and written as [`crate::airlock::bucket`] and
+//! machines). The two are the two [`StoreBackend`]s: [`FileBackend`] in a directory,
+//! [`BucketBackend`] on object storage, laid out and written as [`crate::airlock::bucket`] and
 //! [`crate::airlock::bucket_log`] describe. Every operation here takes the same steps on both
 //! backends and differs only in how a step is stored, so the gate, the log's checks and every
 //! command hold the same on both.
 
-use crate::airlock::bucket::Bucket;
-use crate::airlock::bucket_log::BucketLog;
+use crate::airlock::backend::StoreBackend;
+use crate::airlock::bucket_backend::BucketBackend;
 use crate::airlock::error::{unusable, StoreError};
-use crate::airlock::files::{copy_hashing, digest_of_path};
-use crate::airlock::files::{rename_unless_staged, sync_dir};
-use crate::airlock::log::{ActivityLog, LogCheck, LogEntry};
+use crate::airlock::file_backend::FileBackend;
+use crate::airlock::log::{LogCheck, LogEntry};
 use crate::airlock::pins::{Pins, PluginPin};
 use crate::airlock::policy::{Policy, TrustedKey, POLICY_SCHEMA, ROLES};
 use crate::airlock::signing;
 use crate::base::cloud;
-use crate::base::fault;
-use crate::base::output;
-use crate::base::scratch;
-use crate::read::modeldir;
-use crate::read::source::{hash_file, is_remote, sha256_of_path, InputFile};
+use crate::read::source::{is_remote, sha256_of_path};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 /// The environment variable naming the default store.
 pub const STORE_ENV: &str = "SOCAIR_STORE";
@@ -54,16 +51,8 @@ pub const DERIVATIONS: &str = "derivations";
 /// A store.
 #[derive(Debug, Clone)]
 pub struct Store {
-    backend: Backend,
-}
-
-/// Where a store keeps what it holds.
-#[derive(Debug, Clone)]
-pub enum Backend {
-    /// A local directory (the layout above).
-    Files(PathBuf),
-    /// A prefix in object storage, shared by many machines.
-    Objects(Bucket),
+    /// Shared by the clones of a store: a backend is where the store is, not what it holds.
+    backend: Arc<dyn StoreBackend>,
 }
 
 /// The two areas an artifact can be in.
@@ -100,122 +89,42 @@ pub fn default_path(flag: Option<PathBuf>) -> PathBuf {
 }
 
 impl Store {
+    /// The backend for `root`: a URL names a prefix in object storage, anything else a
+    /// directory.
+    fn backend_at(root: &Path) -> Result<Arc<dyn StoreBackend>, StoreError> {
+        Ok(match root.to_str().filter(|_| is_remote(root)) {
+            Some(url) => Arc::new(BucketBackend::parse(url)?),
+            None => Arc::new(FileBackend::new(root)),
+        })
+    }
+
     /// Creates a store at `root` (an empty or missing directory, or an empty prefix in object
     /// storage).
     pub fn init(root: &Path) -> Result<Store, StoreError> {
-        if let Some(url) = root.to_str().filter(|_| is_remote(root)) {
-            let store = Store {
-                backend: Backend::Objects(Bucket {
-                    root: cloud::parse(url).map_err(cloud_error)?,
-                }),
-            };
-            let Backend::Objects(bucket) = &store.backend else {
-                unreachable!()
-            };
-            let log = BucketLog::of_store(&bucket.root);
-            if log.exists()? {
-                return Err(StoreError::Unusable(format!("{url}: already a store")));
-            }
-            if !cloud::list(&bucket.root, None)
-                .map_err(cloud_error)?
-                .is_empty()
-            {
-                return Err(StoreError::Unusable(format!(
-                    "{url}: not empty; a store is created under an empty prefix"
-                )));
-            }
-            log.append_with(|in_force| {
-                if in_force.is_some() {
-                    return Err(StoreError::Unusable(format!("{url}: already a store")));
-                }
-                Ok((LogEntry::new("init", "ok"), Some(empty_policy())))
-            })?;
-            return Ok(store);
-        }
-        if root.join("policy.json").exists() {
-            return Err(StoreError::Unusable(format!(
-                "{}: already a store",
-                root.display()
-            )));
-        }
-        if root.exists()
-            && std::fs::read_dir(root)
-                .map_err(|e| unusable(root, e))?
-                .next()
-                .is_some()
-        {
-            return Err(StoreError::Unusable(format!(
-                "{}: not empty; a store is created in an empty or new directory",
-                root.display()
-            )));
-        }
-        for d in ["incoming", "promoted", "work", ".tmp"] {
-            std::fs::create_dir_all(root.join(d)).map_err(|e| unusable(&root.join(d), e))?;
-        }
-        let store = Store {
-            backend: Backend::Files(root.to_owned()),
-        };
-        store.save_policy(root, &empty_policy())?;
-        store.append(LogEntry::new("init", "ok"))?;
-        Ok(store)
+        Store::init_on(Store::backend_at(root)?)
+    }
+
+    /// Creates a store on `backend`.
+    pub(crate) fn init_on(backend: Arc<dyn StoreBackend>) -> Result<Store, StoreError> {
+        backend.create()?;
+        Ok(Store { backend })
     }
 
     /// Opens an existing store.
     pub fn open(root: &Path) -> Result<Store, StoreError> {
-        if let Some(url) = root.to_str().filter(|_| is_remote(root)) {
-            let bucket = Bucket {
-                root: cloud::parse(url).map_err(cloud_error)?,
-            };
-            if !BucketLog::of_store(&bucket.root).exists()? {
-                return Err(StoreError::Unusable(format!(
-                    "{url}: not a socair store (no log); create one with `socair airlock init`"
-                )));
-            }
-            return Ok(Store {
-                backend: Backend::Objects(bucket),
-            });
-        }
-        if !root.join("policy.json").is_file() {
-            return Err(StoreError::Unusable(format!(
-                "{}: not a socair store (no policy.json); create one with `socair airlock init`",
-                root.display()
-            )));
-        }
-        let store = Store {
-            backend: Backend::Files(root.to_owned()),
-        };
-        store.clean_stale();
-        Ok(store)
+        let backend = Store::backend_at(root)?;
+        backend.open()?;
+        Ok(Store { backend })
     }
 
     /// Where the store is (a directory, or a URL), for messages.
     pub fn display(&self) -> String {
-        match &self.backend {
-            Backend::Files(root) => root.display().to_string(),
-            Backend::Objects(b) => b.root.url(),
-        }
-    }
-
-    /// How it is kept.
-    pub fn backend(&self) -> &Backend {
-        &self.backend
+        self.backend.display()
     }
 
     /// Reads the trust policy.
     pub fn policy(&self) -> Result<Policy, StoreError> {
-        match &self.backend {
-            Backend::Files(root) => {
-                let path = root.join("policy.json");
-                let bytes = std::fs::read(&path).map_err(|e| unusable(&path, e))?;
-                crate::airlock::policy::parse(&bytes, &path.display().to_string())
-            }
-            Backend::Objects(b) => Ok(BucketLog::of_store(&b.root).policy()?.0),
-        }
-    }
-
-    fn save_policy(&self, root: &Path, p: &Policy) -> Result<(), StoreError> {
-        let path = root.join("policy.json");
-        output::write_atomically(&path, &output::to_json_bytes(p)).map_err(|e| unusable(&path, e))
+        self.backend.policy()
     }
 
     /// Changes the policy with `change` and logs `entry`, as one step: under the log's lock
@@ -226,23 +135,7 @@ impl Store {
         entry: LogEntry,
         mut change: impl FnMut(&mut Policy) -> Result<(), StoreError>,
     ) -> Result<(), StoreError> {
-        match &self.backend {
-            Backend::Files(root) => {
-                let log = ActivityLog::of_store(root);
-                let mut lock = log.lock()?;
-                let mut policy = self.policy()?;
-                change(&mut policy)?;
-                self.save_policy(root, &policy)?;
-                log.append_locked(&mut lock, entry)
-            }
-            Backend::Objects(b) => BucketLog::of_store(&b.root).append_with(|in_force| {
-                let mut policy = in_force.cloned().ok_or_else(|| {
-                    StoreError::Unusable(format!("{}: the log names no policy", b.root.url()))
-                })?;
-                change(&mut policy)?;
-                Ok((entry.clone(), Some(policy)))
-            }),
-        }
+        self.backend.change_policy(entry, &mut change)
     }
 
     /// Adds (or updates the roles of) a trusted key; returns its id.
@@ -336,19 +229,13 @@ impl Store {
 
     /// Reads the activity log and checks it.
     pub fn read_log(&self) -> Result<LogCheck, StoreError> {
-        match &self.backend {
-            Backend::Files(root) => ActivityLog::of_store(root).read(),
-            Backend::Objects(b) => BucketLog::of_store(&b.root).read(),
-        }
+        self.backend.read_log()
     }
 
-    /// Appends an entry to the activity log (see [`ActivityLog::append`] and
-    /// [`BucketLog::append`]).
+    /// Appends an entry to the activity log (see [`crate::airlock::log::ActivityLog::append`]
+    /// and [`crate::airlock::bucket_log::BucketLog::append`]).
     pub fn append(&self, entry: LogEntry) -> Result<(), StoreError> {
-        match &self.backend {
-            Backend::Files(root) => ActivityLog::of_store(root).append(entry),
-            Backend::Objects(b) => BucketLog::of_store(&b.root).append(entry),
-        }
+        self.backend.append(entry)
     }
 
     /// A scratch directory for work on local files (a conversion's copy and output), named
@@ -356,25 +243,7 @@ impl Store {
     /// those of one still running: under the store's `work/` or `.tmp/` for a local store, in
     /// the machine's temporary directory for a store on object storage.
     pub fn scratch(&self, area: &str, kind: &str) -> Result<tempfile::TempDir, StoreError> {
-        let base = match &self.backend {
-            Backend::Files(root) => root.join(area),
-            Backend::Objects(_) => std::env::temp_dir().join("socair-work"),
-        };
-        std::fs::create_dir_all(&base).map_err(|e| unusable(&base, e))?;
-        if matches!(self.backend, Backend::Objects(_)) {
-            scratch::remove_stale(&base, "");
-        }
-        scratch::scratch_dir(&base, kind).map_err(|e| unusable(&base, e))
-    }
-
-    /// Removes scratch directories whose process is gone (it was killed, or the machine
-    /// stopped): they were never trusted, and nothing refers to them.
-    fn clean_stale(&self) {
-        if let Backend::Files(root) = &self.backend {
-            for area in [".tmp", "work"] {
-                scratch::remove_stale(&root.join(area), "");
-            }
-        }
+        self.backend.scratch(area, kind)
     }
 
     /// Copies a file or a model directory into `incoming/<sha256>/<name>`, hashing while
@@ -425,66 +294,7 @@ impl Store {
                 "{name:?} is not a name an artifact may have in the store"
             )));
         }
-        let root = match &self.backend {
-            Backend::Files(root) => root.clone(),
-            Backend::Objects(bucket) => return pull_to_bucket(bucket, source, name),
-        };
-        if is_remote(source) {
-            // An object is copied (hashed while it streams) like a local file.
-            let tmp = self.scratch(".tmp", "pull-")?;
-            let staged = tmp.path().join(&name);
-            let sha = copy_hashing(source, &staged)?;
-            return self.place_pulled(&root, tmp, sha, name);
-        }
-        let meta = std::fs::symlink_metadata(source).map_err(|e| unusable(source, e))?;
-        let tmp = self.scratch(".tmp", "pull-")?;
-
-        let staged = tmp.path().join(&name);
-        let sha = if meta.is_file() {
-            copy_hashing(source, &staged)?
-        } else if meta.is_dir() {
-            let files =
-                modeldir::list_files(source).map_err(|e| StoreError::Refused(e.to_string()))?;
-            let mut entries = Vec::with_capacity(files.len());
-            for f in &files {
-                let dest = staged.join(&f.rel);
-                if let Some(parent) = dest.parent() {
-                    std::fs::create_dir_all(parent).map_err(|e| unusable(parent, e))?;
-                }
-                let sha = copy_hashing(&f.path, &dest)?;
-                entries.push((f.rel.clone(), f.size, sha));
-            }
-            modeldir::digest_of(&entries)
-        } else {
-            return Err(StoreError::Refused(format!(
-                "{}: not a regular file or a directory (symbolic links are not followed)",
-                source.display()
-            )));
-        };
-        self.place_pulled(&root, tmp, sha, name)
-    }
-
-    /// Renames a pulled copy into `incoming/<sha>/` (a local store).
-    fn place_pulled(
-        &self,
-        root: &Path,
-        tmp: tempfile::TempDir,
-        sha: String,
-        name: String,
-    ) -> Result<(String, String), StoreError> {
-        let dest = root.join("incoming").join(&sha);
-        if dest.exists() {
-            return Ok((sha, name)); // already staged; the temporary copy is dropped
-        }
-        std::fs::create_dir_all(root.join("incoming")).map_err(|e| unusable(root, e))?;
-        fault::point("pull.copied");
-        let tmp_path = tmp.keep();
-        if !rename_unless_staged(&tmp_path, &dest)? {
-            return Ok((sha, name)); // another process staged the same bytes first
-        }
-        sync_dir(&root.join("incoming"));
-        fault::point("pull.renamed");
-        Ok((sha, name))
+        self.backend.stage_pulled(source, name)
     }
 
     /// The full sha256 of the staged or promoted artifact that `text` names: the sha256
@@ -529,21 +339,7 @@ impl Store {
     /// The sha256s of the artifacts in `area`, sorted (on object storage, those whose
     /// marker stands).
     pub fn shas(&self, area: Area) -> Result<Vec<String>, StoreError> {
-        match &self.backend {
-            Backend::Files(root) => {
-                let mut out: Vec<String> = match std::fs::read_dir(root.join(area.dir())) {
-                    Ok(entries) => entries
-                        .filter_map(Result::ok)
-                        .filter_map(|e| e.file_name().into_string().ok())
-                        .filter(|n| n.len() == 64)
-                        .collect(),
-                    Err(_) => Vec::new(),
-                };
-                out.sort();
-                Ok(out)
-            }
-            Backend::Objects(b) => b.marked(area.dir()),
-        }
+        self.backend.shas(area)
     }
 
     /// The name of the artifact `sha` in `area`.
@@ -551,7 +347,7 @@ impl Store {
         if sha.len() != 64 || !sha.bytes().all(|b| b.is_ascii_hexdigit()) {
             return Err(StoreError::Unusable(format!("{sha:?} is not a sha256")));
         }
-        let missing = || {
+        self.backend.name_in(area, sha)?.ok_or_else(|| {
             StoreError::Unusable(format!(
                 "{sha}: nothing with this sha256 is {} in {}",
                 if area == Area::Incoming {
@@ -561,44 +357,7 @@ impl Store {
                 },
                 self.display()
             ))
-        };
-        let root = match &self.backend {
-            Backend::Files(root) => root,
-            Backend::Objects(b) => {
-                return b
-                    .marker(area.dir(), sha)?
-                    .map(|m| m.name)
-                    .ok_or_else(missing)
-            }
-        };
-        let dir = root.join(area.dir()).join(sha);
-        // <area>/<sha256> must be a directory of the store's own, not a link elsewhere.
-        if std::fs::symlink_metadata(&dir).is_ok_and(|m| !m.is_dir()) {
-            return Err(StoreError::Refused(format!(
-                "{}: not a directory (a symbolic link?); the store holds only what it copied",
-                dir.display()
-            )));
-        }
-        let entries = std::fs::read_dir(&dir).map_err(|_| missing())?;
-        let mut names: Vec<String> = entries
-            .filter_map(Result::ok)
-            .filter_map(|e| e.file_name().into_string().ok())
-            .filter(|n| {
-                n != ATTESTATION
-                    && n != ACCEPTANCES
-                    && n != DERIVATION
-                    && n != DERIVATIONS
-                    && !n.starts_with('.')
-            })
-            .collect();
-        names.sort();
-        match names.as_slice() {
-            [one] => Ok(one.clone()),
-            _ => Err(StoreError::Unusable(format!(
-                "{}: expected one staged artifact, found {names:?}",
-                dir.display()
-            ))),
-        }
+        })
     }
 
     /// A staged artifact's name.
@@ -608,48 +367,25 @@ impl Store {
 
     /// Whether an artifact is staged under `sha`.
     pub fn is_staged(&self, sha: &str) -> Result<bool, StoreError> {
-        match &self.backend {
-            Backend::Files(root) => Ok(root.join("incoming").join(sha).exists()),
-            Backend::Objects(b) => Ok(b.marker("incoming", sha)?.is_some()),
-        }
+        self.backend.is_staged(sha)
     }
 
     /// Where the artifact `sha` named `name` lies in `area`: a local path, or its URL (which
     /// every reader takes as a path).
     pub fn artifact_path(&self, area: Area, sha: &str, name: &str) -> PathBuf {
-        match &self.backend {
-            Backend::Files(root) => root.join(area.dir()).join(sha).join(name),
-            Backend::Objects(b) => PathBuf::from(b.at(area.dir(), sha, name).url()),
-        }
+        self.backend.artifact_path(area, sha, name)
     }
 
     /// The sha256 of a staged artifact's bytes, recomputed now.
     pub fn rehash(&self, sha: &str) -> Result<String, StoreError> {
         let name = self.staged(sha)?;
-        match &self.backend {
-            Backend::Files(_) => digest_of_path(&self.artifact_path(Area::Incoming, sha, &name)),
-            Backend::Objects(b) => {
-                let marker = b
-                    .marker("incoming", sha)?
-                    .ok_or_else(|| StoreError::Unusable(format!("{sha}: not staged")))?;
-                b.rehash("incoming", sha, &marker)
-            }
-        }
+        self.backend.rehash(sha, &name)
     }
 
     /// Stores a signed document beside a staged artifact, atomically.
     pub fn put_beside(&self, sha: &str, rel: &str, bytes: &[u8]) -> Result<(), StoreError> {
         self.staged(sha)?;
-        match &self.backend {
-            Backend::Files(root) => {
-                let path = root.join("incoming").join(sha).join(rel);
-                if let Some(parent) = path.parent() {
-                    std::fs::create_dir_all(parent).map_err(|e| unusable(parent, e))?;
-                }
-                output::write_atomically(&path, bytes).map_err(|e| unusable(&path, e))
-            }
-            Backend::Objects(b) => b.put_doc("incoming", sha, rel, bytes),
-        }
+        self.backend.put_beside(sha, rel, bytes)
     }
 
     /// A document beside the artifact `sha` in `area`, when there is one.
@@ -659,12 +395,7 @@ impl Store {
         sha: &str,
         rel: &str,
     ) -> Result<Option<Vec<u8>>, StoreError> {
-        match &self.backend {
-            Backend::Files(root) => {
-                Ok(std::fs::read(root.join(area.dir()).join(sha).join(rel)).ok())
-            }
-            Backend::Objects(b) => b.get_doc(area.dir(), sha, rel),
-        }
+        self.backend.read_beside(area, sha, rel)
     }
 
     /// The documents in the folder `dir` beside the artifact `sha` in `area`.
@@ -674,72 +405,27 @@ impl Store {
         sha: &str,
         dir: &str,
     ) -> Result<Vec<Vec<u8>>, StoreError> {
-        match &self.backend {
-            Backend::Files(root) => {
-                let Ok(entries) = std::fs::read_dir(root.join(area.dir()).join(sha).join(dir))
-                else {
-                    return Ok(Vec::new());
-                };
-                Ok(entries
-                    .filter_map(Result::ok)
-                    .filter_map(|e| std::fs::read(e.path()).ok())
-                    .collect())
-            }
-            Backend::Objects(b) => Ok(b
-                .docs_in(area.dir(), sha, dir)?
-                .into_iter()
-                .map(|(_, bytes)| bytes)
-                .collect()),
-        }
+        self.backend.docs_beside(area, sha, dir)
     }
 
     /// Runs the gate and promotes the staged artifact `sha`. `gate` gets the digest of the
     /// staged bytes as they are now when it was computed on the way (object storage), `None`
-    /// when it is to rehash them itself (a local store). Locally: the gate, then one rename of the directory. On
-    /// object storage: a copy hashed as it passes, the gate on that hash, then the promotion
-    /// marker claimed with a conditional write (see [`Bucket::promote`]). Returns whether
-    /// this call promoted it (`false`: promoted before).
+    /// when it is to rehash them itself (a local store). Locally: the gate, then one rename of
+    /// the directory. On object storage: a copy hashed as it passes, the gate on that hash,
+    /// then the promotion marker claimed with a conditional write (see
+    /// [`crate::airlock::bucket::Bucket::promote`]). Returns whether this call promoted it
+    /// (`false`: promoted before).
     pub fn promote(
         &self,
         sha: &str,
         gate: impl FnOnce(Option<&str>) -> Result<(), StoreError>,
     ) -> Result<bool, StoreError> {
-        let root = match &self.backend {
-            Backend::Files(root) => root,
-            Backend::Objects(b) => return b.promote(sha, |now| gate(Some(now))),
-        };
-        let from = root.join("incoming").join(sha);
-        let to = root.join("promoted").join(sha);
-        if to.is_dir() && !from.exists() {
-            return Ok(false);
-        }
-        // The gate rehashes the staged bytes itself, after its cheaper checks.
-        gate(None)?;
-        if to.exists() {
-            return Err(StoreError::Refused(format!("{sha} is already promoted")));
-        }
-        std::fs::create_dir_all(root.join("promoted")).map_err(|e| unusable(root, e))?;
-        fault::point("promote.assessed");
-        if let Err(e) = std::fs::rename(&from, &to) {
-            // Another process promoted it between the check above and this rename.
-            if to.is_dir() && !from.exists() {
-                return Ok(false);
-            }
-            return Err(unusable(&to, e));
-        }
-        sync_dir(&root.join("promoted"));
-        sync_dir(&root.join("incoming"));
-        fault::point("promote.renamed");
-        Ok(true)
+        self.backend.promote(sha, Box::new(gate))
     }
 
     /// Whether `sha` is promoted already (and nothing of it is left staged).
     pub fn is_promoted(&self, sha: &str) -> Result<bool, StoreError> {
-        match &self.backend {
-            Backend::Files(root) => Ok(root.join("promoted").join(sha).is_dir()
-                && !root.join("incoming").join(sha).exists()),
-            Backend::Objects(b) => Ok(b.marker("promoted", sha)?.is_some()),
-        }
+        self.backend.is_promoted(sha)
     }
 
     /// Stages the output of a conversion: `dir` (a local scratch directory) holds the
@@ -752,171 +438,33 @@ impl Store {
         dir: tempfile::TempDir,
         name: &str,
     ) -> Result<bool, StoreError> {
-        match &self.backend {
-            Backend::Files(root) => {
-                let dest = root.join("incoming").join(sha);
-                let tmp_path = dir.keep();
-                rename_unless_staged(&tmp_path, &dest)
-            }
-            Backend::Objects(b) => {
-                // The documents first, the artifact and its marker last: until the marker
-                // stands, nothing is staged.
-                for doc in [DERIVATION.to_owned(), format!("{DERIVATIONS}/")] {
-                    let path = dir.path().join(&doc);
-                    let files: Vec<PathBuf> = if path.is_dir() {
-                        std::fs::read_dir(&path)
-                            .map_err(|e| unusable(&path, e))?
-                            .filter_map(Result::ok)
-                            .map(|e| e.path())
-                            .collect()
-                    } else {
-                        vec![path]
-                    };
-                    for f in files {
-                        let rel = f
-                            .strip_prefix(dir.path())
-                            .map(|r| r.to_string_lossy().into_owned())
-                            .unwrap_or_default();
-                        let bytes = std::fs::read(&f).map_err(|e| unusable(&f, e))?;
-                        b.put_doc("incoming", sha, &rel, &bytes)?;
-                    }
-                }
-                let file = dir.path().join(name);
-                b.stage(sha, name, &[(name.to_owned(), file, sha.to_owned())])
-                    .map(|()| true)
-            }
-        }
+        self.backend.stage_converted(sha, dir, name)
     }
 
     /// The store's reviews (`reviews/<id>.dsse.json`), each with its file name.
     pub fn reviews(&self, dir: &str) -> Result<Vec<(String, Vec<u8>)>, StoreError> {
-        match &self.backend {
-            Backend::Files(root) => {
-                let Ok(entries) = std::fs::read_dir(root.join(dir)) else {
-                    return Ok(Vec::new());
-                };
-                Ok(entries
-                    .filter_map(Result::ok)
-                    .filter_map(|e| {
-                        let name = e.file_name().to_string_lossy().into_owned();
-                        std::fs::read(e.path()).ok().map(|b| (name, b))
-                    })
-                    .collect())
-            }
-            Backend::Objects(b) => b.reviews(dir),
-        }
+        self.backend.reviews(dir)
     }
 
     /// Writes `reviews/<file>`.
     pub fn put_review(&self, dir: &str, file: &str, bytes: &[u8]) -> Result<(), StoreError> {
-        match &self.backend {
-            Backend::Files(root) => {
-                let d = root.join(dir);
-                std::fs::create_dir_all(&d).map_err(|e| unusable(&d, e))?;
-                let path = d.join(file);
-                output::write_atomically(&path, bytes).map_err(|e| unusable(&path, e))
-            }
-            Backend::Objects(b) => cloud::put(
-                &b.root.child(&format!("{dir}/{file}")),
-                bytes.to_vec().into(),
-                false,
-            )
-            .map_err(cloud_error),
-        }
+        self.backend.put_review(dir, file, bytes)
     }
 
     /// Removes `reviews/<file>`.
     pub fn remove_review(&self, dir: &str, file: &str) -> Result<(), StoreError> {
-        match &self.backend {
-            Backend::Files(root) => {
-                let path = root.join(dir).join(file);
-                std::fs::remove_file(&path).map_err(|e| unusable(&path, e))
-            }
-            Backend::Objects(b) => {
-                cloud::delete(&b.root.child(&format!("{dir}/{file}"))).map_err(cloud_error)
-            }
-        }
+        self.backend.remove_review(dir, file)
     }
 
     /// Copies the promoted artifact `sha` into the local directory `into` (it lands at
     /// `into/<name>`), hashing while copying; returns its digest.
     pub fn copy_promoted(&self, sha: &str, name: &str, into: &Path) -> Result<String, StoreError> {
-        match &self.backend {
-            Backend::Files(_) => {
-                let source = self.artifact_path(Area::Promoted, sha, name);
-                let staged = into.join(name);
-                if source.is_dir() {
-                    let files = modeldir::list_files(&source)
-                        .map_err(|e| StoreError::Refused(e.to_string()))?;
-                    let mut entries = Vec::with_capacity(files.len());
-                    for f in &files {
-                        let target = staged.join(&f.rel);
-                        if let Some(p) = target.parent() {
-                            std::fs::create_dir_all(p).map_err(|e| unusable(p, e))?;
-                        }
-                        entries.push((f.rel.clone(), f.size, copy_hashing(&f.path, &target)?));
-                    }
-                    Ok(modeldir::digest_of(&entries))
-                } else {
-                    copy_hashing(&source, &staged)
-                }
-            }
-            Backend::Objects(b) => {
-                let marker = b
-                    .marker("promoted", sha)?
-                    .ok_or_else(|| StoreError::Refused(format!("{sha} is not promoted")))?;
-                b.download("promoted", sha, &marker, into)
-            }
-        }
+        self.backend.copy_promoted(sha, name, into)
     }
 }
 
-/// Pulls a local file, a local model directory, or an object into a store on object storage:
-/// every file is hashed first (the key is its sha256), then uploaded to `incoming/<sha256>/`
-/// and hashed again as it streams (a file that changed in between is refused), then the
-/// staging marker is written. An artifact staged already is not uploaded again.
-fn pull_to_bucket(
-    bucket: &Bucket,
-    source: &Path,
-    name: String,
-) -> Result<(String, String), StoreError> {
-    let mut files: Vec<(String, PathBuf, String)> = Vec::new();
-    let sha = if is_remote(source) {
-        let input = InputFile::open_remote(source.to_str().unwrap_or_default())
-            .map_err(|e| unusable(source, e))?;
-        let h = hash_file(&input).map_err(|e| unusable(source, e))?;
-        files.push((name.clone(), source.to_owned(), h.clone()));
-        h
-    } else {
-        let meta = std::fs::symlink_metadata(source).map_err(|e| unusable(source, e))?;
-        if meta.is_file() {
-            let h = sha256_of_path(source).map_err(|e| unusable(source, e))?;
-            files.push((name.clone(), source.to_owned(), h.clone()));
-            h
-        } else if meta.is_dir() {
-            let listed =
-                modeldir::list_files(source).map_err(|e| StoreError::Refused(e.to_string()))?;
-            let mut entries = Vec::new();
-            for f in &listed {
-                let h = sha256_of_path(&f.path).map_err(|e| unusable(&f.path, e))?;
-                entries.push((f.rel.clone(), f.size, h.clone()));
-                files.push((format!("{name}/{}", f.rel), f.path.clone(), h));
-            }
-            modeldir::digest_of(&entries)
-        } else {
-            return Err(StoreError::Refused(format!(
-                "{}: not a regular file or a directory (symbolic links are not followed)",
-                source.display()
-            )));
-        }
-    };
-    fault::point("pull.copied");
-    bucket.stage(&sha, &name, &files)?;
-    fault::point("pull.renamed");
-    Ok((sha, name))
-}
-
-fn empty_policy() -> Policy {
+/// The policy of a new store: no key trusted, nothing pinned.
+pub(crate) fn empty_policy() -> Policy {
     Policy {
         schema: POLICY_SCHEMA.into(),
         keys: Vec::new(),
