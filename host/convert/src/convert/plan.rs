@@ -10,7 +10,7 @@ use crate::read::plugins::PluginSet;
 use crate::report::load::TENSOR_KIND_METADATA;
 use socair_plugin_api::{
     abi_stable::std_types::{RString, RVec, Tuple2},
-    ByteOrder, OpenedFile, PlanTensor, RowStatus,
+    ByteOrder, FormatWriterBox, OpenedFile, OutputLayout, PlanTensor, RowStatus, TensorDescriptor,
 };
 
 /// The metadata key under which the torch readers name an input's `byteorder` record
@@ -134,135 +134,285 @@ pub fn plan(
                 ));
             }
         }
-        for u in opened.unread.iter() {
-            let what = u.tensor.as_ref().map_or_else(
-                || "the file".to_owned(),
-                |t| format!("tensor {:?}", t.as_str()),
-            );
-            if u.outside_model {
-                not_carried.push(format!(
-                    "{prefix}{} ({})",
-                    u.tensor.as_ref().map_or("?", |t| t.as_str()),
-                    u.reason
-                ));
-            } else {
-                return Err(format!(
-                    "{prefix}{what} cannot be carried exactly: {}",
-                    u.reason
-                ));
-            }
-        }
+        not_carried_unread(opened, &prefix, &mut not_carried)?;
         not_carried.extend(opened.not_carried.iter().map(|s| format!("{prefix}{s}")));
-        for (k, v) in opened.metadata.iter().map(|Tuple2(k, v)| (k, v)) {
-            // The torch readers name the input's `byteorder` record for the derivation
-            // record; taken from their formats only, so no other file's metadata can say it.
-            if (format == "torch-zip" || format == "torch-legacy")
-                && k.as_str() == BYTEORDER_METADATA
-            {
-                byteorder_records.push(v.to_string());
-                continue;
-            }
-            // Their names of the tensors torch.load returns as `nn.Parameter` or with
-            // `requires_grad` are for loaders; they name those types as not carried themselves.
-            if (format == "torch-zip" || format == "torch-legacy")
-                && k.as_str() == TENSOR_KIND_METADATA
-            {
-                continue;
-            }
-            not_carried.push(format!("{prefix}metadata {k:?} = {v:?}"));
-        }
+        read_metadata(opened, &prefix, &mut not_carried, &mut byteorder_records);
         for t in opened.tensors.iter() {
             // Outside the format's model (an optimizer's state): fingerprinted, never carried;
             // the plugin names it in `not_carried`.
             if t.outside_model {
                 continue;
             }
-            let name = t.name.to_string();
-            let element = t.element_type.as_ref().map(|e| e.to_string()).into_option().ok_or_else(|| {
-                format!("{prefix}tensor {name:?} is {} (block-quantized): it has no exact form in {to}", t.dtype)
-            })?;
-            let dtype = match to {
-                "safetensors" => (element_layout(&element).is_some()
-                    || layout::packed_bits(&element).is_some())
-                .then(|| element.clone()),
-                "gguf" => GGUF_DTYPES
-                    .contains(&element.as_str())
-                    .then(|| element.clone()),
-                _ => None,
-            }
-            .ok_or_else(|| {
-                format!("{prefix}tensor {name:?} is {element}, which {to} cannot hold")
-            })?;
-            let (_, swap_unit) = element_layout(&element).unwrap_or((1, 1));
-            if t.inline.is_some() {
-                return Err(format!(
-                    "{prefix}tensor {name:?} has no bytes in the file as they are (its reader decoded them from varints, or inflated or assembled them: a compressed member, HDF5 compact storage or chunks out of row-major order): socair converts only bytes it can read twice from the input itself"
-                ));
-            }
-            if t.strides.is_some() && t.file.is_some() {
-                return Err(format!(
-                    "{prefix}tensor {name:?} is strided and lies in another file: no format writes that, and socair does not read it"
-                ));
-            }
-            let gather = layout::strided(t, job.input.len())
-                .map_err(|e| format!("{prefix}tensor {name:?}: {e}"))?;
-            if let (Some(g), Rules::V1) = (&gather, rules) {
-                return Err(format!(
-                    "{prefix}tensor {name:?} is not contiguous (shape {:?}, stride {:?}): {} carries contiguous tensors only; {} gathers them into row-major order",
-                    g.shape, g.strides, RULES_V1, RULES_V2
-                ));
-            }
-            let [range] = t.ranges.as_slice() else {
-                return Err(format!(
-                    "{prefix}tensor {name:?} is split into {} byte ranges (such as HDF5 chunks): a conversion carries a tensor from one range of the input",
-                    t.ranges.len()
-                ));
+            let input = Input {
+                job,
+                prefix: &prefix,
+                sources: &mut sources,
+                swapped: &mut swapped,
             };
-            let len = match &gather {
-                Some(g) => g
-                    .numel
-                    .checked_mul(g.elem)
-                    .ok_or_else(|| format!("{prefix}tensor {name:?}: its size overflows"))?,
-                None => range.len,
-            };
-            let source = match t.file.as_ref().into_option() {
-                None => job.rel.clone(),
-                Some(file) => data_path(&job.rel, file)
-                    .map_err(|why| format!("{prefix}tensor {name:?}: {why}"))?,
-            };
-            let input = sources
-                .iter()
-                .position(|s| *s == source)
-                .unwrap_or_else(|| {
-                    sources.push(source);
-                    sources.len() - 1
-                });
-            let swap = if t.byte_order == ByteOrder::Big && swap_unit > 1 {
-                swapped = true;
-                swap_unit
-            } else {
-                1
-            };
-            tensors.push(PlannedTensor {
-                input,
-                name,
-                dtype,
-                shape: t.shape.to_vec(),
-                offset: range.offset,
-                len,
-                swap,
-                origin: t
-                    .origin
-                    .as_ref()
-                    .map(|o| (o.container.to_string(), o.offset))
-                    .into_option(),
-                extent: range.len,
-                gather,
-            });
+            tensors.push(plan_tensor(t, input, to, rules)?);
         }
     }
 
-    // Sharing: exact aliases are written once; overlapping non-aliases are refused.
+    let Sharing {
+        dropped,
+        aliases,
+        alias_rules,
+    } = share(&tensors, rules, config)?;
+    if !aliases.is_empty() {
+        not_carried.push(
+            "memory sharing: exact aliases are written once and named in the metadata".into(),
+        );
+    }
+
+    let kept = kept_tensors(tensors, dropped)?;
+    let mut metadata = Vec::new();
+    if to == "safetensors" {
+        if from_torch {
+            metadata.push(("format".to_owned(), "pt".to_owned()));
+        }
+        metadata.extend(aliases.iter().cloned());
+    }
+    let layout = lay_out(writer, to, &kept, &metadata)?;
+    Ok(Conversion {
+        header: layout.header.to_vec(),
+        placements: layout
+            .placements
+            .iter()
+            .map(|p| (p.tensor_index as usize, p.offset))
+            .collect(),
+        total_len: layout.total_len,
+        tensors: kept,
+        aliases,
+        alias_rules,
+        not_carried,
+        swapped,
+        byteorder_records,
+        metadata,
+        sources,
+    })
+}
+
+/// What one input could not locate: a tensor outside the format's model is named as not
+/// carried; anything else refuses the conversion.
+fn not_carried_unread(
+    opened: &OpenedFile,
+    prefix: &str,
+    not_carried: &mut Vec<String>,
+) -> Result<(), Refusal> {
+    for u in opened.unread.iter() {
+        let what = u.tensor.as_ref().map_or_else(
+            || "the file".to_owned(),
+            |t| format!("tensor {:?}", t.as_str()),
+        );
+        if u.outside_model {
+            not_carried.push(format!(
+                "{prefix}{} ({})",
+                u.tensor.as_ref().map_or("?", |t| t.as_str()),
+                u.reason
+            ));
+        } else {
+            return Err(format!(
+                "{prefix}{what} cannot be carried exactly: {}",
+                u.reason
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// One input's metadata: the torch readers' `byteorder` record goes to the derivation
+/// record, their tensor kinds are dropped, and any other entry is named as not carried.
+fn read_metadata(
+    opened: &OpenedFile,
+    prefix: &str,
+    not_carried: &mut Vec<String>,
+    byteorder_records: &mut Vec<String>,
+) {
+    let format = opened.format.as_str();
+    for (k, v) in opened.metadata.iter().map(|Tuple2(k, v)| (k, v)) {
+        // The torch readers name the input's `byteorder` record for the derivation
+        // record; taken from their formats only, so no other file's metadata can say it.
+        if (format == "torch-zip" || format == "torch-legacy") && k.as_str() == BYTEORDER_METADATA {
+            byteorder_records.push(v.to_string());
+            continue;
+        }
+        // Their names of the tensors torch.load returns as `nn.Parameter` or with
+        // `requires_grad` are for loaders; they name those types as not carried themselves.
+        if (format == "torch-zip" || format == "torch-legacy") && k.as_str() == TENSOR_KIND_METADATA
+        {
+            continue;
+        }
+        not_carried.push(format!("{prefix}metadata {k:?} = {v:?}"));
+    }
+}
+
+/// Where a tensor is planned from: its input and that input's message prefix, the files
+/// tensors are read from so far (each tensor names its file by index), and whether any was
+/// big-endian.
+struct Input<'a, 'j> {
+    /// The input file.
+    job: &'a FileJob<'j>,
+    /// Its path and `: ` when the conversion reads several files, else empty.
+    prefix: &'a str,
+    /// The files tensors are read from, in first-use order.
+    sources: &'a mut Vec<String>,
+    /// Set when a tensor is swapped from big-endian.
+    swapped: &'a mut bool,
+}
+
+/// Plans one tensor of the format's model: its dtype in the output's names, the one byte
+/// range it is carried from (gathered when strided, under the rules that allow it), its
+/// source file and its byte swap; or why it cannot be carried exactly.
+fn plan_tensor(
+    t: &TensorDescriptor,
+    input: Input<'_, '_>,
+    to: &str,
+    rules: Rules,
+) -> Result<PlannedTensor, Refusal> {
+    let prefix = input.prefix;
+    let name = t.name.to_string();
+    let element = t
+        .element_type
+        .as_ref()
+        .map(|e| e.to_string())
+        .into_option()
+        .ok_or_else(|| {
+            format!(
+                "{prefix}tensor {name:?} is {} (block-quantized): it has no exact form in {to}",
+                t.dtype
+            )
+        })?;
+    let dtype = match to {
+        "safetensors" => (element_layout(&element).is_some()
+            || layout::packed_bits(&element).is_some())
+        .then(|| element.clone()),
+        "gguf" => GGUF_DTYPES
+            .contains(&element.as_str())
+            .then(|| element.clone()),
+        _ => None,
+    }
+    .ok_or_else(|| format!("{prefix}tensor {name:?} is {element}, which {to} cannot hold"))?;
+    let (_, swap_unit) = element_layout(&element).unwrap_or((1, 1));
+    if t.inline.is_some() {
+        return Err(format!(
+            "{prefix}tensor {name:?} has no bytes in the file as they are (its reader decoded them from varints, or inflated or assembled them: a compressed member, HDF5 compact storage or chunks out of row-major order): socair converts only bytes it can read twice from the input itself"
+        ));
+    }
+    if t.strides.is_some() && t.file.is_some() {
+        return Err(format!(
+            "{prefix}tensor {name:?} is strided and lies in another file: no format writes that, and socair does not read it"
+        ));
+    }
+    let gather = layout::strided(t, input.job.input.len())
+        .map_err(|e| format!("{prefix}tensor {name:?}: {e}"))?;
+    if let (Some(g), Rules::V1) = (&gather, rules) {
+        return Err(format!(
+            "{prefix}tensor {name:?} is not contiguous (shape {:?}, stride {:?}): {} carries contiguous tensors only; {} gathers them into row-major order",
+            g.shape, g.strides, RULES_V1, RULES_V2
+        ));
+    }
+    let [range] = t.ranges.as_slice() else {
+        return Err(format!(
+            "{prefix}tensor {name:?} is split into {} byte ranges (such as HDF5 chunks): a conversion carries a tensor from one range of the input",
+            t.ranges.len()
+        ));
+    };
+    let len = match &gather {
+        Some(g) => g
+            .numel
+            .checked_mul(g.elem)
+            .ok_or_else(|| format!("{prefix}tensor {name:?}: its size overflows"))?,
+        None => range.len,
+    };
+    let source = match t.file.as_ref().into_option() {
+        None => input.job.rel.clone(),
+        Some(file) => data_path(&input.job.rel, file)
+            .map_err(|why| format!("{prefix}tensor {name:?}: {why}"))?,
+    };
+    let index = input
+        .sources
+        .iter()
+        .position(|s| *s == source)
+        .unwrap_or_else(|| {
+            input.sources.push(source);
+            input.sources.len() - 1
+        });
+    let swap = if t.byte_order == ByteOrder::Big && swap_unit > 1 {
+        *input.swapped = true;
+        swap_unit
+    } else {
+        1
+    };
+    Ok(PlannedTensor {
+        input: index,
+        name,
+        dtype,
+        shape: t.shape.to_vec(),
+        offset: range.offset,
+        len,
+        swap,
+        origin: t
+            .origin
+            .as_ref()
+            .map(|o| (o.container.to_string(), o.offset))
+            .into_option(),
+        extent: range.len,
+        gather,
+    })
+}
+
+/// Which planned tensors are written once under another's name.
+struct Sharing {
+    /// Per tensor: whether it is an alias, not written itself.
+    dropped: Vec<bool>,
+    /// `(alias, kept name)`, by alias in byte order.
+    aliases: Vec<(String, String)>,
+    /// `(kept name, the rule that kept it)` under `socair-convert/3`, by kept name.
+    alias_rules: Vec<(String, String)>,
+}
+
+/// Sharing: exact aliases are written once; overlapping non-aliases are refused.
+fn share(
+    tensors: &[PlannedTensor],
+    rules: Rules,
+    config: &ModelConfig,
+) -> Result<Sharing, Refusal> {
+    let groups = overlap_groups(tensors)?;
+    // Each group of more than one name is written once, under the name the rules keep: the
+    // first in byte order under /1 and /2, transformers' choice under /3.
+    let mut dropped = vec![false; tensors.len()];
+    let mut aliases = Vec::new();
+    let mut alias_rules = Vec::new();
+    for mut group in groups.into_iter().filter(|g| g.len() > 1) {
+        group.sort_by(|&a, &b| tensors[a].name.as_bytes().cmp(tensors[b].name.as_bytes()));
+        let kept_at = if rules >= Rules::V3 {
+            let names: Vec<&str> = group.iter().map(|&i| tensors[i].name.as_str()).collect();
+            let kept = tied::choose(&names, config)?;
+            alias_rules.push((names[kept.index].to_owned(), kept.rule));
+            kept.index
+        } else {
+            0
+        };
+        let kept = tensors[group[kept_at]].name.clone();
+        for (at, &i) in group.iter().enumerate() {
+            if at != kept_at {
+                dropped[i] = true;
+                aliases.push((tensors[i].name.clone(), kept.clone()));
+            }
+        }
+    }
+    alias_rules.sort_by(|a, b| a.0.as_bytes().cmp(b.0.as_bytes()));
+    aliases.sort_by(|a, b| a.0.as_bytes().cmp(b.0.as_bytes()));
+    Ok(Sharing {
+        dropped,
+        aliases,
+        alias_rules,
+    })
+}
+
+/// The tensors with bytes grouped by the storage they share, in input and offset order; a
+/// tensor that overlaps another without being the same tensor refuses the conversion.
+fn overlap_groups(tensors: &[PlannedTensor]) -> Result<Vec<Vec<usize>>, Refusal> {
     let mut order: Vec<usize> = (0..tensors.len()).filter(|&i| tensors[i].len > 0).collect();
     order.sort_by_key(|&i| (tensors[i].input, tensors[i].offset, tensors[i].extent));
     let mut groups: Vec<Vec<usize>> = Vec::new();
@@ -295,37 +445,14 @@ pub fn plan(
         group_end = t.offset + t.extent;
     }
     groups.push(group);
-    // Each group of more than one name is written once, under the name the rules keep: the
-    // first in byte order under /1 and /2, transformers' choice under /3.
-    let mut dropped = vec![false; tensors.len()];
-    let mut aliases = Vec::new();
-    let mut alias_rules = Vec::new();
-    for mut group in groups.into_iter().filter(|g| g.len() > 1) {
-        group.sort_by(|&a, &b| tensors[a].name.as_bytes().cmp(tensors[b].name.as_bytes()));
-        let kept_at = if rules >= Rules::V3 {
-            let names: Vec<&str> = group.iter().map(|&i| tensors[i].name.as_str()).collect();
-            let kept = tied::choose(&names, config)?;
-            alias_rules.push((names[kept.index].to_owned(), kept.rule));
-            kept.index
-        } else {
-            0
-        };
-        let kept = tensors[group[kept_at]].name.clone();
-        for (at, &i) in group.iter().enumerate() {
-            if at != kept_at {
-                dropped[i] = true;
-                aliases.push((tensors[i].name.clone(), kept.clone()));
-            }
-        }
-    }
-    alias_rules.sort_by(|a, b| a.0.as_bytes().cmp(b.0.as_bytes()));
-    aliases.sort_by(|a, b| a.0.as_bytes().cmp(b.0.as_bytes()));
-    if !aliases.is_empty() {
-        not_carried.push(
-            "memory sharing: exact aliases are written once and named in the metadata".into(),
-        );
-    }
+    Ok(groups)
+}
 
+/// The tensors written (aliases dropped): at least one, and no two of one name.
+fn kept_tensors(
+    tensors: Vec<PlannedTensor>,
+    dropped: Vec<bool>,
+) -> Result<Vec<PlannedTensor>, Refusal> {
     let kept: Vec<PlannedTensor> = tensors
         .into_iter()
         .zip(dropped)
@@ -347,13 +474,16 @@ pub fn plan(
             ));
         }
     }
-    let mut metadata = Vec::new();
-    if to == "safetensors" {
-        if from_torch {
-            metadata.push(("format".to_owned(), "pt".to_owned()));
-        }
-        metadata.extend(aliases.iter().cloned());
-    }
+    Ok(kept)
+}
+
+/// Asks the destination's writer to place `kept` with `metadata`, and checks its answer.
+fn lay_out(
+    writer: &FormatWriterBox,
+    to: &str,
+    kept: &[PlannedTensor],
+    metadata: &[(String, String)],
+) -> Result<OutputLayout, Refusal> {
     let plan_tensors: Vec<PlanTensor> = kept
         .iter()
         .map(|t| PlanTensor {
@@ -371,24 +501,8 @@ pub fn plan(
         .plan(plan_tensors.as_slice().into(), meta.as_slice().into())
         .into_result()
         .map_err(|e| format!("the {to} writer refused the plan: {}", e.message))?;
-    check_layout(&layout.header, &layout.placements, layout.total_len, &kept)?;
-    Ok(Conversion {
-        header: layout.header.to_vec(),
-        placements: layout
-            .placements
-            .iter()
-            .map(|p| (p.tensor_index as usize, p.offset))
-            .collect(),
-        total_len: layout.total_len,
-        tensors: kept,
-        aliases,
-        alias_rules,
-        not_carried,
-        swapped,
-        byteorder_records,
-        metadata,
-        sources,
-    })
+    check_layout(&layout.header, &layout.placements, layout.total_len, kept)?;
+    Ok(layout)
 }
 
 /// The host does not take the writer's word either: every tensor placed once, inside the

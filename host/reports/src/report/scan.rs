@@ -12,7 +12,10 @@
 //! What the files point at (index files, GGUF splits, ONNX external data) is judged in
 //! [`crate::report::pointers`].
 
-use crate::read::artifact::{data_files, AlsoRead, Artifact, ArtifactError, FileJob, ReaderChoice};
+use crate::read::artifact::{
+    data_files, AlsoRead, Artifact, ArtifactError, FileJob, ReaderChoice, Unclaimed,
+};
+use crate::read::modeldir::FileHash;
 use crate::read::plugins::{effective_rules, LoadedPlugin, PluginSet};
 use crate::report::companion::{classify, Companion};
 use crate::report::document::{
@@ -91,224 +94,29 @@ pub fn scan_then<R>(
     let has_blobs = artifact.files.iter().any(|f| f.blob.is_some());
     let digest_skipped = options.header_only && artifact.is_remote()
         || (options.digest_not_computed.is_some() && !has_blobs);
-    let ((hashes, digest), (opened, also)) = if options.header_only || digest_skipped {
-        // The readers read headers only (or no digest is wanted): the digest, if any, reads
-        // the files beside them.
-        let (hashed, opened) = rayon::join(
-            || {
-                if digest_skipped {
-                    Ok((Vec::new(), String::new()))
-                } else {
-                    artifact.file_hashes()
-                }
-            },
-            || {
-                let opened = artifact.open_all(&read_options)?;
-                Ok::<_, ArtifactError>((opened, artifact.open_also(&read_options)?))
-            },
-        );
-        (hashed?, opened?)
-    } else {
-        // The readers read every byte they check (the CRC-32 of every zip record): the digest
-        // is computed from those reads, each byte read once, and finished (the bytes no reader
-        // read) beside the other readers of a file several claim.
-        artifact.digest_as_read();
-        let opened = artifact.open_all(&read_options)?;
-        let (hashed, also) = rayon::join(
-            || artifact.file_hashes_after_reads(),
-            || artifact.open_also(&read_options),
-        );
-        (hashed?, (opened, also?))
-    };
+    let Readings {
+        hashes,
+        digest,
+        opened,
+        also,
+    } = read_and_hash(
+        &artifact,
+        &read_options,
+        options.header_only,
+        digest_skipped,
+    )?;
 
-    // (file, row) pairs in file order, merged per check below.
-    let mut per_check: Vec<(String, Vec<(String, ReportRow)>)> = Vec::new();
-    let mut push = |file: &str, row: ReportRow| {
-        let check = row.check.to_string();
-        match per_check.iter_mut().find(|(c, _)| *c == check) {
-            Some((_, rows)) => rows.push((file.to_owned(), row)),
-            None => per_check.push((check, vec![(file.to_owned(), row)])),
-        }
-    };
-    let mut rules = BTreeMap::new();
-    let mut used: Vec<PluginUse> = Vec::new();
-    let mut note_use = |plugin: &LoadedPlugin| {
-        rules.extend(effective_rules(plugin, &artifact.rules));
-        if !used.iter().any(|u| u.name == plugin.manifest.name) {
-            used.push(PluginUse {
-                name: plugin.manifest.name.clone(),
-                version: plugin.manifest.version.clone(),
-                sha256: plugin.sha256.clone(),
-            });
-        }
-    };
-    for (job, opened) in &opened {
-        note_use(job.reader.0);
-        for row in opened.rows.iter() {
-            push(&job.rel, row.clone());
-        }
-    }
-    // Every other plugin that claims a file read it too: its rows count, and say whose they
-    // are; two formats read from one file are a polyglot.
-    for a in &also {
-        note_use(a.plugin);
-        let (first, reader) = a.job.reader;
-        for row in a.opened.rows.iter() {
-            let mut row = row.clone();
-            // A FAIL says what it found in its summary: the first finding the report names a
-            // FAIL (else the first), its reason as the report writes it.
-            let first_fail = (row.status == RowStatus::Fail)
-                .then(|| {
-                    let findings = row
-                        .findings
-                        .iter()
-                        .map(|f| RowFinding::of(f, row.names_severities));
-                    let mut first = None;
-                    for f in findings {
-                        if f.severity == Some(socair_plugin_api::Severity::Fail) {
-                            return Some(f);
-                        }
-                        first = first.or(Some(f));
-                    }
-                    first
-                })
-                .flatten()
-                .map(|f| format!(" ({}: {})", f.place, f.reason_text()))
-                .unwrap_or_default();
-            row.summary = format!(
-                "also read as {} by plugin {}: {}{first_fail}",
-                a.format, a.plugin.manifest.name, row.summary
-            )
-            .into();
-            push(&a.job.rel, row);
-        }
-        push(&a.job.rel, polyglot_row(first, &reader.format(), a));
-    }
-    // A reader should have read these and could not: nothing in them was checked, and no
-    // acceptance covers that (an acceptance accepts gaps in what was read, not the absence of
-    // a reader), so they are LEADs.
-    for (file, reason) in &artifact.unreadable {
-        push(
-            file,
-            ReportRow {
-                check: STRUCTURE_CHECK.into(),
-                status: RowStatus::Lead,
-                summary: format!("not read: {reason}; nothing in it was checked").into(),
-                findings: vec![socair_plugin_api::Finding::new(
-                    socair_plugin_api::Severity::Lead,
-                    "file",
-                    format!("not read: {reason}"),
-                )]
-                .into(),
-                names_severities: false,
-            },
-        );
-    }
-    // Readers that claimed a file but were passed over (pins, --reader) are named.
-    for (job, _) in &opened {
-        if !job.passed_over.is_empty() {
-            push(
-                &job.rel,
-                ReportRow {
-                    check: STRUCTURE_CHECK.into(),
-                    status: RowStatus::Pass,
-                    summary: format!(
-                        "read by plugin {}; {}",
-                        job.reader.0.manifest.name,
-                        job.passed_over.join("; ")
-                    )
-                    .into(),
-                    findings: Default::default(),
-                    names_severities: false,
-                },
-            );
-        }
-    }
-    // Files that hold another file's tensor bytes (ONNX external data) are read as that data.
-    let data_files = data_files(&opened);
-    for u in artifact
-        .unclaimed
-        .iter()
-        .filter(|u| !data_files.contains(&u.rel))
-    {
-        let pickle_like = u.head.first() == Some(&0x80)
-            || [
-                ".pkl", ".pickle", ".joblib", ".pt", ".pth", ".bin", ".ckpt", ".dat",
-            ]
-            .iter()
-            .any(|ext| u.rel.ends_with(ext));
-        if pickle_like {
-            push(
-                &u.rel,
-                ReportRow {
-                    check: PICKLE_CHECK.into(),
-                    status: RowStatus::Lead,
-                    summary: "a file that looks like a pickle, which no loaded plugin reads".into(),
-                    findings: vec![socair_plugin_api::Finding {
-                        severity: socair_plugin_api::Severity::Lead,
-                        place: "byte 0".into(),
-                        reason: "it starts like a pickle or is named like one, and nothing has checked what loading it would run".into(),
-                    }]
-                    .into(),
-                    names_severities: false,
-                },
-            );
-        }
-        // Nothing unknown is clean: a lone file no plugin reads is a LEAD; in a directory, JSON
-        // and text companions are read as data here and everything else is a LEAD.
-        let verdict = if artifact.is_dir {
-            classify(&u.rel, &u.input)
-        } else {
-            Companion::Lead(
-                "no loaded plugin reads this file's format: nothing in it was checked".into(),
-            )
-        };
-        let row = match verdict {
-            Companion::Data(what) => ReportRow {
-                check: STRUCTURE_CHECK.into(),
-                status: RowStatus::Pass,
-                summary: what.into(),
-                findings: Default::default(),
-                names_severities: false,
-            },
-            Companion::Fail { summary, findings } => ReportRow {
-                check: STRUCTURE_CHECK.into(),
-                status: RowStatus::Fail,
-                summary: summary.into(),
-                findings: findings
-                    .into_iter()
-                    .map(|(place, reason)| {
-                        socair_plugin_api::Finding::new(
-                            socair_plugin_api::Severity::Fail,
-                            place,
-                            reason,
-                        )
-                    })
-                    .collect(),
-                names_severities: false,
-            },
-            Companion::Lead(why) => ReportRow {
-                check: STRUCTURE_CHECK.into(),
-                status: RowStatus::Lead,
-                summary: format!("not read by any plugin: {why}").into(),
-                findings: vec![socair_plugin_api::Finding::new(
-                    socair_plugin_api::Severity::Lead,
-                    format!("byte 0 ({})", describe_head(&u.head)),
-                    why,
-                )]
-                .into(),
-                names_severities: false,
-            },
-        };
-        push(&u.rel, row);
-    }
+    let (mut rules, used) = plugins_used(&artifact, &opened, &also);
+    let mut per_check = PerCheck::default();
+    per_check.read(&opened, &also);
+    per_check.not_read(&artifact, &opened);
     // What the files point at: index entries, GGUF splits, external data, links.
     for (file, row) in crate::report::pointers::rows(&artifact, &opened) {
-        push(&file, row);
+        per_check.push(&file, row);
     }
     // A Hugging Face snapshot: its links and its blobs against their names.
     for (file, row) in crate::report::hub::rows(&artifact, &hashes) {
-        push(&file, row);
+        per_check.push(&file, row);
     }
     if artifact.is_dir {
         rules.insert("socair.modeldir".into(), "1".into());
@@ -316,8 +124,9 @@ pub fn scan_then<R>(
     rules.insert("socair.report".into(), "1".into());
     if let Some(reference) = &options.reference {
         let r = reference_row(&artifact, &opened, &digest, reference, options.header_only);
-        push(&artifact.name, r);
+        per_check.push(&artifact.name, r);
     }
+    let per_check = per_check.0;
     let findings = crate::report::scanned::findings(&per_check);
     let rows = per_check
         .into_iter()
@@ -338,20 +147,7 @@ pub fn scan_then<R>(
             plugins: used,
         },
         rules,
-        scope: Scope {
-            mode: if options.header_only {
-                "header-only".into()
-            } else {
-                "full".into()
-            },
-            reference_data: options.reference.as_ref().map(|r| r.named.clone()),
-            reviewed_classes: options.reviewed.clone(),
-            digest: digest_skipped.then(|| {
-                (options.digest_not_computed.as_deref())
-                    .unwrap_or(DIGEST_NOT_COMPUTED)
-                    .to_owned()
-            }),
-        },
+        scope: scope(options, digest_skipped),
         rows,
     };
     let after = then(&report, &artifact, &opened);
@@ -363,6 +159,294 @@ pub fn scan_then<R>(
         },
         after,
     ))
+}
+
+/// What the readers and the digest made of an artifact's files.
+struct Readings<'a, 'p> {
+    /// Each file's SHA-256.
+    hashes: Vec<FileHash>,
+    /// The subject digest (empty when skipped).
+    digest: String,
+    /// Each file as its chosen reader opened it.
+    opened: Vec<(&'a FileJob<'p>, OpenedFile)>,
+    /// Each file as every other plugin that claims it read it.
+    also: Vec<AlsoRead<'a, 'p>>,
+}
+
+/// Opens every file with its readers and hashes the files, reading each byte once where the
+/// readers read every byte.
+fn read_and_hash<'a, 'p>(
+    artifact: &'a Artifact<'p>,
+    read_options: &ReadOptions,
+    header_only: bool,
+    digest_skipped: bool,
+) -> Result<Readings<'a, 'p>, ArtifactError> {
+    let ((hashes, digest), (opened, also)) = if header_only || digest_skipped {
+        // The readers read headers only (or no digest is wanted): the digest, if any, reads
+        // the files beside them.
+        let (hashed, opened) = rayon::join(
+            || {
+                if digest_skipped {
+                    Ok((Vec::new(), String::new()))
+                } else {
+                    artifact.file_hashes()
+                }
+            },
+            || {
+                let opened = artifact.open_all(read_options)?;
+                Ok::<_, ArtifactError>((opened, artifact.open_also(read_options)?))
+            },
+        );
+        (hashed?, opened?)
+    } else {
+        // The readers read every byte they check (the CRC-32 of every zip record): the digest
+        // is computed from those reads, each byte read once, and finished (the bytes no reader
+        // read) beside the other readers of a file several claim.
+        artifact.digest_as_read();
+        let opened = artifact.open_all(read_options)?;
+        let (hashed, also) = rayon::join(
+            || artifact.file_hashes_after_reads(),
+            || artifact.open_also(read_options),
+        );
+        (hashed?, (opened, also?))
+    };
+    Ok(Readings {
+        hashes,
+        digest,
+        opened,
+        also,
+    })
+}
+
+/// The rule sets the plugins that read the files ran, and those plugins, each once, in the
+/// order they first read a file.
+fn plugins_used(
+    artifact: &Artifact<'_>,
+    opened: &[(&FileJob<'_>, OpenedFile)],
+    also: &[AlsoRead<'_, '_>],
+) -> (BTreeMap<String, String>, Vec<PluginUse>) {
+    let mut rules = BTreeMap::new();
+    let mut used: Vec<PluginUse> = Vec::new();
+    let readers = opened.iter().map(|(job, _)| job.reader.0);
+    for plugin in readers.chain(also.iter().map(|a| a.plugin)) {
+        rules.extend(effective_rules(plugin, &artifact.rules));
+        if !used.iter().any(|u| u.name == plugin.manifest.name) {
+            used.push(PluginUse {
+                name: plugin.manifest.name.clone(),
+                version: plugin.manifest.version.clone(),
+                sha256: plugin.sha256.clone(),
+            });
+        }
+    }
+    (rules, used)
+}
+
+/// `(file, row)` pairs in file order, by check in the order checks first appear; merged per
+/// check into the report's rows.
+#[derive(Default)]
+struct PerCheck(Vec<(String, Vec<(String, ReportRow)>)>);
+
+impl PerCheck {
+    /// Adds `file`'s `row` under its check.
+    fn push(&mut self, file: &str, row: ReportRow) {
+        let check = row.check.to_string();
+        match self.0.iter_mut().find(|(c, _)| *c == check) {
+            Some((_, rows)) => rows.push((file.to_owned(), row)),
+            None => self.0.push((check, vec![(file.to_owned(), row)])),
+        }
+    }
+
+    /// The rows of the files read: each chosen reader's, then every other plugin that claims
+    /// a file read it too: its rows count, and say whose they are; two formats read from one
+    /// file are a polyglot.
+    fn read(&mut self, opened: &[(&FileJob<'_>, OpenedFile)], also: &[AlsoRead<'_, '_>]) {
+        for (job, opened) in opened {
+            for row in opened.rows.iter() {
+                self.push(&job.rel, row.clone());
+            }
+        }
+        for a in also {
+            let (first, reader) = a.job.reader;
+            for row in a.opened.rows.iter() {
+                let mut row = row.clone();
+                // A FAIL says what it found in its summary: the first finding the report names
+                // a FAIL (else the first), its reason as the report writes it.
+                let first_fail = (row.status == RowStatus::Fail)
+                    .then(|| {
+                        let findings = row
+                            .findings
+                            .iter()
+                            .map(|f| RowFinding::of(f, row.names_severities));
+                        let mut first = None;
+                        for f in findings {
+                            if f.severity == Some(socair_plugin_api::Severity::Fail) {
+                                return Some(f);
+                            }
+                            first = first.or(Some(f));
+                        }
+                        first
+                    })
+                    .flatten()
+                    .map(|f| format!(" ({}: {})", f.place, f.reason_text()))
+                    .unwrap_or_default();
+                row.summary = format!(
+                    "also read as {} by plugin {}: {}{first_fail}",
+                    a.format, a.plugin.manifest.name, row.summary
+                )
+                .into();
+                self.push(&a.job.rel, row);
+            }
+            self.push(&a.job.rel, polyglot_row(first, &reader.format(), a));
+        }
+    }
+
+    /// The rows of what no reader read: files a reader could not read, readers passed over,
+    /// and the files no plugin claims.
+    fn not_read(&mut self, artifact: &Artifact<'_>, opened: &[(&FileJob<'_>, OpenedFile)]) {
+        // A reader should have read these and could not: nothing in them was checked, and no
+        // acceptance covers that (an acceptance accepts gaps in what was read, not the absence
+        // of a reader), so they are LEADs.
+        for (file, reason) in &artifact.unreadable {
+            self.push(
+                file,
+                ReportRow {
+                    check: STRUCTURE_CHECK.into(),
+                    status: RowStatus::Lead,
+                    summary: format!("not read: {reason}; nothing in it was checked").into(),
+                    findings: vec![socair_plugin_api::Finding {
+                        severity: socair_plugin_api::Severity::Lead,
+                        place: "file".into(),
+                        reason: format!("not read: {reason}").into(),
+                    }]
+                    .into(),
+                    names_severities: false,
+                },
+            );
+        }
+        // Readers that claimed a file but were passed over (pins, --reader) are named.
+        for (job, _) in opened {
+            if !job.passed_over.is_empty() {
+                self.push(
+                    &job.rel,
+                    ReportRow {
+                        check: STRUCTURE_CHECK.into(),
+                        status: RowStatus::Pass,
+                        summary: format!(
+                            "read by plugin {}; {}",
+                            job.reader.0.manifest.name,
+                            job.passed_over.join("; ")
+                        )
+                        .into(),
+                        findings: Default::default(),
+                        names_severities: false,
+                    },
+                );
+            }
+        }
+        // Files that hold another file's tensor bytes (ONNX external data) are read as that
+        // data.
+        let data_files = data_files(opened);
+        for u in artifact
+            .unclaimed
+            .iter()
+            .filter(|u| !data_files.contains(&u.rel))
+        {
+            if let Some(row) = pickle_lead(u) {
+                self.push(&u.rel, row);
+            }
+            self.push(&u.rel, unclaimed_row(u, artifact.is_dir));
+        }
+    }
+}
+
+/// A file no plugin claims that starts like a pickle or is named like one: a LEAD, since
+/// nothing has checked what loading it would run.
+fn pickle_lead(u: &Unclaimed) -> Option<ReportRow> {
+    let pickle_like = u.head.first() == Some(&0x80)
+        || [
+            ".pkl", ".pickle", ".joblib", ".pt", ".pth", ".bin", ".ckpt", ".dat",
+        ]
+        .iter()
+        .any(|ext| u.rel.ends_with(ext));
+    pickle_like.then(|| ReportRow {
+        check: PICKLE_CHECK.into(),
+        status: RowStatus::Lead,
+        summary: "a file that looks like a pickle, which no loaded plugin reads".into(),
+        findings: vec![socair_plugin_api::Finding {
+            severity: socair_plugin_api::Severity::Lead,
+            place: "byte 0".into(),
+            reason: "it starts like a pickle or is named like one, and nothing has checked what loading it would run".into(),
+        }]
+        .into(),
+        names_severities: false,
+    })
+}
+
+/// The structure row of a file no plugin claims. Nothing unknown is clean: a lone file no
+/// plugin reads is a LEAD; in a directory, JSON and text companions are read as data here and
+/// everything else is a LEAD.
+fn unclaimed_row(u: &Unclaimed, in_dir: bool) -> ReportRow {
+    let verdict = if in_dir {
+        classify(&u.rel, &u.input)
+    } else {
+        Companion::Lead(
+            "no loaded plugin reads this file's format: nothing in it was checked".into(),
+        )
+    };
+    match verdict {
+        Companion::Data(what) => ReportRow {
+            check: STRUCTURE_CHECK.into(),
+            status: RowStatus::Pass,
+            summary: what.into(),
+            findings: Default::default(),
+            names_severities: false,
+        },
+        Companion::Fail { summary, findings } => ReportRow {
+            check: STRUCTURE_CHECK.into(),
+            status: RowStatus::Fail,
+            summary: summary.into(),
+            findings: findings
+                .into_iter()
+                .map(|(place, reason)| socair_plugin_api::Finding {
+                    severity: socair_plugin_api::Severity::Fail,
+                    place: place.into(),
+                    reason: reason.into(),
+                })
+                .collect(),
+            names_severities: false,
+        },
+        Companion::Lead(why) => ReportRow {
+            check: STRUCTURE_CHECK.into(),
+            status: RowStatus::Lead,
+            summary: format!("not read by any plugin: {why}").into(),
+            findings: vec![socair_plugin_api::Finding {
+                severity: socair_plugin_api::Severity::Lead,
+                place: format!("byte 0 ({})", describe_head(&u.head)).into(),
+                reason: why.into(),
+            }]
+            .into(),
+            names_severities: false,
+        },
+    }
+}
+
+/// The report's scope: header-only or full, the reference and reviewed classes given, and
+/// why the subject digest was not computed, when it was not.
+fn scope(options: &ScanOptions, digest_skipped: bool) -> Scope {
+    Scope {
+        mode: if options.header_only {
+            "header-only".into()
+        } else {
+            "full".into()
+        },
+        reference_data: options.reference.as_ref().map(|r| r.named.clone()),
+        reviewed_classes: options.reviewed.clone(),
+        digest: digest_skipped.then(|| {
+            (options.digest_not_computed.as_deref())
+                .unwrap_or(DIGEST_NOT_COMPUTED)
+                .to_owned()
+        }),
+    }
 }
 
 /// The row saying that a second plugin read a file: a LEAD when it read another format (one

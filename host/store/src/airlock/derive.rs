@@ -6,6 +6,7 @@ use crate::airlock::error::StoreError;
 use crate::airlock::files::copy_hashing_with;
 use crate::airlock::gate::verify_scan_attestation;
 use crate::airlock::log::LogEntry;
+use crate::airlock::policy::Policy;
 use crate::airlock::review::check_covered;
 use crate::airlock::signing::{self, Statement};
 use crate::airlock::store::{Area, Store, DERIVATION, DERIVATIONS};
@@ -14,15 +15,16 @@ use crate::base::{fault, output};
 use crate::convert::rules::Rules;
 use crate::convert::second_path::SecondPath;
 use crate::convert::write::check_room;
+use crate::convert::Done;
 use crate::fingerprint::manifest::{self, TensorEntry};
 use crate::read::artifact::ReaderChoice;
 use crate::read::layout::{self, element_layout};
 use crate::read::plugins::PluginSet;
 use crate::read::source::sha256_of_path;
-use crate::report::document::PICKLE_CHECK;
+use crate::report::document::{Report, PICKLE_CHECK};
 use ed25519_dalek::SigningKey;
 use sha2::{Digest, Sha256};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// The derivation record's predicate (`https://socair.ai/derivation/v1`).
 #[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
@@ -158,6 +160,9 @@ pub fn convert(
     result
 }
 
+/// The conversion's steps, in order: the deployment admits the key and plugins, the
+/// attestation admits the input, the input is copied and converted, and the signed
+/// derivation record is staged with the output.
 fn convert_checked(
     store: &Store,
     checkpoint: &Path,
@@ -169,22 +174,7 @@ fn convert_checked(
 ) -> Result<(String, String, Rules), StoreError> {
     let refused = StoreError::Refused;
     let policy = store.policy()?;
-    // The plugins loaded must be the ones the deployment pins.
-    policy.pins.check_loaded(plugins).map_err(refused)?;
-    // The rules: --rules or the newest, within the deployment's pin.
-    let rules = Rules::select(
-        rules,
-        policy.pins.rules.get("socair-convert").map(String::as_str),
-    )
-    .map_err(refused)?;
-    if !policy
-        .roles_of(keyid)
-        .is_some_and(|r| r.iter().any(|r| r == "derive"))
-    {
-        return Err(refused(format!(
-            "key {keyid} is not in the store's trust policy with role `derive`"
-        )));
-    }
+    let rules = admit_deriver(&policy, keyid, rules, plugins)?;
     // 1. The attestation verifies through the gate's own check.
     let att = std::fs::read(attestation)
         .map_err(|e| StoreError::Unusable(format!("{}: {e}", attestation.display())))?;
@@ -192,53 +182,9 @@ fn convert_checked(
     check_covered(store, &policy, &report)?;
     let sha = statement.subject_sha256().unwrap_or_default().to_owned();
     *subject = Some(sha.clone());
-    if report.artifact.format == "model directory" {
-        return Err(refused(
-            "the attestation is a model directory's: convert takes one checkpoint file and that file's own attestation".into(),
-        ));
-    }
-    // 2. No FAIL or LEAD row. 3. The Pickle row PASSes.
-    if let Some(r) = report
-        .rows
-        .iter()
-        .find(|r| r.status == "FAIL" || r.status == "LEAD")
-    {
-        return Err(refused(format!(
-            "the attestation's {:?} row is {}",
-            r.check, r.status
-        )));
-    }
-    if !report
-        .rows
-        .iter()
-        .any(|r| r.check == PICKLE_CHECK && r.status == "PASS")
-    {
-        return Err(refused(
-            "the attestation has no PASSing Pickle opcode scan row".into(),
-        ));
-    }
-    // 4. Copy into the work area, hashing while copying: only the attested bytes are read.
-    let size = if crate::read::source::is_remote(checkpoint) {
-        crate::read::source::InputFile::open_remote(checkpoint.to_str().unwrap_or_default())
-            .map_err(|e| StoreError::Unusable(format!("{}: {e}", checkpoint.display())))?
-            .len()
-    } else {
-        std::fs::metadata(checkpoint)
-            .map_err(|e| StoreError::Unusable(format!("{}: {e}", checkpoint.display())))?
-            .len()
-    };
-    let work = store.scratch("work", "convert-")?;
-    check_room(&work.path().join("x"), size).map_err(refused)?;
+    check_attested(&report)?;
     let name = report.artifact.name.clone();
-    let copy = work.path().join(&name);
-    // Scratch: a crash discards it, so it is not fsynced.
-    let copied = copy_hashing_with(checkpoint, &copy, false)?;
-    if copied != sha {
-        return Err(refused(format!(
-            "{} hashes to {copied}, not the attested subject {sha}: it is not the file that was scanned",
-            checkpoint.display()
-        )));
-    }
+    let (_work, copy) = copy_attested(store, checkpoint, &name, &sha)?;
     // 5. Conversion re-runs the Pickle check on the copy with no reviewed classes.
     let stem = Path::new(&name)
         .file_stem()
@@ -267,6 +213,139 @@ fn convert_checked(
     .map_err(StoreError::Unusable)?
     .map_err(refused)?;
 
+    let input = DerivationInput {
+        name: name.clone(),
+        sha256: sha.clone(),
+        attestation_sha256: hex(&Sha256::digest(&att)),
+        not_tested: report
+            .rows
+            .iter()
+            .filter(|r| r.status == "NOT_TESTED")
+            .map(|r| r.check.clone())
+            .collect(),
+    };
+    let predicate = derivation_predicate(&done, from, input, rules);
+    let statement = Statement::new(
+        &out_name,
+        &done.sha256,
+        signing::DERIVATION_PREDICATE,
+        serde_json::to_value(&predicate).expect("plain data"),
+    );
+    let envelope = output::to_json_bytes(&signing::sign(
+        &serde_json::to_vec(&statement).expect("plain data"),
+        key,
+    ));
+    // Every input's record is kept under its own name: two inputs can convert to the same
+    // bytes. The first one is also `derivation.dsse.json`.
+    let record = format!("{DERIVATIONS}/{sha}.dsse.json");
+    output::write_new(&tmp.path().join(DERIVATION), &envelope)
+        .and_then(|()| std::fs::create_dir(tmp.path().join(DERIVATIONS)))
+        .and_then(|()| output::write_new(&tmp.path().join(&record), &envelope))
+        .map_err(|e| StoreError::Unusable(e.to_string()))?;
+    fault::point("convert.written");
+    let staged = stage_output(store, &done.sha256, tmp, &out_name, &record, &envelope)?;
+    Ok((done.sha256, staged, rules))
+}
+
+/// The deployment admits this conversion: the plugins loaded are the ones it pins, the rules
+/// (`--rules` or the newest) are within its pin, and the key has the role `derive`.
+fn admit_deriver(
+    policy: &Policy,
+    keyid: &str,
+    rules: Option<&str>,
+    plugins: &PluginSet,
+) -> Result<Rules, StoreError> {
+    let refused = StoreError::Refused;
+    // The plugins loaded must be the ones the deployment pins.
+    policy.pins.check_loaded(plugins).map_err(refused)?;
+    // The rules: --rules or the newest, within the deployment's pin.
+    let rules = Rules::select(
+        rules,
+        policy.pins.rules.get("socair-convert").map(String::as_str),
+    )
+    .map_err(refused)?;
+    if !policy
+        .roles_of(keyid)
+        .is_some_and(|r| r.iter().any(|r| r == "derive"))
+    {
+        return Err(refused(format!(
+            "key {keyid} is not in the store's trust policy with role `derive`"
+        )));
+    }
+    Ok(rules)
+}
+
+/// The attested report admits its file to conversion: one checkpoint file's, with no FAIL
+/// or LEAD row and a PASSing Pickle opcode scan row.
+fn check_attested(report: &Report) -> Result<(), StoreError> {
+    let refused = StoreError::Refused;
+    if report.artifact.format == "model directory" {
+        return Err(refused(
+            "the attestation is a model directory's: convert takes one checkpoint file and that file's own attestation".into(),
+        ));
+    }
+    // 2. No FAIL or LEAD row. 3. The Pickle row PASSes.
+    if let Some(r) = report
+        .rows
+        .iter()
+        .find(|r| r.status == "FAIL" || r.status == "LEAD")
+    {
+        return Err(refused(format!(
+            "the attestation's {:?} row is {}",
+            r.check, r.status
+        )));
+    }
+    if !report
+        .rows
+        .iter()
+        .any(|r| r.check == PICKLE_CHECK && r.status == "PASS")
+    {
+        return Err(refused(
+            "the attestation has no PASSing Pickle opcode scan row".into(),
+        ));
+    }
+    Ok(())
+}
+
+/// Step 4: copies the checkpoint into the work area as `name`, hashing while copying, so
+/// only the attested bytes (`sha`) are read from then on. The work directory lives as long
+/// as the returned handle.
+fn copy_attested(
+    store: &Store,
+    checkpoint: &Path,
+    name: &str,
+    sha: &str,
+) -> Result<(tempfile::TempDir, PathBuf), StoreError> {
+    let size = if crate::read::source::is_remote(checkpoint) {
+        crate::read::source::InputFile::open_remote(checkpoint.to_str().unwrap_or_default())
+            .map_err(|e| StoreError::Unusable(format!("{}: {e}", checkpoint.display())))?
+            .len()
+    } else {
+        std::fs::metadata(checkpoint)
+            .map_err(|e| StoreError::Unusable(format!("{}: {e}", checkpoint.display())))?
+            .len()
+    };
+    let work = store.scratch("work", "convert-")?;
+    check_room(&work.path().join("x"), size).map_err(StoreError::Refused)?;
+    let copy = work.path().join(name);
+    // Scratch: a crash discards it, so it is not fsynced.
+    let copied = copy_hashing_with(checkpoint, &copy, false)?;
+    if copied != sha {
+        return Err(StoreError::Refused(format!(
+            "{} hashes to {copied}, not the attested subject {sha}: it is not the file that was scanned",
+            checkpoint.display()
+        )));
+    }
+    Ok((work, copy))
+}
+
+/// The derivation record's predicate for a conversion done from a `from` checkpoint.
+fn derivation_predicate(
+    done: &Done,
+    from: &str,
+    input: DerivationInput,
+    rules: Rules,
+) -> DerivationPredicate {
     let tensors = done
         .conversion
         .tensors
@@ -292,7 +371,7 @@ fn convert_checked(
             }),
         })
         .collect();
-    let predicate = DerivationPredicate {
+    DerivationPredicate {
         rules: [
             ("socair-convert".to_owned(), rules.version().to_string()),
             (
@@ -304,71 +383,54 @@ fn convert_checked(
             ),
         ]
         .into(),
-        input: DerivationInput {
-            name: name.clone(),
-            sha256: sha.clone(),
-            attestation_sha256: hex(&Sha256::digest(&att)),
-            not_tested: report
-                .rows
-                .iter()
-                .filter(|r| r.status == "NOT_TESTED")
-                .map(|r| r.check.clone())
-                .collect(),
-        },
+        input,
         byte_order: byte_order_text(done.conversion.swapped, &done.conversion.byteorder_records),
         tensors,
         aliases: done.conversion.aliases.iter().cloned().collect(),
         alias_rules: done.conversion.alias_rules.iter().cloned().collect(),
         not_carried: done.conversion.not_carried.clone(),
-    };
-    let statement = Statement::new(
-        &out_name,
-        &done.sha256,
-        signing::DERIVATION_PREDICATE,
-        serde_json::to_value(&predicate).expect("plain data"),
-    );
-    let envelope = output::to_json_bytes(&signing::sign(
-        &serde_json::to_vec(&statement).expect("plain data"),
-        key,
-    ));
-    // Every input's record is kept under its own name: two inputs can convert to the same
-    // bytes. The first one is also `derivation.dsse.json`.
-    let record = format!("{DERIVATIONS}/{sha}.dsse.json");
-    output::write_new(&tmp.path().join(DERIVATION), &envelope)
-        .and_then(|()| std::fs::create_dir(tmp.path().join(DERIVATIONS)))
-        .and_then(|()| output::write_new(&tmp.path().join(&record), &envelope))
-        .map_err(|e| StoreError::Unusable(e.to_string()))?;
-    fault::point("convert.written");
-    if !store.is_staged(&done.sha256)? {
+    }
+}
+
+/// Stages the output `tmp` (holding `out_name` and its records) as `incoming/<sha>`, or, when
+/// those bytes are staged already, puts the record beside them; returns the staged file's name.
+fn stage_output(
+    store: &Store,
+    sha: &str,
+    tmp: tempfile::TempDir,
+    out_name: &str,
+    record: &str,
+    envelope: &[u8],
+) -> Result<String, StoreError> {
+    let refused = StoreError::Refused;
+    if !store.is_staged(sha)? {
         fault::point("convert.checked");
-        if store.stage_converted(&done.sha256, tmp, &out_name)? {
+        if store.stage_converted(sha, tmp, out_name)? {
             fault::point("convert.renamed");
-            return Ok((done.sha256, out_name, rules));
+            return Ok(out_name.to_owned());
         }
         // Another process staged the same bytes between the check and the rename.
     }
     // The same bytes are staged already: converted by an earlier run (from this input or
     // another that converts to the same bytes), or pulled. The record goes beside them.
-    let staged = store.staged(&done.sha256).map_err(|e| {
+    let staged = store.staged(sha).map_err(|e| {
         refused(format!(
-            "incoming/{} exists but holds no single staged artifact ({e}); it must be looked at by a person",
-            done.sha256
+            "incoming/{sha} exists but holds no single staged artifact ({e}); it must be looked at by a person"
         ))
     })?;
-    if store.rehash(&done.sha256)? != done.sha256 {
+    if store.rehash(sha)? != sha {
         return Err(refused(format!(
-            "incoming/{}/{staged} no longer hashes to its name: the store was changed by hand",
-            done.sha256
+            "incoming/{sha}/{staged} no longer hashes to its name: the store was changed by hand"
         )));
     }
     if store
-        .read_beside(Area::Incoming, &done.sha256, DERIVATION)?
+        .read_beside(Area::Incoming, sha, DERIVATION)?
         .is_none()
     {
-        store.put_beside(&done.sha256, DERIVATION, &envelope)?;
+        store.put_beside(sha, DERIVATION, envelope)?;
     }
-    store.put_beside(&done.sha256, &record, &envelope)?;
-    Ok((done.sha256, staged, rules))
+    store.put_beside(sha, record, envelope)?;
+    Ok(staged)
 }
 
 /// The record's `byte_order`: `big …` when the input was swapped, `little …` otherwise

@@ -66,19 +66,55 @@ pub fn compare(artifact: &SideInput<'_>, reference: &SideInput<'_>) -> Compariso
         r_used: vec![false; r.len()],
         pairs: Vec::new(),
     };
-    let side_of = |e: &Entry<'_>| e.side();
-    let new_pair = |ea: &Entry<'_>, er: &Entry<'_>, outcome, matched_by, transform| Pair {
+
+    // 1. By name, preferring the same file.
+    by_name_pass(&a, &r, &mut p);
+
+    // 2. By content, for what is left: identical bytes first, then identical values, then
+    //    values after undoing the Q/K permutation (either side's).
+    by_content_pass(artifact, &a, &r, &mut p);
+    // The reference's unpermuted values against the artifact's values.
+    if reference.unpermuted.is_some_and(|u| !u.is_empty()) {
+        reference_unpermuted_pass(reference, &a, &r, &mut p);
+    }
+
+    // 3. By values, when both sides are models.
+    let numbers_missing = match (artifact.bytes, reference.bytes) {
+        (Some(ab), Some(rb)) => {
+            by_values_pass(&a, &r, ab, rb, &mut p, &new_pair);
+            None
+        }
+        (None, _) => Some("the artifact is a manifest: numbers need both models' bytes".to_owned()),
+        (_, None) => {
+            Some("the reference is a manifest: numbers need both models' bytes".to_owned())
+        }
+    };
+
+    assemble(artifact, reference, &a, &r, p, numbers_missing)
+}
+
+/// A pair of two entries, renamed unless matched by name or alias; its numbers come later.
+fn new_pair(
+    ea: &Entry<'_>,
+    er: &Entry<'_>,
+    outcome: Outcome,
+    matched_by: MatchedBy,
+    transform: Option<Transform>,
+) -> Pair {
+    Pair {
         outcome,
         renamed: !matches!(matched_by, MatchedBy::Name | MatchedBy::Alias),
         matched_by,
         transform,
-        artifact: side_of(ea),
-        reference: side_of(er),
+        artifact: ea.side(),
+        reference: er.side(),
         numbers: None,
         numbers_missing: None,
-    };
+    }
+}
 
-    // 1. By name, preferring the same file.
+/// Pass 1: pairs tensors of one name, first within the same file, then across files.
+fn by_name_pass(a: &[Entry<'_>], r: &[Entry<'_>], p: &mut Pairing) {
     let mut by_name: HashMap<&str, Vec<usize>> = HashMap::new();
     for (j, t) in r.iter().enumerate() {
         by_name.entry(t.name).or_default().push(j);
@@ -108,9 +144,18 @@ pub fn compare(artifact: &SideInput<'_>, reference: &SideInput<'_>) -> Compariso
             }
         }
     }
+}
 
-    // 2. By content, for what is left: identical bytes first, then identical values, then
-    //    values after undoing the Q/K permutation (either side's).
+/// The values hash of `e` with the GGUF Q/K permutation undone, when `side` holds one.
+fn unpermuted_of(side: &SideInput<'_>, e: &Entry<'_>) -> Option<String> {
+    side.unpermuted?
+        .get(&(e.t.file.clone(), e.t.name.clone()))
+        .cloned()
+}
+
+/// Pass 2: pairs what is left by content: identical bytes, identical values, then the artifact's
+/// values with the Q/K permutation undone.
+fn by_content_pass(artifact: &SideInput<'_>, a: &[Entry<'_>], r: &[Entry<'_>], p: &mut Pairing) {
     let mut by_bytes: HashMap<(&str, &[u64], &str), Vec<usize>> = HashMap::new();
     let mut by_values: HashMap<(&[u64], &str), Vec<usize>> = HashMap::new();
     for (j, t) in r.iter().enumerate() {
@@ -132,11 +177,6 @@ pub fn compare(artifact: &SideInput<'_>, reference: &SideInput<'_>) -> Compariso
                 .push(j);
         }
     }
-    let unpermuted_of = |side: &SideInput<'_>, e: &Entry<'_>| -> Option<String> {
-        side.unpermuted?
-            .get(&(e.t.file.clone(), e.t.name.clone()))
-            .cloned()
-    };
     for (i, t) in a.iter().enumerate() {
         if p.a_used[i] {
             continue;
@@ -171,52 +211,45 @@ pub fn compare(artifact: &SideInput<'_>, reference: &SideInput<'_>) -> Compariso
             p.pairs.push((i, j, pair));
         }
     }
-    // The reference's unpermuted values against the artifact's values.
-    if reference.unpermuted.is_some_and(|u| !u.is_empty()) {
-        let mut a_by_values: HashMap<(&[u64], &str), Vec<usize>> = HashMap::new();
-        for (i, t) in a.iter().enumerate() {
-            if let (false, Some(v)) = (p.a_used[i], &t.t.values) {
-                a_by_values
-                    .entry((t.t.shape.as_slice(), v.as_str()))
-                    .or_default()
-                    .push(i);
-            }
-        }
-        for (j, t) in r.iter().enumerate() {
-            if p.r_used[j] {
-                continue;
-            }
-            let Some(v) = unpermuted_of(reference, t) else {
-                continue;
-            };
-            if let Some(i) = take(
-                a_by_values.get(&(t.t.shape.as_slice(), v.as_str())),
-                &mut p.a_used,
-            ) {
-                p.r_used[j] = true;
-                let pair = new_pair(
-                    &a[i],
-                    t,
-                    Outcome::SameValuesAfterUnpermute,
-                    MatchedBy::Content,
-                    Some(Transform::Unpermute),
-                );
-                p.pairs.push((i, j, pair));
-            }
+}
+
+/// Pass 2 the other way: the reference's values with the Q/K permutation undone against the
+/// artifact's values.
+fn reference_unpermuted_pass(
+    reference: &SideInput<'_>,
+    a: &[Entry<'_>],
+    r: &[Entry<'_>],
+    p: &mut Pairing,
+) {
+    let mut a_by_values: HashMap<(&[u64], &str), Vec<usize>> = HashMap::new();
+    for (i, t) in a.iter().enumerate() {
+        if let (false, Some(v)) = (p.a_used[i], &t.t.values) {
+            a_by_values
+                .entry((t.t.shape.as_slice(), v.as_str()))
+                .or_default()
+                .push(i);
         }
     }
-
-    // 3. By values, when both sides are models.
-    let numbers_missing = match (artifact.bytes, reference.bytes) {
-        (Some(ab), Some(rb)) => {
-            by_values_pass(&a, &r, ab, rb, &mut p, &new_pair);
-            None
+    for (j, t) in r.iter().enumerate() {
+        if p.r_used[j] {
+            continue;
         }
-        (None, _) => Some("the artifact is a manifest: numbers need both models' bytes".to_owned()),
-        (_, None) => {
-            Some("the reference is a manifest: numbers need both models' bytes".to_owned())
+        let Some(v) = unpermuted_of(reference, t) else {
+            continue;
+        };
+        if let Some(i) = take(
+            a_by_values.get(&(t.t.shape.as_slice(), v.as_str())),
+            &mut p.a_used,
+        ) {
+            p.r_used[j] = true;
+            let pair = new_pair(
+                &a[i],
+                t,
+                Outcome::SameValuesAfterUnpermute,
+                MatchedBy::Content,
+                Some(Transform::Unpermute),
+            );
+            p.pairs.push((i, j, pair));
         }
-    };
-
-    assemble(artifact, reference, &a, &r, p, numbers_missing)
+    }
 }

@@ -97,6 +97,9 @@ type Measured = Result<(Numbers, Alignment), String>;
 /// A candidate confirmed in full: its index, outcome, transform and numbers.
 type Confirmed = (usize, Outcome, Option<Transform>, Numbers);
 
+/// The value passes over two models: pairs by name that differ get their numbers (3a),
+/// leftover floats are paired by statistics confirmed in full (3b), and a quantized tensor is
+/// paired with a float one of the same role (3c).
 pub(super) fn by_values_pass(
     a: &[Entry<'_>],
     r: &[Entry<'_>],
@@ -106,6 +109,43 @@ pub(super) fn by_values_pass(
     new_pair: &NewPair<'_>,
 ) {
     // 3a. Pairs by name that differ: numbers, and a rounded or transposed copy told apart.
+    numbers_by_name(a, r, ab, rb, p);
+
+    // 3b. Leftover floats: candidates by order-free statistics, confirmed in full.
+    let (left_a, left_r) = rayon::join(
+        || Leftover::of(a, ab, &p.a_used),
+        || Leftover::of(r, rb, &p.r_used),
+    );
+    let candidates = candidates(a, r, ab, rb, &left_a, &left_r);
+    // Every candidate line-up compared in full, in parallel; then each tensor takes its best
+    // confirmed candidate still free, in the artifact's order.
+    let verified = confirm(a, r, ab, rb, &candidates);
+    for (i, ok) in verified {
+        if let Some((j, outcome, transform, n)) = ok.into_iter().find(|(j, ..)| !p.r_used[*j]) {
+            p.a_used[i] = true;
+            p.r_used[j] = true;
+            let mut pair = new_pair(&a[i], &r[j], outcome, MatchedBy::Values, transform);
+            if outcome == Outcome::LowerPrecision {
+                pair.numbers = Some(n);
+            }
+            p.pairs.push((i, j, pair));
+        }
+    }
+
+    // 3c. A quantized tensor against a float one of the same role.
+    role_pass(a, r, ab, rb, p, new_pair, &left_a.moments, &left_r.moments);
+}
+
+/// Pass 3a: each pair by name whose outcome is `Differs` gets its numbers (or why there are none),
+/// and its outcome and transform when the numbers show the same weights rounded or
+/// transposed.
+fn numbers_by_name(
+    a: &[Entry<'_>],
+    r: &[Entry<'_>],
+    ab: &ModelBytes<'_>,
+    rb: &ModelBytes<'_>,
+    p: &mut Pairing,
+) {
     let jobs: Vec<usize> = p
         .pairs
         .iter()
@@ -117,37 +157,7 @@ pub(super) fn by_values_pass(
         .par_iter()
         .map(|&k| {
             let (i, j, _) = &p.pairs[k];
-            let (ea, er) = (&a[*i], &r[*j]);
-            if !(ea.is_float() && er.is_float()) {
-                return (
-                    k,
-                    Err(format!(
-                        "{} against {}: numbers are computed for F32, F16 and BF16",
-                        ea.t.dtype, er.t.dtype
-                    )),
-                );
-            }
-            // As they are first; transposed only when that does not show the same weights
-            // (a square matrix lines up both ways). The first line-up that shows the same
-            // weights wins, else the element-wise one.
-            let mut first: Option<Measured> = None;
-            for (al, _) in alignments(ea, er, ab, rb)
-                .into_iter()
-                .filter(|(al, _)| matches!(al, Alignment::Same | Alignment::Transposed))
-            {
-                let measured = numbers_of(ea, er, ab, rb, al).map(|n| (n, al));
-                if matches!(&measured, Ok((n, al)) if same_weights(n, *al).is_some()) {
-                    return (k, measured);
-                }
-                first.get_or_insert(measured);
-            }
-            let best = first.unwrap_or_else(|| {
-                Err(format!(
-                    "shapes {:?} and {:?} do not line up",
-                    ea.t.shape, er.t.shape
-                ))
-            });
-            (k, best)
+            (k, measure_named(&a[*i], &r[*j], ab, rb))
         })
         .collect();
     for (k, result) in results {
@@ -165,33 +175,89 @@ pub(super) fn by_values_pass(
             Err(why) => pair.numbers_missing = Some(why),
         }
     }
+}
 
-    // 3b. Leftover floats: candidates by order-free statistics, confirmed in full.
-    let left = |used: &[bool], side: &[Entry<'_>]| -> Vec<usize> {
-        (0..side.len())
+/// The numbers of two float tensors paired by name. As they are first; transposed only when
+/// that does not show the same weights (a square matrix lines up both ways). The first
+/// line-up that shows the same weights wins, else the element-wise one.
+fn measure_named(
+    ea: &Entry<'_>,
+    er: &Entry<'_>,
+    ab: &ModelBytes<'_>,
+    rb: &ModelBytes<'_>,
+) -> Measured {
+    if !(ea.is_float() && er.is_float()) {
+        return Err(format!(
+            "{} against {}: numbers are computed for F32, F16 and BF16",
+            ea.t.dtype, er.t.dtype
+        ));
+    }
+    let mut first: Option<Measured> = None;
+    for (al, _) in alignments(ea, er, ab, rb)
+        .into_iter()
+        .filter(|(al, _)| matches!(al, Alignment::Same | Alignment::Transposed))
+    {
+        let measured = numbers_of(ea, er, ab, rb, al).map(|n| (n, al));
+        if matches!(&measured, Ok((n, al)) if same_weights(n, *al).is_some()) {
+            return measured;
+        }
+        first.get_or_insert(measured);
+    }
+    first.unwrap_or_else(|| {
+        Err(format!(
+            "shapes {:?} and {:?} do not line up",
+            ea.t.shape, er.t.shape
+        ))
+    })
+}
+
+/// One side's float tensors left unpaired, and the order-free statistics of those whose
+/// values could be read.
+struct Leftover {
+    /// Their indices, in the side's order.
+    idx: Vec<usize>,
+    /// Their statistics, by index.
+    moments: HashMap<usize, Moments>,
+}
+
+impl Leftover {
+    /// The float tensors of `side` not `used`, with their statistics.
+    fn of(side: &[Entry<'_>], bytes: &ModelBytes<'_>, used: &[bool]) -> Leftover {
+        let idx: Vec<usize> = (0..side.len())
             .filter(|&i| !used[i] && side[i].is_float())
-            .collect()
-    };
-    let (la, lr) = (left(&p.a_used, a), left(&p.r_used, r));
-    let moments =
-        |side: &[Entry<'_>], bytes: &ModelBytes<'_>, idx: &[usize]| -> HashMap<usize, Moments> {
-            idx.par_iter()
-                .filter_map(|&i| {
-                    let t = flat(bytes, &side[i]).ok()?;
-                    numeric::float_moments(&t).ok().map(|m| (i, m))
-                })
-                .collect()
-        };
-    let (ma, mr) = rayon::join(|| moments(a, ab, &la), || moments(r, rb, &lr));
+            .collect();
+        let moments = idx
+            .par_iter()
+            .filter_map(|&i| {
+                let t = flat(bytes, &side[i]).ok()?;
+                numeric::float_moments(&t).ok().map(|m| (i, m))
+            })
+            .collect();
+        Leftover { idx, moments }
+    }
+}
+
+/// For each leftover artifact tensor (in order, within [`CANDIDATE_BUDGET`]), the leftover
+/// reference tensors of as many elements that can line up with it, best statistics first, at
+/// most [`VERIFY_PER_TENSOR`].
+fn candidates(
+    a: &[Entry<'_>],
+    r: &[Entry<'_>],
+    ab: &ModelBytes<'_>,
+    rb: &ModelBytes<'_>,
+    left_a: &Leftover,
+    left_r: &Leftover,
+) -> Vec<(usize, Vec<usize>)> {
+    let (ma, mr) = (&left_a.moments, &left_r.moments);
     let mut r_by_count: HashMap<u64, Vec<usize>> = HashMap::new();
-    for &j in &lr {
+    for &j in &left_r.idx {
         if let Some(m) = mr.get(&j) {
             r_by_count.entry(m.elements).or_default().push(j);
         }
     }
     let mut budget = CANDIDATE_BUDGET;
     let mut candidates: Vec<(usize, Vec<usize>)> = Vec::new();
-    for &i in &la {
+    for &i in &left_a.idx {
         let Some(m) = ma.get(&i) else { continue };
         let Some(pool) = r_by_count.get(&m.elements) else {
             continue;
@@ -217,9 +283,19 @@ pub(super) fn by_values_pass(
             ));
         }
     }
-    // Every candidate line-up compared in full, in parallel; then each tensor takes its best
-    // confirmed candidate still free, in the artifact's order.
-    let verified: Vec<(usize, Vec<Confirmed>)> = candidates
+    candidates
+}
+
+/// Every candidate compared in full under each line-up, in parallel: per artifact tensor,
+/// the candidates that show the same weights (the first line-up that does).
+fn confirm(
+    a: &[Entry<'_>],
+    r: &[Entry<'_>],
+    ab: &ModelBytes<'_>,
+    rb: &ModelBytes<'_>,
+    candidates: &[(usize, Vec<usize>)],
+) -> Vec<(usize, Vec<Confirmed>)> {
+    candidates
         .par_iter()
         .map(|(i, js)| {
             let mut ok = Vec::new();
@@ -235,19 +311,5 @@ pub(super) fn by_values_pass(
             }
             (*i, ok)
         })
-        .collect();
-    for (i, ok) in verified {
-        if let Some((j, outcome, transform, n)) = ok.into_iter().find(|(j, ..)| !p.r_used[*j]) {
-            p.a_used[i] = true;
-            p.r_used[j] = true;
-            let mut pair = new_pair(&a[i], &r[j], outcome, MatchedBy::Values, transform);
-            if outcome == Outcome::LowerPrecision {
-                pair.numbers = Some(n);
-            }
-            p.pairs.push((i, j, pair));
-        }
-    }
-
-    // 3c. A quantized tensor against a float one of the same role.
-    role_pass(a, r, ab, rb, p, new_pair, &ma, &mr);
+        .collect()
 }

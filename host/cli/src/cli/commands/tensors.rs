@@ -1,0 +1,95 @@
+//! `socair tensors PATH` (a model's tensor manifest) and `socair tensors diff` (two models'
+//! tensors compared).
+
+use super::context::{say_fetched, Context, STDERR_FINDINGS};
+use crate::base::output::to_json_bytes;
+use crate::cli::exit::{Fatal, EXIT_NEGATIVE, EXIT_OK};
+use crate::cli::human;
+use crate::cli::output::{emit, for_a_person};
+use crate::fingerprint::manifest::{self, TensorManifest};
+use crate::fingerprint::{diff, diff_html, diff_text};
+use std::path::{Path, PathBuf};
+
+/// `socair tensors diff ARTIFACT REFERENCE [--out F] [--html PAGE] [--limit N]`: the comparison
+/// as JSON, its summary on standard error; exit 1 when they differ.
+pub fn diff(
+    ctx: Context,
+    artifact: &Path,
+    reference: &Path,
+    out: Option<PathBuf>,
+    html: Option<PathBuf>,
+    limit: usize,
+) -> Result<u8, Fatal> {
+    let set = ctx.plugins_warned();
+    let comparison = diff::compare_paths(artifact, reference, &set, &ctx.readers).map_err(Fatal)?;
+    emit(out.as_deref(), &to_json_bytes(&comparison))?;
+    let summary = diff_text::summary(&comparison, limit);
+    if let Some(page) = html {
+        let rendered = diff_html::render(&comparison, &summary);
+        emit(Some(&page), rendered.as_bytes())?;
+    }
+    for line in summary.lines() {
+        eprintln!("socair: {line}");
+    }
+    Ok(if comparison.matches {
+        EXIT_OK
+    } else {
+        EXIT_NEGATIVE
+    })
+}
+
+/// `socair tensors PATH [--out F] [--json]`: the tensor manifest; exit 1 when a tensor or file
+/// went unread.
+pub fn fingerprint(
+    ctx: Context,
+    path: &Path,
+    out: Option<PathBuf>,
+    json: bool,
+) -> Result<u8, Fatal> {
+    let set = ctx.plugins_warned();
+    let manifest =
+        manifest::fingerprint(path, &set, &ctx.readers).map_err(|e| Fatal(e.to_string()))?;
+    say_fetched(0);
+    if for_a_person(json, out.as_deref()) {
+        emit(None, human::tensors_report(&manifest).as_bytes())?;
+    } else {
+        emit(out.as_deref(), &to_json_bytes(&manifest))?;
+        say_fingerprinted(&manifest);
+    }
+    Ok(if manifest.unread.is_empty() {
+        EXIT_OK
+    } else {
+        EXIT_NEGATIVE
+    })
+}
+
+/// Beside a manifest written as JSON: one line counting what was fingerprinted, then the first
+/// things left unread (the manifest holds them all).
+fn say_fingerprinted(manifest: &TensorManifest) {
+    let files: std::collections::BTreeSet<&str> =
+        manifest.tensors.iter().map(|t| t.file.as_str()).collect();
+    eprintln!(
+        "socair: {} tensors fingerprinted in {} file{} of {} {:?} (sha256 {}); {} unread",
+        manifest.tensors.len(),
+        files.len(),
+        if files.len() == 1 { "" } else { "s" },
+        manifest.artifact.format,
+        manifest.artifact.name,
+        &manifest.artifact.sha256[..16.min(manifest.artifact.sha256.len())],
+        manifest.unread.len()
+    );
+    for u in manifest.unread.iter().take(STDERR_FINDINGS) {
+        match &u.tensor {
+            Some(t) => {
+                eprintln!("socair: unread: {} tensor {t:?}: {}", u.file, u.reason)
+            }
+            None => eprintln!("socair: unread: {}: {}", u.file, u.reason),
+        }
+    }
+    if manifest.unread.len() > STDERR_FINDINGS {
+        eprintln!(
+            "socair: and {} more unread (in the manifest)",
+            manifest.unread.len() - STDERR_FINDINGS
+        );
+    }
+}
