@@ -1,6 +1,6 @@
 //! Plugin discovery and loading.
 //!
-//! Search order (SPEC §1): each `--plugin-dir`, then each entry of `SOCAIR_PLUGIN_PATH`
+//! Search order (the README's plugins section): each `--plugin-dir`, then each entry of `SOCAIR_PLUGIN_PATH`
 //! (`:`-separated), then `<dir of the socair executable>/plugins/`, then that directory itself
 //! (so a plain `cargo build` tree works), then `<that directory>/../lib/socair/plugins/` (the
 //! layout `scripts/install.sh` makes). In each directory, files named

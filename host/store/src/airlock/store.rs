@@ -1,5 +1,6 @@
 //! The airlock store: staging, the trust policy, the gate (`Assess`), promotion, and the
-//! chained activity log (SPEC §2–§3).
+//! chained activity log (the README's airlock section; docs/scale.md for the store on object
+//! storage).
 //!
 //! ```text
 //! <store>/policy.json                 trusted keys with roles; pins

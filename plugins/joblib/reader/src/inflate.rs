@@ -311,7 +311,6 @@ fn zlib(input: &[u8], out: &mut Vec<u8>, bound: u64) -> Result<usize, Fail> {
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used, clippy::indexing_slicing)]
 mod tests {
     use super::*;
     use std::io::Write;

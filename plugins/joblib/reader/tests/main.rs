@@ -3,8 +3,6 @@
 //! them, every array `joblib.load` gives described by its path, and the fuzz target's property
 //! over mutations of each (the fallback where cargo-fuzz is not installed).
 
-#![allow(clippy::unwrap_used, clippy::indexing_slicing)]
-
 use socair_joblib::read::{read, ReadOptions};
 use socair_pickle::pickle::Profile;
 use socair_plugin_api::RowStatus;

@@ -1,4 +1,3 @@
-#![allow(clippy::unwrap_used, clippy::indexing_slicing)]
 //! Tests of the readers on small hand-made documents, and the fuzz property over mutated
 //! fixtures (the fallback for a fuzzer run: every mutation returns and stays within bounds).
 

@@ -183,7 +183,6 @@ pub(crate) fn decode_all(
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used, clippy::indexing_slicing)]
 mod tests {
     use super::*;
 

@@ -186,7 +186,6 @@ pub fn opened_file(outcome: Outcome) -> OpenedFile {
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used, clippy::indexing_slicing)]
 mod tests {
     use super::*;
 

@@ -762,7 +762,6 @@ fn read_decoded(file: &Span<'_>, m: &Member, key: &str, reviewed: &[String], out
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used, clippy::indexing_slicing)]
 mod tests {
     use super::*;
 

@@ -61,7 +61,6 @@ fn record_end(file: &Span<'_>, base: u64) -> Option<u64> {
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used, clippy::indexing_slicing)]
 mod tests {
     use super::*;
 

@@ -128,7 +128,6 @@ impl ReadAt for Span<'_> {
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used, clippy::indexing_slicing)]
 mod tests {
     use super::*;
 

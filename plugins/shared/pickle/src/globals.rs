@@ -1,5 +1,5 @@
-//! What each pickle global means to `socair-wo/1`: part of the grammar (with its typed
-//! meaning), evidence of code execution or I/O, or unknown.
+//! What each pickle global means to `socair-wo` (every version) and to the library profiles:
+//! part of the grammar (with its typed meaning), evidence of code execution or I/O, or unknown.
 //!
 //! A global is judged by what Python would import and reach, not by how it is spelled:
 //! [`classify_pickled`] first applies pickle's own `fix_imports` renaming (CPython's
@@ -8,7 +8,8 @@
 //! Python traverses (`module` imported, then the name's components attribute by attribute, as
 //! `find_class` does under protocol 4 and as a conservative reading of every other protocol).
 //!
-//! Sources for the accepted set (torch v2.14 sources; see `plugins/shared/pickle/GRAMMAR.md`):
+//! Sources for the accepted set of `socair-wo/1` (torch v2.14 sources; `/3` follows torch v2.15.0,
+//! below; see `plugins/shared/pickle/GRAMMAR.md`):
 //! * `collections.OrderedDict`: the state dict container and every tensor's empty
 //!   `backward_hooks` (torch/_utils.py, "Note [Don't serialize hooks]").
 //! * `torch._utils._rebuild_tensor_v2` / `_rebuild_tensor_v3`: `Tensor._reduce_ex_internal`

@@ -1,5 +1,7 @@
-//! socair plugin for PyTorch zip checkpoints: a hardened zip layer ([`zip`]), the
-//! `socair-wo` pickle grammar (versions 1, 2 and 3) ([`pickle`], [`globals`]), and the checkpoint model
+//! The PyTorch checkpoint reader: zip checkpoints through a hardened zip layer ([`zip`]), the
+//! legacy format and torch 0.1's tar ([`legacy`], [`tarfile`]), `torch.export` archives
+//! ([`pt2`]) and `torch.distributed.checkpoint` items ([`dcp`]); every pickle by the `socair-wo`
+//! grammar (versions 1, 2 and 3: [`pickle`], [`globals`]) and the checkpoint model
 //! ([`checkpoint`]). Nothing in a checkpoint is ever executed: the pickle is run over typed
 //! values and globals are names.
 //!

@@ -132,7 +132,6 @@ pub fn inflate_each(
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used, clippy::indexing_slicing)]
 mod tests {
     use super::*;
     use miniz_oxide::deflate::compress_to_vec;
