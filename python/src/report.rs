@@ -118,7 +118,7 @@ impl Report {
                         .iter()
                         .map(|f| Finding {
                             place: f.place.clone(),
-                            reason: f.reason.clone(),
+                            reason: f.reason_text(),
                         })
                         .collect(),
                 })

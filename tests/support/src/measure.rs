@@ -40,10 +40,11 @@ fn cpu_time(usage: &libc::rusage) -> Duration {
     tv(usage.ru_utime) + tv(usage.ru_stime)
 }
 
-/// Waits for `pid` and returns its exit code and peak RSS (bytes), polling so that a run past
-/// `limit` is killed instead of hanging the suite.
+/// Waits for `pid` and returns its exit code, peak RSS (bytes) and CPU time, polling so that a
+/// run past `limit` is killed instead of hanging the suite. The one place the tests call wait4
+/// (`measure-child` too).
 #[allow(unsafe_code)]
-fn wait_with_rusage(pid: u32, limit: Duration) -> (i32, u64, Duration) {
+pub fn wait_with_rusage(pid: u32, limit: Duration) -> (i32, u64, Duration) {
     let pid = pid as libc::pid_t;
     let start = Instant::now();
     let mut killed = false;
@@ -159,7 +160,7 @@ pub fn check(shape: &str, what: &str, len: usize, c: &Cost, dir: &Path) {
         c.code == 0 || c.code == 1,
         "{shape} {what}: exit {} (killed or crashed): {}",
         c.code,
-        &err[..err.len().min(2000)]
+        &err[..err.char_indices().nth(2000).map_or(err.len(), |(at, _)| at)]
     );
     assert!(
         c.rss <= rss_limit,
@@ -239,7 +240,7 @@ pub fn plugin_alone(shape: &str, name: &str, data: Vec<u8>, program: &str) {
         panic!(
             "{shape}: {program} printed no peak (exit {}): {}",
             c.code,
-            &err[..err.len().min(2000)]
+            &err[..err.char_indices().nth(2000).map_or(err.len(), |(at, _)| at)]
         )
     }) * 1024;
     check(shape, "plugin", len, &c, dir.path());

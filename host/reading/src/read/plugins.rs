@@ -383,8 +383,7 @@ fn incompatible(built_against: &str) -> String {
             "rebuild the plugin against plugin-api {host} (0.4 gives every finding a typed severity; a reason no longer begins with FAIL or LEAD)"
         )
     } else {
-        "rebuild the plugin against this socair's plugin-api, or use the socair it was built for"
-            .to_owned()
+        "rebuild the plugin".to_owned()
     };
     format!(
         "built against an incompatible plugin-api {built_against}; this socair loads plugin-api {}; {what}",

@@ -3,8 +3,8 @@
 //! One run of the tool `socair`. One rule per check and kind of finding
 //! (`socair/<check>/fail`, `socair/<check>/lead`, and `socair/unreadable`), each with
 //! `properties.security-severity` (GitHub ranks 9.0 and above critical, 4.0 to 6.9 medium).
-//! One result per FAIL and LEAD finding (a finding whose reason starts `FAIL`/`LEAD` is of that
-//! kind, others of their row's), located in its file: the artifact, or for a model directory
+//! One result per FAIL and LEAD finding (of its own typed severity in a row that names its
+//! findings' severities, otherwise of its row's), located in its file: the artifact, or for a model directory
 //! the file its place names. GitHub requires `region.startLine` (a model file has no lines:
 //! line 1, columns 1–2); when the place is a byte of the file itself (`byte N …`, `file byte
 //! N`), `byteOffset` and `byteLength` (1: the byte it names) say so too, for readers of binary

@@ -25,18 +25,24 @@ fn cloud_error(e: cloud::CloudError) -> StoreError {
 #[derive(Debug, Clone)]
 pub struct BucketBackend {
     bucket: Bucket,
+    /// The prefix as it was given (`--store`): the words of the init and open errors.
+    given: String,
 }
 
 impl BucketBackend {
     /// The store (existing or to be created) under the prefix `url` names.
     pub fn parse(url: &str) -> Result<BucketBackend, StoreError> {
-        Ok(BucketBackend::new(cloud::parse(url).map_err(cloud_error)?))
+        let mut backend = BucketBackend::new(cloud::parse(url).map_err(cloud_error)?);
+        backend.given = url.to_owned();
+        Ok(backend)
     }
 
     /// The store under the prefix `root`.
     pub fn new(root: Location) -> BucketBackend {
+        let given = root.url();
         BucketBackend {
             bucket: Bucket { root },
+            given,
         }
     }
 
@@ -55,7 +61,7 @@ impl StoreBackend for BucketBackend {
     }
 
     fn create(&self) -> Result<(), StoreError> {
-        let url = self.url();
+        let url = &self.given;
         let log = self.log();
         if log.exists()? {
             return Err(StoreError::Unusable(format!("{url}: already a store")));
@@ -80,7 +86,7 @@ impl StoreBackend for BucketBackend {
         if !self.log().exists()? {
             return Err(StoreError::Unusable(format!(
                 "{}: not a socair store (no log); create one with `socair airlock init`",
-                self.url()
+                self.given
             )));
         }
         Ok(())

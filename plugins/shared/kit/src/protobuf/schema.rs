@@ -1,6 +1,6 @@
 //! The types of a generated field table: what a wire walk knows of each message type of a
 //! `.proto` schema (ONNX's `plugins/onnx/reader/src/proto/schema.rs`, TensorFlow's
-//! `plugins/tensorflow/plugin/src/proto/schema.rs`, each written by its plugin's codegen).
+//! `plugins/tensorflow/reader/src/proto/schema.rs`, each written by its plugin's codegen).
 
 /// How a field is encoded on the wire, and what it decodes into.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
