@@ -254,8 +254,9 @@ def build_editable(wheel_directory, config_settings=None, metadata_directory=Non
 # The source distribution -------------------------------------------------------------------
 
 # What the sdist holds of the repository: the workspace's manifest and lock, and every crate a
-# wheel is built from. Not the end-to-end tests, fixtures, fuzz targets or benchmarks.
-SDIST_PATHS = ["Cargo.toml", "Cargo.lock", "LICENSE", "host", "plugin-api", "plugins", "python"]
+# wheel is built from, and the test-support crate (the plugins' dev-dependency, which cargo
+# resolves with the workspace). Not the end-to-end tests, fixtures, fuzz targets or benchmarks.
+SDIST_PATHS = ["Cargo.toml", "Cargo.lock", "LICENSE", "host", "plugin-api", "plugins", "python", "tests/support"]
 
 # The package's pyproject.toml, moved from python/ to the sdist's root: each pair must occur
 # exactly once (a change to pyproject.toml that this misses fails the sdist, not the install).
@@ -278,7 +279,7 @@ def _rewrite_once(text, pairs, what):
 
 def _sdist_workspace_manifest(text):
     # The end-to-end test crate is not in the sdist: the workspace lists the rest.
-    return _rewrite_once(text, [('"tests", ', "")], "Cargo.toml")
+    return _rewrite_once(text, [('    "tests",\n', "")], "Cargo.toml")
 
 
 def _repository_files(root):
