@@ -26,7 +26,7 @@ tarball=$(ls "$dist/socair-$version"-*.tar.gz 2>/dev/null | head -n 1 || true)
 work=$(mktemp -d "${TMPDIR:-/tmp}/socair-check-dist.XXXXXX")
 clean="$repo/fixtures/safetensors/tiny-bert"
 malicious="$repo/fixtures/torch/malicious/pickle-os-system.pt"
-plugins_built=$(ls "$repo"/plugins/*/Cargo.toml "$repo"/plugins/*/*/Cargo.toml | xargs grep -l '^crate-type = .*"cdylib"' | wc -l)
+plugins_built=$(find "$repo/plugins" -name Cargo.toml -not -path "*/target/*" | xargs grep -l '^crate-type = .*"cdylib"' | wc -l)
 
 fail() { echo "check-dist: $*" >&2; exit 1; }
 
