@@ -351,7 +351,7 @@ mod tests {
 
     fn fixture(name: &str) -> Vec<u8> {
         let path = format!(
-            "{}/../../fixtures/hdf5/dense-links/{name}",
+            "{}/../../../fixtures/hdf5/dense-links/{name}",
             env!("CARGO_MANIFEST_DIR")
         );
         std::fs::read(path).unwrap()
