@@ -161,7 +161,7 @@ fn malformed_files_are_refused_with_their_reason() {
 
 #[test]
 fn detection_claims_onnx_and_nothing_else_in_the_fixtures() {
-    let repo = fixtures().join("../../..");
+    let repo = fixtures().join("../..");
     let mut files = Vec::new();
     let mut stack = vec![
         repo.join("fixtures"),
