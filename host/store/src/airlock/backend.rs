@@ -10,7 +10,7 @@
 use crate::airlock::error::StoreError;
 use crate::airlock::log::{LogCheck, LogEntry};
 use crate::airlock::policy::Policy;
-use crate::airlock::store::Area;
+use crate::airlock::store_layout::Area;
 use std::path::{Path, PathBuf};
 
 /// A change to the trust policy; it may run more than once (see

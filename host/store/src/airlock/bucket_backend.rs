@@ -9,7 +9,7 @@ use crate::airlock::bucket_log::BucketLog;
 use crate::airlock::error::{unusable, StoreError};
 use crate::airlock::log::{LogCheck, LogEntry};
 use crate::airlock::policy::Policy;
-use crate::airlock::store::{empty_policy, Area, DERIVATION, DERIVATIONS};
+use crate::airlock::store_layout::{empty_policy, Area, DERIVATION, DERIVATIONS};
 use crate::base::cloud::{self, Location};
 use crate::base::fault;
 use crate::base::scratch;

@@ -27,6 +27,7 @@ pub mod pins;
 pub mod policy;
 pub mod review;
 pub mod store;
+pub mod store_layout;
 #[cfg(test)]
 mod store_tests;
 pub mod verify;

@@ -29,50 +29,24 @@ use crate::airlock::bucket_backend::BucketBackend;
 use crate::airlock::error::{unusable, StoreError};
 use crate::airlock::file_backend::FileBackend;
 use crate::airlock::log::{LogCheck, LogEntry};
-use crate::airlock::pins::{Pins, PluginPin};
-use crate::airlock::policy::{Policy, TrustedKey, POLICY_SCHEMA, ROLES};
+use crate::airlock::pins::PluginPin;
+use crate::airlock::policy::{Policy, TrustedKey, ROLES};
 use crate::airlock::signing;
 use crate::base::cloud;
 use crate::read::source::{is_remote, sha256_of_path};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+pub use crate::airlock::store_layout::{Area, ACCEPTANCES, ATTESTATION, DERIVATION, DERIVATIONS};
+
 /// The environment variable naming the default store.
 pub const STORE_ENV: &str = "SOCAIR_STORE";
-/// File name of a staged artifact's attestation.
-pub const ATTESTATION: &str = "attestation.dsse.json";
-/// File name of a converted artifact's derivation record.
-pub const DERIVATION: &str = "derivation.dsse.json";
-/// Directory of a staged artifact's acceptances.
-pub const ACCEPTANCES: &str = "acceptances";
-/// Directory of a converted artifact's derivation records, one per input
-/// (`<input sha256>.dsse.json`): two inputs can convert to the same bytes.
-pub const DERIVATIONS: &str = "derivations";
 
 /// A store.
 #[derive(Debug, Clone)]
 pub struct Store {
     /// Shared by the clones of a store: a backend is where the store is, not what it holds.
     backend: Arc<dyn StoreBackend>,
-}
-
-/// The two areas an artifact can be in.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Area {
-    /// `incoming/`: staged, not trusted.
-    Incoming,
-    /// `promoted/`: passed the gate.
-    Promoted,
-}
-
-impl Area {
-    /// The folder's name.
-    pub fn dir(self) -> &'static str {
-        match self {
-            Area::Incoming => "incoming",
-            Area::Promoted => "promoted",
-        }
-    }
 }
 
 fn cloud_error(e: cloud::CloudError) -> StoreError {
@@ -461,14 +435,5 @@ impl Store {
     /// `into/<name>`), hashing while copying; returns its digest.
     pub fn copy_promoted(&self, sha: &str, name: &str, into: &Path) -> Result<String, StoreError> {
         self.backend.copy_promoted(sha, name, into)
-    }
-}
-
-/// The policy of a new store: no key trusted, nothing pinned.
-pub(crate) fn empty_policy() -> Policy {
-    Policy {
-        schema: POLICY_SCHEMA.into(),
-        keys: Vec::new(),
-        pins: Pins::default(),
     }
 }
