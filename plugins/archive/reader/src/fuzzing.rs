@@ -19,7 +19,7 @@ pub fn check_reader(data: &[u8]) {
     ] {
         assert!(a.inflated <= a.budget, "inflated past the budget");
         for list in [&a.structure, &a.unchecked, &a.pickle] {
-            assert!(list.shown.len() <= scan::MAX_LISTED);
+            assert!(list.shown.len() <= socair_plugin_kit::bounded::FINDINGS_PER_ROW);
         }
         let opened = opened(&a, format);
         assert!(opened.tensors.is_empty());

@@ -38,14 +38,16 @@ impl Walk {
         for f in &out.found.shown {
             let reason = format!("{} (keras.saving.load_model builds the model from the config.json of any zip it is given)", f.reason);
             match f.severity {
-                H5Severity::Fail => self
-                    .a
-                    .structure
-                    .add(Severity::Fail, f.place.clone(), || reason),
-                H5Severity::Lead => self
-                    .a
-                    .unchecked
-                    .add(Severity::Lead, f.place.clone(), || reason),
+                H5Severity::Fail => {
+                    self.a
+                        .structure
+                        .add_with(Severity::Fail, f.place.clone(), || reason)
+                }
+                H5Severity::Lead => {
+                    self.a
+                        .unchecked
+                        .add_with(Severity::Lead, f.place.clone(), || reason)
+                }
             }
         }
         let hidden = out.found.more;
@@ -55,7 +57,7 @@ impl Walk {
             } else {
                 Severity::Lead
             };
-            self.a.unchecked.add(sev, file, || {
+            self.a.unchecked.add_with(sev, file, || {
                 format!("{hidden} more findings of the Keras grammar, not listed")
             });
         }
@@ -81,11 +83,11 @@ impl Walk {
                 H5Severity::Fail => walk
                     .a
                     .structure
-                    .add(Severity::Fail, at, || reason.to_owned()),
+                    .add_with(Severity::Fail, at, || reason.to_owned()),
                 H5Severity::Lead => walk
                     .a
                     .unchecked
-                    .add(Severity::Lead, at, || reason.to_owned()),
+                    .add_with(Severity::Lead, at, || reason.to_owned()),
             }
         };
         if let Some(r) = &a.refused {

@@ -23,12 +23,12 @@ pub mod sevenz;
 use abi_stable::std_types::{ROption, RVec};
 use detect::Claim;
 use scan::{Analysis, Finding as ScanFinding, SourceReader};
-use socair_pickle::pickle::Severity;
 use socair_plugin_api::{
     ByteSourceRef, Finding, OpenedFile, PluginError, ReadAt, ReadOptions, ReportRow, RowStatus,
     Unread,
 };
 use socair_plugin_kit::export::Reader;
+use socair_plugin_kit::model::status;
 use socair_plugin_kit::report::reviewed_globals;
 
 /// The zip format this plugin reads.
@@ -107,14 +107,6 @@ fn open_with<'s, 'b>(
     opened(&analysis, format)
 }
 
-fn status(worst: Option<Severity>) -> RowStatus {
-    match worst {
-        None => RowStatus::Pass,
-        Some(Severity::Lead) => RowStatus::Lead,
-        Some(Severity::Fail) => RowStatus::Fail,
-    }
-}
-
 fn findings(list: Vec<ScanFinding>) -> RVec<Finding> {
     list.into_iter()
         .map(|f| Finding::new(f.severity.into(), f.place, f.reason))
@@ -127,7 +119,7 @@ fn findings(list: Vec<ScanFinding>) -> RVec<Finding> {
 pub fn opened(a: &Analysis, format: &str) -> OpenedFile {
     let structure_worst = a.structure.worst.max(a.unchecked.worst);
     let structure_status = status(structure_worst);
-    let unchecked = a.unchecked.shown.len() as u64 + a.unchecked.more;
+    let unchecked = a.unchecked.total();
     let total = a.archives + a.sevenz_archives;
     let structure_summary = format!(
         "{} zip and {} 7z archive(s) opened ({} nested), {} members: {} pickles, {} JSON or text read as data, {} not checked by anything; CRC-32 verified for {} members, {} bytes inflated or decoded of the {} allowed; an archive has no tensor model, so nothing in it is fingerprinted{}",
@@ -147,8 +139,8 @@ pub fn opened(a: &Analysis, format: &str) -> OpenedFile {
             _ => "",
         }
     );
-    let mut structure_findings = a.structure.all("structure findings");
-    structure_findings.extend(a.unchecked.all("unchecked members"));
+    let mut structure_findings = a.structure.listed("structure findings");
+    structure_findings.extend(a.unchecked.listed("unchecked members"));
     let reviewed = if a.reviewed_used.is_empty() {
         String::new()
     } else {
@@ -166,7 +158,7 @@ pub fn opened(a: &Analysis, format: &str) -> OpenedFile {
             names_severities: false,
         }
     } else {
-        let count = a.pickle.shown.len() as u64 + a.pickle.more;
+        let count = a.pickle.total();
         let st = status(a.pickle.worst);
         let summary = match st {
             RowStatus::Pass => format!(
@@ -188,7 +180,7 @@ pub fn opened(a: &Analysis, format: &str) -> OpenedFile {
             check: PICKLE_CHECK.into(),
             status: st,
             summary: summary.into(),
-            findings: findings(a.pickle.all("pickle findings")),
+            findings: findings(a.pickle.listed("pickle findings")),
             names_severities: true,
         }
     };
@@ -197,7 +189,7 @@ pub fn opened(a: &Analysis, format: &str) -> OpenedFile {
     // member that may hold tensors is never passed over in silence.
     let unread: RVec<Unread> = a
         .unchecked
-        .all("unchecked members")
+        .listed("unchecked members")
         .into_iter()
         .map(|f| Unread {
             tensor: ROption::RNone,

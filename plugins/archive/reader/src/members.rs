@@ -109,7 +109,7 @@ impl Walk {
             Some(w) => format!(", its weights in {w} (not read)"),
             None => String::new(),
         };
-        self.a.unchecked.add(Severity::Lead, here.to_owned(), || {
+        self.a.unchecked.add_with(Severity::Lead, here.to_owned(), || {
             format!("a Keras archive (keras.saving.save_model: config.json and metadata.json with keras_version {version}{weights}) whose first members are not the ones Keras writes first, so the Keras plugin did not claim it: its config.json was judged by the Keras grammar here, but its weights were not read; extract it and scan it as a .keras file")
         });
     }
@@ -117,7 +117,7 @@ impl Walk {
     /// A `.npy` member: its object array's pickle scanned; the array a LEAD.
     pub(crate) fn npy(&mut self, place: &str, bytes: &[u8]) {
         let Some((data_at, header)) = npy_data(bytes) else {
-            self.a.unchecked.add(Severity::Lead, place.to_owned(), || {
+            self.a.unchecked.add_with(Severity::Lead, place.to_owned(), || {
                 "starts with the .npy magic but its header does not lie in it: nothing in it was checked".into()
             });
             return;
@@ -129,7 +129,7 @@ impl Walk {
         if objects {
             self.pickle_at(place, data, data_at as u64, self.profile);
         }
-        self.a.unchecked.add(Severity::Lead, place.to_owned(), || {
+        self.a.unchecked.add_with(Severity::Lead, place.to_owned(), || {
             format!(
                 "a NumPy .npy array{}: socair fingerprints .npy and .npz files the numpy plugin reads on their own, not arrays inside another archive; extract it and scan it",
                 if objects {
@@ -156,7 +156,7 @@ impl Walk {
             return true;
         }
         if rel.starts_with("code/") {
-            self.a.pickle.add(Severity::Fail, place, || {
+            self.a.pickle.add_with(Severity::Fail, place, || {
                 "a TorchScript archive (torch.jit.save): torch.load hands it to the TorchScript loader, which compiles and runs its code; it is never a weights-only checkpoint".into()
             });
             return true;

@@ -18,8 +18,6 @@ use zip::ZipArchive;
 
 /// Archives nested deeper than this (the file itself is depth 1) are not opened.
 pub const MAX_DEPTH: usize = 4;
-/// Findings listed per kind; the rest are counted exactly.
-pub const MAX_LISTED: usize = 64;
 /// Who did not read a member that is neither a pickle nor an archive (the companion rules'
 /// words for a member that is none of their kinds either).
 const MEMBER_UNREAD: &str = "no reader of this archive's plugin models this member";
@@ -34,52 +32,8 @@ pub fn budget_for(input_len: u64) -> u64 {
 /// One finding: the reading model every first-party reader shares.
 pub use socair_plugin_kit::model::Finding;
 
-/// Findings of one kind: the first [`MAX_LISTED`] listed, the rest counted.
-#[derive(Debug, Clone, Default)]
-pub struct Listed {
-    /// The findings listed, in the order found.
-    pub shown: Vec<Finding>,
-    /// How many more were found and not listed.
-    pub more: u64,
-    /// The worst severity among all of them, listed or not.
-    pub worst: Option<Severity>,
-}
-
-impl Listed {
-    pub(crate) fn add(
-        &mut self,
-        severity: Severity,
-        place: String,
-        reason: impl FnOnce() -> String,
-    ) {
-        self.worst = self.worst.max(Some(severity));
-        if self.shown.len() < MAX_LISTED {
-            self.shown.push(Finding {
-                severity,
-                place,
-                reason: reason(),
-            });
-        } else {
-            self.more += 1;
-        }
-    }
-
-    /// Every finding listed, and one that counts the rest.
-    pub fn all(&self, what: &str) -> Vec<Finding> {
-        let mut all = self.shown.clone();
-        if self.more > 0 {
-            all.push(Finding {
-                severity: self.worst.unwrap_or(Severity::Lead),
-                place: "archive".into(),
-                reason: format!(
-                    "{} more {what} not listed (the first {MAX_LISTED} are)",
-                    self.more
-                ),
-            });
-        }
-        all
-    }
-}
+/// Findings of one row, bounded: the reading model's.
+pub use socair_plugin_kit::model::Findings;
 
 /// What the walk found.
 #[derive(Debug, Clone, Default)]
@@ -87,11 +41,11 @@ pub struct Analysis {
     /// The profile pickle members were judged by, once one was.
     pub profile: Option<&'static str>,
     /// The archive's structure: names, CRC-32, sizes, encryption, malformed archives.
-    pub structure: Listed,
+    pub structure: Findings,
     /// Members nothing here checked.
-    pub unchecked: Listed,
+    pub unchecked: Findings,
     /// What the pickle machine found in pickle members.
-    pub pickle: Listed,
+    pub pickle: Findings,
     /// Members listed by the central directories walked (at every depth).
     pub members: u64,
     /// Zip archives opened (the file and the nested ones).
@@ -276,7 +230,7 @@ impl Walk {
         let mut zip = match ZipArchive::new(reader) {
             Ok(z) => z,
             Err(e) => {
-                self.a.structure.add(Severity::Fail, here, || {
+                self.a.structure.add_with(Severity::Fail, here, || {
                     format!(
                         "not a zip archive the zip crate reads ({e}): nothing in it was checked"
                     )
@@ -287,7 +241,7 @@ impl Walk {
         self.a.archives += 1;
         if zip.offset() != 0 {
             let off = zip.offset();
-            self.a.structure.add(Severity::Fail, here.clone(), || {
+            self.a.structure.add_with(Severity::Fail, here.clone(), || {
                 format!("its central directory places the archive {off} bytes after where its records lie: bytes were inserted, and readers that go by the local headers and those that go by the central directory read different members")
             });
         }
@@ -334,10 +288,10 @@ impl Walk {
                 self.links.insert(shown.clone());
             }
             match seen.see(&name, count) {
-                Some(Repeat::Exact(first)) => self.a.structure.add(Severity::Fail, shown.clone(), || {
+                Some(Repeat::Exact(first)) => self.a.structure.add_with(Severity::Fail, shown.clone(), || {
                     format!("listed twice in the central directory (entries {first} and {count}): readers disagree on which one they extract (zipfile's index keeps the last)")
                 }),
-                Some(Repeat::Case(other)) => self.a.structure.add(Severity::Fail, shown.clone(), || {
+                Some(Repeat::Case(other)) => self.a.structure.add_with(Severity::Fail, shown.clone(), || {
                     format!("differs from member {prefix}{other} only in ASCII case: miniz (which torch and numpy read zips with) looks names up ignoring case, and extracted on a case-insensitive file system one overwrites the other")
                 }),
                 None => {}
@@ -346,7 +300,7 @@ impl Walk {
             at += CENTRAL_LEN + h.variable_len() as u64;
         }
         if count != indexed && seen.distinct() == count {
-            self.a.structure.add(Severity::Fail, here.to_owned(), || {
+            self.a.structure.add_with(Severity::Fail, here.to_owned(), || {
                 format!("its central directory holds {count} entries where the zip crate indexes {indexed}: readers see different members")
             });
         }
@@ -373,9 +327,11 @@ impl Walk {
                     f.is_dir(),
                 ),
                 Err(e) => {
-                    self.a.structure.add(Severity::Fail, here.to_owned(), || {
-                        format!("entry {i} of its central directory cannot be read ({e})")
-                    });
+                    self.a
+                        .structure
+                        .add_with(Severity::Fail, here.to_owned(), || {
+                            format!("entry {i} of its central directory cannot be read ({e})")
+                        });
                     return;
                 }
             };
@@ -384,16 +340,16 @@ impl Walk {
         if let Some(why) = unsafe_path(&name) {
             self.a
                 .structure
-                .add(Severity::Fail, place.clone(), || why.to_owned());
+                .add_with(Severity::Fail, place.clone(), || why.to_owned());
         }
         if let Some(local) = local_name(raw, header_start).filter(|l| *l != central_name) {
             let local = String::from_utf8_lossy(&local).into_owned();
-            self.a.structure.add(Severity::Fail, place.clone(), || {
+            self.a.structure.add_with(Severity::Fail, place.clone(), || {
                 format!("its local header names it {local:?}: zipfile refuses the archive (the names in directory and header differ), and extractors that stream the local headers write another file than the central directory lists")
             });
         }
         if encrypted {
-            self.a.unchecked.add(Severity::Lead, place, || {
+            self.a.unchecked.add_with(Severity::Lead, place, || {
                 "encrypted: it cannot be read, and nothing in it was checked".into()
             });
             return;
@@ -404,7 +360,7 @@ impl Walk {
         let left = self.left();
         if size > left {
             let budget = self.a.budget;
-            self.a.unchecked.add(Severity::Lead, place, || {
+            self.a.unchecked.add_with(Severity::Lead, place, || {
                 format!("declares {size} bytes inflated, more than the {left} left of the {budget} socair inflates for this input (32 MiB + 4x its size): not inflated, nothing in it was checked")
             });
             return;
@@ -412,7 +368,7 @@ impl Walk {
         let mut file = match zip.by_index(i) {
             Ok(f) => f,
             Err(e) => {
-                self.a.unchecked.add(Severity::Lead, place, || {
+                self.a.unchecked.add_with(Severity::Lead, place, || {
                     format!("cannot be inflated here ({e}): nothing in it was checked")
                 });
                 return;
@@ -428,21 +384,21 @@ impl Walk {
             // The zip crate checks the CRC-32 itself at the end; that mismatch is named below
             // with both values, anything else here.
             if bytes.len() as u64 != size {
-                self.a.structure.add(Severity::Fail, place, || {
+                self.a.structure.add_with(Severity::Fail, place, || {
                     format!("cannot be inflated ({method} after {} bytes: {e}): nothing in it was checked", bytes.len())
                 });
                 return;
             }
         }
         if bytes.len() as u64 > size {
-            self.a.structure.add(Severity::Fail, place, || {
+            self.a.structure.add_with(Severity::Fail, place, || {
                 format!("inflates past the {size} bytes the central directory declares (a zip bomb, or a member readers cut at different places): nothing in it was checked")
             });
             return;
         }
         if (bytes.len() as u64) < size {
             let got = bytes.len();
-            self.a.structure.add(Severity::Fail, place, || {
+            self.a.structure.add_with(Severity::Fail, place, || {
                 format!(
                     "inflates to {got} bytes, fewer than the {size} the central directory declares"
                 )
@@ -451,7 +407,7 @@ impl Walk {
         }
         let actual = crc32(&bytes);
         if actual != crc {
-            self.a.structure.add(Severity::Fail, place, || {
+            self.a.structure.add_with(Severity::Fail, place, || {
                 format!("the CRC-32 of its inflated bytes is {actual:08x}, the central directory records {crc:08x}: the member was altered, or readers read different bytes")
             });
             return;
@@ -463,9 +419,9 @@ impl Walk {
             let severity = if fail { Severity::Fail } else { Severity::Lead };
             let place = place.clone();
             if fail {
-                self.a.structure.add(severity, place, || why);
+                self.a.structure.add_with(severity, place, || why);
             } else {
-                self.a.unchecked.add(severity, place, || why);
+                self.a.unchecked.add_with(severity, place, || why);
             }
         }
         self.contents(&name, &bytes, prefix, depth);
@@ -493,7 +449,7 @@ impl Walk {
         }
         if bytes.starts_with(detect::SEVEN_Z_MAGIC) {
             if depth >= MAX_DEPTH {
-                self.a.unchecked.add(Severity::Lead, place, || {
+                self.a.unchecked.add_with(Severity::Lead, place, || {
                     format!("a 7z archive nested {} deep, deeper than the {MAX_DEPTH} socair opens: nothing in it was checked", depth + 1)
                 });
             } else {
@@ -516,7 +472,7 @@ impl Walk {
             let torch = ZipArchive::new(io::Cursor::new(bytes))
                 .is_ok_and(|z| z.file_names().any(|n| torch_record_name(n.as_bytes())));
             if depth >= MAX_DEPTH {
-                self.a.unchecked.add(Severity::Lead, place, || {
+                self.a.unchecked.add_with(Severity::Lead, place, || {
                     format!("a zip archive nested {} deep, deeper than the {MAX_DEPTH} socair opens: nothing in it was checked", depth + 1)
                 });
                 return;
@@ -527,7 +483,7 @@ impl Walk {
                 self.torch_prefixes.insert(inner.clone());
                 self.zip(io::Cursor::new(bytes), &inner, depth + 1);
                 self.torch_prefixes.remove(&inner);
-                self.a.unchecked.add(Severity::Lead, place, || {
+                self.a.unchecked.add_with(Severity::Lead, place, || {
                     "a PyTorch checkpoint (a zip holding torch records): its pickles were run through the pickle machine here (the pickle row); its storages and records are what the torch-zip plugin checks when it reads the file on its own: extract it and scan it for those".into()
                 });
             } else {
@@ -550,7 +506,7 @@ impl Walk {
             for (at, reason) in m.findings {
                 self.a
                     .unchecked
-                    .add(severity, format!("{place} ({}) {at}", m.format), || reason);
+                    .add_with(severity, format!("{place} ({}) {at}", m.format), || reason);
             }
             return;
         }
@@ -561,12 +517,12 @@ impl Walk {
         }
         match companion::classify(name, bytes, MEMBER_UNREAD) {
             Companion::Data(_) => self.a.data += 1,
-            Companion::Lead(reason) => self.a.unchecked.add(Severity::Lead, place, || reason),
+            Companion::Lead(reason) => self.a.unchecked.add_with(Severity::Lead, place, || reason),
             Companion::Fail { findings, .. } => {
                 for (at, reason) in findings {
                     self.a
                         .structure
-                        .add(Severity::Fail, format!("{place} {at}"), || reason);
+                        .add_with(Severity::Fail, format!("{place} {at}"), || reason);
                 }
             }
         }
@@ -601,7 +557,7 @@ impl Walk {
         };
         let outcome = pickle::run(bytes, &options);
         for f in &outcome.findings {
-            self.a.pickle.add(
+            self.a.pickle.add_with(
                 f.severity,
                 format!("{place} byte {} ({})", base + f.offset, f.opcode),
                 || f.reason.clone(),

@@ -203,7 +203,7 @@ impl Walk {
             Signature::Zeroed => {
                 // The crate would then search the last MiB for a header, parsing a candidate at
                 // every 0x01 or 0x17 byte: quadratic work on a hostile file.
-                self.a.structure.add(Severity::Fail, here, || {
+                self.a.structure.add_with(Severity::Fail, here, || {
                     "its start header is all zeros (an archive whose writing was interrupted): 7-Zip searches the file for a header it might list, socair does not; nothing in it was checked".into()
                 });
                 return;
@@ -221,7 +221,7 @@ impl Walk {
                 return;
             }
             Err(_) => {
-                self.a.structure.add(Severity::Fail, here, || {
+                self.a.structure.add_with(Severity::Fail, here, || {
                     "the 7z reader (sevenz-rust2) panicked on its header: malformed in a way the reader does not survive; nothing in it was checked".into()
                 });
                 return;
@@ -247,7 +247,7 @@ impl Walk {
                 Some(b) if b < by_block.len() => by_block[b].push(i),
                 _ => {
                     let place = format!("member {prefix}{}", file.name);
-                    self.a.structure.add(Severity::Fail, place, || {
+                    self.a.structure.add_with(Severity::Fail, place, || {
                         "its header gives it data but no folder holds it".into()
                     });
                 }
@@ -258,7 +258,7 @@ impl Walk {
                 // The crate panicked: its state is gone, and so is trust in the rest.
                 for &f in by_block[b + 1..].iter().flatten() {
                     let place = format!("member {prefix}{}", archive.files[f].name);
-                    self.a.unchecked.add(Severity::Lead, place, || {
+                    self.a.unchecked.add_with(Severity::Lead, place, || {
                         "not decoded: the 7z reader panicked on an earlier folder; nothing in it was checked".into()
                     });
                 }
@@ -306,7 +306,7 @@ impl Walk {
                 format!("not a 7z archive the 7z reader (sevenz-rust2) reads ({e}): corrupt, truncated or built to be read differently; nothing in it was checked"),
             ),
         };
-        self.a.structure.add(severity, here.to_owned(), || why);
+        self.a.structure.add_with(severity, here.to_owned(), || why);
     }
 
     /// Checks the names as the header lists them: unsafe paths, exact duplicates, and names
@@ -319,13 +319,13 @@ impl Walk {
             if let Some(why) = unsafe_path(name) {
                 self.a
                     .structure
-                    .add(Severity::Fail, place.clone(), || why.to_owned());
+                    .add_with(Severity::Fail, place.clone(), || why.to_owned());
             }
             match seen.see(name.as_bytes(), i) {
-                Some(Repeat::Exact(first)) => self.a.structure.add(Severity::Fail, place, || {
+                Some(Repeat::Exact(first)) => self.a.structure.add_with(Severity::Fail, place, || {
                     format!("listed twice in the 7z header (entries {first} and {i}): extractors disagree on which one they keep")
                 }),
-                Some(Repeat::Case(other)) => self.a.structure.add(Severity::Fail, place, || {
+                Some(Repeat::Case(other)) => self.a.structure.add_with(Severity::Fail, place, || {
                     format!("differs from member {prefix}{other} only in ASCII case: extracted on a case-insensitive file system one overwrites the other")
                 }),
                 None => {}
@@ -349,7 +349,7 @@ impl Walk {
         let ids: Vec<&[u8]> = block.coders.iter().map(|c| c.encoder_method_id()).collect();
         if ids.contains(&EncoderMethod::ID_AES256_SHA256) {
             for &f in files {
-                self.a.unchecked.add(Severity::Lead, place_of(f), || {
+                self.a.unchecked.add_with(Severity::Lead, place_of(f), || {
                     "encrypted (AES-256); not read: no password is tried, and nothing in it was checked".into()
                 });
             }
@@ -362,7 +362,7 @@ impl Walk {
         if let Some(id) = ids.iter().find(|id| !DECODED.contains(id)) {
             let name = coder_name(id);
             for &f in files {
-                self.a.unchecked.add(Severity::Lead, place_of(f), || {
+                self.a.unchecked.add_with(Severity::Lead, place_of(f), || {
                     format!("compressed with {name}, a coder socair's 7z reader does not decode: nothing in it was checked")
                 });
             }
@@ -411,7 +411,7 @@ impl Walk {
                     Some(p) => format!("member {p}"),
                     None => "archive".to_owned(),
                 };
-                self.a.structure.add(Severity::Fail, here, || {
+                self.a.structure.add_with(Severity::Fail, here, || {
                     format!("the 7z reader (sevenz-rust2) panicked decoding folder {b}: malformed in a way the reader does not survive; nothing after it was checked")
                 });
                 self.open_decoded(archive, decoded, prefix, depth);
@@ -439,12 +439,12 @@ impl Walk {
                     format!("its folder cannot be decoded ({e}): corrupt, truncated or built to be read differently; nothing after it was checked"),
                 ),
             };
-            self.a.structure.add(severity, place, || why);
+            self.a.structure.add_with(severity, place, || why);
             return true;
         }
         if failed_member {
             for &f in &files[reached..take] {
-                self.a.unchecked.add(Severity::Lead, place_of(f), || {
+                self.a.unchecked.add_with(Severity::Lead, place_of(f), || {
                     "not decoded: an earlier member of its solid folder could not be; nothing in it was checked".into()
                 });
             }
@@ -468,7 +468,7 @@ impl Walk {
         if self.a.decoder_setup.saturating_add(setup) > budget.saturating_mul(SETUP_FACTOR) {
             let done = self.a.decoder_setup;
             for &f in files {
-                self.a.unchecked.add(Severity::Lead, place_of(f), || {
+                self.a.unchecked.add_with(Severity::Lead, place_of(f), || {
                     format!("not decoded: the folders before it set up {done} bytes of decoder tables, and its own {setup} more would pass {SETUP_FACTOR} times the {budget} socair decodes for this input; nothing in it was checked")
                 });
             }
@@ -488,7 +488,7 @@ impl Walk {
         for &f in &files[take..] {
             let size = archive.files[f].size;
             let memory = working_memory(block, planned.saturating_add(size));
-            self.a.unchecked.add(Severity::Lead, place_of(f), || {
+            self.a.unchecked.add_with(Severity::Lead, place_of(f), || {
                 format!("declares {size} bytes, which with the {memory} bytes its folder's decoder needs is more than the {left} left of the {budget} socair decodes for this input (32 MiB + 4x its size): not decoded, nothing in it was checked")
             });
         }
@@ -523,14 +523,14 @@ impl Walk {
             Err(coders::CoderError::Corrupt(why)) => {
                 self.a
                     .structure
-                    .add(Severity::Fail, place_of(files[0]), || {
+                    .add_with(Severity::Fail, place_of(files[0]), || {
                         format!("{why}; nothing in its folder was checked")
                     });
                 return;
             }
             Err(coders::CoderError::Bound(why)) => {
                 for &f in &files[..take] {
-                    self.a.unchecked.add(Severity::Lead, place_of(f), || {
+                    self.a.unchecked.add_with(Severity::Lead, place_of(f), || {
                         format!("not decoded: {why}; nothing in it was checked")
                     });
                 }
@@ -539,7 +539,7 @@ impl Walk {
         };
         let whole = take == files.len();
         if whole && block.has_crc && u64::from(sink.crc()) != block.crc {
-            self.a.structure.add(Severity::Fail, place_of(files[0]), || {
+            self.a.structure.add_with(Severity::Fail, place_of(files[0]), || {
                 "the CRC-32 of its folder's decoded bytes does not match the one its header records: the members were altered, or readers read different bytes".into()
             });
             return;
@@ -597,9 +597,13 @@ impl Walk {
                     {
                         let (fail, why) = links::finding(file.name.as_bytes(), &d.bytes);
                         if fail {
-                            self.a.structure.add(Severity::Fail, place.clone(), || why);
+                            self.a
+                                .structure
+                                .add_with(Severity::Fail, place.clone(), || why);
                         } else {
-                            self.a.unchecked.add(Severity::Lead, place.clone(), || why);
+                            self.a
+                                .unchecked
+                                .add_with(Severity::Lead, place.clone(), || why);
                         }
                     }
                     self.contents(&file.name, &d.bytes, prefix, depth);
@@ -614,7 +618,7 @@ impl Walk {
                     } else {
                         format!("cannot be decoded ({e}): corrupt or truncated; nothing in it was checked")
                     };
-                    self.a.structure.add(Severity::Fail, place, || why);
+                    self.a.structure.add_with(Severity::Fail, place, || why);
                 }
             }
         }

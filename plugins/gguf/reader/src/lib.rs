@@ -162,10 +162,7 @@ pub fn opened_file(parsed: Result<reader::Gguf, reader::GgufError>) -> OpenedFil
     };
     let templates = chat_templates(&g.metadata);
     if let Some(worst) = templates.worst {
-        status = match worst {
-            jinja::Severity::Fail => RowStatus::Fail,
-            jinja::Severity::Lead => RowStatus::Lead,
-        };
+        status = worst.into();
     }
     findings.extend(templates.findings);
     let mut notes = Vec::new();

@@ -26,7 +26,7 @@ fn bounded(a: &socair_keras::Analysis, input: usize) {
                 .all(|&(at, len)| at.checked_add(len).is_some_and(|e| e <= input as u64)));
         }
     }
-    assert!(a.structure.shown.len() <= grammar::MAX_LISTED);
+    assert!(a.structure.shown.len() <= socair_plugin_kit::bounded::FINDINGS_PER_ROW);
 }
 
 /// Bytes served as a host serving an object in object storage would: it takes hints.
@@ -78,7 +78,7 @@ pub fn check_hdf5(data: &[u8]) {
 pub fn check_config(data: &[u8]) {
     for d in [Dialect::Keras3, Dialect::Legacy] {
         let o = grammar::judge(data, "config.json", d, &[]);
-        assert!(o.found.shown.len() <= grammar::MAX_LISTED);
+        assert!(o.found.shown.len() <= socair_plugin_kit::bounded::FINDINGS_PER_ROW);
         if o.found.worst.is_none() {
             assert!(o.found.shown.is_empty());
         }

@@ -10,12 +10,13 @@ pub mod fuzzing;
 
 use abi_stable::std_types::{ROption, RString, RVec, Tuple2};
 use socair_hdf5::Severity;
-use socair_keras::{Analysis, Bytes, Findings};
+use socair_keras::{Analysis, Bytes};
 use socair_plugin_api::{
     ByteOrder, ByteRange, ByteSourceRef, Finding, OpenedFile, PluginError, ReadAt, ReadOptions,
     ReportRow, RowStatus, TensorDescriptor, TensorOrigin, Unread,
 };
 use socair_plugin_kit::export::{rule_set, Reader};
+use socair_plugin_kit::model::status;
 use socair_plugin_kit::report::{refused, reviewed_globals, tensor_in_file, STRUCTURE_CHECK};
 use socair_plugin_kit::zip::claims::{self, central_header_names, torch_record_name};
 
@@ -142,30 +143,6 @@ fn open_with<'s, 'b>(
     opened(a, format, source.size())
 }
 
-fn status(worst: Option<Severity>) -> RowStatus {
-    match worst {
-        None => RowStatus::Pass,
-        Some(Severity::Lead) => RowStatus::Lead,
-        Some(Severity::Fail) => RowStatus::Fail,
-    }
-}
-
-fn findings(list: &Findings, what: &str) -> RVec<Finding> {
-    let mut out: Vec<Finding> = list
-        .shown
-        .iter()
-        .map(|f| Finding::new(f.severity.into(), f.place.as_str(), f.reason.as_str()))
-        .collect();
-    if list.more > 0 {
-        out.push(Finding::new(
-            socair_plugin_api::Severity::Note,
-            "file",
-            format!("{} more {what} not listed", list.more),
-        ));
-    }
-    out.into()
-}
-
 fn order(o: socair_hdf5::Order) -> ByteOrder {
     match o {
         socair_hdf5::Order::Little => ByteOrder::Little,
@@ -271,7 +248,7 @@ pub fn opened(a: Analysis, format: &str, file_len: u64) -> OpenedFile {
             }
         )
         .into(),
-        findings: findings(&structure, "structure findings"),
+        findings: structure.to_api("structure findings"),
         names_severities: false,
     }];
     rows.push(match &a.config {
@@ -284,11 +261,7 @@ pub fn opened(a: Analysis, format: &str, file_len: u64) -> OpenedFile {
                 Some(Severity::Fail) => format!("{} serialized object(s); the config runs code or touches files when Keras loads it", o.objects),
             }
             .into(),
-            findings: {
-                let mut f = Findings::default();
-                f.extend(o.found.clone());
-                findings(&f, "config findings")
-            },
+            findings: o.found.to_api("config findings"),
             names_severities: false,
         },
         None => ReportRow {
@@ -308,7 +281,7 @@ pub fn opened(a: Analysis, format: &str, file_len: u64) -> OpenedFile {
                 Some(_) => "members beside the model's own, which Keras does not write or which no reader models".to_owned(),
             }
             .into(),
-            findings: findings(&a.members, "member findings"),
+            findings: a.members.to_api("member findings"),
             names_severities: false,
         });
     }

@@ -12,7 +12,7 @@
 
 use crate::table::{self, Verdict, BUILTIN_MODULES, KERAS_PACKAGES};
 use serde_json::{Map, Value};
-use socair_hdf5::{Listed, Severity};
+use socair_hdf5::{Findings, Severity};
 
 /// Which writer's grammar a config is read against.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -35,9 +35,6 @@ impl Dialect {
     }
 }
 
-/// Findings listed per config; the rest are counted.
-pub const MAX_LISTED: usize = socair_hdf5::MAX_FINDINGS;
-
 /// Config documents larger than this are not parsed (a real one is a few megabytes at most).
 pub const MAX_CONFIG: usize = 64 << 20;
 
@@ -45,7 +42,7 @@ pub const MAX_CONFIG: usize = 64 << 20;
 #[derive(Debug, Clone, Default)]
 pub struct Outcome {
     /// What was found.
-    pub found: Listed,
+    pub found: Findings,
     /// Objects judged (`class_name` + `config`).
     pub objects: u64,
     /// Pickles scanned (a `TorchModuleWrapper`'s module).

@@ -46,7 +46,7 @@ pub enum Bytes {
 }
 
 /// Findings of one check: the first 256 listed, the rest counted.
-pub use socair_hdf5::Listed as Findings;
+pub use socair_plugin_kit::model::Findings;
 
 /// What one read of a Keras or HDF5 file found.
 #[derive(Debug, Clone, Default)]

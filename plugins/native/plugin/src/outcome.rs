@@ -2,19 +2,9 @@
 
 use abi_stable::std_types::{ROption, RString, RVec};
 use socair_native::outcome::{Bytes, Outcome};
-use socair_plugin_api::{
-    ByteRange, Finding as ApiFinding, OpenedFile, ReportRow, RowStatus, TensorDescriptor, Unread,
-};
+use socair_plugin_api::{ByteRange, OpenedFile, ReportRow, TensorDescriptor, Unread};
 use socair_plugin_kit::report::STRUCTURE_CHECK;
 use socair_plugin_kit::Severity;
-
-fn status(worst: Option<Severity>) -> RowStatus {
-    match worst {
-        None => RowStatus::Pass,
-        Some(Severity::Lead) => RowStatus::Lead,
-        Some(Severity::Fail) => RowStatus::Fail,
-    }
-}
 
 /// Turns what was read into what the plugin API reports.
 pub fn opened_file(o: Outcome) -> OpenedFile {
@@ -30,21 +20,11 @@ pub fn opened_file(o: Outcome) -> OpenedFile {
         }
         Some(Severity::Fail) => format!("{}, with faults its loader would meet", o.what),
     };
-    let mut findings: Vec<ApiFinding> = o
-        .findings
-        .iter()
-        .map(|f| ApiFinding::new(f.severity.into(), f.place.as_str(), f.reason.as_str()))
-        .collect();
-    if o.dropped > 0 {
-        findings.push(ApiFinding::new(
-            socair_plugin_api::Severity::Note,
-            "file",
-            format!("{} more findings not listed", o.dropped),
-        ));
-    }
+    let status = o.findings.status();
     let unread = if o.refused {
         let reason = o
             .findings
+            .shown
             .iter()
             .rev()
             .find(|f| f.severity == Severity::Fail)
@@ -58,6 +38,7 @@ pub fn opened_file(o: Outcome) -> OpenedFile {
     } else {
         RVec::new()
     };
+    let findings = o.findings.to_api("findings");
     let tensors: RVec<TensorDescriptor> = o
         .tensors
         .into_iter()
@@ -89,9 +70,9 @@ pub fn opened_file(o: Outcome) -> OpenedFile {
         unread,
         rows: RVec::from(vec![ReportRow {
             check: STRUCTURE_CHECK.into(),
-            status: status(worst),
+            status,
             summary: summary.into(),
-            findings: findings.into(),
+            findings,
             names_severities: false,
         }]),
         metadata: RVec::new(),

@@ -4,9 +4,6 @@
 use socair_plugin_api::ByteOrder;
 use socair_plugin_kit::Severity;
 
-/// At most this many findings are kept per file; the rest are counted.
-pub const MAX_FINDINGS: usize = 64;
-
 /// Where a tensor's bytes are.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Bytes {
@@ -38,8 +35,8 @@ pub struct Tensor {
     pub byte_order: ByteOrder,
 }
 
-/// One finding: the reading model every first-party reader shares.
-pub use socair_plugin_kit::model::Finding;
+/// One finding and a row's findings, bounded: the reading model every first-party reader shares.
+pub use socair_plugin_kit::model::{Finding, Findings};
 
 /// What a read found.
 #[derive(Debug, Clone, Default)]
@@ -49,10 +46,8 @@ pub struct Outcome {
     /// What the file holds, said in one phrase when it is sound (`an XGBoost gbtree model of
     /// 2 trees`).
     pub what: String,
-    /// LEADs and FAILs, at most [`MAX_FINDINGS`].
-    pub findings: Vec<Finding>,
-    /// Findings past [`MAX_FINDINGS`].
-    pub dropped: usize,
+    /// LEADs and FAILs: the first ones listed, the rest counted, the worst of all kept.
+    pub findings: Findings,
     /// The tensors.
     pub tensors: Vec<Tensor>,
     /// The whole file was refused: nothing was located.
@@ -82,22 +77,14 @@ impl Outcome {
         }
     }
 
-    /// Adds a finding (counted past [`MAX_FINDINGS`]).
+    /// Adds a finding (counted once enough are listed).
     pub fn push(
         &mut self,
         severity: Severity,
         place: impl Into<String>,
         reason: impl Into<String>,
     ) {
-        if self.findings.len() >= MAX_FINDINGS {
-            self.dropped += 1;
-            return;
-        }
-        self.findings.push(Finding {
-            severity,
-            place: place.into(),
-            reason: reason.into(),
-        });
+        self.findings.add(severity, place, reason);
     }
 
     /// A LEAD.
@@ -112,7 +99,7 @@ impl Outcome {
 
     /// The worst severity found.
     pub fn worst(&self) -> Option<Severity> {
-        self.findings.iter().map(|f| f.severity).max()
+        self.findings.worst
     }
 
     /// The file refused as a whole at `place` for `reason`: every tensor dropped.

@@ -73,8 +73,8 @@ fn json_accepts_what_xgboost_accepts_and_names_what_it_refuses() {
     );
     let o = xgboost::read_json(dup.as_bytes());
     assert_eq!(o.worst(), Some(Severity::Lead));
-    assert_eq!(o.findings[0].place, "learner.attributes.a");
-    assert!(o.findings[0].reason.contains("keeps the last"));
+    assert_eq!(o.findings.shown[0].place, "learner.attributes.a");
+    assert!(o.findings.shown[0].reason.contains("keeps the last"));
     let trailing = format!("{MINIMAL}\n");
     assert_eq!(
         xgboost::read_json(trailing.as_bytes()).worst(),
@@ -99,6 +99,7 @@ fn ubj_keeps_the_first_of_a_duplicate_as_xgboost_does() {
     let o = xgboost::read_ubj(&doc);
     assert!(
         o.findings
+            .shown
             .iter()
             .any(|f| f.place == "learner" && f.reason.contains("keeps the first")),
         "{:?}",
@@ -127,6 +128,7 @@ fn lightgbm_counts_that_disagree_are_named() {
     let o = lightgbm::read(unknown.as_bytes());
     assert!(
         o.findings
+            .shown
             .iter()
             .any(|f| f.reason.contains("`hook` is no key")),
         "{:?}",
@@ -230,6 +232,7 @@ fn decoding_and_entries_stay_within_bounds() {
     assert!(o.decoded <= 8 * doc.len() as u64);
     assert!(
         o.findings
+            .shown
             .iter()
             .any(|f| f.reason.contains("past the bytes socair decodes")),
         "{:?}",
@@ -274,6 +277,7 @@ fn a_boosters_memory_snapshot_is_read_as_xgboost_loads_it() {
     assert_eq!(o.worst(), Some(Severity::Lead), "{:?}", o.findings);
     assert!(o
         .findings
+        .shown
         .iter()
         .any(|f| f.reason.contains("3.2.0 refuses")));
     // The binary format before 1.0 is not read.
@@ -283,6 +287,7 @@ fn a_boosters_memory_snapshot_is_read_as_xgboost_loads_it() {
     let o = xgboost::read_snapshot(format!(r#"{{"Model":{MINIMAL}}}"#).as_bytes());
     assert!(o
         .findings
+        .shown
         .iter()
         .any(|f| f.place == "Config" && f.severity == Severity::Fail));
 }

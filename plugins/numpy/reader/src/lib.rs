@@ -28,12 +28,13 @@ pub mod span;
 pub mod zip;
 
 use abi_stable::std_types::{ROption, RString, RVec};
-use read::{Bytes, Outcome, Severity};
+use read::{Bytes, Outcome};
 use socair_plugin_api::{
-    ByteRange, ByteSourceRef, Finding, OpenedFile, PluginError, ReadOptions, ReportRow, RowStatus,
+    ByteRange, ByteSourceRef, Finding, OpenedFile, PluginError, ReadOptions, ReportRow,
     TensorDescriptor, TensorOrigin, Unread,
 };
 use socair_plugin_kit::export::Reader;
+use socair_plugin_kit::model::status;
 use socair_plugin_kit::report::reviewed_globals;
 use span::Span;
 
@@ -98,14 +99,6 @@ impl Reader for NpzReader {
             options.header_only,
             &reviewed_globals(options),
         )))
-    }
-}
-
-fn status(worst: Option<Severity>) -> RowStatus {
-    match worst {
-        None => RowStatus::Pass,
-        Some(Severity::Lead) => RowStatus::Lead,
-        Some(Severity::Fail) => RowStatus::Fail,
     }
 }
 
@@ -188,6 +181,7 @@ pub fn opened_file(outcome: Outcome) -> OpenedFile {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use socair_plugin_api::RowStatus;
 
     #[test]
     fn detection() {

@@ -51,7 +51,6 @@ use socair_plugin_api::{
     RowStatus, TensorDescriptor, Unread,
 };
 use socair_plugin_kit::export::Reader;
-use wire::Severity;
 
 /// The format name this plugin reads.
 pub const FORMAT: &str = "onnx";
@@ -184,13 +183,6 @@ fn open_source(source: &ByteSourceRef<'_>) -> Result<OpenedFile, PluginError> {
     Ok(opened_file(model::parse(bytes::Bytes::from(buf))))
 }
 
-fn status_of(s: Severity) -> RowStatus {
-    match s {
-        Severity::Fail => RowStatus::Fail,
-        Severity::Lead => RowStatus::Lead,
-    }
-}
-
 /// Turns the parser's verdict into what the plugin API reports.
 pub fn opened_file(parsed: Result<model::Model, model::OnnxError>) -> OpenedFile {
     let m = match parsed {
@@ -218,7 +210,7 @@ pub fn opened_file(parsed: Result<model::Model, model::OnnxError>) -> OpenedFile
     let status = m
         .findings
         .iter()
-        .map(|f| status_of(f.severity))
+        .map(|f| RowStatus::from(f.severity))
         .max_by_key(|s| match s {
             RowStatus::Fail => 2,
             RowStatus::Lead => 1,

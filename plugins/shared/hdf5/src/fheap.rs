@@ -269,7 +269,7 @@ impl Blocks<'_, '_> {
                 messages::link(data.get(p..).unwrap_or_default(), self.o)
             {
                 let found = (name, file, path);
-                if self.out.external.len() < crate::model::MAX_FINDINGS
+                if self.out.external.len() < socair_plugin_kit::bounded::FINDINGS_PER_ROW
                     && !self.out.external.contains(&found)
                 {
                     self.out.external.push(found);

@@ -38,8 +38,8 @@ pub mod types;
 pub mod walk;
 
 pub use model::{
-    Attribute, Dataset, File, Finding, Hdf5Error, Kind, Listed, Object, Options, Severity, Storage,
-    Value, MAX_FINDINGS, UNDEFINED,
+    Attribute, Dataset, File, Finding, Findings, Hdf5Error, Kind, Object, Options, Severity,
+    Storage, Value, UNDEFINED,
 };
 pub use socair_plugin_api::ReadAt;
 pub use types::{Order, Type};

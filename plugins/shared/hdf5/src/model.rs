@@ -150,42 +150,9 @@ pub use socair_plugin_kit::Severity;
 /// One finding: the reading model every first-party reader shares.
 pub use socair_plugin_kit::model::Finding;
 
-/// Findings: the first [`MAX_FINDINGS`] listed, the rest counted, the worst kept (one type
-/// for the HDF5 walk and the Keras checks built on it).
-#[derive(Debug, Clone, Default)]
-pub struct Listed {
-    /// Listed.
-    pub shown: Vec<Finding>,
-    /// Counted past those.
-    pub more: u64,
-    /// The worst of all of them.
-    pub worst: Option<Severity>,
-}
-
-impl Listed {
-    /// Adds one.
-    pub fn add(&mut self, severity: Severity, place: impl Into<String>, reason: impl Into<String>) {
-        self.worst = self.worst.max(Some(severity));
-        if self.shown.len() < MAX_FINDINGS {
-            self.shown.push(Finding {
-                severity,
-                place: place.into(),
-                reason: reason.into(),
-            });
-        } else {
-            self.more += 1;
-        }
-    }
-
-    /// Adds every finding of `other`, listed or counted.
-    pub fn extend(&mut self, other: Listed) {
-        for f in other.shown {
-            self.add(f.severity, f.place, f.reason);
-        }
-        self.more += other.more;
-        self.worst = self.worst.max(other.worst);
-    }
-}
+/// A row's findings, bounded, the worst of all kept (one type for the HDF5 walk and the Keras
+/// checks built on it): the reading model's.
+pub use socair_plugin_kit::model::Findings;
 
 /// An attribute's value.
 #[derive(Debug, Clone, PartialEq)]
@@ -280,7 +247,7 @@ pub struct File {
     /// Every object, depth first, each group's links by name.
     pub objects: Vec<Object>,
     /// What lies outside the subset or opens other files.
-    pub findings: Listed,
+    pub findings: Findings,
     /// Metadata bytes read.
     pub metadata_read: u64,
 }
@@ -296,9 +263,6 @@ impl File {
         self.findings.worst
     }
 }
-
-/// Findings listed; the rest are counted.
-pub const MAX_FINDINGS: usize = 256;
 
 /// Options of one read.
 #[derive(Debug, Clone, Copy, Default)]

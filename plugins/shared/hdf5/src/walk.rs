@@ -7,7 +7,7 @@ use crate::header;
 use crate::io::{Cursor, Source};
 use crate::messages::{self, kind, Layout, LinkTarget};
 use crate::model::{
-    Attribute, Dataset, File, Hdf5Error, Kind, Listed, Object, Options, Severity, Storage, Value,
+    Attribute, Dataset, File, Findings, Hdf5Error, Kind, Object, Options, Severity, Storage, Value,
     UNDEFINED,
 };
 use crate::superblock;
@@ -28,7 +28,7 @@ struct Walk<'a, S: ReadAt + ?Sized> {
     src: Source<'a, S>,
     options: Options,
     objects: Vec<Object>,
-    findings: Listed,
+    findings: Findings,
     headers: HashSet<u64>,
     heaps: GlobalHeaps,
     inline_left: u64,
@@ -41,7 +41,7 @@ pub fn read<S: ReadAt + ?Sized>(src: &S, options: Options) -> Result<File, Hdf5E
         src: Source::new(src),
         options,
         objects: Vec::new(),
-        findings: Listed::default(),
+        findings: Findings::default(),
         headers: HashSet::new(),
         heaps: GlobalHeaps::default(),
         inline_left: inline_budget(src.size()),

@@ -8,6 +8,10 @@
 /// Findings of one kind listed in a row; the rest are counted in one final finding.
 pub const FINDINGS_PER_KIND: usize = 100;
 
+/// Findings listed in a row whose reader does not sort them by kind
+/// ([`crate::model::Findings`]); the rest are counted in one final finding.
+pub const FINDINGS_PER_ROW: usize = 256;
+
 /// Unread tensors of one kind listed; the rest are counted in one final entry.
 pub const UNREAD_PER_KIND: usize = 1_000;
 

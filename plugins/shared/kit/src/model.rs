@@ -1,9 +1,13 @@
 //! The reading model every first-party reader shares, declared once: a [`Finding`] with its
-//! [`Severity`] and place, and the memory every reader is held to for an input of a given size
-//! ([`memory_bound`]). A reader keeps its findings in these and turns them into the plugin API's
-//! at the boundary (`socair_plugin_api::Finding::from`).
+//! [`Severity`] and place, a row's [`Findings`] (bounded, the worst of all of them kept), the
+//! row status they give ([`status`]), and the memory every reader is held to for an input of a
+//! given size ([`memory_bound`]). A reader keeps its findings in these and turns them into the
+//! plugin API's at the boundary (`socair_plugin_api::Finding::from`, [`Findings::to_api`]).
 
+use crate::bounded::FINDINGS_PER_ROW;
 pub use crate::severity::Severity;
+use abi_stable::std_types::RVec;
+use socair_plugin_api::RowStatus;
 
 /// One thing a reader found, with its place.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -37,6 +41,105 @@ impl From<&Finding> for socair_plugin_api::Finding {
     fn from(f: &Finding) -> Self {
         socair_plugin_api::Finding::new(f.severity.into(), f.place.as_str(), f.reason.as_str())
     }
+}
+
+/// The status of a row whose worst finding is `worst`: PASS for none.
+pub fn status(worst: Option<Severity>) -> RowStatus {
+    worst.map_or(RowStatus::Pass, RowStatus::from)
+}
+
+/// A row's findings: the first [`FINDINGS_PER_ROW`] listed, the rest counted, and the worst of
+/// all of them kept, so that a FAIL past the listed ones still makes the row a FAIL.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Findings {
+    /// Listed, in the order they were found.
+    pub shown: Vec<Finding>,
+    /// Counted past those.
+    pub more: u64,
+    /// The worst of all of them, listed or counted.
+    pub worst: Option<Severity>,
+}
+
+impl Findings {
+    /// Adds one; `place` and `reason` are kept only while fewer than [`FINDINGS_PER_ROW`] are.
+    pub fn add(&mut self, severity: Severity, place: impl Into<String>, reason: impl Into<String>) {
+        self.worst = self.worst.max(Some(severity));
+        if self.shown.len() < FINDINGS_PER_ROW {
+            self.shown.push(Finding::new(severity, place, reason));
+        } else {
+            self.more += 1;
+        }
+    }
+
+    /// Adds one whose reason is built only when it is listed.
+    pub fn add_with(
+        &mut self,
+        severity: Severity,
+        place: impl Into<String>,
+        reason: impl FnOnce() -> String,
+    ) {
+        if self.shown.len() < FINDINGS_PER_ROW {
+            self.add(severity, place, reason());
+        } else {
+            self.worst = self.worst.max(Some(severity));
+            self.more += 1;
+        }
+    }
+
+    /// Adds every finding of `other`, listed or counted.
+    pub fn extend(&mut self, other: Findings) {
+        for f in other.shown {
+            self.add(f.severity, f.place, f.reason);
+        }
+        self.more += other.more;
+        self.worst = self.worst.max(other.worst);
+    }
+
+    /// How many were added, listed or not.
+    pub fn total(&self) -> u64 {
+        self.shown.len() as u64 + self.more
+    }
+
+    /// Whether none were added.
+    pub fn is_empty(&self) -> bool {
+        self.worst.is_none()
+    }
+
+    /// The row status they give.
+    pub fn status(&self) -> RowStatus {
+        status(self.worst)
+    }
+
+    /// The plugin API's findings: the listed ones, and for the counted ones one more finding
+    /// (`… and 3 more findings not listed`, `what` naming them) under the worst severity of the
+    /// row, so that a report says of the rest what the row says of all of them.
+    pub fn to_api(&self, what: &str) -> RVec<socair_plugin_api::Finding> {
+        self.listed(what).into_iter().map(Into::into).collect()
+    }
+
+    /// The listed findings and, when some were only counted, the one finding that counts them
+    /// (see [`Findings::to_api`]).
+    pub fn listed(&self, what: &str) -> Vec<Finding> {
+        let mut out = self.shown.clone();
+        if let (true, Some(worst)) = (self.more > 0, self.worst) {
+            out.push(Finding::new(
+                worst,
+                "(the rest of the file)",
+                more_not_listed(self.more, what),
+            ));
+        }
+        out
+    }
+}
+
+/// The sentence for `count` findings past the listed ones: `… and 3 more findings not listed
+/// (the first 256 are)`.
+pub fn more_not_listed(count: u64, what: &str) -> String {
+    format!(
+        "… and {} more {what} not listed (the first {} are)",
+        crate::bounded::thousands(count),
+        crate::bounded::thousands(FINDINGS_PER_ROW as u64)
+    )
 }
 
 /// The memory every first-party reader is held to, beyond the host's: a fixed 64 MiB ...
@@ -74,5 +177,26 @@ mod tests {
         assert_eq!(api.severity, socair_plugin_api::Severity::Fail);
         assert_eq!(api.reason.as_str(), "why");
         assert_eq!(socair_plugin_api::Finding::from(f), api);
+    }
+
+    #[test]
+    fn a_fail_past_the_listed_findings_still_fails_the_row() {
+        let mut row = Findings::default();
+        assert_eq!(row.status(), RowStatus::Pass);
+        for i in 0..FINDINGS_PER_ROW {
+            row.add(Severity::Lead, format!("byte {i}"), "odd");
+        }
+        row.add(Severity::Fail, "byte 9999", "code");
+        assert_eq!(row.shown.len(), FINDINGS_PER_ROW);
+        assert_eq!((row.more, row.total()), (1, FINDINGS_PER_ROW as u64 + 1));
+        assert_eq!(row.status(), RowStatus::Fail);
+        let mut merged = Findings::default();
+        merged.extend(row);
+        assert_eq!(merged.status(), RowStatus::Fail);
+        let api = merged.to_api("findings");
+        assert_eq!(api.len(), FINDINGS_PER_ROW + 1);
+        let last = api.last().unwrap();
+        assert_eq!(last.severity, socair_plugin_api::Severity::Fail);
+        assert!(last.reason.as_str().contains("1 more findings not listed"));
     }
 }

@@ -11,6 +11,16 @@ pub enum Severity {
     Fail,
 }
 
+/// The status of a row whose worst finding is of this severity.
+impl From<Severity> for socair_plugin_api::RowStatus {
+    fn from(s: Severity) -> Self {
+        match s {
+            Severity::Lead => socair_plugin_api::RowStatus::Lead,
+            Severity::Fail => socair_plugin_api::RowStatus::Fail,
+        }
+    }
+}
+
 impl From<Severity> for socair_plugin_api::Severity {
     fn from(s: Severity) -> Self {
         match s {

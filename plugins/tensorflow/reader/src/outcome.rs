@@ -160,11 +160,7 @@ impl Outcome {
 
     /// The worst severity noted.
     pub fn status(&self) -> RowStatus {
-        match self.worst {
-            Some(Severity::Fail) => RowStatus::Fail,
-            Some(Severity::Lead) => RowStatus::Lead,
-            None => RowStatus::Pass,
-        }
+        socair_plugin_kit::model::status(self.worst)
     }
 
     /// The `OpenedFile`, its one row summarized by `summary` (given the row's status).

@@ -320,11 +320,7 @@ fn structure_row() -> ReportRow {
 }
 
 fn pickle_row(a: &Analysis, header_only: bool) -> ReportRow {
-    let status = match a.worst() {
-        Some(Severity::Fail) => RowStatus::Fail,
-        Some(Severity::Lead) => RowStatus::Lead,
-        None => RowStatus::Pass,
-    };
+    let status = socair_plugin_kit::model::status(a.worst());
     let order = match a.byteorder_record {
         _ if a.legacy => "storages little-endian, as torch writes legacy storages on every machine",
         Some(Endian::Little) => "byteorder little",

@@ -38,9 +38,9 @@ use crate::pickle::{self, Severity};
 use crate::zip::{self, Archive, ReadAt, Record};
 use abi_stable::std_types::{ROption, RVec};
 use socair_plugin_api::{
-    ByteOrder, ByteRange, Finding, OpenedFile, ReportRow, RowStatus, TensorDescriptor,
-    TensorOrigin, Unread,
+    ByteOrder, ByteRange, OpenedFile, ReportRow, RowStatus, TensorDescriptor, TensorOrigin, Unread,
 };
+use socair_plugin_kit::model::Findings;
 use socair_plugin_kit::report::{PICKLE_CHECK, STRUCTURE_CHECK};
 use socair_plugin_kit::zip::claims::{pt2_claims, pt2_record_name};
 use std::collections::BTreeSet;
@@ -49,7 +49,7 @@ use std::collections::BTreeSet;
 pub const FORMAT: &str = "torch-export";
 
 /// Findings listed per row; the rest are counted.
-const LISTED: usize = 64;
+const LISTED: usize = socair_plugin_kit::bounded::FINDINGS_PER_ROW;
 /// The largest JSON record (a graph or a payload config) parsed.
 const MAX_JSON: u64 = 64 << 20;
 /// Records `PyTorchFileWriter` writes on its own.
@@ -89,51 +89,6 @@ impl<R: ReadAt + ?Sized> ReadAt for Window<'_, R> {
     }
 }
 
-/// Findings of one row: the first [`LISTED`] kept, the rest counted.
-#[derive(Default)]
-struct Listed {
-    shown: Vec<Finding>,
-    more: u64,
-    worst: Option<Severity>,
-}
-
-impl Listed {
-    fn add(&mut self, severity: Severity, place: impl Into<String>, reason: impl Into<String>) {
-        self.worst = self.worst.max(Some(severity));
-        if self.shown.len() < LISTED {
-            self.shown
-                .push(Finding::new(severity.into(), place, reason));
-        } else {
-            self.more += 1;
-        }
-    }
-
-    fn status(&self) -> RowStatus {
-        match self.worst {
-            None => RowStatus::Pass,
-            Some(Severity::Lead) => RowStatus::Lead,
-            Some(Severity::Fail) => RowStatus::Fail,
-        }
-    }
-
-    fn findings(mut self) -> RVec<Finding> {
-        if self.more > 0 {
-            // Counted under the worst of the row's findings, so a report says of the rest what
-            // the row says of all of them.
-            let worst = self.worst.unwrap_or(Severity::Lead);
-            self.shown.push(Finding::new(
-                worst.into(),
-                "(the rest of the file)",
-                format!(
-                    "… and {} more findings (the first {LISTED} are listed)",
-                    self.more
-                ),
-            ));
-        }
-        self.shown.into()
-    }
-}
-
 struct Reader<'s, R: ?Sized> {
     src: &'s R,
     options: &'s AnalyzeOptions,
@@ -141,8 +96,8 @@ struct Reader<'s, R: ?Sized> {
     archive: Archive,
     /// Records accounted for, by index.
     read: BTreeSet<usize>,
-    structure: Listed,
-    pickle: Listed,
+    structure: Findings,
+    pickle: Findings,
     tensors: Vec<TensorDescriptor>,
     unread: Vec<Unread>,
     byte_order: ByteOrder,
@@ -167,11 +122,18 @@ pub fn open(
     let archive = match zip::read_archive(src) {
         Ok(a) => a,
         Err(e) => {
-            let mut structure = Listed::default();
+            let mut structure = Findings::default();
             structure.add(Severity::Fail, format!("zip {}", e.place()), e.to_string());
             let unread = vec![unread_whole(format!("the zip structure is refused: {e}"))];
             let summary = "not a PT2 archive torch reads: its zip structure is refused".into();
-            return rows(structure, Listed::default(), 0, summary, Vec::new(), unread);
+            return rows(
+                structure,
+                Findings::default(),
+                0,
+                summary,
+                Vec::new(),
+                unread,
+            );
         }
     };
     let mut r = Reader {
@@ -180,8 +142,8 @@ pub fn open(
         to_opened,
         archive,
         read: BTreeSet::new(),
-        structure: Listed::default(),
-        pickle: Listed::default(),
+        structure: Findings::default(),
+        pickle: Findings::default(),
         tensors: Vec::new(),
         unread: Vec::new(),
         byte_order: ByteOrder::Little,
@@ -225,8 +187,8 @@ fn unread_whole(reason: String) -> Unread {
 }
 
 fn rows(
-    structure: Listed,
-    pickle: Listed,
+    structure: Findings,
+    pickle: Findings,
     pickles: u64,
     summary: String,
     tensors: Vec<TensorDescriptor>,
@@ -257,7 +219,7 @@ fn rows(
             check: PICKLE_CHECK.into(),
             status,
             summary: summary.into(),
-            findings: pickle.findings(),
+            findings: pickle.to_api("findings"),
             names_severities: true,
         }
     };
@@ -270,7 +232,7 @@ fn rows(
                 check: STRUCTURE_CHECK.into(),
                 status: structure_status,
                 summary: structure_summary.into(),
-                findings: structure.findings(),
+                findings: structure.to_api("findings"),
                 names_severities: true,
             },
             pickle_row,

@@ -98,16 +98,16 @@ fn parsed_document(
     data: &[u8],
     parsed: Result<(Value, Vec<Duplicate>, usize), ParseError>,
     kept: &str,
-) -> Result<(Outcome, Value), Outcome> {
+) -> Result<(Outcome, Value), Box<Outcome>> {
     let mut out = Outcome::new(format);
     let (value, duplicates, end) = match parsed {
         Ok(p) => p,
         Err(e) if e.past_bounds => {
             out.what = PAST_BOUNDS.to_owned();
             out.lead(format!("byte {}", e.offset), e.reason);
-            return Err(out);
+            return Err(Box::new(out));
         }
-        Err(e) => return Err(out.refuse(format!("byte {}", e.offset), e.reason)),
+        Err(e) => return Err(Box::new(out.refuse(format!("byte {}", e.offset), e.reason))),
     };
     for d in duplicates {
         // The offset is the later occurrence's: the one JSON keeps, the one UBJSON drops.
@@ -153,7 +153,7 @@ fn finish(
             model::check_indices(&value, data, &mut out);
             out
         }
-        Err(out) => out,
+        Err(out) => *out,
     }
 }
 
@@ -210,7 +210,7 @@ pub fn read_snapshot(data: &[u8]) -> Outcome {
         Ok(p) => p,
         Err(mut out) => {
             out.format = SNAPSHOT_FORMAT;
-            return out;
+            return *out;
         }
     };
     out.format = SNAPSHOT_FORMAT;
@@ -243,10 +243,10 @@ pub fn read_snapshot(data: &[u8]) -> Outcome {
     let Some(model) = root.get("Model") else {
         return out.refuse("Model", "missing: XGBoost's LoadModel requires it");
     };
-    let before = out.findings.len();
+    let before = out.findings.shown.len();
     let what = model::check(model, data, &mut out);
     model::check_indices(model, data, &mut out);
-    for f in out.findings.iter_mut().skip(before) {
+    for f in out.findings.shown.iter_mut().skip(before) {
         f.place = format!("Model.{}", f.place);
     }
     out.tensors.clear();

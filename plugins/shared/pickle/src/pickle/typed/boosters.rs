@@ -80,7 +80,7 @@ impl Run<'_, '_> {
         let what = format!("{class}: {}", read.what);
         self.charge(what.len());
         self.t().models.push(what);
-        for f in read.findings {
+        for f in read.findings.shown {
             self.note(Kind::Structure, f.severity, None, || {
                 format!(
                     "the model the {class}'s {key} holds ({}), {}: {}",
@@ -88,9 +88,10 @@ impl Run<'_, '_> {
                 )
             });
         }
-        if read.dropped > 0 {
-            let n = read.dropped;
-            self.note(Kind::Structure, Severity::Lead, None, || {
+        if let (n @ 1.., Some(worst)) = (read.findings.more, read.findings.worst) {
+            // Under the worst of all the model's findings: a FAIL past the listed ones still
+            // fails the pickle.
+            self.note(Kind::Structure, worst, None, || {
                 format!("the model the {class}'s {key} holds has {n} more findings not listed")
             });
         }
