@@ -12,7 +12,7 @@
 use crate::btree;
 use crate::header;
 use crate::io::Source;
-use crate::messages::{self, kind, Layout, LinkTarget};
+use crate::messages::{self, kind, ChunkIndex, Layout, LinkTarget};
 use socair_plugin_api::ReadAt;
 use std::collections::HashSet;
 
@@ -51,8 +51,16 @@ pub fn read_ahead<S: ReadAt + ?Sized>(src: &mut Source<'_, S>, root: u64, max_de
                         }
                     }
                     kind::LAYOUT => {
-                        if let Ok(Layout::Chunked { btree, .. }) = messages::layout(&m.data, o, l) {
-                            chunk_trees.push(btree);
+                        if let Ok(Layout::Chunked(ch)) = messages::layout(&m.data, o, l) {
+                            // The index's first block, whatever its kind.
+                            chunk_trees.push(match ch.index {
+                                ChunkIndex::BtreeV1(a)
+                                | ChunkIndex::Implicit(a)
+                                | ChunkIndex::FixedArray(a)
+                                | ChunkIndex::ExtensibleArray(a)
+                                | ChunkIndex::BtreeV2(a) => a,
+                                ChunkIndex::Single { addr, .. } => addr,
+                            });
                         }
                     }
                     _ => {}

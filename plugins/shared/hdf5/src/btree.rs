@@ -154,7 +154,7 @@ pub fn group_entries<S: ReadAt + ?Sized>(
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Chunk {
     /// Its bytes as stored (after filters).
-    pub size: u32,
+    pub size: u64,
     /// Filters skipped for this chunk (a bit per filter of the pipeline).
     pub mask: u32,
     /// Its offset in the dataset, in elements, per dimension.
@@ -184,7 +184,7 @@ pub fn chunks<S: ReadAt + ?Sized>(
         &mut HashSet::new(),
         &mut |key, addr| {
             let mut c = Cursor::with(key, 8, 8, "chunk key");
-            let size = c.u32()?;
+            let size = u64::from(c.u32()?);
             let mask = c.u32()?;
             let mut offset = Vec::with_capacity(rank + 1);
             for _ in 0..=rank {

@@ -60,45 +60,80 @@ pub mod kind {
 pub enum Layout {
     /// In the object header itself.
     Compact(Vec<u8>),
-    /// One run of bytes at an address (undefined when nothing was written).
+    /// One run of bytes at an address (undefined when nothing was written); its size, when
+    /// the message records one (versions 1 and 2 do not: the dataspace gives it).
     Contiguous {
         /// Its address.
         addr: u64,
         /// Its length.
-        size: u64,
+        size: Option<u64>,
     },
-    /// Chunks indexed by a version 1 B-tree.
-    Chunked {
-        /// The B-tree's address.
-        btree: u64,
-        /// The chunk's dimensions, in elements (the element size dropped).
-        dims: Vec<u64>,
-        /// The element size the layout records.
-        element: u64,
-    },
+    /// Chunks, found through an index.
+    Chunked(Chunking),
     /// A virtual dataset: its elements are read from other datasets, in this file or others.
     Virtual,
-    /// Anything else: what it is.
-    Other(String),
 }
 
-/// Parses a data layout message.
+/// A chunked layout: the chunk's shape and where the index of its chunks is.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Chunking {
+    /// The message's version (1 to 5): version 5 writes a filtered chunk's size in a field of
+    /// the file's length size.
+    pub version: u8,
+    /// The chunk's dimensions, in elements (the element size dropped).
+    pub dims: Vec<u64>,
+    /// The element size the layout records.
+    pub element: u64,
+    /// The index of the chunks.
+    pub index: ChunkIndex,
+    /// Partial edge chunks are stored unfiltered (`H5D_CHUNK_DONT_FILTER_PARTIAL_CHUNKS`).
+    pub unfiltered_edges: bool,
+}
+
+/// The structure that lists a chunked dataset's chunks (`H5D_chunk_index_t`, `H5Dpublic.h`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ChunkIndex {
+    /// A version 1 B-tree (layout versions 1 to 3) at this address.
+    BtreeV1(u64),
+    /// One chunk covering the dataset, at this address; when filtered, its stored size and
+    /// filter mask.
+    Single {
+        /// The chunk's address.
+        addr: u64,
+        /// Its stored size and filter mask, when the pipeline is not empty.
+        filtered: Option<(u64, u32)>,
+    },
+    /// Chunks laid out one after another from this address, in the order of their index
+    /// (no filter, allocated early).
+    Implicit(u64),
+    /// A fixed array at this address.
+    FixedArray(u64),
+    /// An extensible array at this address.
+    ExtensibleArray(u64),
+    /// A version 2 B-tree at this address.
+    BtreeV2(u64),
+}
+
+/// Layout flags of version 4 and 5 messages (`H5Opkg.h`): partial edge chunks unfiltered,
+/// the single chunk's size and mask stored in the message.
+const DONT_FILTER_PARTIAL_CHUNKS: u8 = 0x01;
+const SINGLE_INDEX_WITH_FILTER: u8 = 0x02;
+
+/// Parses a data layout message (`H5O__layout_decode`, `H5Olayout.c`: versions 1 to 4 as
+/// HDF5 1.14 writes them; version 5, which HDF5 2.0 writes for libver v200, shares version
+/// 4's encoding and changes only how a filtered chunk's size is written in the index).
 pub fn layout(data: &[u8], offsets: u8, lengths: u8) -> Result<Layout, Hdf5Error> {
-    let mut c = Cursor::with(data, offsets, lengths, "data layout message");
+    let what = "data layout message";
+    let mut c = Cursor::with(data, offsets, lengths, what);
     let version = c.u8()?;
-    match version {
-        3 | 4 => {}
-        1 | 2 => {
-            return Ok(Layout::Other(format!(
-                "a version {version} layout (HDF5 1.4 and older)"
-            )))
-        }
-        v => {
-            return Err(Hdf5Error::new(
-                "data layout message",
-                format!("version {v}: HDF5 writes 1 to 5"),
-            ))
-        }
+    if !(1..=5).contains(&version) {
+        return Err(Hdf5Error::new(
+            what,
+            format!("version {version}: HDF5 writes 1 to 5"),
+        ));
+    }
+    if version < 3 {
+        return old_layout(&mut c, version);
     }
     let class = c.u8()?;
     Ok(match class {
@@ -108,30 +143,144 @@ pub fn layout(data: &[u8], offsets: u8, lengths: u8) -> Result<Layout, Hdf5Error
         }
         1 => Layout::Contiguous {
             addr: c.addr()?,
-            size: c.length()?,
+            size: Some(c.length()?),
         },
         2 if version == 3 => {
             let rank = usize::from(c.u8()?);
             let btree = c.addr()?;
-            if !(2..=33).contains(&rank) {
-                return Err(Hdf5Error::new(
-                    "data layout message",
-                    format!("a chunked layout of {rank} dimensions (1 + the dataset's rank, at most 33)"),
-                ));
-            }
-            let mut dims = Vec::with_capacity(rank);
+            let mut dims = chunk_rank(rank)?;
             for _ in 0..rank {
                 dims.push(u64::from(c.u32()?));
             }
-            let element = dims.pop().unwrap_or(0);
-            Layout::Chunked {
-                btree,
-                dims,
-                element,
-            }
+            chunking(version, dims, ChunkIndex::BtreeV1(btree), 0)?
         }
-        2 => Layout::Other("a chunked layout indexed by a version 4 structure (fixed or extensible array, version 2 B-tree, single chunk), which h5py writes only with libver='latest'".into()),
-        3 if version == 4 => Layout::Virtual,
+        2 => {
+            let flags = c.u8()?;
+            if flags & !(DONT_FILTER_PARTIAL_CHUNKS | SINGLE_INDEX_WITH_FILTER) != 0 {
+                return Err(Hdf5Error::new(
+                    what,
+                    format!("chunk flags {flags:#x}: HDF5 defines 0x1 and 0x2"),
+                ));
+            }
+            let rank = usize::from(c.u8()?);
+            let width = usize::from(c.u8()?);
+            if !(1..=8).contains(&width) {
+                return Err(Hdf5Error::new(
+                    what,
+                    format!("chunk dimensions of {width} bytes each: HDF5 writes 1 to 8"),
+                ));
+            }
+            let mut dims = chunk_rank(rank)?;
+            for _ in 0..rank {
+                dims.push(c.uint(width)?);
+            }
+            let index = match c.u8()? {
+                1 => {
+                    let filtered = if flags & SINGLE_INDEX_WITH_FILTER != 0 {
+                        Some((c.length()?, c.u32()?))
+                    } else {
+                        None
+                    };
+                    ChunkIndex::Single {
+                        addr: c.addr()?,
+                        filtered,
+                    }
+                }
+                2 => ChunkIndex::Implicit(c.addr()?),
+                3 => {
+                    c.skip(1)?; // page bits: the array's header records them too
+                    ChunkIndex::FixedArray(c.addr()?)
+                }
+                4 => {
+                    c.skip(5)?; // creation parameters: the array's header records them too
+                    ChunkIndex::ExtensibleArray(c.addr()?)
+                }
+                5 => {
+                    c.skip(6)?; // node size, split and merge percentages: likewise
+                    ChunkIndex::BtreeV2(c.addr()?)
+                }
+                k => {
+                    return Err(Hdf5Error::new(
+                        what,
+                        format!(
+                        "chunk index type {k}: HDF5 defines 1 to 5 in a version {version} message"
+                    ),
+                    ))
+                }
+            };
+            chunking(version, dims, index, flags)?
+        }
+        3 if version >= 4 => Layout::Virtual,
+        k => {
+            return Err(Hdf5Error::new(
+                what,
+                format!("layout class {k} in a version {version} message"),
+            ))
+        }
+    })
+}
+
+/// Room for a chunked layout's `rank` dimensions (the dataset's and the element size's),
+/// checked: 2 to 33.
+fn chunk_rank(rank: usize) -> Result<Vec<u64>, Hdf5Error> {
+    if !(2..=33).contains(&rank) {
+        return Err(Hdf5Error::new(
+            "data layout message",
+            format!("a chunked layout of {rank} dimensions (1 + the dataset's rank, at most 33)"),
+        ));
+    }
+    Ok(Vec::with_capacity(rank))
+}
+
+fn chunking(
+    version: u8,
+    mut dims: Vec<u64>,
+    index: ChunkIndex,
+    flags: u8,
+) -> Result<Layout, Hdf5Error> {
+    let element = dims.pop().unwrap_or(0);
+    if element == 0 || dims.contains(&0) {
+        return Err(Hdf5Error::new(
+            "data layout message",
+            format!("chunks of {dims:?} elements of {element} bytes: the HDF5 library refuses a dimension of 0"),
+        ));
+    }
+    Ok(Layout::Chunked(Chunking {
+        version,
+        dims,
+        element,
+        index,
+        unfiltered_edges: flags & DONT_FILTER_PARTIAL_CHUNKS != 0,
+    }))
+}
+
+/// Versions 1 and 2 (HDF5 1.4 and older): the rank, the class, an address for contiguous and
+/// chunked storage, then the dimensions as 32-bit numbers.
+fn old_layout(c: &mut Cursor<'_>, version: u8) -> Result<Layout, Hdf5Error> {
+    let rank = usize::from(c.u8()?);
+    let class = c.u8()?;
+    c.skip(5)?;
+    if rank == 0 || rank > 33 {
+        return Err(Hdf5Error::new(
+            "data layout message",
+            format!("{rank} dimensions in a version {version} message (1 to 33)"),
+        ));
+    }
+    let addr = if class == 0 { UNDEFINED } else { c.addr()? };
+    let mut dims = Vec::with_capacity(rank);
+    for _ in 0..rank {
+        dims.push(u64::from(c.u32()?));
+    }
+    Ok(match class {
+        0 => {
+            let size = usize::try_from(c.u32()?).unwrap_or(usize::MAX);
+            Layout::Compact(c.take(size)?.to_vec())
+        }
+        1 => Layout::Contiguous { addr, size: None },
+        2 => {
+            chunk_rank(rank)?;
+            chunking(version, dims, ChunkIndex::BtreeV1(addr), 0)?
+        }
         k => {
             return Err(Hdf5Error::new(
                 "data layout message",
@@ -149,6 +298,11 @@ pub struct Filter {
     pub id: u16,
     /// Its name, when stored.
     pub name: String,
+    /// Optional: the pipeline skipped it for a chunk it failed on, and says so in the chunk's
+    /// filter mask.
+    pub optional: bool,
+    /// Its client data (the shuffle filter's element size, deflate's level…).
+    pub values: Vec<u32>,
 }
 
 impl Filter {
@@ -201,7 +355,7 @@ pub fn filters(data: &[u8]) -> Result<Vec<Filter>, Hdf5Error> {
         } else {
             0
         };
-        let _flags = c.u16()?;
+        let flags = c.u16()?;
         let values = usize::from(c.u16()?);
         let stored = if version == 1 {
             (name_len + 7) & !7
@@ -211,13 +365,90 @@ pub fn filters(data: &[u8]) -> Result<Vec<Filter>, Hdf5Error> {
         let name = c.take(stored)?;
         let end = name.iter().position(|&b| b == 0).unwrap_or(name.len());
         let name = String::from_utf8_lossy(name.get(..end).unwrap_or_default()).into_owned();
-        c.skip(values * 4)?;
+        let mut cd = Vec::with_capacity(values.min(c.left() / 4));
+        for _ in 0..values {
+            cd.push(c.u32()?);
+        }
         if version == 1 && values % 2 == 1 {
             c.skip(4)?;
         }
-        out.push(Filter { id, name });
+        out.push(Filter {
+            id,
+            name,
+            optional: flags & 1 != 0,
+            values: cd,
+        });
     }
     Ok(out)
+}
+
+/// What storage never written reads as: the dataset's fill value, zeros when it has none, or
+/// nothing defined when the dataset says never to fill (`H5D_FILL_TIME_NEVER`).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Fill {
+    /// The value's bytes, when one is stored.
+    pub value: Option<Vec<u8>>,
+    /// The library never fills: an unwritten chunk reads as whatever memory held.
+    pub never: bool,
+}
+
+/// Parses a fill value message (`H5O__fill_new_decode`, `H5Ofill.c`; `old` for the old
+/// message, `H5O__fill_old_decode`: a size and the value).
+pub fn fill(data: &[u8], old: bool) -> Result<Fill, Hdf5Error> {
+    let what = "fill value message";
+    let mut c = Cursor::with(data, 8, 8, what);
+    let sized = |c: &mut Cursor<'_>| -> Result<Option<Vec<u8>>, Hdf5Error> {
+        let size = usize::try_from(c.u32()?).unwrap_or(usize::MAX);
+        (size > 0)
+            .then(|| c.take(size).map(<[u8]>::to_vec))
+            .transpose()
+    };
+    if old {
+        return Ok(Fill {
+            value: sized(&mut c)?,
+            never: false,
+        });
+    }
+    let version = c.u8()?;
+    let (fill_time, value) = match version {
+        1 | 2 => {
+            let _alloc_time = c.u8()?;
+            let fill_time = c.u8()?;
+            let defined = c.u8()? != 0;
+            // Version 1 always stores the size; version 2 only for a defined value.
+            let value = if version == 1 || defined {
+                sized(&mut c)?
+            } else {
+                None
+            };
+            (fill_time, value)
+        }
+        3 => {
+            let flags = c.u8()?;
+            if flags & !0x3f != 0 {
+                return Err(Hdf5Error::new(
+                    what,
+                    format!("flags {flags:#x}: HDF5 defines the low six bits"),
+                ));
+            }
+            let value = if flags & 0x10 == 0 && flags & 0x20 != 0 {
+                sized(&mut c)?
+            } else {
+                None
+            };
+            ((flags >> 2) & 3, value)
+        }
+        v => {
+            return Err(Hdf5Error::new(
+                what,
+                format!("version {v}: HDF5 writes 1 to 3"),
+            ))
+        }
+    };
+    Ok(Fill {
+        value,
+        never: fill_time == 1,
+    })
 }
 
 /// An external data files message: the local heap holding the names, and each slot's name

@@ -29,6 +29,14 @@ pub enum Type {
         /// Byte order.
         order: Order,
     },
+    /// A complex number as h5py stores NumPy's `complex64` and `complex128`: a compound of
+    /// two IEEE floats of `size / 2` bytes named `r` and `i`, in that order, unpadded.
+    Complex {
+        /// Bytes of both parts.
+        size: u32,
+        /// Byte order.
+        order: Order,
+    },
     /// h5py's boolean: an `int8` enum with exactly `FALSE = 0` and `TRUE = 1`.
     Bool,
     /// A fixed-length string of `size` bytes.
@@ -61,6 +69,7 @@ impl Type {
         match self {
             Type::Int { size, .. }
             | Type::Float { size, .. }
+            | Type::Complex { size, .. }
             | Type::FixedString { size, .. }
             | Type::Opaque { size }
             | Type::Other { size, .. } => u64::from(*size),
@@ -76,6 +85,8 @@ impl Type {
             Type::Float { size: 2, order } => ("F16", *order),
             Type::Float { size: 4, order } => ("F32", *order),
             Type::Float { size: 8, order } => ("F64", *order),
+            Type::Complex { size: 8, order } => ("C64", *order),
+            Type::Complex { size: 16, order } => ("C128", *order),
             Type::Int {
                 size,
                 signed,
@@ -111,6 +122,7 @@ impl Type {
                 )
             }
             Type::Float { size, .. } => format!("float{}", u64::from(*size) * 8),
+            Type::Complex { size, .. } => format!("complex{}", u64::from(*size) * 8),
             Type::Bool => "bool".into(),
             Type::FixedString { size, .. } => format!("a string of {size} bytes"),
             Type::VarString => "a variable-length string".into(),
@@ -267,7 +279,8 @@ impl File {
 /// Options of one read.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Options {
-    /// Read chunks that do not lie in row-major order and assemble them (within
-    /// [`walk::inline_budget`]); without it such datasets are left unread.
+    /// Read what does not lie in the file in row-major order (chunks in tiles, filtered
+    /// chunks, fill values) and assemble it (within [`walk::inline_budget`]); without it such
+    /// datasets are left unread.
     pub read_data: bool,
 }

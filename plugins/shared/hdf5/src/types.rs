@@ -111,7 +111,15 @@ pub fn datatype(data: &[u8], offsets: u8, lengths: u8) -> Result<Type, Hdf5Error
         2 => other("a time type"),
         4 => other("a bitfield"),
         5 => Type::Opaque { size },
-        6 => other("a compound type"),
+        6 => complex(
+            &mut c,
+            version,
+            size,
+            u16::from_le_bytes([bits[0], bits[1]]),
+            offsets,
+            lengths,
+        )?
+        .unwrap_or_else(|| other("a compound type")),
         7 => other("a reference"),
         10 => other("an array type"),
         11 => other("a complex type"),
@@ -121,6 +129,56 @@ pub fn datatype(data: &[u8], offsets: u8, lengths: u8) -> Result<Type, Hdf5Error
                 format!("class {k}, which HDF5 does not define"),
             ))
         }
+    })
+}
+
+/// A compound that is h5py's complex number (`h5py/_conv` `H5PY_COMPLEX`: members `r` and `i`,
+/// IEEE floats of half the size, at offsets 0 and half), read as `H5O__dtype_decode_helper`
+/// reads a compound's members; `None` for any other compound.
+fn complex(
+    c: &mut Cursor<'_>,
+    version: u8,
+    size: u32,
+    members: u16,
+    offsets: u8,
+    lengths: u8,
+) -> Result<Option<Type>, Hdf5Error> {
+    if members != 2 || !matches!(size, 8 | 16) {
+        return Ok(None);
+    }
+    let mut parts = Vec::new();
+    for _ in 0..2 {
+        let rest = c.rest();
+        let end = rest.iter().position(|&b| b == 0).ok_or_else(|| c.short())?;
+        let name = rest.get(..end).unwrap_or_default().to_vec();
+        // Versions 1 and 2 pad a name with NULs to a multiple of eight; 3 does not.
+        c.skip(if version < 3 { (end + 8) & !7 } else { end + 1 })?;
+        let offset = if version < 3 {
+            u64::from(c.u32()?)
+        } else {
+            // As many bytes as the compound's size needs (`H5VM_limit_enc_size`).
+            c.uint(usize::try_from(size.ilog2() / 8 + 1).unwrap_or(4))?
+        };
+        if version == 1 {
+            c.skip(1 + 3 + 4 + 4 + 16)?; // an array member's rank, permutation and sizes
+        }
+        // The member's own datatype message: 8 bytes and a float's 12 of properties.
+        let member = c.take(20)?;
+        parts.push((name, offset, datatype(member, offsets, lengths)?));
+    }
+    let half = size / 2;
+    let float = |t: &Type| match t {
+        Type::Float { size, order } if *size == half => Some(*order),
+        _ => None,
+    };
+    Ok(match (&parts[0], &parts[1]) {
+        ((r, 0, a), (i, o, b)) if r == b"r" && i == b"i" && *o == u64::from(half) => {
+            match (float(a), float(b)) {
+                (Some(x), Some(y)) if x == y => Some(Type::Complex { size, order: x }),
+                _ => None,
+            }
+        }
+        _ => None,
     })
 }
 
@@ -143,6 +201,15 @@ fn bool_names(c: &mut Cursor<'_>, version: u8) -> Result<bool, Hdf5Error> {
 
 /// A dataspace: its dimensions, or none for a null dataspace.
 pub fn dataspace(data: &[u8], offsets: u8, lengths: u8) -> Result<Option<Vec<u64>>, Hdf5Error> {
+    Ok(extent(data, offsets, lengths)?.map(|(dims, _)| dims))
+}
+
+/// A dataspace's dimensions, and its maximum dimensions when it records them.
+pub type Extent = (Vec<u64>, Option<Vec<u64>>);
+
+/// A dataspace's dimensions and, when it records them, its maximum dimensions
+/// ([`UNDEFINED`](crate::UNDEFINED) for an unlimited one); none for a null dataspace.
+pub fn extent(data: &[u8], offsets: u8, lengths: u8) -> Result<Option<Extent>, Hdf5Error> {
     let mut c = Cursor::with(data, offsets, lengths, "dataspace message");
     let version = c.u8()?;
     let rank = c.u8()?;
@@ -170,8 +237,23 @@ pub fn dataspace(data: &[u8], offsets: u8, lengths: u8) -> Result<Option<Vec<u64
     for _ in 0..rank {
         dims.push(c.length()?);
     }
-    let _ = flags;
-    Ok(if null { None } else { Some(dims) })
+    let max = if flags & 1 != 0 {
+        let mut max = Vec::with_capacity(usize::from(rank));
+        let n = u32::from(lengths.min(8)) * 8;
+        for _ in 0..rank {
+            let m = c.length()?;
+            // All ones, whatever the size of a length, is `H5S_UNLIMITED`.
+            max.push(if n < 64 && m == (1u64 << n) - 1 {
+                crate::UNDEFINED
+            } else {
+                m
+            });
+        }
+        Some(max)
+    } else {
+        None
+    };
+    Ok(if null { None } else { Some((dims, max)) })
 }
 
 /// The number of elements of `dims`, unless it overflows.

@@ -1,11 +1,12 @@
 //! The walk from the root group over every link: each object's header read once, its
 //! attributes decoded, its children visited by name, its bytes located.
 
-use crate::btree::{self, Chunk, GlobalHeaps};
+use crate::btree::{self, GlobalHeaps};
 use crate::fheap;
+use crate::filters;
 use crate::header;
 use crate::io::{Cursor, Source};
-use crate::messages::{self, kind, Layout, LinkTarget};
+use crate::messages::{self, kind, LinkTarget};
 use crate::model::{
     Attribute, Dataset, File, Findings, Hdf5Error, Kind, Object, Options, Severity, Storage, Value,
     UNDEFINED,
@@ -18,21 +19,37 @@ use std::collections::HashSet;
 /// Groups nested deeper than this are not walked (Keras nests five or six).
 pub const MAX_DEPTH: usize = 64;
 
-/// The bytes assembled inline for a file of `file_len` bytes, over all datasets: the file's
-/// size and 1 MiB (each byte of a chunk is copied at most once).
+/// The bytes assembled inline for a file of `file_len` bytes, over all datasets (chunks out of
+/// row-major order, decompressed, or never written): half the memory every reader is held to,
+/// 32 MiB + 4x the file (each byte of a chunk is copied at most once).
 pub fn inline_budget(file_len: u64) -> u64 {
+    socair_plugin_kit::model::memory_share(file_len, 2)
+}
+
+/// The text of attributes decoded for a file of `file_len` bytes: the file's size and 1 MiB.
+fn text_budget(file_len: u64) -> u64 {
     file_len.saturating_add(1 << 20)
 }
 
-struct Walk<'a, S: ReadAt + ?Sized> {
-    src: Source<'a, S>,
-    options: Options,
+/// The chunks listed for a file of `file_len` bytes, over all datasets: one per 32 bytes of the
+/// file and 65,536 (every chunk takes an index entry of at least an address, and its bytes).
+pub fn chunk_budget(file_len: u64) -> u64 {
+    file_len / 32 + 65_536
+}
+
+/// One walk: what it has read and found, and the budgets left.
+pub(crate) struct Walk<'a, S: ReadAt + ?Sized> {
+    pub(crate) src: Source<'a, S>,
+    pub(crate) options: Options,
     objects: Vec<Object>,
     findings: Findings,
     headers: HashSet<u64>,
     heaps: GlobalHeaps,
-    inline_left: u64,
+    /// Bytes that may still be assembled inline ([`inline_budget`]).
+    pub(crate) inline_left: u64,
     text_left: u64,
+    /// Chunks that may still be listed ([`chunk_budget`]).
+    pub(crate) chunks_left: u64,
 }
 
 /// Reads the file (see [`crate::read`]).
@@ -45,7 +62,8 @@ pub fn read<S: ReadAt + ?Sized>(src: &S, options: Options) -> Result<File, Hdf5E
         headers: HashSet::new(),
         heaps: GlobalHeaps::default(),
         inline_left: inline_budget(src.size()),
-        text_left: inline_budget(src.size()),
+        text_left: text_budget(src.size()),
+        chunks_left: chunk_budget(src.size()),
     };
     let mut early = Vec::new();
     let sb = superblock::read(&mut w.src, &mut early)?;
@@ -68,11 +86,8 @@ fn shown(path: &str) -> String {
     format!("/{path}")
 }
 
-/// The filter id h5py registers for its built-in LZF compressor.
-const H5PY_LZF: u16 = 32000;
-
 impl<S: ReadAt + ?Sized> Walk<'_, S> {
-    fn find(&mut self, severity: Severity, place: String, reason: String) {
+    pub(crate) fn find(&mut self, severity: Severity, place: String, reason: String) {
         self.findings.add(severity, place, reason);
     }
 
@@ -115,6 +130,7 @@ impl<S: ReadAt + ?Sized> Walk<'_, S> {
         let mut attributes = Vec::new();
         let (mut layout, mut ty, mut dims, mut filters) = (None, None, None, None);
         let mut external = None;
+        let (mut fill, mut fill_old) = (None, None);
         let mut stab = None;
         let mut links = Vec::new();
         let mut group_like = false;
@@ -160,12 +176,12 @@ impl<S: ReadAt + ?Sized> Walk<'_, S> {
                 }
                 kind::LAYOUT => layout = Some(messages::layout(&m.data, o, l)?),
                 kind::DATATYPE => ty = Some(types::datatype(&m.data, o, l)?),
-                kind::DATASPACE => dims = Some(types::dataspace(&m.data, o, l)?),
+                kind::DATASPACE => dims = Some(types::extent(&m.data, o, l)?),
                 kind::FILTERS => filters = Some(messages::filters(&m.data)?),
                 kind::EXTERNAL => external = Some(messages::external(&m.data, o, l)?),
-                kind::FILL_OLD
-                | kind::FILL
-                | kind::GROUP_INFO
+                kind::FILL => fill = Some(messages::fill(&m.data, false)?),
+                kind::FILL_OLD => fill_old = Some(messages::fill(&m.data, true)?),
+                kind::GROUP_INFO
                 | kind::COMMENT
                 | kind::MTIME_OLD
                 | kind::MTIME
@@ -181,14 +197,23 @@ impl<S: ReadAt + ?Sized> Walk<'_, S> {
         if let Some(fs) = &filters {
             // LZF (32000) is no plugin for h5py: h5py compiles the filter in and registers it
             // when it is imported (h5py/_hl/filters.py `compression="lzf"`, lzf/lzf_filter.c),
-            // so Keras' loader reads it without loading a library; it is one more filter
-            // socair does not decode (a LEAD, below, as deflate is).
-            for f in fs.iter().filter(|f| f.id >= 256 && f.id != H5PY_LZF) {
+            // so Keras' loader reads it without loading a library; socair decodes it
+            // ([`filters`]) as it decodes deflate.
+            for f in fs
+                .iter()
+                .filter(|f| f.id >= 256 && f.id != filters::H5PY_LZF)
+            {
                 self.find(Severity::Fail, place.clone(), format!("its chunks pass through {}, a user-defined filter: the HDF5 library loads a plugin library from HDF5_PLUGIN_PATH to read them, which runs that library's code", f.describe()));
             }
         }
         let kind = match (layout, ty, dims) {
-            (Some(layout), Some(ty), Some(dims)) => {
+            (Some(layout), Some(ty), Some(extent)) => {
+                let (dims, max) = match extent {
+                    Some((d, m)) => (Some(d), m),
+                    None => (None, None),
+                };
+                // The new fill value message wins over the old one (`H5D__open_oid`).
+                let fill = fill.or(fill_old).unwrap_or_default();
                 let storage = match (&unread_why, &external, dims.as_ref()) {
                     (Some(why), _, _) => Storage::Unread(why.clone()),
                     (_, Some(_), _) => Storage::Unread(
@@ -199,7 +224,14 @@ impl<S: ReadAt + ?Sized> Walk<'_, S> {
                         Storage::Unread("a null dataspace: it holds no elements".into())
                     }
                     (None, None, Some(d)) => {
-                        self.storage(&place, &ty, d, &layout, filters.as_deref().unwrap_or(&[]))?
+                        let stored = crate::dataset::Stored {
+                            ty: &ty,
+                            dims: d,
+                            max: max.as_deref(),
+                            filters: filters.as_deref().unwrap_or(&[]),
+                            fill: &fill,
+                        };
+                        self.storage(&place, &layout, &stored)?
                     }
                 };
                 Kind::Dataset(Dataset {
@@ -413,223 +445,7 @@ impl<S: ReadAt + ?Sized> Walk<'_, S> {
             }
             Type::Other { what, .. } => Value::Other(what.clone()),
             Type::Opaque { size } => Value::Other(format!("an opaque type of {size} bytes")),
+            Type::Complex { size, .. } => Value::Other(format!("complex numbers of {size} bytes")),
         })
-    }
-
-    /// Where a dataset's bytes are.
-    fn storage(
-        &mut self,
-        place: &str,
-        ty: &Type,
-        dims: &[u64],
-        layout: &Layout,
-        filters: &[messages::Filter],
-    ) -> Result<Storage, Hdf5Error> {
-        if ty.element().is_none() && !matches!(ty, Type::Opaque { .. }) {
-            return Ok(Storage::Unread(format!(
-                "its elements are {}, not a tensor type",
-                ty.describe()
-            )));
-        }
-        let size = ty.size(self.src.offsets);
-        let Some(bytes) = types::elements(dims).and_then(|n| n.checked_mul(size)) else {
-            return Err(Hdf5Error::new(
-                place,
-                format!("its dimensions {dims:?} overflow"),
-            ));
-        };
-        match layout {
-            Layout::Compact(data) => {
-                if data.len() as u64 != bytes {
-                    return Err(Hdf5Error::new(
-                        place,
-                        format!(
-                            "compact storage of {} bytes for {bytes} bytes of elements",
-                            data.len()
-                        ),
-                    ));
-                }
-                Ok(Storage::Inline(data.clone()))
-            }
-            Layout::Contiguous { addr, size: stored } => {
-                if bytes == 0 {
-                    return Ok(Storage::Empty);
-                }
-                if *addr == UNDEFINED {
-                    self.find(Severity::Lead, place.to_owned(), "no storage was ever written for it: the HDF5 library reads it as its fill value".into());
-                    return Ok(Storage::Unread(
-                        "no storage allocated (it reads as the fill value)".into(),
-                    ));
-                }
-                if *stored < bytes {
-                    return Err(Hdf5Error::new(place, format!("contiguous storage of {stored} bytes for {bytes} bytes of elements: the HDF5 library refuses to read it")));
-                }
-                if *stored > bytes {
-                    self.find(Severity::Lead, place.to_owned(), format!("contiguous storage of {stored} bytes for {bytes} bytes of elements: the bytes past them are read by no one"));
-                }
-                let at = self.src.locate(*addr, bytes, place)?;
-                Ok(Storage::Ranges(vec![(at, bytes)]))
-            }
-            Layout::Chunked {
-                btree,
-                dims: chunk,
-                element,
-            } => {
-                if *element != size || chunk.len() != dims.len() || chunk.contains(&0) {
-                    return Err(Hdf5Error::new(place, format!("chunks of {chunk:?} elements of {element} bytes for a dataset of {dims:?} elements of {size} bytes")));
-                }
-                if !filters.is_empty() {
-                    let names: Vec<String> = filters.iter().map(|f| f.describe()).collect();
-                    self.find(Severity::Lead, place.to_owned(), format!("its chunks are filtered ({}): h5py writes Keras weights unfiltered; not read", names.join(", ")));
-                    return Ok(Storage::Unread(format!(
-                        "chunks filtered by {}, which socair does not decode",
-                        names.join(", ")
-                    )));
-                }
-                if bytes == 0 {
-                    return Ok(Storage::Empty);
-                }
-                let chunks = btree::chunks(&mut self.src, *btree, dims.len(), place)?;
-                self.chunked(place, dims, chunk, size, bytes, chunks)
-            }
-            Layout::Virtual => {
-                self.find(Severity::Fail, place.to_owned(), "a virtual dataset: its elements are read from other datasets, which may lie in other files the HDF5 library opens when it is read".into());
-                Ok(Storage::Unread(
-                    "a virtual dataset (its elements live in other datasets)".into(),
-                ))
-            }
-            Layout::Other(what) => {
-                self.find(
-                    Severity::Lead,
-                    place.to_owned(),
-                    format!("its layout is {what}: not read"),
-                );
-                Ok(Storage::Unread(format!("its layout is {what}")))
-            }
-        }
-    }
-
-    /// Unfiltered chunks: ranges when they tile the dataset row-wise, else their bytes
-    /// assembled.
-    fn chunked(
-        &mut self,
-        place: &str,
-        dims: &[u64],
-        chunk: &[u64],
-        size: u64,
-        bytes: u64,
-        mut chunks: Vec<Chunk>,
-    ) -> Result<Storage, Hdf5Error> {
-        let chunk_elems = types::elements(chunk).unwrap_or(u64::MAX);
-        let chunk_bytes = chunk_elems.saturating_mul(size);
-        let mut seen = HashSet::new();
-        for c in &chunks {
-            let inside = c
-                .offset
-                .iter()
-                .zip(dims)
-                .zip(chunk)
-                .all(|((&o, &d), &k)| o < d && o % k == 0);
-            if !inside
-                || c.offset.last() != Some(&0)
-                || u64::from(c.size) != chunk_bytes
-                || c.mask != 0
-            {
-                return Err(Hdf5Error::new(place, format!("its chunk index lists a chunk at {:?} of {} bytes (filter mask {}) that does not fit chunks of {chunk:?} in {dims:?}", c.offset, c.size, c.mask)));
-            }
-            if !seen.insert(c.offset.clone()) {
-                return Err(Hdf5Error::new(
-                    place,
-                    format!("its chunk index lists the chunk at {:?} twice", c.offset),
-                ));
-            }
-            self.src.locate(c.addr, chunk_bytes, place)?;
-        }
-        let expected: u64 = dims
-            .iter()
-            .zip(chunk)
-            .map(|(&d, &k)| d.div_ceil(k))
-            .product();
-        if chunks.len() as u64 != expected {
-            self.find(
-                Severity::Lead,
-                place.to_owned(),
-                format!(
-                    "{} of its {expected} chunks were written: the others read as the fill value",
-                    chunks.len()
-                ),
-            );
-            return Ok(Storage::Unread(
-                "some chunks were never written (they read as the fill value)".into(),
-            ));
-        }
-        chunks.sort_by(|a, b| a.offset.cmp(&b.offset));
-        // Row-wise: every dimension but the first whole in each chunk, so each chunk's first
-        // rows are the dataset's next rows in row-major order.
-        let rowwise = dims.iter().zip(chunk).skip(1).all(|(d, k)| d == k);
-        if rowwise {
-            let row = bytes / dims.first().copied().unwrap_or(1).max(1);
-            let mut ranges = Vec::with_capacity(chunks.len());
-            for c in &chunks {
-                let first = c.offset.first().copied().unwrap_or(0);
-                let rows = chunk
-                    .first()
-                    .copied()
-                    .unwrap_or(1)
-                    .min(dims.first().copied().unwrap_or(1) - first);
-                let at = self.src.locate(c.addr, chunk_bytes, place)?;
-                ranges.push((at, rows * row));
-            }
-            return Ok(Storage::Ranges(ranges));
-        }
-        if !self.options.read_data {
-            return Ok(Storage::Unread(
-                "its chunks do not lie in row-major order, and data is not read in this mode"
-                    .into(),
-            ));
-        }
-        if bytes > self.inline_left {
-            self.find(Severity::Lead, place.to_owned(), format!("its chunks do not lie in row-major order, and assembling its {bytes} bytes would pass the budget (the file's size and 1 MiB): not read"));
-            return Ok(Storage::Unread(
-                "chunks out of row-major order, past the assembly budget".into(),
-            ));
-        }
-        self.inline_left -= bytes;
-        let mut out = vec![0u8; bytes as usize];
-        let rank = dims.len();
-        // Row-major strides of the dataset, in elements.
-        let mut strides = vec![1u64; rank];
-        for k in (0..rank.saturating_sub(1)).rev() {
-            strides[k] = strides[k + 1] * dims[k + 1];
-        }
-        let inner = chunk[rank - 1];
-        for c in &chunks {
-            let data = self.src.bytes(c.addr, chunk_bytes, place)?;
-            // Every run of `inner` elements along the last dimension of the chunk.
-            let runs = chunk_elems / inner;
-            for r in 0..runs {
-                let mut rem = r;
-                let mut idx = vec![0u64; rank];
-                for k in (0..rank - 1).rev() {
-                    idx[k] = rem % chunk[k];
-                    rem /= chunk[k];
-                }
-                let pos: Vec<u64> = (0..rank).map(|k| c.offset[k] + idx[k]).collect();
-                if (0..rank - 1).any(|k| pos[k] >= dims[k]) {
-                    continue;
-                }
-                let take = inner.min(dims[rank - 1] - pos[rank - 1]);
-                let dst: u64 = (0..rank).map(|k| pos[k] * strides[k]).sum::<u64>() * size;
-                let src = r * inner * size;
-                let n = take * size;
-                if let (Some(d), Some(s)) = (
-                    out.get_mut(dst as usize..(dst + n) as usize),
-                    data.get(src as usize..(src + n) as usize),
-                ) {
-                    d.copy_from_slice(s);
-                }
-            }
-        }
-        Ok(Storage::Inline(out))
     }
 }

@@ -1,0 +1,304 @@
+//! A stored chunk's filters undone, last first, as the HDF5 library's pipeline undoes them on
+//! read (`H5Z_pipeline`, `H5Z.c`): deflate (`H5Zdeflate.c`, a zlib stream), shuffle
+//! (`H5Zshuffle.c`), Fletcher-32 (`H5Zfletcher32.c`, `H5_checksum_fletcher32` in
+//! `H5checksum.c`), and h5py's LZF (`lzf/lzf_filter.c`, liblzf's `lzf_d.c`), which h5py
+//! compiles in and registers on import. HDF5 1.14 and 2.0, h5py 3.16.
+//!
+//! Every output is bounded before it is written: a stream that would decode to more than the
+//! caller's limit is refused, never decoded to its end.
+
+use crate::messages::Filter;
+
+/// h5py's LZF filter id (`H5PY_FILTER_LZF`, `lzf_filter.h`).
+pub const H5PY_LZF: u16 = 32000;
+
+/// Why a chunk's filters were not undone.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Refusal {
+    /// A filter socair does not decode (szip, n-bit, scale-offset, a plugin's): its name.
+    Unsupported(String),
+    /// The chunk does not decode: the library refuses to read it too (a wrong checksum, a
+    /// broken stream).
+    Corrupt(String),
+    /// It decodes to more than the limit.
+    TooLarge(String),
+}
+
+/// Whether socair undoes filter `id`.
+pub fn decodes(id: u16) -> bool {
+    matches!(id, 1..=3 | H5PY_LZF)
+}
+
+/// `data` (a chunk as stored) with every filter of `pipeline` that `mask` does not skip undone,
+/// last first; no step's output may pass `limit` bytes.
+pub fn undo(
+    pipeline: &[Filter],
+    mask: u32,
+    mut data: Vec<u8>,
+    limit: u64,
+) -> Result<Vec<u8>, Refusal> {
+    for (i, f) in pipeline.iter().enumerate().rev() {
+        if i < 32 && mask & (1 << i) != 0 {
+            continue;
+        }
+        data = match f.id {
+            1 => inflate(&data, limit)?,
+            2 => unshuffle(&data, f.values.first().copied())?,
+            3 => fletcher32_check(data)?,
+            H5PY_LZF => lzf(&data, limit)?,
+            _ => return Err(Refusal::Unsupported(f.describe())),
+        };
+    }
+    Ok(data)
+}
+
+/// A zlib stream inflated (`H5Z__filter_deflate`: `inflateInit`, to `Z_STREAM_END`; bytes
+/// after the stream's end are ignored).
+fn inflate(data: &[u8], limit: u64) -> Result<Vec<u8>, Refusal> {
+    use flate2::{Decompress, FlushDecompress, Status};
+    let mut z = Decompress::new(true);
+    let cap = usize::try_from(limit.saturating_add(1)).unwrap_or(usize::MAX);
+    let mut out = Vec::with_capacity(cap.min(data.len().saturating_mul(4)).min(1 << 20));
+    loop {
+        if out.len() == out.capacity() {
+            if out.len() >= cap {
+                return Err(Refusal::TooLarge(format!(
+                    "its deflate stream decodes to more than {limit} bytes"
+                )));
+            }
+            out.reserve((out.len().max(4096)).min(cap - out.len()));
+        }
+        let consumed = z.total_in() as usize;
+        let before = out.len();
+        let status = z
+            .decompress_vec(
+                data.get(consumed..).unwrap_or_default(),
+                &mut out,
+                FlushDecompress::None,
+            )
+            .map_err(|e| {
+                Refusal::Corrupt(format!(
+                    "its deflate stream is broken ({e}): the HDF5 library refuses to read it"
+                ))
+            })?;
+        match status {
+            Status::StreamEnd => break,
+            _ if out.len() == before
+                && z.total_in() as usize == consumed
+                && out.len() < out.capacity() =>
+            {
+                return Err(Refusal::Corrupt(
+                    "its deflate stream ends before its end: the HDF5 library refuses to read it"
+                        .into(),
+                ));
+            }
+            _ => {}
+        }
+    }
+    if out.len() as u64 > limit {
+        return Err(Refusal::TooLarge(format!(
+            "its deflate stream decodes to more than {limit} bytes"
+        )));
+    }
+    Ok(out)
+}
+
+/// The shuffle filter undone: byte `j` of element `i` comes from plane `j` (`H5Z__filter_shuffle`;
+/// bytes past the last whole element are copied as they are).
+fn unshuffle(data: &[u8], element: Option<u32>) -> Result<Vec<u8>, Refusal> {
+    let Some(size) = element else {
+        return Err(Refusal::Corrupt(
+            "its shuffle filter has no element size: the HDF5 library refuses to read it".into(),
+        ));
+    };
+    let size = size as usize;
+    if size <= 1 {
+        return Ok(data.to_vec());
+    }
+    let n = data.len() / size;
+    let mut out = vec![0u8; data.len()];
+    for j in 0..size {
+        let plane = &data[j * n..(j + 1) * n];
+        for (i, &b) in plane.iter().enumerate() {
+            out[i * size + j] = b;
+        }
+    }
+    out[n * size..].copy_from_slice(&data[n * size..]);
+    Ok(out)
+}
+
+/// Fletcher's checksum over 16-bit words, high byte first, as HDF5 computes it
+/// (`H5_checksum_fletcher32`).
+pub fn fletcher32(data: &[u8]) -> u32 {
+    let (mut sum1, mut sum2) = (0u32, 0u32);
+    let words = data.chunks_exact(2);
+    let tail = words.remainder();
+    // At most 360 words between reductions, so the sums never overflow.
+    for (k, w) in words.enumerate() {
+        sum1 += (u32::from(w[0]) << 8) | u32::from(w[1]);
+        sum2 += sum1;
+        if k % 360 == 359 {
+            sum1 = (sum1 & 0xffff) + (sum1 >> 16);
+            sum2 = (sum2 & 0xffff) + (sum2 >> 16);
+        }
+    }
+    if !(data.len() / 2).is_multiple_of(360) {
+        sum1 = (sum1 & 0xffff) + (sum1 >> 16);
+        sum2 = (sum2 & 0xffff) + (sum2 >> 16);
+    }
+    if let [last] = tail {
+        sum1 += u32::from(*last) << 8;
+        sum2 += sum1;
+        sum1 = (sum1 & 0xffff) + (sum1 >> 16);
+        sum2 = (sum2 & 0xffff) + (sum2 >> 16);
+    }
+    sum1 = (sum1 & 0xffff) + (sum1 >> 16);
+    sum2 = (sum2 & 0xffff) + (sum2 >> 16);
+    (sum2 << 16) | sum1
+}
+
+/// The Fletcher-32 filter undone: the last four bytes (little-endian) must be the checksum of
+/// the rest, or that checksum with the bytes of each half swapped (what HDF5 before 1.6.3
+/// wrote on little-endian machines, which `H5Z__filter_fletcher32` still accepts).
+fn fletcher32_check(mut data: Vec<u8>) -> Result<Vec<u8>, Refusal> {
+    let Some(split) = data.len().checked_sub(4) else {
+        return Err(Refusal::Corrupt("a chunk of fewer than 4 bytes cannot hold its Fletcher-32 checksum: the HDF5 library refuses to read it".into()));
+    };
+    let stored = u32::from_le_bytes([
+        data[split],
+        data[split + 1],
+        data[split + 2],
+        data[split + 3],
+    ]);
+    let sum = fletcher32(&data[..split]);
+    let reversed = ((sum & 0x00ff_00ff) << 8) | ((sum >> 8) & 0x00ff_00ff);
+    if stored != sum && stored != reversed {
+        return Err(Refusal::Corrupt(format!("its Fletcher-32 checksum is {stored:08x}, its bytes sum to {sum:08x}: the HDF5 library refuses to read it (data error detected by fletcher32 checksum)")));
+    }
+    data.truncate(split);
+    Ok(data)
+}
+
+/// An LZF stream decoded (`lzf_decompress`): literal runs and back references, every one
+/// checked to stay inside the input and the output.
+fn lzf(data: &[u8], limit: u64) -> Result<Vec<u8>, Refusal> {
+    let broken = || {
+        Refusal::Corrupt("its LZF stream is broken: h5py's filter refuses to read it (Invalid data for LZF decompression)".into())
+    };
+    let cap = usize::try_from(limit).unwrap_or(usize::MAX);
+    let too_large =
+        || Refusal::TooLarge(format!("its LZF stream decodes to more than {limit} bytes"));
+    let mut out: Vec<u8> = Vec::with_capacity(data.len().saturating_mul(2).min(cap));
+    let mut i = 0;
+    while i < data.len() {
+        let ctrl = usize::from(data[i]);
+        i += 1;
+        if ctrl < 32 {
+            let run = data.get(i..i + ctrl + 1).ok_or_else(broken)?;
+            if out.len() + run.len() > cap {
+                return Err(too_large());
+            }
+            out.extend_from_slice(run);
+            i += ctrl + 1;
+            continue;
+        }
+        let mut len = ctrl >> 5;
+        if len == 7 {
+            len += usize::from(*data.get(i).ok_or_else(broken)?);
+            i += 1;
+        }
+        let low = usize::from(*data.get(i).ok_or_else(broken)?);
+        i += 1;
+        let back = ((ctrl & 0x1f) << 8) + low + 1;
+        let from = out.len().checked_sub(back).ok_or_else(broken)?;
+        len += 2;
+        if out.len() + len > cap {
+            return Err(too_large());
+        }
+        for k in 0..len {
+            let b = out[from + k];
+            out.push(b);
+        }
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn filter(id: u16, values: &[u32]) -> Filter {
+        Filter {
+            id,
+            name: String::new(),
+            optional: false,
+            values: values.to_vec(),
+        }
+    }
+
+    #[test]
+    fn fletcher32_is_hdf5s() {
+        // Words high byte first: one word 0x0102 makes both sums 0x0102. (The sums over
+        // real chunks are checked against h5py's files in tests/hostile.rs.)
+        assert_eq!(fletcher32(b""), 0);
+        assert_eq!(fletcher32(&[0x01, 0x02]), (0x0102 << 16) | 0x0102);
+        let mut chunk = b"weights".to_vec();
+        chunk.extend_from_slice(&fletcher32(b"weights").to_le_bytes());
+        assert_eq!(
+            undo(&[filter(3, &[])], 0, chunk.clone(), 64).unwrap(),
+            b"weights"
+        );
+        chunk[0] ^= 1;
+        assert!(matches!(
+            undo(&[filter(3, &[])], 0, chunk.clone(), 64),
+            Err(Refusal::Corrupt(_))
+        ));
+        // Masked: the filter was skipped when the chunk was written.
+        assert_eq!(
+            undo(&[filter(3, &[])], 1, chunk.clone(), 64).unwrap(),
+            chunk
+        );
+    }
+
+    #[test]
+    fn shuffle_is_undone_with_the_tail_kept() {
+        // Three 2-byte elements and one byte more: planes [a0 b0 c0][a1 b1 c1] then the tail.
+        let shuffled = [1, 3, 5, 2, 4, 6, 9];
+        assert_eq!(
+            unshuffle(&shuffled, Some(2)).unwrap(),
+            vec![1, 2, 3, 4, 5, 6, 9]
+        );
+        assert_eq!(unshuffle(&shuffled, Some(1)).unwrap(), shuffled.to_vec());
+    }
+
+    #[test]
+    fn lzf_runs_and_back_references_within_bounds() {
+        // A literal run of 3 ("abc"), then a back reference of length 2 + 2 = 4, distance 3.
+        let stream = [2, b'a', b'b', b'c', (2 << 5), 2];
+        assert_eq!(lzf(&stream, 100).unwrap(), b"abcabca");
+        assert!(matches!(lzf(&stream, 5), Err(Refusal::TooLarge(_))));
+        assert!(matches!(lzf(&[0x20, 9], 100), Err(Refusal::Corrupt(_))));
+        assert!(matches!(lzf(&[5, 1], 100), Err(Refusal::Corrupt(_))));
+    }
+
+    #[test]
+    fn inflate_is_bounded() {
+        use std::io::Write;
+        let mut z = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::default());
+        z.write_all(&[7u8; 10_000]).unwrap();
+        let stream = z.finish().unwrap();
+        assert_eq!(inflate(&stream, 10_000).unwrap(), vec![7u8; 10_000]);
+        assert!(matches!(inflate(&stream, 9_999), Err(Refusal::TooLarge(_))));
+        assert!(matches!(
+            inflate(&stream[..stream.len() / 2], 10_000),
+            Err(Refusal::Corrupt(_))
+        ));
+        assert!(matches!(
+            inflate(b"not zlib", 100),
+            Err(Refusal::Corrupt(_))
+        ));
+        assert!(
+            matches!(undo(&[filter(4, &[])], 0, stream, 10), Err(Refusal::Unsupported(n)) if n == "szip")
+        );
+    }
+}
