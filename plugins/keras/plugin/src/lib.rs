@@ -177,6 +177,14 @@ pub fn opened(a: Analysis, format: &str, file_len: u64) -> OpenedFile {
             outside_model: false,
         });
     }
+    for (name, what) in &a.data {
+        // Sound data of no tensor type: listed as outside the tensor model, not a finding.
+        unread.push(Unread {
+            tensor: ROption::RSome(name.as_str().into()),
+            reason: what.as_str().into(),
+            outside_model: true,
+        });
+    }
     let total = a.tensors.len();
     for t in a.tensors {
         if tensors.len() as u64 >= limit {

@@ -276,6 +276,7 @@ fn member(
             a.structure.extend(inner.structure);
             a.tensors.extend(inner.tensors);
             a.unread.extend(inner.unread);
+            a.data.extend(inner.data);
             if let Some(r) = inner.refused {
                 a.structure.add(r.severity, r.place, r.reason);
             }
@@ -334,6 +335,7 @@ fn weights<S: ReadAt + ?Sized>(
             a.structure.extend(inner.structure);
             a.tensors.extend(inner.tensors);
             a.unread.extend(inner.unread);
+            a.data.extend(inner.data);
             if inner.config.is_some() {
                 a.structure.add(Severity::Lead, format!("member {WEIGHTS}"), "it holds a model_config attribute, which Keras 3 weights never do: not judged here");
             }

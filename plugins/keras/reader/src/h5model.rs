@@ -150,11 +150,14 @@ pub fn analyse(file: &hdf5::File, base: u64, label: &str, reviewed: &[String]) -
             d.ty.element()
         };
         let Some((element, order)) = element else {
-            let why = match &d.storage {
-                Storage::Unread(why) => why.clone(),
-                _ => format!("its elements are {}, not a tensor type", d.ty.describe()),
-            };
-            a.unread.push((name, why));
+            match &d.storage {
+                Storage::Unread(why) => a.unread.push((name, why.clone())),
+                Storage::Data(what) => a.data.push((name, what.clone())),
+                _ => a.unread.push((
+                    name,
+                    format!("its elements are {}, not a tensor type", d.ty.describe()),
+                )),
+            }
             continue;
         };
         let bytes = match &d.storage {
@@ -163,7 +166,7 @@ pub fn analyse(file: &hdf5::File, base: u64, label: &str, reviewed: &[String]) -
             }
             Storage::Inline(b) => Bytes::Inline(b.clone()),
             Storage::Empty => Bytes::Ranges(Vec::new()),
-            Storage::Unread(why) => {
+            Storage::Unread(why) | Storage::Data(why) => {
                 a.unread.push((name, why.clone()));
                 continue;
             }

@@ -68,6 +68,9 @@ pub struct Analysis {
     pub tensors: Vec<Tensor>,
     /// Weights not located: `(name, why)`.
     pub unread: Vec<(String, String)>,
+    /// Datasets of data that is no tensor's (strings, compound records…), by path, with what
+    /// they hold: sound, listed, not fingerprinted.
+    pub data: Vec<(String, String)>,
     /// File-level metadata (`keras_version`, `backend`, …).
     pub metadata: Vec<(String, String)>,
     /// For a stored `model.weights.h5` read in place: the member's name and where its bytes

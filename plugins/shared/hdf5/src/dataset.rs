@@ -46,9 +46,11 @@ impl<S: ReadAt + ?Sized> Walk<'_, S> {
         layout: &Layout,
         d: &Stored<'_>,
     ) -> Result<Storage, Hdf5Error> {
-        if d.ty.element().is_none() && !matches!(d.ty, Type::Opaque { .. }) {
-            return Ok(Storage::Unread(format!(
-                "its elements are {}, not a tensor type",
+        // A virtual dataset of any type is judged by its layout, below.
+        let tensor = d.ty.element().is_some() || matches!(d.ty, Type::Opaque { .. });
+        if !tensor && !matches!(layout, Layout::Virtual) {
+            return Ok(Storage::Data(format!(
+                "its elements are {}: data, not a tensor type",
                 d.ty.describe()
             )));
         }

@@ -44,6 +44,8 @@ pub struct Dense {
 /// The fields of a fractal heap header this reader uses.
 struct Header {
     id_len: u16,
+    max_managed: u32,
+    huge_btree: u64,
     flags: u8,
     tiny_objects: u64,
     huge_objects: u64,
@@ -85,6 +87,7 @@ pub fn dense_links<S: ReadAt + ?Sized>(
         out: &mut out,
         o,
         l,
+        kept: None,
     };
     if h.huge_objects > 0 || tiny {
         w.whole_file(src)?;
@@ -96,6 +99,147 @@ pub fn dense_links<S: ReadAt + ?Sized>(
         w.indirect(src, h.root, h.rows, 0)?;
     }
     Ok(out)
+}
+
+/// A fractal heap's managed and tiny objects, found by heap ID (`H5HF_read`, `H5HFman.c`,
+/// `H5HFtiny.c`): every direct block read once, through the walk's budget.
+pub struct Heap {
+    blocks: Vec<(u64, Vec<u8>)>,
+    id_len: usize,
+    offset_size: usize,
+    length_size: usize,
+    tiny_extended: bool,
+    /// Huge objects (kept outside the blocks): by key, their address and length, from the
+    /// heap's huge-object B-tree (records of type 1, `H5HF__huge_bt2_indir_decode`).
+    huge: std::collections::HashMap<u64, (u64, u64)>,
+    /// Whether a huge object's ID holds its address and length itself (an ID long enough
+    /// for both: `H5HF__huge_init`).
+    huge_direct: bool,
+}
+
+/// Opens the fractal heap at `addr`.
+pub fn open<S: ReadAt + ?Sized>(src: &mut Source<'_, S>, addr: u64) -> Result<Heap, Hdf5Error> {
+    let h = header(src, addr)?;
+    let mut out = Dense::default();
+    let mut w = Blocks {
+        h: &h,
+        seen: HashSet::new(),
+        out: &mut out,
+        o: src.offsets,
+        l: src.lengths,
+        kept: Some(Vec::new()),
+    };
+    if h.rows == 0 {
+        w.direct(src, h.root, h.start)?;
+    } else {
+        w.indirect(src, h.root, h.rows, 0)?;
+    }
+    let mut blocks = w.kept.take().unwrap_or_default();
+    blocks.sort_by_key(|b| b.0);
+    // `H5HF__hdr_finish_init_phase1`: offsets as wide as the heap's size bits, lengths as
+    // the largest direct block's offsets or the largest managed object, whichever is less.
+    let direct_bits = h.max_direct.trailing_zeros() as usize;
+    let length_size = direct_bits
+        .div_ceil(8)
+        .min(u64::from(h.max_managed.max(1)).ilog2() as usize / 8 + 1);
+    let id_len = usize::from(h.id_len);
+    let huge_direct =
+        id_len.saturating_sub(1) >= usize::from(src.offsets) + usize::from(src.lengths);
+    let mut huge = std::collections::HashMap::new();
+    if h.huge_objects > 0 && !huge_direct {
+        let (o, l) = (src.offsets, src.lengths);
+        crate::btree2::records(
+            src,
+            h.huge_btree,
+            "fractal heap huge objects",
+            &mut |ty, rec| {
+                if ty != 1 {
+                    return Err(Hdf5Error::new(
+                        "fractal heap huge objects",
+                        format!("records of type {ty}: filtered huge objects are not read"),
+                    ));
+                }
+                let mut c = crate::io::Cursor::with(rec, o, l, "huge object record");
+                let (addr, len, key) = (c.addr()?, c.length()?, c.length()?);
+                huge.insert(key, (addr, len));
+                Ok(())
+            },
+        )?;
+    }
+    Ok(Heap {
+        blocks,
+        id_len,
+        offset_size: h.block_offset_len,
+        length_size,
+        // `H5HF_TINY_LEN_SHORT`: IDs longer than 17 bytes spend two bytes on a tiny length.
+        tiny_extended: id_len > 17,
+        huge,
+        huge_direct,
+    })
+}
+
+impl Heap {
+    /// The bytes of the object whose heap ID is `id` (a huge one read from `src`).
+    pub fn object<S: ReadAt + ?Sized>(
+        &self,
+        src: &mut Source<'_, S>,
+        id: &[u8],
+    ) -> Result<Vec<u8>, String> {
+        let first = *id.first().ok_or("an empty heap ID")?;
+        if first >> 6 != 0 {
+            return Err(format!("a heap ID of version {}, not 0", first >> 6));
+        }
+        match (first >> 4) & 3 {
+            0 => {
+                let mut c = crate::io::Cursor::with(id, 8, 8, "heap ID");
+                c.skip(1).map_err(|e| e.reason)?;
+                let offset = c.uint(self.offset_size).map_err(|e| e.reason)?;
+                let len = c.uint(self.length_size).map_err(|e| e.reason)?;
+                let i = self.blocks.partition_point(|b| b.0 <= offset);
+                let (start, block) = i
+                    .checked_sub(1)
+                    .and_then(|i| self.blocks.get(i))
+                    .ok_or_else(|| format!("no direct block holds heap offset {offset}"))?;
+                let at = usize::try_from(offset - start).map_err(|_| "an offset past the block")?;
+                let end = usize::try_from(len).ok().and_then(|n| at.checked_add(n));
+                end.and_then(|end| block.get(at..end)).map(<[u8]>::to_vec).ok_or_else(|| format!("an object of {len} bytes at heap offset {offset} runs past its direct block"))
+            }
+            2 => {
+                let (len, at) = if self.tiny_extended {
+                    (
+                        ((usize::from(first & 0x0f)) << 8
+                            | usize::from(*id.get(1).ok_or("a short heap ID")?))
+                            + 1,
+                        2,
+                    )
+                } else {
+                    (usize::from(first & 0x0f) + 1, 1)
+                };
+                id.get(at..at + len)
+                    .filter(|_| at + len <= self.id_len)
+                    .map(<[u8]>::to_vec)
+                    .ok_or_else(|| {
+                        format!("a tiny object of {len} bytes in a heap ID of {}", id.len())
+                    })
+            }
+            1 => {
+                let mut c = crate::io::Cursor::with(id, src.offsets, src.lengths, "heap ID");
+                c.skip(1).map_err(|e| e.reason)?;
+                let (addr, len) = if self.huge_direct {
+                    (
+                        c.addr().map_err(|e| e.reason)?,
+                        c.length().map_err(|e| e.reason)?,
+                    )
+                } else {
+                    let key = c.uint((self.id_len - 1).min(8)).map_err(|e| e.reason)?;
+                    *self.huge.get(&key).ok_or_else(|| format!("a huge object of key {key}, which the heap's huge-object index does not list"))?
+                };
+                src.bytes(addr, len, "huge heap object")
+                    .map_err(|e| e.reason)
+            }
+            t => Err(format!("a heap ID of type {t}")),
+        }
+    }
 }
 
 /// The piece of the file searched at once by [`Blocks::whole_file`], and the overlap between
@@ -129,9 +273,9 @@ fn header<S: ReadAt + ?Sized>(src: &mut Source<'_, S>, addr: u64) -> Result<Head
     let id_len = c.u16()?;
     let filters_len = c.u16()?;
     let flags = c.u8()?;
-    let _max_managed = c.u32()?;
+    let max_managed = c.u32()?;
     let _next_huge = c.length()?;
-    let _huge_btree = c.addr()?;
+    let huge_btree = c.addr()?;
     let _free = c.length()?;
     let _free_manager = c.addr()?;
     let _managed = c.length()?;
@@ -166,6 +310,8 @@ fn header<S: ReadAt + ?Sized>(src: &mut Source<'_, S>, addr: u64) -> Result<Head
     }
     Ok(Header {
         id_len,
+        max_managed,
+        huge_btree,
         flags,
         tiny_objects,
         huge_objects,
@@ -184,6 +330,8 @@ struct Blocks<'h, 'o> {
     out: &'o mut Dense,
     o: u8,
     l: u8,
+    /// The direct blocks read, by their offset in the heap's space, when kept ([`open`]).
+    kept: Option<Vec<(u64, Vec<u8>)>>,
 }
 
 impl Blocks<'_, '_> {
@@ -237,6 +385,14 @@ impl Blocks<'_, '_> {
         }
         let checksum = if self.h.flags & 2 != 0 { 4 } else { 0 };
         let data_at = 5 + usize::from(self.o) + self.h.block_offset_len + checksum;
+        if let Some(kept) = &mut self.kept {
+            let at = 5 + usize::from(self.o);
+            let mut c = crate::io::Cursor::with(&bytes, self.o, self.l, what);
+            c.skip(at)?;
+            let offset = c.uint(self.h.block_offset_len)?;
+            kept.push((offset, bytes));
+            return Ok(());
+        }
         self.scan(bytes.get(data_at..).unwrap_or_default());
         Ok(())
     }

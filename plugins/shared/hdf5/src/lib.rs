@@ -34,6 +34,7 @@ pub mod btree;
 pub mod btree2;
 pub mod chunk_index;
 pub mod dataset;
+pub mod dense;
 pub mod fheap;
 pub mod filters;
 pub mod header;

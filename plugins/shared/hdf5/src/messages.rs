@@ -594,17 +594,6 @@ pub fn dense_links(data: &[u8], offsets: u8) -> Result<bool, Hdf5Error> {
     Ok(c.addr()? != UNDEFINED)
 }
 
-/// Whether an attribute info message says attributes are in dense storage.
-pub fn dense_attributes(data: &[u8], offsets: u8) -> Result<bool, Hdf5Error> {
-    let mut c = Cursor::with(data, offsets, 8, "attribute info message");
-    let _version = c.u8()?;
-    let flags = c.u8()?;
-    if flags & 1 != 0 {
-        c.skip(2)?;
-    }
-    Ok(c.addr()? != UNDEFINED)
-}
-
 /// A symbol table message: the group's B-tree and local heap.
 pub fn symbol_table(data: &[u8], offsets: u8) -> Result<(u64, u64), Hdf5Error> {
     let mut c = Cursor::with(data, offsets, 8, "symbol table message");

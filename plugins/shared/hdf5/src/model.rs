@@ -202,6 +202,10 @@ pub enum Storage {
     Inline(Vec<u8>),
     /// No elements.
     Empty,
+    /// Elements that are data of a type that is no tensor's (compound records, strings,
+    /// enumerations, references, arrays, long doubles): what they are. h5py reads them as
+    /// values and runs nothing; they are listed, not fingerprinted.
+    Data(String),
     /// Not located: why.
     Unread(String),
 }

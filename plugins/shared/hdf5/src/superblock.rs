@@ -39,6 +39,8 @@ pub struct Superblock {
     /// The end-of-file address the writer recorded (the end lies `eof - base` bytes after
     /// the superblock).
     pub eof: u64,
+    /// The superblock extension's object header (versions 2 and 3), when there is one.
+    pub extension: u64,
 }
 
 /// Finds and reads the superblock; findings for what lies outside the subset.
@@ -64,7 +66,7 @@ pub fn read<S: ReadAt + ?Sized>(
     let mut c = Cursor::with(&bytes, 8, 8, "superblock");
     c.skip(8)?;
     let version = c.u8()?;
-    let (offsets, lengths, base, eof, root, note) = match version {
+    let (offsets, lengths, base, eof, root, note, extension) = match version {
         0 | 1 => {
             let free_space = c.u8()?;
             let root_stab = c.u8()?;
@@ -93,7 +95,7 @@ pub fn read<S: ReadAt + ?Sized>(
             let _name = c.addr()?;
             let root = c.addr()?;
             let note = (driver != UNDEFINED).then_some("it names a driver information block (the family, multi or split drivers, which keep the file's data in other files): outside what h5py writes by default, not read");
-            (offsets, lengths, base, eof, root, note)
+            (offsets, lengths, base, eof, root, note, UNDEFINED)
         }
         2 | 3 => {
             let (offsets, lengths) = sizes(c.u8()?, c.u8()?)?;
@@ -109,8 +111,7 @@ pub fn read<S: ReadAt + ?Sized>(
                 bytes.get(..fixed + 4).unwrap_or_default(),
                 &format!("superblock at byte {at}"),
             )?;
-            let note = (extension != UNDEFINED).then_some("it has a superblock extension (shared messages, file-space settings): outside what h5py writes for Keras, not read");
-            (offsets, lengths, base, eof, root, note)
+            (offsets, lengths, base, eof, root, None, extension)
         }
         v => {
             return Err(Hdf5Error::new(
@@ -134,6 +135,7 @@ pub fn read<S: ReadAt + ?Sized>(
         root,
         base,
         eof,
+        extension,
     };
     // The library takes the superblock's own offset as the base address whatever the field
     // says, moving the end-of-file address with it (`H5F__super_read`, `H5Fsuper.c`: "Check if

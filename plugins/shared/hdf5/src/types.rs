@@ -15,10 +15,13 @@ pub fn datatype(data: &[u8], offsets: u8, lengths: u8) -> Result<Type, Hdf5Error
     let version = head >> 4;
     let bits = [c.u8()?, c.u8()?, c.u8()?];
     let size = c.u32()?;
-    if !(1..=3).contains(&version) {
+    // Versions 4 (HDF5 1.12: revised references) and 5 (HDF5 2.0: complex numbers, and what
+    // libver v200 writes) encode every class this reader models as version 3 does
+    // (`H5O__dtype_decode_helper`, `H5Odtype.c`).
+    if !(1..=5).contains(&version) {
         return Err(Hdf5Error::new(
             "datatype message",
-            format!("version {version}: HDF5 writes 1 to 4, and 4 only for types h5py does not make for Keras"),
+            format!("version {version}: HDF5 writes 1 to 5"),
         ));
     }
     let order = if bits[0] & 1 == 0 {
@@ -96,6 +99,9 @@ pub fn datatype(data: &[u8], offsets: u8, lengths: u8) -> Result<Type, Hdf5Error
                 && bool_names(&mut c, version)?
             {
                 Type::Bool
+            } else if matches!(base, Type::Int { .. }) {
+                // h5py reads any other enumeration of integers as its base integers.
+                base
             } else {
                 other("an enumeration")
             }

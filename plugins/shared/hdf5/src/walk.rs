@@ -2,6 +2,7 @@
 //! attributes decoded, its children visited by name, its bytes located.
 
 use crate::btree::{self, GlobalHeaps};
+use crate::dense;
 use crate::fheap;
 use crate::filters;
 use crate::header;
@@ -16,8 +17,16 @@ use crate::types::{self, Type};
 use socair_plugin_api::ReadAt;
 use std::collections::HashSet;
 
-/// Groups nested deeper than this are not walked (Keras nests five or six).
+/// Groups nested this deep are read ahead of the walk ([`crate::ahead`]) no further (Keras
+/// nests five or six); the walk itself goes as deep as the file does, bounded by
+/// [`path_budget`].
 pub const MAX_DEPTH: usize = 64;
+
+/// The bytes of object paths one walk holds for a file of `file_len` bytes: a quarter of the
+/// memory every reader is held to (a chain of nested groups makes paths grow with its depth).
+pub fn path_budget(file_len: u64) -> u64 {
+    socair_plugin_kit::model::memory_share(file_len, 4)
+}
 
 /// The bytes assembled inline for a file of `file_len` bytes, over all datasets (chunks out of
 /// row-major order, decompressed, or never written): half the memory every reader is held to,
@@ -50,6 +59,8 @@ pub(crate) struct Walk<'a, S: ReadAt + ?Sized> {
     text_left: u64,
     /// Chunks that may still be listed ([`chunk_budget`]).
     pub(crate) chunks_left: u64,
+    /// Path bytes that may still be held ([`path_budget`]).
+    paths_left: u64,
 }
 
 /// Reads the file (see [`crate::read`]).
@@ -64,14 +75,24 @@ pub fn read<S: ReadAt + ?Sized>(src: &S, options: Options) -> Result<File, Hdf5E
         inline_left: inline_budget(src.size()),
         text_left: text_budget(src.size()),
         chunks_left: chunk_budget(src.size()),
+        paths_left: path_budget(src.size()),
     };
     let mut early = Vec::new();
     let sb = superblock::read(&mut w.src, &mut early)?;
     for f in early {
         w.find(f.severity, f.place, f.reason);
     }
+    if sb.extension != UNDEFINED {
+        w.extension(sb.extension)?;
+    }
     crate::ahead::read_ahead(&mut w.src, sb.root, MAX_DEPTH);
-    w.object(sb.root, String::new(), 0)?;
+    // Depth first, children in name order, without recursion: a chain of groups as deep as
+    // the file holds costs a stack entry each, not a call frame.
+    let mut stack = vec![(sb.root, String::new())];
+    while let Some((addr, path)) = stack.pop() {
+        let children = w.object(addr, path)?;
+        stack.extend(children.into_iter().rev());
+    }
     Ok(File {
         superblock_at: sb.at,
         superblock_version: sb.version,
@@ -91,39 +112,158 @@ impl<S: ReadAt + ?Sized> Walk<'_, S> {
         self.findings.add(severity, place, reason);
     }
 
-    /// A group whose links are in dense storage: its external links found ([`fheap`]), each a
-    /// FAIL; the rest of its links are not walked (a LEAD).
-    fn dense(&mut self, link_info: &[u8], path: &str, place: &str) {
-        let mut why = String::new();
+    /// A group's links in dense storage (`link_info` its link info message): read through
+    /// the name index, as the library lists them ([`dense`]). Every managed byte of the heap
+    /// is also searched for external link messages ([`fheap::dense_links`]): one the index
+    /// does not reach is still a FAIL, so no index, however it was edited, hides one.
+    fn dense_links(
+        &mut self,
+        link_info: &[u8],
+        path: &str,
+        place: &str,
+    ) -> Vec<(String, LinkTarget)> {
+        let o = self.src.offsets;
+        let mut links = Vec::new();
+        let indexed = dense::links(link_info, o).and_then(|store| match store {
+            Some(store) => {
+                dense::messages(&mut self.src, store, &format!("the links of group {place}"))
+            }
+            None => Ok(Vec::new()),
+        });
+        let mut read = true;
+        match indexed {
+            Ok(messages) => {
+                for m in messages {
+                    match messages::link(&m.data, o) {
+                        Ok(link) => links.push(link),
+                        Err(e) => {
+                            read = false;
+                            self.find(
+                                Severity::Lead,
+                                place.to_owned(),
+                                format!("a link in dense storage not read ({})", e.reason),
+                            );
+                        }
+                    }
+                }
+            }
+            Err(e) => {
+                read = false;
+                self.find(Severity::Lead, place.to_owned(), format!("its links are in dense storage (a fractal heap and a version 2 B-tree), which was not read to the end ({}: {}): what the group holds was not checked", e.place, e.reason));
+            }
+        }
         match fheap::dense_links(&mut self.src, link_info) {
             Ok(d) => {
                 for (name, file, to) in d.external {
+                    if links.iter().any(|(n, _)| *n == name) {
+                        continue; // judged with the group's other links
+                    }
                     let child = if path.is_empty() {
                         name
                     } else {
                         format!("{path}/{name}")
                     };
-                    self.find(Severity::Fail, shown(&child), format!("an external link to {to:?} in the file {file:?}, among the group's links in dense storage (a fractal heap): h5py opens that file when the name is read"));
+                    let hidden = if read {
+                        ", where the group's name index does not reach it"
+                    } else {
+                        ""
+                    };
+                    self.find(Severity::Fail, shown(&child), format!("an external link to {to:?} in the file {file:?}, among the group's links in dense storage (a fractal heap){hidden}: h5py opens that file when the name is read"));
                 }
-                for u in d.unread {
-                    why.push_str("; ");
-                    why.push_str(&u);
+                if !d.unread.is_empty() {
+                    self.find(
+                        Severity::Lead,
+                        place.to_owned(),
+                        format!(
+                            "its dense storage was searched for external links in part: {}",
+                            d.unread.join("; ")
+                        ),
+                    );
                 }
             }
-            Err(e) => {
-                why = format!(
-                    "; its fractal heap was not read to the end ({}: {})",
+            Err(e) => self.find(
+                Severity::Lead,
+                place.to_owned(),
+                format!(
+                    "its fractal heap was not searched to the end for external links ({}: {})",
                     e.place, e.reason
-                )
-            }
+                ),
+            ),
         }
-        self.find(Severity::Lead, place.to_owned(), format!("its links are in dense storage (a fractal heap and a version 2 B-tree): its managed blocks were searched for external links{why}, but the links themselves are not walked: what the group holds was not checked"));
+        links
     }
 
-    fn object(&mut self, addr: u64, path: String, depth: usize) -> Result<(), Hdf5Error> {
+    /// An object's attributes in dense storage (`attribute_info` its attribute info message),
+    /// read through the name index ([`dense`]).
+    fn dense_attributes(
+        &mut self,
+        attribute_info: &[u8],
+        place: &str,
+    ) -> Result<Vec<Attribute>, Hdf5Error> {
+        let (o, l) = (self.src.offsets, self.src.lengths);
+        let mut out = Vec::new();
+        let store = dense::attributes(attribute_info, o)?;
+        let messages = match store {
+            Some(store) => {
+                dense::messages(&mut self.src, store, &format!("the attributes of {place}"))
+            }
+            None => Ok(Vec::new()),
+        };
+        let messages = match messages {
+            Ok(m) => m,
+            Err(e) => {
+                self.find(Severity::Lead, place.to_owned(), format!("its attributes are in dense storage (a fractal heap and a version 2 B-tree), which was not read to the end ({}: {})", e.place, e.reason));
+                return Ok(out);
+            }
+        };
+        for m in messages {
+            // `H5O_MSG_FLAG_SHARED`: the message itself is stored elsewhere.
+            if m.flags & 0x02 != 0 {
+                self.find(Severity::Lead, place.to_owned(), "an attribute in dense storage whose message is shared (stored in another object): not read".into());
+                continue;
+            }
+            match messages::attribute(&m.data, o, l) {
+                Ok(raw) => {
+                    let value = self.value(&raw, place)?;
+                    out.push(Attribute {
+                        name: raw.name,
+                        value,
+                    });
+                }
+                Err(e) => self.find(
+                    Severity::Lead,
+                    place.to_owned(),
+                    format!("an attribute in dense storage not read ({})", e.reason),
+                ),
+            }
+        }
+        Ok(out)
+    }
+
+    /// The superblock extension (`H5F__super_ext_open`, `H5Fsuper.c`): an object header of
+    /// file-wide settings (file-space strategy and page size, the B-tree K values, the shared
+    /// message table), none of which changes how an object is read, except a driver's
+    /// information, which keeps the file's data in other files.
+    fn extension(&mut self, addr: u64) -> Result<(), Hdf5Error> {
+        let place = "superblock extension";
+        for m in header::read(&mut self.src, addr, place)? {
+            match m.kind {
+                kind::SHARED_TABLE | kind::BTREE_K | kind::FSINFO => {}
+                kind::DRIVER_INFO => self.find(Severity::Lead, place.into(), "it names a file driver's information (the family, multi or split drivers, which keep the file's data in other files): not read".into()),
+                k => self.find(Severity::Lead, place.into(), format!("a message of type {k:#x}, which the HDF5 library does not store in a superblock extension: not read")),
+            }
+        }
+        Ok(())
+    }
+
+    /// Reads the object at `addr`, reached by `path`; returns the objects its links lead to,
+    /// by their paths, for the walk to read next.
+    fn object(&mut self, addr: u64, path: String) -> Result<Vec<(u64, String)>, Hdf5Error> {
         if !self.headers.insert(addr) {
-            self.find(Severity::Lead, shown(&path), format!("a second link to the object at address {addr}, already reached by another path: Keras writes every object once"));
-            return Ok(());
+            // Another link to an object already read (a hard link, as h5py's
+            // `f["b"] = f["a"]` makes, or a loop back to a group): h5py reads the same object
+            // by either name, so it is listed once, by the first path.
+            return Ok(Vec::new());
         }
         let msgs = header::read(&mut self.src, addr, &shown(&path))?;
         let place = shown(&path);
@@ -156,9 +296,8 @@ impl<S: ReadAt + ?Sized> Walk<'_, S> {
                     Err(e) => self.find(Severity::Lead, place.clone(), format!("an attribute not read ({})", e.reason)),
                 },
                 kind::ATTRIBUTE_INFO => {
-                    if messages::dense_attributes(&m.data, o)? {
-                        self.find(Severity::Lead, place.clone(), "its attributes are in dense storage (a fractal heap), which h5py writes only for many or large attributes and this reader does not read".into());
-                    }
+                    let dense = self.dense_attributes(&m.data, &place)?;
+                    attributes.extend(dense);
                 }
                 kind::SYMBOL_TABLE => {
                     stab = Some(messages::symbol_table(&m.data, o)?);
@@ -171,7 +310,8 @@ impl<S: ReadAt + ?Sized> Walk<'_, S> {
                 kind::LINK_INFO => {
                     group_like = true;
                     if messages::dense_links(&m.data, o)? {
-                        self.dense(&m.data, &path, &place);
+                        let dense = self.dense_links(&m.data, &path, &place);
+                        links.extend(dense);
                     }
                 }
                 kind::LAYOUT => layout = Some(messages::layout(&m.data, o, l)?),
@@ -262,7 +402,7 @@ impl<S: ReadAt + ?Sized> Walk<'_, S> {
             attributes,
         });
         if !is_group {
-            return Ok(());
+            return Ok(Vec::new());
         }
         let mut children: Vec<(String, LinkTarget)> = Vec::new();
         if let Some((tree, heap)) = stab {
@@ -277,14 +417,7 @@ impl<S: ReadAt + ?Sized> Walk<'_, S> {
         // Link messages are stored in creation order; the library lists a group by name.
         links.sort_by(|a, b| a.0.cmp(&b.0));
         children.extend(links);
-        if depth >= MAX_DEPTH && !children.is_empty() {
-            self.find(
-                Severity::Lead,
-                place,
-                format!("groups nested deeper than {MAX_DEPTH}: what is below was not read"),
-            );
-            return Ok(());
-        }
+        let mut next = Vec::new();
         let mut names = HashSet::new();
         for (name, target) in children {
             let child = if path.is_empty() {
@@ -301,13 +434,23 @@ impl<S: ReadAt + ?Sized> Walk<'_, S> {
                 continue;
             }
             match target {
-                LinkTarget::Hard(at) => self.object(at, child, depth + 1)?,
-                LinkTarget::Soft(to) => self.find(Severity::Lead, shown(&child), format!("a soft link to {to:?}: an alias Keras never writes; not followed")),
+                LinkTarget::Hard(at) => {
+                    if child.len() as u64 > self.paths_left {
+                        self.find(Severity::Lead, shown(&child), format!("the paths of the groups nested this deep pass what socair holds for a file of this size ({} bytes): what is below was not read", path_budget(self.src.len)));
+                        break;
+                    }
+                    self.paths_left -= child.len() as u64;
+                    next.push((at, child));
+                }
+                // An alias by path, inside this file: h5py resolves it when the name is read
+                // (to the object listed under its own path, or to nothing: a KeyError). It
+                // opens nothing else and runs nothing.
+                LinkTarget::Soft(_) => {}
                 LinkTarget::External { file, path: to } => self.find(Severity::Fail, shown(&child), format!("an external link to {to:?} in the file {file:?}: h5py opens that file when the name is read")),
                 LinkTarget::User(k) => self.find(Severity::Lead, shown(&child), format!("a link of user-defined type {k}: the HDF5 library runs a registered callback to resolve it; not followed")),
             }
         }
-        Ok(())
+        Ok(next)
     }
 
     fn external_names(&mut self, ext: &messages::External, place: &str) -> String {

@@ -21,6 +21,13 @@ const IMPLICIT: &[u8] = include_bytes!("../../../../fixtures/hdf5/chunked/implic
 const UNWRITTEN: &[u8] = include_bytes!("../../../../fixtures/hdf5/chunked/unwritten.h5");
 const BAD_CHECKSUM: &[u8] = include_bytes!("../../../../fixtures/hdf5/chunked/bad-checksum.h5");
 
+/// Attributes and links in dense storage, and groups 70 deep (fixtures/hdf5/features/, by
+/// fixtures/hdf5/make_features.py).
+const DENSE_ATTRIBUTES: &[u8] =
+    include_bytes!("../../../../fixtures/hdf5/features/dense-attributes.h5");
+const DENSE_LINKS: &[u8] = include_bytes!("../../../../fixtures/hdf5/features/dense-links.h5");
+const DEEP: &[u8] = include_bytes!("../../../../fixtures/hdf5/features/deep.h5");
+
 /// A dense group (a fractal heap whose root is an indirect block) with an external link
 /// (fixtures/hdf5/dense-links/, issue 40): its heap is read by `fheap`.
 const DENSE: &[u8] = include_bytes!("../../../../fixtures/hdf5/dense-links/dense-many-external.h5");
@@ -53,6 +60,9 @@ const ALL: &[&[u8]] = &[
     IMPLICIT,
     UNWRITTEN,
     BAD_CHECKSUM,
+    DENSE_ATTRIBUTES,
+    DENSE_LINKS,
+    DEEP,
 ];
 
 fn opts() -> Options {
@@ -279,4 +289,35 @@ fn an_altered_chunk_index_block_fails_the_dataset_not_the_file() {
             f.findings
         );
     }
+}
+
+#[test]
+fn dense_attributes_and_links_read_as_h5py_reads_them() {
+    use socair_hdf5::Value;
+    let f = read(DENSE_ATTRIBUTES, opts()).unwrap();
+    assert_eq!(f.worst(), None, "{:?}", f.findings);
+    let x = f.object("x").unwrap();
+    // x.attrs[f"a{i:02d}"] = np.float32(i) / 4 for i in 0..30, and a huge heap object.
+    assert_eq!(x.attributes.len(), 31);
+    assert_eq!(x.attribute("a29"), Some(&Value::Floats(vec![7.25])));
+    let Some(Value::Floats(huge)) = x.attribute("huge") else {
+        panic!("{:?}", x.attribute("huge"))
+    };
+    assert_eq!(huge.len(), 20_000);
+    assert_eq!(huge[19_999], 19_999.0);
+    let root = f.object("").unwrap();
+    assert_eq!(
+        root.attribute("s11"),
+        Some(&Value::Strings(vec!["text 11".into()]))
+    );
+    let f = read(DENSE_LINKS, opts()).unwrap();
+    assert_eq!(f.worst(), None, "{:?}", f.findings);
+    let datasets = f
+        .objects
+        .iter()
+        .filter(|o| matches!(o.kind, Kind::Dataset(_)))
+        .count();
+    assert_eq!(datasets, 40);
+    let f = read(DEEP, opts()).unwrap();
+    assert!(f.object(&["g"; 70].join("/")).is_some());
 }
