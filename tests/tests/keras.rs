@@ -169,6 +169,15 @@ fn hdf5_features_h5py_writes_read_as_h5py_reads_them() {
     assert!(tensors("hdf5/features") >= 50);
 }
 
+/// Files as PyTables and AnnData write them (fixtures/hdf5/libraries/, by
+/// fixtures/hdf5/make_libraries.py): clean, their arrays the bytes h5py reads; a Blosc filter
+/// (a plugin library the HDF5 library loads) a FAIL.
+#[test]
+fn pytables_and_anndata_files_read_as_h5py_reads_them() {
+    assert!(verdicts("hdf5/libraries") >= 4);
+    assert!(tensors("hdf5/libraries") >= 18);
+}
+
 #[test]
 fn places_name_the_json_path_and_the_object() {
     let r = run(socair()

@@ -138,14 +138,17 @@ impl<S: ReadAt + ?Sized> Walk<'_, S> {
             return Err(Left::Found(Severity::Fail, format!("chunks of {:?} elements of {} bytes for a dataset of {:?} elements of {size} bytes: the HDF5 library refuses it", ch.dims, ch.element, d.dims)));
         }
         if let Some(f) = d.filters.iter().find(|f| !filters::decodes(f.id)) {
-            // User-defined filters are FAILs of their own (the walk); these are the library's.
-            return Err(Left::Found(
-                Severity::Lead,
-                format!(
-                    "its chunks pass through {}, which socair does not decode",
-                    f.describe()
-                ),
-            ));
+            let why = format!(
+                "its chunks pass through {}, which socair does not decode",
+                f.describe()
+            );
+            // A user-defined filter is a FAIL of its own (the walk names the plugin library
+            // the HDF5 library would load); one the library ships is a LEAD.
+            return Err(if f.id >= 256 {
+                Left::Quiet(why)
+            } else {
+                Left::Found(Severity::Lead, why)
+            });
         }
         if bytes == 0 {
             return Ok(Storage::Empty);

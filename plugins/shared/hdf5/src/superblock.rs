@@ -158,17 +158,38 @@ pub fn read<S: ReadAt + ?Sized>(
         ));
     }
     if end < src.len {
-        findings.push(Finding {
-            severity: Severity::Lead,
-            place: format!("byte {end}"),
-            reason: format!(
-                "{} bytes after the end-of-file address the superblock records: no HDF5 reader reads them, and h5py writes none",
-                src.len - end
-            ),
-        });
+        trailing(src, end, findings)?;
     }
     Ok(sb)
 }
+
+/// Bytes after the end-of-file address: the HDF5 library never reads them (it refuses only a
+/// file shorter than its end, `H5F__super_read`), so a few bytes of padding, as some writers
+/// leave, are said by nothing. A zip archive among them (its end-of-central-directory record,
+/// which zip readers look for from the end of the file) makes the file one `torch.load` and
+/// other zip readers read as that archive: a FAIL. Anything else longer than padding is a
+/// LEAD: bytes no HDF5 reader looks at, which another reader might.
+fn trailing<S: ReadAt + ?Sized>(
+    src: &mut Source<'_, S>,
+    end: u64,
+    findings: &mut Vec<Finding>,
+) -> Result<(), Hdf5Error> {
+    let len = src.len - end;
+    // The end-of-central-directory record lies in the last 22 + 65,535 bytes of a zip.
+    let look = len.min(22 + 65_535);
+    let tail = src.absolute(src.len - look, look, "bytes after the end-of-file address")?;
+    let place = format!("byte {end}");
+    if tail.windows(4).any(|w| w == b"PK\x05\x06") {
+        findings.push(Finding::new(Severity::Fail, place, format!("{len} bytes after the end-of-file address the superblock records hold a zip archive's end record: the HDF5 library never reads them, but zip readers (torch.load, zipfile) read this file as that archive")));
+    } else if len > PADDING && tail.iter().any(|&b| b != 0) {
+        findings.push(Finding::new(Severity::Lead, place, format!("{len} bytes after the end-of-file address the superblock records: no HDF5 reader reads them, but another reader might")));
+    }
+    Ok(())
+}
+
+/// Trailing bytes no longer than this, or all zero, are padding (a writer rounding the file
+/// up, as the few bytes PyTables leaves), not content.
+const PADDING: u64 = 8;
 
 fn sizes(offsets: u8, lengths: u8) -> Result<(u8, u8), Hdf5Error> {
     let ok = |n: u8| matches!(n, 2 | 4 | 8);
