@@ -1,7 +1,7 @@
 //! The fuzz targets' properties (`socair_plugin_keras::fuzzing`) on every committed Keras and
 //! HDF5 fixture and on mutations of them, and the generated shapes read as what they are.
 
-use socair_plugin_keras::fuzzing::{check_archive, check_config, check_hdf5};
+use socair_plugin_keras::fuzzing::{check_archive, check_config, check_filters, check_hdf5};
 use socair_test_support::saved::files_under;
 use std::path::Path;
 
@@ -106,4 +106,49 @@ fn the_generated_shapes_read_as_what_they_are() {
     let a = socair_keras::archive::read(&k[..], true, &[]);
     assert_eq!(a.config.as_ref().unwrap().found.shown.len(), 10);
     assert_eq!(a.tensors.len(), 4);
+}
+
+/// The `hdf5_filters` corpus (made by a Python implementation of the pipeline h5py writes:
+/// zlib, HDF5's byte shuffle and its Fletcher-32 over big-endian words) and mutations of it:
+/// the properties hold, and each unmasked chunk decodes to the bytes it was made from.
+#[test]
+fn the_filter_corpus_keeps_the_properties_and_decodes_to_its_source() {
+    use socair_hdf5::filters::undo;
+    use socair_hdf5::messages::Filter;
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../fuzz/corpus/hdf5_filters");
+    let source: Vec<u8> = (0..4).flat_map(|_| 0..=255u8).collect();
+    let mut decoded = 0;
+    for p in files_under(&dir) {
+        let bytes = std::fs::read(&p).unwrap();
+        check_filters(&bytes);
+        for cut in [3, bytes.len() / 2, bytes.len() - 1] {
+            check_filters(&bytes[..cut.min(bytes.len())]);
+        }
+        let [pick, size, 0, chunk @ ..] = bytes.as_slice() else {
+            continue;
+        };
+        if pick & 4 != 0 {
+            continue;
+        }
+        let f = |id: u16, values: Vec<u32>| Filter {
+            id,
+            name: String::new(),
+            optional: false,
+            values,
+        };
+        let mut pipeline = Vec::new();
+        if pick & 1 != 0 {
+            pipeline.push(f(2, vec![u32::from(*size)]));
+        }
+        if pick & 2 != 0 {
+            pipeline.push(f(1, vec![6]));
+        }
+        if pick & 8 != 0 {
+            pipeline.push(f(3, vec![]));
+        }
+        let out = undo(&pipeline, 0, chunk.to_vec(), 1 << 20).unwrap();
+        assert_eq!(out, source, "{}", p.display());
+        decoded += 1;
+    }
+    assert!(decoded >= 4, "{decoded}");
 }
