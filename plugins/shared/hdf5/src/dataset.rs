@@ -144,7 +144,7 @@ impl<S: ReadAt + ?Sized> Walk<'_, S> {
             );
             // A user-defined filter is a FAIL of its own (the walk names the plugin library
             // the HDF5 library would load); one the library ships is a LEAD.
-            return Err(if f.id >= 256 {
+            return Err(if !filters::registered(f.id) {
                 Left::Quiet(why)
             } else {
                 Left::Found(Severity::Lead, why)

@@ -24,6 +24,14 @@ pub enum Refusal {
     TooLarge(String),
 }
 
+/// Whether the HDF5 library (as h5py's wheels build it) or h5py itself registers filter `id`
+/// (deflate, shuffle, Fletcher-32, szip, n-bit, scale-offset; LZF): any other id the library
+/// looks for among plugin libraries when a chunk is read (`H5Z_pipeline` → `H5PL_load`), loading
+/// and running the first that claims it, whatever the id.
+pub fn registered(id: u16) -> bool {
+    matches!(id, 1..=6 | H5PY_LZF)
+}
+
 /// Whether socair undoes filter `id`.
 pub fn decodes(id: u16) -> bool {
     matches!(id, 1..=3 | H5PY_LZF)

@@ -256,6 +256,36 @@ impl<S: ReadAt + ?Sized> Walk<'_, S> {
         Ok(())
     }
 
+    /// A shared message's own bytes (`H5O__shared_decode`, `H5Oshared.c`): for a message
+    /// another object header holds (a committed datatype, as `f["t"] = np.dtype(...)` makes),
+    /// that header's message of the same type; one in the shared-message heap is not read.
+    fn shared(&mut self, m: &header::Message, place: &str) -> Result<header::Message, String> {
+        let (o, l) = (self.src.offsets, self.src.lengths);
+        let mut c = Cursor::with(&m.data, o, l, "shared message");
+        let version = c.u8().map_err(|e| e.reason)?;
+        let kind = c.u8().map_err(|e| e.reason)?;
+        let addr = match version {
+            1 => {
+                c.skip(6 + usize::from(l)).map_err(|e| e.reason)?;
+                c.addr()
+            }
+            2 => c.addr(),
+            3 if kind == 2 => c.addr(),
+            3 if kind == 1 => {
+                return Err(
+                    "kept in the file's shared-message heap, which socair does not read".into(),
+                )
+            }
+            v => return Err(format!("in a shared message of version {v}, type {kind}")),
+        }
+        .map_err(|e| e.reason)?;
+        let msgs = header::read(&mut self.src, addr, &format!("{place}'s shared message"))
+            .map_err(|e| e.reason)?;
+        msgs.into_iter()
+            .find(|s| s.kind == m.kind && !s.shared())
+            .ok_or_else(|| format!("and the object header at address {addr} holds no such message"))
+    }
+
     /// Reads the object at `addr`, reached by `path`; returns the objects its links lead to,
     /// by their paths, for the walk to read next.
     fn object(&mut self, addr: u64, path: String) -> Result<Vec<(u64, String)>, Hdf5Error> {
@@ -277,13 +307,31 @@ impl<S: ReadAt + ?Sized> Walk<'_, S> {
         let mut unread_why: Option<String> = None;
         let (o, l) = (self.src.offsets, self.src.lengths);
         for m in &msgs {
-            if m.shared() {
-                self.find(Severity::Lead, place.clone(), format!("its message of type {:#x} is shared (stored in another object): outside what h5py writes for Keras, not read", m.kind));
-                unread_why.get_or_insert_with(|| {
-                    "one of its messages is shared (stored elsewhere) and not read".into()
-                });
-                continue;
-            }
+            let resolved;
+            let m = if m.shared() {
+                match self.shared(m, &place) {
+                    Ok(r) => {
+                        resolved = r;
+                        &resolved
+                    }
+                    Err(why) => {
+                        self.find(
+                            Severity::Lead,
+                            place.clone(),
+                            format!(
+                                "its message of type {:#x} is shared, {why}: not read",
+                                m.kind
+                            ),
+                        );
+                        unread_why.get_or_insert_with(|| {
+                            "one of its messages is shared (stored elsewhere) and not read".into()
+                        });
+                        continue;
+                    }
+                }
+            } else {
+                m
+            };
             match m.kind {
                 kind::ATTRIBUTE => match messages::attribute(&m.data, o, l) {
                     Ok(raw) => {
@@ -339,11 +387,8 @@ impl<S: ReadAt + ?Sized> Walk<'_, S> {
             // when it is imported (h5py/_hl/filters.py `compression="lzf"`, lzf/lzf_filter.c),
             // so Keras' loader reads it without loading a library; socair decodes it
             // ([`filters`]) as it decodes deflate.
-            for f in fs
-                .iter()
-                .filter(|f| f.id >= 256 && f.id != filters::H5PY_LZF)
-            {
-                self.find(Severity::Fail, place.clone(), format!("its chunks pass through {}, a user-defined filter: the HDF5 library loads a plugin library from HDF5_PLUGIN_PATH to read them, which runs that library's code", f.describe()));
+            for f in fs.iter().filter(|f| !filters::registered(f.id)) {
+                self.find(Severity::Fail, place.clone(), format!("its chunks pass through {}, a user-defined filter (one neither the HDF5 library nor h5py registers): the library loads a plugin library from HDF5_PLUGIN_PATH to read them, which runs that library's code", f.describe()));
             }
         }
         let kind = match (layout, ty, dims) {
@@ -380,12 +425,8 @@ impl<S: ReadAt + ?Sized> Walk<'_, S> {
                     storage,
                 })
             }
+            // A committed (named) datatype: a type datasets may share, data.
             (None, Some(ty), None) if !group_like => {
-                self.find(
-                    Severity::Lead,
-                    place.clone(),
-                    "a committed (named) datatype, which Keras never writes".into(),
-                );
                 Kind::Other(format!("a committed datatype ({})", ty.describe()))
             }
             (None, None, None) if group_like => Kind::Group,
