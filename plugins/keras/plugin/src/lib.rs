@@ -177,6 +177,14 @@ pub fn opened(a: Analysis, format: &str, file_len: u64) -> OpenedFile {
             outside_model: false,
         });
     }
+    for (name, why) in &a.deferred {
+        // Headers only: located, not assembled; the scan's scope says the data was not read.
+        unread.push(Unread {
+            tensor: ROption::RSome(name.as_str().into()),
+            reason: why.as_str().into(),
+            outside_model: false,
+        });
+    }
     for (name, what) in &a.data {
         // Sound data of no tensor type: listed as outside the tensor model, not a finding.
         unread.push(Unread {

@@ -277,6 +277,7 @@ fn member(
             a.tensors.extend(inner.tensors);
             a.unread.extend(inner.unread);
             a.data.extend(inner.data);
+            a.deferred.extend(inner.deferred);
             if let Some(r) = inner.refused {
                 a.structure.add(r.severity, r.place, r.reason);
             }
@@ -336,6 +337,7 @@ fn weights<S: ReadAt + ?Sized>(
             a.tensors.extend(inner.tensors);
             a.unread.extend(inner.unread);
             a.data.extend(inner.data);
+            a.deferred.extend(inner.deferred);
             if inner.config.is_some() {
                 a.structure.add(Severity::Lead, format!("member {WEIGHTS}"), "it holds a model_config attribute, which Keras 3 weights never do: not judged here");
             }

@@ -152,6 +152,7 @@ pub fn analyse(file: &hdf5::File, base: u64, label: &str, reviewed: &[String]) -
         let Some((element, order)) = element else {
             match &d.storage {
                 Storage::Unread(why) => a.unread.push((name, why.clone())),
+                Storage::Deferred(why) => a.deferred.push((name, why.clone())),
                 Storage::Data(what) => a.data.push((name, what.clone())),
                 _ => a.unread.push((
                     name,
@@ -168,6 +169,10 @@ pub fn analyse(file: &hdf5::File, base: u64, label: &str, reviewed: &[String]) -
             Storage::Empty => Bytes::Ranges(Vec::new()),
             Storage::Unread(why) | Storage::Data(why) => {
                 a.unread.push((name, why.clone()));
+                continue;
+            }
+            Storage::Deferred(why) => {
+                a.deferred.push((name, why.clone()));
                 continue;
             }
         };

@@ -68,6 +68,8 @@ pub struct Analysis {
     pub tensors: Vec<Tensor>,
     /// Weights not located: `(name, why)`.
     pub unread: Vec<(String, String)>,
+    /// Weights located but not assembled in a read of headers only: `(name, why)`.
+    pub deferred: Vec<(String, String)>,
     /// Datasets of data that is no tensor's (strings, compound records…), by path, with what
     /// they hold: sound, listed, not fingerprinted.
     pub data: Vec<(String, String)>,

@@ -34,8 +34,10 @@ pub struct Stored<'a> {
 enum Left {
     /// A finding of this severity, with its reason.
     Found(Severity, String),
-    /// Not read in this mode: no finding.
+    /// Unread for a reason found elsewhere (a plugin filter, FAILed by the walk): no finding.
     Quiet(String),
+    /// Located, but not assembled in this mode (headers only): no finding.
+    Deferred(String),
 }
 
 impl<S: ReadAt + ?Sized> Walk<'_, S> {
@@ -79,6 +81,7 @@ impl<S: ReadAt + ?Sized> Walk<'_, S> {
                 Storage::Unread(why)
             }
             Err(Left::Quiet(why)) => Storage::Unread(why),
+            Err(Left::Deferred(why)) => Storage::Deferred(why),
         })
     }
 
@@ -117,7 +120,9 @@ impl<S: ReadAt + ?Sized> Walk<'_, S> {
     /// Room for `bytes` assembled inline, taken from the budget; `why` says what they are.
     fn room(&mut self, bytes: u64, why: &str) -> Result<Vec<u8>, Left> {
         if !self.options.read_data {
-            return Err(Left::Quiet(format!("{why}; data is not read in this mode")));
+            return Err(Left::Deferred(format!(
+                "{why}; data is not read in this mode"
+            )));
         }
         if bytes > self.inline_left {
             return Err(Left::Found(Severity::Lead, format!("{why}, and assembling its {bytes} bytes would pass the budget (32 MiB + 4x the file)")));

@@ -202,6 +202,9 @@ pub enum Storage {
     Inline(Vec<u8>),
     /// No elements.
     Empty,
+    /// Located, but assembling its bytes (chunks in tiles, filtered, or never written) needs
+    /// the data, which a read of headers only does not read: why.
+    Deferred(String),
     /// Elements that are data of a type that is no tensor's (compound records, strings,
     /// enumerations, references, arrays, long doubles): what they are. h5py reads them as
     /// values and runs nothing; they are listed, not fingerprinted.
