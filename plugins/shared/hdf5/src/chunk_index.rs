@@ -420,7 +420,9 @@ fn fixed_array<S: ReadAt + ?Sized>(
             continue; // a page never written: every element the fill (no chunk)
         }
         let n = page.min(count - p * page);
-        let at = data + fixed + bitmap_len + 4 + p * page_size;
+        let at = data
+            .saturating_add(fixed + bitmap_len + 4)
+            .saturating_add(p.saturating_mul(page_size));
         let b = block(src, at, n * size as u64 + 4, &format!("{dwhat}, page {p}"))?;
         elements(&b[..b.len() - 4], size, filtered, o, p * page, &dwhat, each)?;
     }
@@ -462,7 +464,7 @@ fn extensible_array<S: ReadAt + ?Sized>(
         && data_min.is_power_of_two()
         && super_min.is_power_of_two()
         && data_min.ilog2() < u32::from(max_bits)
-        && page_bits <= max_bits;
+        && page_bits <= max_bits.min(32);
     if !valid {
         return Err(Hdf5Error::new(what, format!("parameters {max_bits}, {index_elements}, {data_min}, {super_min}, {page_bits} the HDF5 library refuses")));
     }
@@ -541,17 +543,18 @@ fn extensible_array<S: ReadAt + ?Sized>(
                 .copied()
                 .unwrap_or(UNDEFINED);
             if s == UNDEFINED {
-                start = start.saturating_add(ndblks * nelmts);
+                start = start.saturating_add(ndblks.saturating_mul(nelmts));
                 continue;
             }
             let swhat = format!("{what}, super block {u}");
             let bitmap_len = if paged {
-                ndblks * npages.div_ceil(8)
+                ndblks.saturating_mul(npages.div_ceil(8))
             } else {
                 0
             };
-            let slen =
-                4 + 2 + u64::from(o) + offset_len as u64 + bitmap_len + ndblks * u64::from(o) + 4;
+            let slen = (4 + 2 + u64::from(o) + offset_len as u64 + 4)
+                .saturating_add(bitmap_len)
+                .saturating_add(ndblks.saturating_mul(u64::from(o)));
             let b = block(src, s, slen, &swhat)?;
             let mut c = Cursor::with(&b, o, l, &swhat);
             prefix(&mut c, b"EASB", filtered, &swhat)?;
@@ -565,7 +568,7 @@ fn extensible_array<S: ReadAt + ?Sized>(
             (a, paged.then_some(bitmap))
         };
         for (d, &daddr) in addrs.iter().enumerate() {
-            let first = start + d as u64 * nelmts;
+            let first = start.saturating_add((d as u64).saturating_mul(nelmts));
             if first >= max_set || daddr == UNDEFINED {
                 continue;
             }
@@ -599,7 +602,7 @@ fn extensible_array<S: ReadAt + ?Sized>(
                 &dwhat,
             )?;
             for p in 0..npages {
-                let pfirst = first + p * page;
+                let pfirst = first.saturating_add(p.saturating_mul(page));
                 if pfirst >= max_set {
                     break;
                 }
@@ -611,7 +614,9 @@ fn extensible_array<S: ReadAt + ?Sized>(
                 if !written {
                     continue;
                 }
-                let at = daddr + fixed + 4 + p * page_size;
+                let at = daddr
+                    .saturating_add(fixed + 4)
+                    .saturating_add(p.saturating_mul(page_size));
                 let b = block(src, at, page_size, &format!("{dwhat}, page {p}"))?;
                 let n = page.min(max_set - pfirst) as usize;
                 elements(
@@ -625,7 +630,7 @@ fn extensible_array<S: ReadAt + ?Sized>(
                 )?;
             }
         }
-        start = start.saturating_add(ndblks * nelmts);
+        start = start.saturating_add(ndblks.saturating_mul(nelmts));
     }
     Ok(())
 }

@@ -290,7 +290,7 @@ impl<S: ReadAt + ?Sized> Walk<'_, S> {
             .iter()
             .zip(d.dims)
             .zip(&ch.dims)
-            .any(|((&o, &n), &k)| o + k > n);
+            .any(|((&o, &n), &k)| o.saturating_add(k) > n);
         if d.filters.is_empty() || (ch.unfiltered_edges && edge) {
             return Ok(raw);
         }

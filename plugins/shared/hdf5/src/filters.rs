@@ -120,10 +120,11 @@ fn unshuffle(data: &[u8], element: Option<u32>) -> Result<Vec<u8>, Refusal> {
         ));
     };
     let size = size as usize;
-    if size <= 1 {
+    let n = data.len() / size.max(1);
+    // One element or none: nothing to undo (`H5Z__filter_shuffle` acts on more than one).
+    if size <= 1 || n <= 1 {
         return Ok(data.to_vec());
     }
-    let n = data.len() / size;
     let mut out = vec![0u8; data.len()];
     for j in 0..size {
         let plane = &data[j * n..(j + 1) * n];
