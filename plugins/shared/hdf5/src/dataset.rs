@@ -9,10 +9,10 @@
 use crate::btree::Chunk;
 use crate::chunk_index::{self, Shape};
 use crate::filters::{self, Refusal};
+use crate::io::Source;
 use crate::messages::{Chunking, Fill, Filter, Layout};
-use crate::model::{Hdf5Error, Severity, Storage, UNDEFINED};
+use crate::model::{Findings, Hdf5Error, Severity, Storage, UNDEFINED};
 use crate::types::{self, Type};
-use crate::walk::Walk;
 use socair_plugin_api::ReadAt;
 use std::collections::HashSet;
 
@@ -40,9 +40,28 @@ enum Left {
     Deferred(String),
 }
 
-impl<S: ReadAt + ?Sized> Walk<'_, S> {
+/// What locating datasets' bytes reads and spends: the walk's file, findings and budgets
+/// ([`crate::walk`] lends them for each dataset).
+pub struct Locator<'w, 'a, S: ReadAt + ?Sized> {
+    /// The file.
+    pub src: &'w mut Source<'a, S>,
+    /// The walk's findings.
+    pub findings: &'w mut Findings,
+    /// Whether data is read (not headers only).
+    pub read_data: bool,
+    /// Bytes that may still be assembled inline.
+    pub inline_left: &'w mut u64,
+    /// Chunks that may still be listed.
+    pub chunks_left: &'w mut u64,
+}
+
+impl<S: ReadAt + ?Sized> Locator<'_, '_, S> {
+    fn find(&mut self, severity: Severity, place: String, reason: String) {
+        self.findings.add(severity, place, reason);
+    }
+
     /// Where a dataset's bytes are.
-    pub(crate) fn storage(
+    pub fn storage(
         &mut self,
         place: &str,
         layout: &Layout,
@@ -119,15 +138,15 @@ impl<S: ReadAt + ?Sized> Walk<'_, S> {
 
     /// Room for `bytes` assembled inline, taken from the budget; `why` says what they are.
     fn room(&mut self, bytes: u64, why: &str) -> Result<Vec<u8>, Left> {
-        if !self.options.read_data {
+        if !self.read_data {
             return Err(Left::Deferred(format!(
                 "{why}; data is not read in this mode"
             )));
         }
-        if bytes > self.inline_left {
+        if bytes > *self.inline_left {
             return Err(Left::Found(Severity::Lead, format!("{why}, and assembling its {bytes} bytes would pass the budget (32 MiB + 4x the file)")));
         }
-        self.inline_left -= bytes;
+        *self.inline_left -= bytes;
         Ok(vec![0u8; bytes as usize])
     }
 
@@ -163,13 +182,13 @@ impl<S: ReadAt + ?Sized> Walk<'_, S> {
             max: d.max,
             filtered: !d.filters.is_empty(),
         };
-        let mut chunks = chunk_index::chunks(&mut self.src, ch, &shape, place).map_err(|e| {
+        let mut chunks = chunk_index::chunks(self.src, ch, &shape, place).map_err(|e| {
             Left::Found(
                 Severity::Fail,
                 format!("its chunk index is unsound ({}: {})", e.place, e.reason),
             )
         })?;
-        if chunks.len() as u64 > self.chunks_left {
+        if chunks.len() as u64 > *self.chunks_left {
             return Err(Left::Found(
                 Severity::Lead,
                 format!(
@@ -178,7 +197,7 @@ impl<S: ReadAt + ?Sized> Walk<'_, S> {
                 ),
             ));
         }
-        self.chunks_left -= chunks.len() as u64;
+        *self.chunks_left -= chunks.len() as u64;
         let chunk_bytes = types::elements(&ch.dims)
             .unwrap_or(u64::MAX)
             .saturating_mul(size);

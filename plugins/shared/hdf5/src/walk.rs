@@ -47,18 +47,18 @@ pub fn chunk_budget(file_len: u64) -> u64 {
 }
 
 /// One walk: what it has read and found, and the budgets left.
-pub(crate) struct Walk<'a, S: ReadAt + ?Sized> {
-    pub(crate) src: Source<'a, S>,
-    pub(crate) options: Options,
+struct Walk<'a, S: ReadAt + ?Sized> {
+    src: Source<'a, S>,
+    options: Options,
     objects: Vec<Object>,
     findings: Findings,
     headers: HashSet<u64>,
     heaps: GlobalHeaps,
     /// Bytes that may still be assembled inline ([`inline_budget`]).
-    pub(crate) inline_left: u64,
+    inline_left: u64,
     text_left: u64,
     /// Chunks that may still be listed ([`chunk_budget`]).
-    pub(crate) chunks_left: u64,
+    chunks_left: u64,
     /// Path bytes that may still be held ([`path_budget`]).
     paths_left: u64,
 }
@@ -108,7 +108,7 @@ fn shown(path: &str) -> String {
 }
 
 impl<S: ReadAt + ?Sized> Walk<'_, S> {
-    pub(crate) fn find(&mut self, severity: Severity, place: String, reason: String) {
+    fn find(&mut self, severity: Severity, place: String, reason: String) {
         self.findings.add(severity, place, reason);
     }
 
@@ -416,7 +416,14 @@ impl<S: ReadAt + ?Sized> Walk<'_, S> {
                             filters: filters.as_deref().unwrap_or(&[]),
                             fill: &fill,
                         };
-                        self.storage(&place, &layout, &stored)?
+                        crate::dataset::Locator {
+                            src: &mut self.src,
+                            findings: &mut self.findings,
+                            read_data: self.options.read_data,
+                            inline_left: &mut self.inline_left,
+                            chunks_left: &mut self.chunks_left,
+                        }
+                        .storage(&place, &layout, &stored)?
                     }
                 };
                 Kind::Dataset(Dataset {
