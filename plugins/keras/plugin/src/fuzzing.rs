@@ -111,17 +111,11 @@ pub fn check_archive(data: &[u8]) {
     }
 }
 
-/// `data` as a chunk through an HDF5 filter pipeline its first byte draws (each bit a filter
-/// of deflate, shuffle, Fletcher-32 and LZF, in h5py's order; the second byte the shuffle's
-/// element size, the third the filter mask): no panic, every output within the limit, and
-/// undoing the same chunk twice gives the same answer.
-pub fn check_filters(data: &[u8]) {
-    use socair_hdf5::filters::{undo, H5PY_LZF};
-    use socair_hdf5::messages::Filter;
-    let [pick, size, mask, chunk @ ..] = data else {
-        return;
-    };
-    let filter = |id: u16, values: Vec<u32>| Filter {
+/// The pipeline [`check_filters`] draws from `pick`: a bit each for shuffle (of `size`-byte
+/// elements), deflate, h5py's LZF and Fletcher-32, in the order h5py writes them.
+pub fn filter_pipeline(pick: u8, size: u8) -> Vec<socair_hdf5::messages::Filter> {
+    use socair_hdf5::filters::H5PY_LZF;
+    let filter = |id: u16, values: Vec<u32>| socair_hdf5::messages::Filter {
         id,
         name: String::new(),
         optional: false,
@@ -129,7 +123,7 @@ pub fn check_filters(data: &[u8]) {
     };
     let mut pipeline = Vec::new();
     if pick & 1 != 0 {
-        pipeline.push(filter(2, vec![u32::from(*size)]));
+        pipeline.push(filter(2, vec![u32::from(size)]));
     }
     if pick & 2 != 0 {
         pipeline.push(filter(1, vec![6]));
@@ -140,16 +134,27 @@ pub fn check_filters(data: &[u8]) {
     if pick & 8 != 0 {
         pipeline.push(filter(3, vec![]));
     }
+    pipeline
+}
+
+/// `data` as a chunk through an HDF5 filter pipeline its first byte draws
+/// ([`filter_pipeline`]; the second byte the shuffle's element size, the third the filter
+/// mask, the first's high half the output limit in 4 KiB): no panic, every output within the
+/// limit, and undoing the same chunk twice gives the same answer.
+pub fn check_filters(data: &[u8]) {
+    let [pick, size, mask, chunk @ ..] = data else {
+        return;
+    };
+    let pipeline = filter_pipeline(*pick, *size);
     let limit = u64::from(pick >> 4) * 4096;
-    let once = undo(&pipeline, u32::from(*mask), chunk.to_vec(), limit);
+    let undo =
+        |c: &[u8]| socair_hdf5::filters::undo(&pipeline, u32::from(*mask), c.to_vec(), limit);
+    let once = undo(chunk);
     if let Ok(out) = &once {
         assert!(
             out.len() as u64 <= limit.max(chunk.len() as u64),
             "an output past the limit"
         );
     }
-    assert_eq!(
-        once,
-        undo(&pipeline, u32::from(*mask), chunk.to_vec(), limit)
-    );
+    assert_eq!(once, undo(chunk));
 }

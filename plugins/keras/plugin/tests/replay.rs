@@ -114,7 +114,7 @@ fn the_generated_shapes_read_as_what_they_are() {
 #[test]
 fn the_filter_corpus_keeps_the_properties_and_decodes_to_its_source() {
     use socair_hdf5::filters::undo;
-    use socair_hdf5::messages::Filter;
+    use socair_plugin_keras::fuzzing::filter_pipeline;
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../fuzz/corpus/hdf5_filters");
     let source: Vec<u8> = (0..4).flat_map(|_| 0..=255u8).collect();
     let mut decoded = 0;
@@ -130,22 +130,8 @@ fn the_filter_corpus_keeps_the_properties_and_decodes_to_its_source() {
         if pick & 4 != 0 {
             continue;
         }
-        let f = |id: u16, values: Vec<u32>| Filter {
-            id,
-            name: String::new(),
-            optional: false,
-            values,
-        };
-        let mut pipeline = Vec::new();
-        if pick & 1 != 0 {
-            pipeline.push(f(2, vec![u32::from(*size)]));
-        }
-        if pick & 2 != 0 {
-            pipeline.push(f(1, vec![6]));
-        }
-        if pick & 8 != 0 {
-            pipeline.push(f(3, vec![]));
-        }
+        // The same pipeline without LZF (skipped above): what the corpus was made through.
+        let pipeline = filter_pipeline(*pick, *size);
         let out = undo(&pipeline, 0, chunk.to_vec(), 1 << 20).unwrap();
         assert_eq!(out, source, "{}", p.display());
         decoded += 1;
