@@ -167,7 +167,7 @@ impl<'c> SecondPaths<'c> {
             let size = std::fs::metadata(&self.inputs[i])
                 .map_err(|e| format!("{}: {e}", self.inputs[i].display()))?
                 .len();
-            let budget = (64u64 << 20).saturating_add(size.saturating_mul(8));
+            let budget = socair_plugin_kit::model::memory_bound(size);
             zip.check_storage_records(&read, budget)?;
         }
         Ok(())

@@ -28,7 +28,7 @@
 //! marker is no promotion: nothing lists, exports or trusts it, and the next promote redoes it.
 
 use crate::airlock::error::StoreError;
-use crate::base::cloud::{self, CloudError, Location, Uploader};
+use crate::base::cloud::{self, Location, Uploader};
 use crate::read::modeldir;
 use crate::read::source::{hash_file, InputFile};
 use serde::{Deserialize, Serialize};
@@ -69,10 +69,6 @@ impl Marker {
     }
 }
 
-fn cloud_error(e: CloudError) -> StoreError {
-    StoreError::Unusable(e.to_string())
-}
-
 /// The store on object storage whose prefix is `root`.
 #[derive(Debug, Clone)]
 pub struct Bucket {
@@ -94,7 +90,7 @@ impl Bucket {
             STAGED_MARKER
         };
         let at = self.at(area, sha, name);
-        match cloud::get_if_any(&at).map_err(cloud_error)? {
+        match cloud::get_if_any(&at).map_err(StoreError::from)? {
             None => Ok(None),
             Some(b) => serde_json::from_slice(&b)
                 .map(Some)
@@ -109,7 +105,7 @@ impl Bucket {
         } else {
             STAGED_MARKER
         };
-        let listed = cloud::list(&self.root.child(area), None).map_err(cloud_error)?;
+        let listed = cloud::list(&self.root.child(area), None).map_err(StoreError::from)?;
         let mut out: Vec<String> = listed
             .iter()
             .filter_map(|(k, _)| {
@@ -131,13 +127,13 @@ impl Bucket {
         rel: &str,
         bytes: &[u8],
     ) -> Result<(), StoreError> {
-        cloud::put(&self.at(area, sha, rel), bytes.to_vec().into(), false).map_err(cloud_error)
+        cloud::put(&self.at(area, sha, rel), bytes.to_vec().into(), false).map_err(StoreError::from)
     }
 
     /// Reads a document beside an artifact, when there is one.
     pub fn get_doc(&self, area: &str, sha: &str, rel: &str) -> Result<Option<Vec<u8>>, StoreError> {
         Ok(cloud::get_if_any(&self.at(area, sha, rel))
-            .map_err(cloud_error)?
+            .map_err(StoreError::from)?
             .map(|b| b.to_vec()))
     }
 
@@ -150,9 +146,9 @@ impl Bucket {
     ) -> Result<Vec<(String, Vec<u8>)>, StoreError> {
         let folder = self.at(area, sha, dir);
         let mut out = Vec::new();
-        for (key, _) in cloud::list(&folder, None).map_err(cloud_error)? {
+        for (key, _) in cloud::list(&folder, None).map_err(StoreError::from)? {
             let at = folder.with_key(key);
-            if let Some(b) = cloud::get_if_any(&at).map_err(cloud_error)? {
+            if let Some(b) = cloud::get_if_any(&at).map_err(StoreError::from)? {
                 out.push((at.name(), b.to_vec()));
             }
         }
@@ -211,7 +207,7 @@ impl Bucket {
             Ok(()) => Ok(()),
             // Staged meanwhile by another machine, with the same bytes (the same sha256).
             Err(e) if e.is_already_taken() => Ok(()),
-            Err(e) => Err(cloud_error(e)),
+            Err(e) => Err(StoreError::from(e)),
         }
     }
 
@@ -235,8 +231,8 @@ impl Bucket {
             ))
         })?;
         // Every object of incoming/<sha>/ but the marker: the artifact and its documents.
-        let listed =
-            cloud::list(&self.root.child(&format!("incoming/{sha}")), None).map_err(cloud_error)?;
+        let listed = cloud::list(&self.root.child(&format!("incoming/{sha}")), None)
+            .map_err(StoreError::from)?;
         let artifact: std::collections::BTreeSet<&str> =
             staged.files.iter().map(|f| f.path.as_str()).collect();
         let mut entries = Vec::new();
@@ -282,7 +278,7 @@ impl Bucket {
         ) {
             Ok(()) => {}
             Err(e) if e.is_already_taken() => return Ok(false),
-            Err(e) => return Err(cloud_error(e)),
+            Err(e) => return Err(StoreError::from(e)),
         }
         crate::base::fault::point("promote.renamed");
         self.delete_staged(sha);
@@ -328,9 +324,9 @@ impl Bucket {
     pub fn reviews(&self, dir: &str) -> Result<Vec<(String, Vec<u8>)>, StoreError> {
         let folder = self.root.child(dir);
         let mut out = Vec::new();
-        for (key, _) in cloud::list(&folder, None).map_err(cloud_error)? {
+        for (key, _) in cloud::list(&folder, None).map_err(StoreError::from)? {
             let at = folder.with_key(key);
-            if let Some(b) = cloud::get_if_any(&at).map_err(cloud_error)? {
+            if let Some(b) = cloud::get_if_any(&at).map_err(StoreError::from)? {
                 out.push((at.name(), b.to_vec()));
             }
         }
@@ -412,9 +408,9 @@ pub fn upload_from(source: &Path, to: &Location) -> Result<(String, u64), StoreE
         })
         .map_err(|e| StoreError::Unusable(format!("{}: {e}", source.display())))?;
     if let Some(e) = failed {
-        return Err(cloud_error(e));
+        return Err(StoreError::from(e));
     }
-    up.finish().map_err(cloud_error)
+    up.finish().map_err(StoreError::from)
 }
 
 /// Copies one object to another key through this machine, hashing the bytes as they pass.

@@ -17,10 +17,6 @@ use crate::read::modeldir;
 use crate::read::source::{hash_file, is_remote, sha256_of_path, InputFile};
 use std::path::{Path, PathBuf};
 
-fn cloud_error(e: cloud::CloudError) -> StoreError {
-    StoreError::Unusable(e.to_string())
-}
-
 /// A store under a prefix in object storage.
 #[derive(Debug, Clone)]
 pub struct BucketBackend {
@@ -32,7 +28,7 @@ pub struct BucketBackend {
 impl BucketBackend {
     /// The store (existing or to be created) under the prefix `url` names.
     pub fn parse(url: &str) -> Result<BucketBackend, StoreError> {
-        let mut backend = BucketBackend::new(cloud::parse(url).map_err(cloud_error)?);
+        let mut backend = BucketBackend::new(cloud::parse(url).map_err(StoreError::from)?);
         backend.given = url.to_owned();
         Ok(backend)
     }
@@ -67,7 +63,7 @@ impl StoreBackend for BucketBackend {
             return Err(StoreError::Unusable(format!("{url}: already a store")));
         }
         if !cloud::list(&self.bucket.root, None)
-            .map_err(cloud_error)?
+            .map_err(StoreError::from)?
             .is_empty()
         {
             return Err(StoreError::Unusable(format!(
@@ -266,11 +262,11 @@ impl StoreBackend for BucketBackend {
             bytes.to_vec().into(),
             false,
         )
-        .map_err(cloud_error)
+        .map_err(StoreError::from)
     }
 
     fn remove_review(&self, dir: &str, file: &str) -> Result<(), StoreError> {
-        cloud::delete(&self.bucket.root.child(&format!("{dir}/{file}"))).map_err(cloud_error)
+        cloud::delete(&self.bucket.root.child(&format!("{dir}/{file}"))).map_err(StoreError::from)
     }
 
     fn copy_promoted(&self, sha: &str, _name: &str, into: &Path) -> Result<String, StoreError> {

@@ -29,7 +29,7 @@
 use crate::airlock::error::StoreError;
 use crate::airlock::log::{head_of, line_hash, Head, LogCheck, LogEntry, POLICY_ACTIONS};
 use crate::airlock::policy::Policy;
-use crate::base::cloud::{self, CloudError, Location};
+use crate::base::cloud::{self, Location};
 use crate::base::digest::hex;
 use crate::base::output;
 use object_store::path::Path as ObjectPath;
@@ -47,10 +47,6 @@ pub const HEAD_HINT: &str = "log-head.json";
 const DIGITS: usize = 12;
 /// Claims tried before an append gives up (each lost claim means another writer appended).
 const CLAIMS: usize = 10_000;
-
-fn cloud_error(e: CloudError) -> StoreError {
-    StoreError::Unusable(e.to_string())
-}
 
 /// The object log of the store whose prefix is `root`.
 #[derive(Debug, Clone)]
@@ -86,7 +82,7 @@ impl BucketLog {
 
     /// An entry's line, checked to be one line of JSON with its newline.
     fn read_line(&self, n: u64) -> Result<Option<Result<String, String>>, StoreError> {
-        let Some(bytes) = cloud::get_if_any(&self.entry_at(n)).map_err(cloud_error)? else {
+        let Some(bytes) = cloud::get_if_any(&self.entry_at(n)).map_err(StoreError::from)? else {
             return Ok(None);
         };
         let Ok(text) = String::from_utf8(bytes.to_vec()) else {
@@ -101,7 +97,7 @@ impl BucketLog {
     /// The head record, when there is one: `Err` when it is not one.
     fn head_record(&self) -> Result<Option<Result<Head, String>>, StoreError> {
         let at = self.root.child(HEAD_HINT);
-        let Some(bytes) = cloud::get_if_any(&at).map_err(cloud_error)? else {
+        let Some(bytes) = cloud::get_if_any(&at).map_err(StoreError::from)? else {
             return Ok(None);
         };
         Ok(Some(serde_json::from_slice::<Head>(&bytes).map_err(|e| {
@@ -119,13 +115,13 @@ impl BucketLog {
         };
         let dir = self.root.child(LOG_DIR);
         let listed = match hint {
-            Some(n) if cloud::exists(&self.entry_at(n)).map_err(cloud_error)? => {
+            Some(n) if cloud::exists(&self.entry_at(n)).map_err(StoreError::from)? => {
                 let from = self.entry_at(n).key;
-                let mut after = cloud::list(&dir, Some(&from)).map_err(cloud_error)?;
+                let mut after = cloud::list(&dir, Some(&from)).map_err(StoreError::from)?;
                 after.push((from, 0));
                 after
             }
-            _ => cloud::list(&dir, None).map_err(cloud_error)?,
+            _ => cloud::list(&dir, None).map_err(StoreError::from)?,
         };
         let n = listed
             .iter()
@@ -175,7 +171,7 @@ impl BucketLog {
 
     /// Whether the log has any entry (the store exists).
     pub fn exists(&self) -> Result<bool, StoreError> {
-        cloud::exists(&self.entry_at(1)).map_err(cloud_error)
+        cloud::exists(&self.entry_at(1)).map_err(StoreError::from)
     }
 
     /// The policy in force: the one the last entry names, checked to hash to its name.
@@ -193,7 +189,7 @@ impl BucketLog {
     fn policy_named(&self, sha: &str) -> Result<Policy, StoreError> {
         let at = self.root.child(&format!("{POLICY_DIR}/{sha}.json"));
         let bytes = cloud::get_if_any(&at)
-            .map_err(cloud_error)?
+            .map_err(StoreError::from)?
             .ok_or_else(|| StoreError::Unusable(format!("{}: missing", at.url())))?;
         if hex(&Sha256::digest(&bytes)) != sha {
             return Err(StoreError::Unusable(format!(
@@ -232,7 +228,7 @@ impl BucketLog {
                     match cloud::put(&at, bytes.into(), true) {
                         Ok(()) => {}
                         Err(e) if e.is_already_taken() => {}
-                        Err(e) => return Err(cloud_error(e)),
+                        Err(e) => return Err(StoreError::from(e)),
                     }
                     Some(sha)
                 }
@@ -260,7 +256,7 @@ impl BucketLog {
                     return Ok(());
                 }
                 Err(e) if e.is_already_taken() => continue,
-                Err(e) => return Err(cloud_error(e)),
+                Err(e) => return Err(StoreError::from(e)),
             }
         }
         Err(StoreError::Unusable(format!(
@@ -272,7 +268,7 @@ impl BucketLog {
     /// Reads the whole log and checks it.
     pub fn read(&self) -> Result<LogCheck, StoreError> {
         let mut check = LogCheck::default();
-        let listed = cloud::list(&self.root.child(LOG_DIR), None).map_err(cloud_error)?;
+        let listed = cloud::list(&self.root.child(LOG_DIR), None).map_err(StoreError::from)?;
         let mut numbers = Vec::new();
         for (key, _) in &listed {
             match self.number_of(key) {

@@ -18,3 +18,11 @@ pub enum StoreError {
 pub fn unusable(path: &Path, e: impl std::fmt::Display) -> StoreError {
     StoreError::Unusable(format!("{}: {e}", path.display()))
 }
+
+/// An object-storage call that failed: the store cannot be used as it is (its message names
+/// the object and the service's answer).
+impl From<crate::base::cloud::CloudError> for StoreError {
+    fn from(e: crate::base::cloud::CloudError) -> Self {
+        StoreError::Unusable(e.to_string())
+    }
+}

@@ -49,10 +49,6 @@ pub struct Store {
     backend: Arc<dyn StoreBackend>,
 }
 
-fn cloud_error(e: cloud::CloudError) -> StoreError {
-    StoreError::Unusable(e.to_string())
-}
-
 /// The store path from `--store`, else `$SOCAIR_STORE`, else `./socair-store`.
 pub fn default_path(flag: Option<PathBuf>) -> PathBuf {
     flag.or_else(|| {
@@ -250,7 +246,7 @@ impl Store {
     fn pull_inner(&self, source: &Path) -> Result<(String, String), StoreError> {
         let name = if is_remote(source) {
             cloud::parse(source.to_str().unwrap_or_default())
-                .map_err(cloud_error)?
+                .map_err(StoreError::from)?
                 .name()
         } else {
             source

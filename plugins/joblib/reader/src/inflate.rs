@@ -26,9 +26,10 @@
 use crate::container::Compressor;
 use std::io::Read;
 
-/// The most bytes inflated for an input of `input_len` bytes: 64 MiB + 8x the input.
+/// The most bytes inflated for an input of `input_len` bytes: the memory every reader is held
+/// to, 64 MiB + 8x the input.
 pub fn bound(input_len: u64) -> u64 {
-    (64u64 << 20).saturating_add(input_len.saturating_mul(8))
+    socair_plugin_kit::model::memory_bound(input_len)
 }
 
 /// Bytes decoded per read.

@@ -16,7 +16,7 @@ fn bounded(a: &socair_keras::Analysis, input: usize) {
         })
         .sum();
     assert!(
-        inline as u64 <= 8 * input as u64 + (64 << 20),
+        inline as u64 <= socair_plugin_kit::model::memory_bound(input as u64),
         "inline bytes past the bound"
     );
     for t in &a.tensors {
