@@ -23,6 +23,8 @@
 
 pub use abi_stable;
 
+pub mod metadata_keys;
+
 use abi_stable::{
     declare_root_module_statics,
     library::RootModule,

@@ -7,15 +7,15 @@ use crate::convert::tied::{self, ModelConfig};
 use crate::read::artifact::{data_path, FileJob};
 use crate::read::layout::{self, element_layout};
 use crate::read::plugins::PluginSet;
-use crate::report::load::TENSOR_KIND_METADATA;
 use socair_plugin_api::{
     abi_stable::std_types::{RString, RVec, Tuple2},
     ByteOrder, FormatWriterBox, OpenedFile, OutputLayout, PlanTensor, RowStatus, TensorDescriptor,
 };
 
-/// The metadata key under which the torch readers name an input's `byteorder` record
-/// (`socair_torch_zip::BYTEORDER_METADATA`).
-const BYTEORDER_METADATA: &str = "socair.byteorder_record";
+// The metadata keys under which the torch readers name an input's `byteorder` record and
+// what torch.load returns each tensor as.
+use socair_plugin_api::metadata_keys::{BYTEORDER_RECORD, TORCH_TENSOR_KIND};
+
 /// Unquantized dtypes GGUF can hold (ggml names equal the safetensors names here).
 const GGUF_DTYPES: &[&str] = &["F32", "F16", "BF16", "F64", "I8", "I16", "I32", "I64"];
 
@@ -232,14 +232,13 @@ fn read_metadata(
     for (k, v) in opened.metadata.iter().map(|Tuple2(k, v)| (k, v)) {
         // The torch readers name the input's `byteorder` record for the derivation
         // record; taken from their formats only, so no other file's metadata can say it.
-        if (format == "torch-zip" || format == "torch-legacy") && k.as_str() == BYTEORDER_METADATA {
+        if (format == "torch-zip" || format == "torch-legacy") && k.as_str() == BYTEORDER_RECORD {
             byteorder_records.push(v.to_string());
             continue;
         }
         // Their names of the tensors torch.load returns as `nn.Parameter` or with
         // `requires_grad` are for loaders; they name those types as not carried themselves.
-        if (format == "torch-zip" || format == "torch-legacy") && k.as_str() == TENSOR_KIND_METADATA
-        {
+        if (format == "torch-zip" || format == "torch-legacy") && k.as_str() == TORCH_TENSOR_KIND {
             continue;
         }
         not_carried.push(format!("{prefix}metadata {k:?} = {v:?}"));

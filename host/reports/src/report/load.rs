@@ -13,9 +13,7 @@ use socair_plugin_api::{ByteOrder, OpenedFile};
 use std::fs::File;
 use std::path::{Path, PathBuf};
 
-/// The torch readers' metadata key naming what torch.load returns a tensor as
-/// (`socair_torch_zip::TENSOR_KIND_METADATA`).
-pub const TENSOR_KIND_METADATA: &str = "socair.torch_tensor_kind";
+use socair_plugin_api::metadata_keys::TORCH_TENSOR_KIND;
 
 /// The outcome of [`load`]: the report, and the places of the tensors when it is clean.
 #[derive(Debug)]
@@ -135,7 +133,7 @@ fn layout_of(
                 opened
                     .metadata
                     .iter()
-                    .filter(|kv| kv.0.as_str() == TENSOR_KIND_METADATA)
+                    .filter(|kv| kv.0.as_str() == TORCH_TENSOR_KIND)
                     .filter_map(|kv| kv.1.as_str().split_once(':'))
                     .map(|(kind, name)| (name, kind))
                     .collect()

@@ -16,16 +16,13 @@
 //!
 //! The pickle is judged by `socair-wo/3`, which models DCP's dataclasses as data
 //! (`socair_pickle::globals::weights_only::DCP_DATACLASSES`). Here its typed model is walked
-//! for the items, which the plugin gives the host under [`DCP_ITEMS_METADATA`]: the host reads
+//! for the items, which the plugin gives the host under [`crate::DCP_ITEMS`]: the host reads
 //! each item's slice of the `.distcp` file with this plugin's readers, as `torch.load` reads it
 //! (`socair::read::artifact::dcp`), and judges the files' layout (items overlapping, out of
 //! range, bytes no item covers).
 
 use serde::Serialize;
 use socair_pickle::pickle::{self, Object, Value};
-
-/// The metadata key of the items, a JSON array of [`Item`].
-pub const DCP_ITEMS_METADATA: &str = "socair.dcp_items";
 
 /// The class `FileSystemWriter.finish` pickles.
 pub const METADATA_CLASS: &str = "torch.distributed.checkpoint.metadata.Metadata";

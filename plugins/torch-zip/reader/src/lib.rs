@@ -35,19 +35,11 @@ use socair_plugin_kit::report::reviewed_globals;
 pub const FORMAT: &str = "torch-zip";
 /// torch's legacy (non-zip) format, which this plugin reads too.
 pub const LEGACY_FORMAT: &str = "torch-legacy";
-/// The metadata key naming the input's `byteorder` record: `little`, `big`, `absent` or
-/// `legacy`. The host reads it from this plugin's formats only.
-pub const BYTEORDER_METADATA: &str = "socair.byteorder_record";
-/// The metadata key that names a tensor torch.load returns as more than a plain tensor, one
-/// entry a tensor, its value `KIND:NAME` with KIND `parameter` (an `nn.Parameter` with
-/// `requires_grad=True`), `parameter-frozen` (one with `requires_grad=False`) or
-/// `requires-grad` (a tensor with `requires_grad=True`): for a loader that gives tensors as
-/// torch gives them (the Python package's `socair.torch.load`). The host reads it from this
-/// plugin's formats only.
-pub const TENSOR_KIND_METADATA: &str = "socair.torch_tensor_kind";
 /// The pickle grammar's versions: the plugin declares each, and runs the one
 /// `ReadOptions.rules` asks for (the newest when it asks for none).
 pub use pickle::Grammar;
+/// The metadata keys this plugin gives facts under (the host reads them from its formats only).
+pub use socair_plugin_api::metadata_keys::{BYTEORDER_RECORD, DCP_ITEMS, TORCH_TENSOR_KIND};
 /// The check the grammar reports.
 pub use socair_plugin_kit::report::PICKLE_CHECK;
 /// The structure check (not tested for pickle checkpoints).
@@ -268,7 +260,7 @@ pub fn opened_file(a: &Analysis, header_only: bool) -> OpenedFile {
         // present (`little`/`big`), absent (read as little-endian, as torch.load does), or a
         // legacy file (which has no such record).
         metadata: std::iter::once(Tuple2(
-            RString::from(BYTEORDER_METADATA),
+            RString::from(BYTEORDER_RECORD),
             RString::from(match a.byteorder_record {
                 _ if a.legacy => "legacy",
                 Some(Endian::Little) => "little",
@@ -277,12 +269,11 @@ pub fn opened_file(a: &Analysis, header_only: bool) -> OpenedFile {
             }),
         ))
         .chain(tensor_kinds(a))
-        .chain(a.dcp_items.iter().map(|json| {
-            Tuple2(
-                RString::from(dcp::DCP_ITEMS_METADATA),
-                RString::from(json.as_str()),
-            )
-        }))
+        .chain(
+            a.dcp_items
+                .iter()
+                .map(|json| Tuple2(RString::from(DCP_ITEMS), RString::from(json.as_str()))),
+        )
         .collect(),
         not_carried: a
             .not_carried
@@ -292,7 +283,7 @@ pub fn opened_file(a: &Analysis, header_only: bool) -> OpenedFile {
     }
 }
 
-/// One [`TENSOR_KIND_METADATA`] entry for each tensor torch.load returns as an `nn.Parameter`
+/// One [`TORCH_TENSOR_KIND`] entry for each tensor torch.load returns as an `nn.Parameter`
 /// or with `requires_grad` set.
 fn tensor_kinds(a: &Analysis) -> impl Iterator<Item = Tuple2<RString, RString>> + '_ {
     a.tensors.iter().filter_map(|t| {
@@ -303,7 +294,7 @@ fn tensor_kinds(a: &Analysis) -> impl Iterator<Item = Tuple2<RString, RString>> 
             (false, false) => return None,
         };
         Some(Tuple2(
-            RString::from(TENSOR_KIND_METADATA),
+            RString::from(TORCH_TENSOR_KIND),
             RString::from(format!("{kind}:{}", t.name)),
         ))
     })

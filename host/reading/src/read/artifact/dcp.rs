@@ -35,9 +35,8 @@ use socair_plugin_api::{
 };
 use socair_plugin_kit::report::{PICKLE_CHECK, STRUCTURE_CHECK};
 
-/// The metadata key under which the torch-zip plugin gives a `.metadata`'s items (the
-/// plugin's `dcp::DCP_ITEMS_METADATA`).
-pub const DCP_ITEMS: &str = "socair.dcp_items";
+/// The metadata key under which the torch-zip plugin gives a `.metadata`'s items.
+pub use socair_plugin_api::metadata_keys::DCP_ITEMS;
 
 /// The format name given to a `.distcp` file read item by item.
 pub const FORMAT: &str = "torch-dcp";
