@@ -17,7 +17,6 @@
 //! as a byte range of the file. The file names no tensor: the program beside it does (its
 //! persistable tensors, sorted), and read alone the tensors are named by their index.
 
-use crate::outcome::Outcome;
 use crate::proto::TensorDesc;
 use crate::schema::{MESSAGES, VAR_TYPE_TENSOR_DESC};
 use crate::wire::decode;
@@ -333,7 +332,7 @@ pub fn read(len: u64, read: ReadAt<'_>, names: Option<&[String]>) -> OpenedFile 
             )
         }
     };
-    let mut out = Outcome::new(FORMAT, len);
+    let mut out = crate::outcome::read(FORMAT, len);
     let n = tensors.len() as u64;
     for (i, t) in tensors.into_iter().enumerate() {
         let Some((dtype_name, _, element)) = dtype(t.data_type) else {
@@ -342,7 +341,7 @@ pub fn read(len: u64, read: ReadAt<'_>, names: Option<&[String]>) -> OpenedFile 
         let name = names
             .and_then(|n| n.get(i).cloned())
             .unwrap_or_else(|| i.to_string());
-        out.tensor(socair_plugin_kit::report::tensor_in_file(
+        out.describe(socair_plugin_kit::report::tensor_in_file(
             &name,
             dtype_name,
             element,

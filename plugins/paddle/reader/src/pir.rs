@@ -13,7 +13,7 @@
 //! structure schema.h does not name) is a LEAD.
 
 use crate::ops;
-use crate::outcome::Outcome;
+use crate::outcome::Reading;
 use serde::de::{self, DeserializeSeed, MapAccess, SeqAccess, Visitor};
 use socair_plugin_api::{OpenedFile, RowStatus};
 use socair_plugin_kit::bounded::{short, thousands};
@@ -67,7 +67,7 @@ enum Got {
 }
 
 struct Ctx<'o> {
-    out: &'o mut Outcome,
+    out: &'o mut Reading,
     /// The place of the value being read (`region 0 block 0 op 3`).
     path: Vec<String>,
     ops: u64,
@@ -364,7 +364,7 @@ fn judge(ctx: &mut Ctx<'_>, written: &str) {
 
 /// Reads a PIR program.
 pub fn read(data: &[u8]) -> OpenedFile {
-    let mut out = Outcome::new(FORMAT, data.len() as u64);
+    let mut out = crate::outcome::read(FORMAT, data.len() as u64);
     let mut ctx = Ctx {
         out: &mut out,
         path: Vec::new(),

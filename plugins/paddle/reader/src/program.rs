@@ -6,7 +6,7 @@
 //! `.pdiparams` beside it (python/paddle/static/io.py `save_vars`: `sorted(save_var_map)`).
 
 use crate::ops::{self, Class};
-use crate::outcome::Outcome;
+use crate::outcome::Reading;
 use crate::proto::{OpDesc, ProgramDesc};
 use crate::schema::{MESSAGES, PROGRAM_DESC};
 use crate::wire::{decode, ProtoError};
@@ -62,7 +62,7 @@ pub fn parameters(p: &ProgramDesc) -> Vec<String> {
 
 /// Reads a `.pdmodel`.
 pub fn read(data: &[u8]) -> OpenedFile {
-    let mut out = Outcome::new(FORMAT, data.len() as u64);
+    let mut out = crate::outcome::read(FORMAT, data.len() as u64);
     let p: ProgramDesc = match decode(data, PROGRAM_DESC, "program") {
         Ok((p, walked)) => {
             out.walked(&walked);
@@ -126,7 +126,7 @@ fn blocks_of(n: usize) -> String {
 }
 
 /// Judges op `i` of block `b`.
-fn judge(out: &mut Outcome, b: usize, i: usize, op: &OpDesc, blocks: usize) {
+fn judge(out: &mut Reading, b: usize, i: usize, op: &OpDesc, blocks: usize) {
     let ty = op.r#type.as_deref().unwrap_or("");
     let place = || format!("block {b} op {i} ({})", short(ty));
     let class = ops::legacy(ty);

@@ -20,6 +20,7 @@ pub mod json;
 pub mod model;
 pub mod ndarray;
 pub mod protobuf;
+pub mod reading;
 pub mod report;
 pub mod sentencepiece;
 pub mod severity;

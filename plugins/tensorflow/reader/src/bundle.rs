@@ -17,7 +17,7 @@
 use crate::decode::decode;
 use crate::dtype::dtype;
 use crate::dtype::DType;
-use crate::outcome::Outcome;
+use crate::outcome::Reading;
 use crate::proto::schema::{BUNDLE_ENTRY, BUNDLE_HEADER};
 use crate::proto::tensorflow::{BundleEntryProto, BundleHeaderProto};
 use crate::sstable::{self, Entry};
@@ -41,7 +41,7 @@ pub const MAX_INDEX_LEN: u64 = 1 << 31;
 
 /// Reads a checkpoint index.
 pub fn read(data: Bytes) -> OpenedFile {
-    let mut out = Outcome::new(FORMAT, data.len() as u64);
+    let mut out = Reading::new(FORMAT, data.len() as u64);
     let max_entries = usize::try_from(socair_plugin_kit::bounded::described_limit(
         data.len() as u64
     ))
@@ -51,7 +51,7 @@ pub fn read(data: Bytes) -> OpenedFile {
         Ok(e) => e,
         Err(e) if e.what.starts_with(sstable::TOO_MANY) => {
             // Not evidence of anything: more than this reader reads for a file of this size.
-            let mut out = Outcome::new(FORMAT, data.len() as u64);
+            let mut out = Reading::new(FORMAT, data.len() as u64);
             out.note(
                 "entries past the budget",
                 Severity::Lead,
@@ -200,7 +200,8 @@ pub fn read(data: Bytes) -> OpenedFile {
                     continue;
                 }
                 let file = format!("{{stem}}.data-{:05}-of-{:05}", entry.shard_id, shards);
-                out.tensor(
+                crate::outcome::located(
+                    &mut out,
                     &name,
                     Located {
                         dtype: dt,

@@ -8,7 +8,7 @@
 use crate::bindings::Bindings;
 use crate::decode::{decode, ProtoError};
 use crate::graph::{self, Context, Scope};
-use crate::outcome::Outcome;
+use crate::outcome::Reading;
 use crate::proto::schema::GRAPH_DEF;
 use crate::proto::tensorflow::GraphDef;
 use crate::savedmodel::{add_judged, consts, duplicate_names, library};
@@ -21,7 +21,7 @@ pub const FORMAT: &str = "tf-graphdef";
 
 /// Reads a binary `GraphDef`.
 pub fn read(data: Bytes) -> OpenedFile {
-    let mut out = Outcome::new(FORMAT, data.len() as u64);
+    let mut out = Reading::new(FORMAT, data.len() as u64);
     let g: GraphDef = match decode(&data, GRAPH_DEF, "graph") {
         Ok((g, walked)) => {
             out.walked(&walked);

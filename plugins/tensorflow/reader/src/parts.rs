@@ -14,7 +14,7 @@
 //!   LEAD; the rest PASSes.
 
 use crate::decode::{decode, ProtoError};
-use crate::outcome::Outcome;
+use crate::outcome::Reading;
 use crate::proto::keras::SavedMetadata;
 use crate::proto::schema::{FINGERPRINT_DEF, SAVED_METADATA};
 use crate::proto::tensorflow::FingerprintDef;
@@ -27,7 +27,7 @@ use socair_plugin_kit::protobuf::walk::Severity;
 
 /// Reads a `fingerprint.pb`.
 pub fn fingerprint(data: Bytes) -> OpenedFile {
-    let mut out = Outcome::new(crate::savedmodel::FORMAT, data.len() as u64);
+    let mut out = Reading::new(crate::savedmodel::FORMAT, data.len() as u64);
     let fp: FingerprintDef = match decode(&data, FINGERPRINT_DEF, "fingerprint") {
         Ok((f, walked)) => {
             out.walked(&walked);
@@ -57,7 +57,7 @@ pub fn fingerprint(data: Bytes) -> OpenedFile {
 
 /// Reads a `keras_metadata.pb`.
 pub fn keras_metadata(data: Bytes) -> OpenedFile {
-    let mut out = Outcome::new(crate::savedmodel::FORMAT, data.len() as u64);
+    let mut out = Reading::new(crate::savedmodel::FORMAT, data.len() as u64);
     let md: SavedMetadata = match decode(&data, SAVED_METADATA, "keras_metadata") {
         Ok((m, walked)) => {
             out.walked(&walked);

@@ -27,7 +27,7 @@
 use crate::bindings::Bindings;
 use crate::decode::{decode, ProtoError};
 use crate::graph::{self, called, data_inputs, Context, LoadTime, Scope, Source};
-use crate::outcome::{listed, Outcome};
+use crate::outcome::{listed, Reading};
 use crate::proto::schema::SAVED_MODEL;
 use crate::proto::tensorflow::{
     attr_value, collection_def, saved_object, tensor_info, FunctionDef, GraphDef, MetaGraphDef,
@@ -55,7 +55,7 @@ const TF_REGISTERED_SAVERS: &[&str] = &["tf.TPUEmbeddingCallback"];
 
 /// Reads a `saved_model.pb`.
 pub fn read(data: Bytes) -> OpenedFile {
-    let mut out = Outcome::new(FORMAT, data.len() as u64);
+    let mut out = Reading::new(FORMAT, data.len() as u64);
     let sm: SavedModel = match decode(&data, SAVED_MODEL, "saved_model") {
         Ok((sm, walked)) => {
             out.walked(&walked);
@@ -150,7 +150,7 @@ fn refused(e: ProtoError) -> OpenedFile {
 pub fn library<'a>(
     g: &'a GraphDef,
     prefix: &str,
-    out: &mut Outcome,
+    out: &mut Reading,
 ) -> BTreeMap<&'a str, &'a FunctionDef> {
     let mut lib: BTreeMap<&str, &FunctionDef> = BTreeMap::new();
     for f in g.library.iter().flat_map(|l| &l.function) {
@@ -172,7 +172,7 @@ pub fn library<'a>(
 }
 
 /// Node names given twice in one scope (TensorFlow refuses the graph).
-pub fn duplicate_names(scope: &Scope<'_>, prefix: &str, out: &mut Outcome) {
+pub fn duplicate_names(scope: &Scope<'_>, prefix: &str, out: &mut Reading) {
     let mut seen = BTreeSet::new();
     for n in scope.nodes {
         if !seen.insert(n.name.as_str()) {
@@ -205,7 +205,7 @@ fn meta_graph(
     prefix: &str,
     name_prefix: &str,
     data: &Bytes,
-    out: &mut Outcome,
+    out: &mut Reading,
     totals: &mut Totals,
 ) {
     let info = mg.meta_info_def.clone().unwrap_or_default();
@@ -395,7 +395,7 @@ fn meta_graph(
 }
 
 /// Adds a graph's judgement to the outcome: its findings and its ops.
-pub fn add_judged(j: graph::Judged, prefix: &str, name_prefix: &str, out: &mut Outcome) {
+pub fn add_judged(j: graph::Judged, prefix: &str, name_prefix: &str, out: &mut Reading) {
     for f in j.findings {
         out.note(
             "ops judged",
@@ -431,7 +431,7 @@ pub fn consts(
     prefix: &str,
     data: &Bytes,
     outside: bool,
-    out: &mut Outcome,
+    out: &mut Reading,
 ) -> u64 {
     let mut n = 0;
     for node in scope.nodes {
@@ -444,7 +444,7 @@ pub fn consts(
             continue;
         };
         let name = format!("{prefix}{}", node.name);
-        let mut budget = out.inline_budget;
+        let mut budget = out.inline_left;
         match locate(t, data, &mut budget) {
             Ok(located) => {
                 if !out.room() {
@@ -458,8 +458,8 @@ pub fn consts(
                         || "its typed values are more than its shape holds: TensorFlow's runtime keeps the first, tf.make_ndarray refuses it".into(),
                     );
                 }
-                out.inline_budget = budget;
-                out.tensor(&name, located, ByteOrder::Little, None, outside);
+                out.inline_left = budget;
+                crate::outcome::located(out, &name, located, ByteOrder::Little, None, outside);
                 n += 1;
             }
             Err(NotLocated::NotNumeric(_)) => {}
@@ -502,7 +502,7 @@ fn object_graph(
     prefix: &str,
     ctx: &mut Context,
     load_functions: &mut Vec<(String, String)>,
-    out: &mut Outcome,
+    out: &mut Reading,
 ) {
     for (fname, cf) in &og.concrete_functions {
         let Some(f) = lib.get(fname.as_str()) else {

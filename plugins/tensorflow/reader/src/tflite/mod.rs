@@ -21,7 +21,7 @@ pub mod flex;
 
 use crate::decode::decode;
 use crate::graph::{self, Context, Scope};
-use crate::outcome::{listed, Outcome};
+use crate::outcome::{listed, Reading};
 use crate::proto::schema::NODE_DEF;
 use crate::proto::tensorflow::NodeDef;
 use crate::tensor::{Data, Located};
@@ -105,7 +105,7 @@ pub fn looks_like_tflite(head: &[u8], file_len: u64) -> bool {
 /// Reads a `.tflite` file of `file_len` bytes, of which `data` holds the first (the whole
 /// flatbuffer, at most 2 GiB; buffers placed after it are only located, never read).
 pub fn read(data: Bytes, file_len: u64) -> OpenedFile {
-    let mut out = Outcome::new(FORMAT, file_len);
+    let mut out = Reading::new(FORMAT, file_len);
     match model(&data, file_len, &mut out) {
         Ok(summary) => out.finish(|status| match status {
             RowStatus::Pass => summary,
@@ -132,7 +132,7 @@ enum BufferAt {
     Range(u64, u64),
 }
 
-fn model(data: &Bytes, file_len: u64, out: &mut Outcome) -> Result<String, FbError> {
+fn model(data: &Bytes, file_len: u64, out: &mut Reading) -> Result<String, FbError> {
     let buf = Buf::new(data)?;
     if data.get(4..8) != Some(b"TFL3") {
         return Err(FbError {
@@ -407,7 +407,8 @@ fn model(data: &Bytes, file_len: u64, out: &mut Outcome) -> Result<String, FbErr
             if !out.room() {
                 continue;
             }
-            out.tensor(
+            crate::outcome::located(
+                out,
                 &name,
                 Located {
                     dtype: crate::dtype::DType {
@@ -530,7 +531,7 @@ fn flex(
     o: usize,
     tf_op: &str,
     custom: &str,
-    out: &mut Outcome,
+    out: &mut Reading,
 ) -> Result<(), FbError> {
     let place = || format!("subgraph {s} operator {o} ({})", short(custom));
     let large: u64 = op.scalar(9, 0)?;
