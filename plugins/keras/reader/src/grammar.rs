@@ -38,9 +38,9 @@ impl Dialect {
 /// Config documents larger than this are not parsed (a real one is a few megabytes at most).
 pub const MAX_CONFIG: usize = 64 << 20;
 
-/// What a config was found to hold.
+/// What a config was judged to hold.
 #[derive(Debug, Clone, Default)]
-pub struct Outcome {
+pub struct Judged {
     /// What was found.
     pub found: Findings,
     /// Objects judged (`class_name` + `config`).
@@ -51,9 +51,9 @@ pub struct Outcome {
     pub reviewed_used: Vec<String>,
 }
 
-impl Outcome {
+impl Judged {
     /// Adds another outcome's findings and counts to this one.
-    pub fn merge(&mut self, other: Outcome) {
+    pub fn merge(&mut self, other: Judged) {
         self.found.extend(other.found);
         self.objects += other.objects;
         self.pickles += other.pickles;
@@ -111,13 +111,13 @@ const CODE_BUILTINS: &[&str] = &[
 /// Judges the config document `text` (the bytes of `config.json`, or of a `model_config`
 /// attribute), whose findings are placed under `file` (`config.json`, `attribute
 /// model_config`).
-pub fn judge(text: &[u8], file: &str, dialect: Dialect, reviewed: &[String]) -> Outcome {
+pub fn judge(text: &[u8], file: &str, dialect: Dialect, reviewed: &[String]) -> Judged {
     judge_with(text, file, dialect, reviewed, Shape::Object)
 }
 
 /// Judges a document that holds serialized objects anywhere (a legacy `training_config`:
 /// a plain object whose `optimizer_config`, `loss` and `metrics` are objects or names).
-pub fn judge_document(text: &[u8], file: &str, dialect: Dialect, reviewed: &[String]) -> Outcome {
+pub fn judge_document(text: &[u8], file: &str, dialect: Dialect, reviewed: &[String]) -> Judged {
     judge_with(text, file, dialect, reviewed, Shape::Document)
 }
 
@@ -131,7 +131,7 @@ pub fn judge_document(text: &[u8], file: &str, dialect: Dialect, reviewed: &[Str
 /// the other keys tf-keras writes ([`TRACKING_KEYS`]) are data, judged for objects inside
 /// them (an `input_spec`'s `InputSpec`, a dtype policy, the root's `model_config` and
 /// `training_config`); any other key is a LEAD.
-pub fn judge_tracking_metadata(text: &[u8], file: &str, reviewed: &[String]) -> Outcome {
+pub fn judge_tracking_metadata(text: &[u8], file: &str, reviewed: &[String]) -> Judged {
     judge_with(
         text,
         file,
@@ -191,9 +191,9 @@ fn judge_with(
     dialect: Dialect,
     reviewed: &[String],
     shape: Shape,
-) -> Outcome {
+) -> Judged {
     let mut j = Judge {
-        out: Outcome::default(),
+        out: Judged::default(),
         file: file.to_owned(),
         dialect,
         reviewed: reviewed.to_vec(),
@@ -301,7 +301,7 @@ fn python_constants(text: &[u8]) -> Option<Vec<u8>> {
 }
 
 struct Judge {
-    out: Outcome,
+    out: Judged,
     file: String,
     dialect: Dialect,
     reviewed: Vec<String>,

@@ -92,7 +92,7 @@ pub fn analyse(file: &hdf5::File, base: u64, label: &str, reviewed: &[String]) -
     } else {
         Dialect::Legacy
     };
-    let mut outcome: Option<grammar::Outcome> = None;
+    let mut outcome: Option<grammar::Judged> = None;
     match text("model_config") {
         Some(Ok(config)) => {
             a.kind = format!("a legacy Keras HDF5 model{version}");

@@ -57,7 +57,7 @@ pub struct Analysis {
     /// other files.
     pub structure: Findings,
     /// The config grammar's outcome, when a config was judged.
-    pub config: Option<grammar::Outcome>,
+    pub config: Option<grammar::Judged>,
     /// Why no config was judged, when none was.
     pub no_config: String,
     /// Members of an archive beside the model's own (assets, code, pickles).

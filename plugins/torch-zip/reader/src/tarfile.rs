@@ -43,7 +43,7 @@ mod tests;
 pub mod torch;
 
 use open::run;
-pub use open::{open_outcome, walk, Outcome, TarMember, WalkEnd, HUGE_READ, MAX_DEPTH};
+pub use open::{open_outcome, walk, Opening, TarMember, WalkEnd, HUGE_READ, MAX_DEPTH};
 pub use profile::{profile_for, Profile, PROFILES};
 pub use py::python_int_of_bytes;
 
@@ -82,15 +82,15 @@ pub fn tarfile_verdict(src: &(impl ReadAt + ?Sized)) -> TarVerdict {
     for profile in PROFILES {
         let (outcome, huge_read) = run(src, *profile);
         match outcome {
-            Outcome::Opened { .. } => opened.push(profile.name),
-            Outcome::Raises { exception, why } => {
+            Opening::Opened { .. } => opened.push(profile.name),
+            Opening::Raises { exception, why } => {
                 raised.push((profile.name, format!("{exception} ({why})")))
             }
-            Outcome::ReadError(_) if huge_read => raised.push((
+            Opening::ReadError(_) if huge_read => raised.push((
                 profile.name,
                 format!("MemoryError (a read of {HUGE_READ} bytes or more past the end of the file, which CPython's buffered file read allocates before reading)"),
             )),
-            Outcome::ReadError(_) => {}
+            Opening::ReadError(_) => {}
         }
     }
     if !opened.is_empty() {

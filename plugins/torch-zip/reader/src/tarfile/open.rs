@@ -32,7 +32,7 @@ pub const HUGE_READ: u64 = 1 << 30;
 
 /// What `tarfile.open` does with the bytes under one profile.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Outcome {
+pub enum Opening {
     /// It returns a `TarFile` (`members` is false for an archive that starts with an end
     /// block, or whose first member's processing raised an `InvalidHeaderError` after
     /// `TarFile.offset` moved: `next` then ends the archive quietly).
@@ -51,35 +51,35 @@ pub enum Outcome {
     },
 }
 
-impl Outcome {
+impl Opening {
     /// `opened`, `ReadError`, or the exception's class: what the differential test compares.
     pub fn kind(&self) -> &str {
         match self {
-            Outcome::Opened { .. } => "opened",
-            Outcome::ReadError(_) => "ReadError",
-            Outcome::Raises { exception, .. } => exception,
+            Opening::Opened { .. } => "opened",
+            Opening::ReadError(_) => "ReadError",
+            Opening::Raises { exception, .. } => exception,
         }
     }
 }
 
 /// What `tarfile.open(fileobj=io.BytesIO(bytes), mode="r:", format=tarfile.PAX_FORMAT)` does
 /// under `profile`.
-pub fn open_outcome(src: &(impl ReadAt + ?Sized), profile: Profile) -> Outcome {
+pub fn open_outcome(src: &(impl ReadAt + ?Sized), profile: Profile) -> Opening {
     run(src, profile).0
 }
 
 /// The outcome, and whether a read asked for [`HUGE_READ`] bytes or more past the end.
-pub(super) fn run(src: &(impl ReadAt + ?Sized), profile: Profile) -> (Outcome, bool) {
+pub(super) fn run(src: &(impl ReadAt + ?Sized), profile: Profile) -> (Opening, bool) {
     let mut tar = Tar::new(src, profile);
     let outcome = match tar.fromtarfile(0, true) {
-        Ok(_) => Outcome::Opened { members: true },
+        Ok(_) => Opening::Opened { members: true },
         // TarFile.next at offset 0: an end block ends an empty archive.
-        Err(PyErr::Header(HeaderKind::Eof, _)) => Outcome::Opened { members: false },
-        Err(PyErr::Header(HeaderKind::Subsequent, why)) => Outcome::ReadError(why),
-        Err(PyErr::Header(_, why)) if tar.offset == 0 => Outcome::ReadError(why),
+        Err(PyErr::Header(HeaderKind::Eof, _)) => Opening::Opened { members: false },
+        Err(PyErr::Header(HeaderKind::Subsequent, why)) => Opening::ReadError(why),
+        Err(PyErr::Header(_, why)) if tar.offset == 0 => Opening::ReadError(why),
         // Only `if self.offset == 0` raises; otherwise `next` breaks out and returns None.
-        Err(PyErr::Header(..)) => Outcome::Opened { members: false },
-        Err(PyErr::Other(exception, why)) => Outcome::Raises { exception, why },
+        Err(PyErr::Header(..)) => Opening::Opened { members: false },
+        Err(PyErr::Other(exception, why)) => Opening::Raises { exception, why },
     };
     (outcome, tar.huge_read)
 }
