@@ -43,6 +43,7 @@ mod readers;
 mod remote_keys;
 mod reviews;
 mod scale;
+mod skops;
 mod structure;
 mod template;
 mod tensorflow;

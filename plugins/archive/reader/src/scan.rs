@@ -515,6 +515,25 @@ impl Walk {
             self.a.data += 1;
             return;
         }
+        // A skops file's schema: what skops.io.load builds, never data (socair_pickle::skops).
+        if name.rsplit('/').next() == Some("schema.json") {
+            if let Some(j) = socair_pickle::skops::judge(bytes) {
+                for (at, why) in j.dangerous {
+                    self.a.structure.add_with(Severity::Fail, format!("{place} {at}"), || {
+                        format!("a skops schema names {why}: skops.io.load builds it, and an estimator holding it runs it")
+                    });
+                }
+                let more = if j.more > 0 {
+                    format!(" (and {} nodes not walked)", j.more)
+                } else {
+                    String::new()
+                };
+                self.a.unchecked.add_with(Severity::Lead, place, || {
+                    format!("a skops file's schema (skops.io.dump): skops.io.load builds every object it names, {} types: {}{more}; socair does not model skops's node types, so a person should look", j.types.len(), j.types.iter().take(20).cloned().collect::<Vec<_>>().join(", "))
+                });
+                return;
+            }
+        }
         match companion::classify(name, bytes, MEMBER_UNREAD) {
             Companion::Data(_) => self.a.data += 1,
             Companion::Lead(reason) => self.a.unchecked.add_with(Severity::Lead, place, || reason),

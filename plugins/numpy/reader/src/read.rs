@@ -643,12 +643,23 @@ fn raw_member<'d>(
 ) {
     let (file_len, reviewed) = file;
     let RawAt { w, offset } = at;
-    out.refuse(
-        Some(key),
-        Severity::Lead,
-        m.place(),
-        format!("np.load()[{key:?}] returns its raw bytes, not an array: it does not start with the .npy magic (\\x93NUMPY); nothing socair models reads them"),
-    );
+    let raw = format!("np.load()[{key:?}] returns its raw bytes, not an array: it does not start with the .npy magic (\\x93NUMPY); nothing socair models reads them");
+    if key == "schema.json" && head.first() == Some(&b'{') {
+        // A skops file with arrays (skops.io.dump writes its schema last): what
+        // skops.io.load builds, judged by the pickle machine's tables (socair_pickle::skops).
+        // JSON is no pickle.
+        match all().and_then(|d| socair_pickle::skops::judge(&d)) {
+            Some(j) => {
+                out.refuse(Some(key), Severity::Lead, m.place(), format!("np.load()[{key:?}] returns its raw bytes: a skops file's schema (skops.io.dump), and skops.io.load builds every object it names, {} types: {}; socair does not model skops's node types, so a person should look", j.types.len(), j.types.iter().take(20).cloned().collect::<Vec<_>>().join(", ")));
+                for (at, why) in j.dangerous {
+                    out.found(Severity::Fail, format!("{} at {at}", m.place()), format!("a skops schema names {why}: skops.io.load builds it, and an estimator holding it runs it"));
+                }
+            }
+            None => out.refuse(Some(key), Severity::Lead, m.place(), raw),
+        }
+        return;
+    }
+    out.refuse(Some(key), Severity::Lead, m.place(), raw);
     if !pickle::looks_like_pickle(head, m.len) {
         return;
     }

@@ -12,3 +12,4 @@ pub mod globals;
 pub mod grammar;
 pub mod pickle;
 pub mod profile;
+pub mod skops;
