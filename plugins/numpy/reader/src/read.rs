@@ -121,6 +121,9 @@ pub struct Outcome {
     pub raw_pickles: Vec<String>,
     /// The pickle scan's findings.
     pub pickle_findings: Vec<Finding>,
+    /// A member is a skops file's schema (`schema.json`): the archive is a skops file with
+    /// arrays.
+    pub skops: bool,
 }
 
 impl Outcome {
@@ -134,6 +137,7 @@ impl Outcome {
             pickles: Vec::new(),
             raw_pickles: Vec::new(),
             pickle_findings: Vec::new(),
+            skops: false,
         }
     }
 
@@ -177,6 +181,10 @@ impl Outcome {
                 "{}; {} finding(s) outside what this reader checks",
                 self.pass_summary,
                 count(Severity::Lead)
+            ),
+            Some(Severity::Fail) if self.skops => format!(
+                "a skops file (skops.io.dump) whose schema names code that runs: {} finding(s)",
+                count(Severity::Fail)
             ),
             Some(Severity::Fail) => format!(
                 "not a sound {what}: {} finding(s); readers may disagree on its arrays",
@@ -650,10 +658,12 @@ fn raw_member<'d>(
         // JSON is no pickle.
         match all().and_then(|d| socair_pickle::skops::judge(&d)) {
             Some(j) => {
-                out.refuse(Some(key), Severity::Lead, m.place(), format!("np.load()[{key:?}] returns its raw bytes: a skops file's schema (skops.io.dump), and skops.io.load builds every object it names, {} types: {}; socair does not model skops's node types, so a person should look", j.types.len(), j.types.iter().take(20).cloned().collect::<Vec<_>>().join(", ")));
+                out.skops = true;
+                // The FAILs first: the one a person reads first says what runs.
                 for (at, why) in j.dangerous {
                     out.found(Severity::Fail, format!("{} at {at}", m.place()), format!("a skops schema names {why}: skops.io.load builds it, and an estimator holding it runs it"));
                 }
+                out.refuse(Some(key), Severity::Lead, m.place(), format!("np.load()[{key:?}] returns its raw bytes: a skops file's schema (skops.io.dump), and skops.io.load builds every object it names, {} types: {}; socair does not model skops's node types, so a person should look", j.types.len(), j.types.iter().take(20).cloned().collect::<Vec<_>>().join(", ")));
             }
             None => out.refuse(Some(key), Severity::Lead, m.place(), raw),
         }
