@@ -249,12 +249,23 @@ pub fn opened(a: Analysis, format: &str, file_len: u64) -> OpenedFile {
         check: STRUCTURE_CHECK.into(),
         status: status(structure.worst),
         summary: format!(
-            "{}: {located} weight(s) located{}{}",
+            "{}: {located} {} located{}{}{}",
             a.kind,
+            // A Keras file's datasets are its weights; any other HDF5 file's are datasets.
+            if a.plain_hdf5 {
+                "dataset(s)"
+            } else {
+                "weight(s)"
+            },
             if a.unread.is_empty() {
                 String::new()
             } else {
                 format!(", {} not located", a.unread.len())
+            },
+            if a.data.is_empty() {
+                String::new()
+            } else {
+                format!(", {} of data that is no tensor listed", a.data.len())
             },
             match structure.worst {
                 None => "; the structure is within what h5py and keras.saving write".to_owned(),

@@ -131,6 +131,7 @@ pub fn analyse(file: &hdf5::File, base: u64, label: &str, reviewed: &[String]) -
             } else if keras3 {
                 "Keras 3 weights (HDF5)".to_owned()
             } else {
+                a.plain_hdf5 = true;
                 "an HDF5 file".to_owned()
             };
             a.no_config =

@@ -53,6 +53,8 @@ pub use socair_plugin_kit::model::Findings;
 pub struct Analysis {
     /// What the file is, in words (`a Keras 3 archive (keras 3.15.1)`).
     pub kind: String,
+    /// An HDF5 file nothing marks as Keras': its datasets are datasets, not a model's weights.
+    pub plain_hdf5: bool,
     /// The structure: the zip's and the HDF5 file's, what lies outside the subset, what opens
     /// other files.
     pub structure: Findings,
