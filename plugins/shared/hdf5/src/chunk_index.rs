@@ -429,9 +429,115 @@ fn fixed_array<S: ReadAt + ?Sized>(
     Ok(())
 }
 
+/// An extensible array's element and block layout, from its header (`H5EA__hdr_init`).
+struct Array<'w> {
+    what: &'w str,
+    filtered: bool,
+    o: u8,
+    l: u8,
+    /// Bytes in an element.
+    size: usize,
+    /// Bytes in a block's offset in the array (`H5EA_SIZEOF_OFFSET_BITS`).
+    offset_len: usize,
+    /// Elements in a data block page.
+    page: u64,
+    /// The highest index ever set, plus one: the elements past it are the fill.
+    max_set: u64,
+}
+
+impl Array<'_> {
+    /// The data blocks of the super block at `s` (the `u`th), and its page bitmap when its
+    /// data blocks are paged (`H5EA__cache_sblock_deserialize`).
+    fn super_block<S: ReadAt + ?Sized>(
+        &self,
+        src: &mut Source<'_, S>,
+        (s, u): (u64, usize),
+        ndblks: u64,
+        nelmts: u64,
+    ) -> Result<(Vec<u64>, Option<Vec<u8>>), Hdf5Error> {
+        let paged = nelmts > self.page;
+        let npages = if paged { nelmts / self.page } else { 0 };
+        let swhat = format!("{}, super block {u}", self.what);
+        let bitmap_len = if paged {
+            ndblks.saturating_mul(npages.div_ceil(8))
+        } else {
+            0
+        };
+        let o = u64::from(self.o);
+        let slen = (4 + 2 + o + self.offset_len as u64 + 4)
+            .saturating_add(bitmap_len)
+            .saturating_add(ndblks.saturating_mul(o));
+        let b = block(src, s, slen, &swhat)?;
+        let mut c = Cursor::with(&b, self.o, self.l, &swhat);
+        prefix(&mut c, b"EASB", self.filtered, &swhat)?;
+        let _header = c.addr()?;
+        c.skip(self.offset_len)?;
+        let bitmap = c.take(bitmap_len as usize)?.to_vec();
+        let mut addrs = Vec::new();
+        for _ in 0..ndblks {
+            addrs.push(c.addr()?);
+        }
+        Ok((addrs, paged.then_some(bitmap)))
+    }
+
+    /// The elements of the data block at `daddr`, whose first is element `first`, of
+    /// `nelmts` elements; `bitmap` says which of its pages were written, when a super block
+    /// keeps one (`H5EA__cache_dblock_deserialize`, `H5EA__cache_dblk_page_deserialize`).
+    fn data_block<S: ReadAt + ?Sized>(
+        &self,
+        src: &mut Source<'_, S>,
+        (daddr, first): (u64, u64),
+        nelmts: u64,
+        bitmap: Option<&[u8]>,
+        each: &mut dyn FnMut(u64, Element),
+    ) -> Result<(), Hdf5Error> {
+        let (o, l, size) = (self.o, self.l, self.size);
+        let dwhat = format!("{}, data block at element {first}", self.what);
+        let fixed = 4 + 2 + u64::from(o) + self.offset_len as u64;
+        if nelmts <= self.page {
+            let b = block(src, daddr, fixed + nelmts * size as u64 + 4, &dwhat)?;
+            let mut c = Cursor::with(&b, o, l, &dwhat);
+            prefix(&mut c, b"EADB", self.filtered, &dwhat)?;
+            let _header = c.addr()?;
+            c.skip(self.offset_len)?;
+            let n = nelmts.min(self.max_set - first) as usize;
+            let raw = c
+                .take(nelmts as usize * size)?
+                .get(..n * size)
+                .unwrap_or_default();
+            return elements(raw, size, self.filtered, o, first, &dwhat, each);
+        }
+        let b = block(src, daddr, fixed + 4, &dwhat)?;
+        prefix(
+            &mut Cursor::with(&b, o, l, &dwhat),
+            b"EADB",
+            self.filtered,
+            &dwhat,
+        )?;
+        let page_size = self.page * size as u64 + 4;
+        for p in 0..nelmts / self.page {
+            let pfirst = first.saturating_add(p.saturating_mul(self.page));
+            if pfirst >= self.max_set {
+                break;
+            }
+            // A data block of the index block has no bitmap: its pages are all written.
+            if !bitmap.is_none_or(|b| bit(b, p)) {
+                continue;
+            }
+            let at = daddr
+                .saturating_add(fixed + 4)
+                .saturating_add(p.saturating_mul(page_size));
+            let b = block(src, at, page_size, &format!("{dwhat}, page {p}"))?;
+            let n = self.page.min(self.max_set - pfirst) as usize;
+            let raw = b.get(..n * size).unwrap_or_default();
+            elements(raw, size, self.filtered, o, pfirst, &dwhat, each)?;
+        }
+        Ok(())
+    }
+}
+
 /// The elements of the extensible array at `addr` (`H5EA__cache_hdr_deserialize`,
-/// `H5EA__hdr_init`, `H5EA__cache_iblock_deserialize`, `H5EA__cache_sblock_deserialize`,
-/// `H5EA__cache_dblock_deserialize`), up to the highest index ever set.
+/// `H5EA__hdr_init`, `H5EA__cache_iblock_deserialize`), up to the highest index ever set.
 fn extensible_array<S: ReadAt + ?Sized>(
     src: &mut Source<'_, S>,
     addr: u64,
@@ -480,7 +586,18 @@ fn extensible_array<S: ReadAt + ?Sized>(
             format!("{max_set} elements set: more than the file could index"),
         ));
     }
-    // Super blocks: `ndblks` data blocks of `dblk_nelmts` elements each (`H5EA__hdr_init`).
+    let array = Array {
+        what,
+        filtered,
+        o,
+        l,
+        size,
+        offset_len: usize::from(max_bits).div_ceil(8),
+        page: 1u64 << page_bits,
+        max_set,
+    };
+    // Super blocks: `ndblks` data blocks of `dblk_nelmts` elements each (`H5EA__hdr_init`);
+    // the first ones' data blocks are listed by the index block itself.
     let supers = 1 + u64::from(max_bits) - u64::from(data_min.ilog2());
     let info: Vec<(u64, u64)> = (0..supers)
         .map(|u| (1u64 << (u / 2), (1u64 << u.div_ceil(2)) * data_min))
@@ -488,9 +605,6 @@ fn extensible_array<S: ReadAt + ?Sized>(
     let in_index = 2 * u64::from(super_min.ilog2());
     let index_dblks = 2 * (super_min - 1);
     let index_sblks = supers.saturating_sub(in_index);
-    let offset_len = usize::from(max_bits).div_ceil(8);
-    let page = 1u64 << page_bits;
-    let page_size = page * size as u64 + 4;
     let iwhat = format!("{what}, index block");
     let ilen = 4
         + 2
@@ -502,18 +616,12 @@ fn extensible_array<S: ReadAt + ?Sized>(
     let mut c = Cursor::with(&b, o, l, &iwhat);
     prefix(&mut c, b"EAIB", filtered, &iwhat)?;
     let _header = c.addr()?;
-    let direct = index_elements.min(max_set);
-    elements(
-        c.take(index_elements as usize * size)?
-            .get(..direct as usize * size)
-            .unwrap_or_default(),
-        size,
-        filtered,
-        o,
-        0,
-        &iwhat,
-        each,
-    )?;
+    let direct = index_elements.min(max_set) as usize * size;
+    let raw = c
+        .take(index_elements as usize * size)?
+        .get(..direct)
+        .unwrap_or_default();
+    elements(raw, size, filtered, o, 0, &iwhat, each)?;
     let mut dblks = Vec::new();
     for _ in 0..index_dblks {
         dblks.push(c.addr()?);
@@ -528,9 +636,7 @@ fn extensible_array<S: ReadAt + ?Sized>(
         if start >= max_set {
             break;
         }
-        let paged = nelmts > page;
-        let npages = if paged { nelmts / page } else { 0 };
-        let (addrs, bitmaps): (Vec<u64>, Option<Vec<u8>>) = if (u as u64) < in_index {
+        let (addrs, bitmap) = if (u as u64) < in_index {
             let a = dblks
                 .get(dblk_at..dblk_at + ndblks as usize)
                 .unwrap_or_default()
@@ -538,97 +644,25 @@ fn extensible_array<S: ReadAt + ?Sized>(
             dblk_at += ndblks as usize;
             (a, None)
         } else {
-            let s = sblks
+            match sblks
                 .get(u - in_index as usize)
                 .copied()
-                .unwrap_or(UNDEFINED);
-            if s == UNDEFINED {
-                start = start.saturating_add(ndblks.saturating_mul(nelmts));
-                continue;
+                .unwrap_or(UNDEFINED)
+            {
+                UNDEFINED => (Vec::new(), None),
+                s => array.super_block(src, (s, u), ndblks, nelmts)?,
             }
-            let swhat = format!("{what}, super block {u}");
-            let bitmap_len = if paged {
-                ndblks.saturating_mul(npages.div_ceil(8))
-            } else {
-                0
-            };
-            let slen = (4 + 2 + u64::from(o) + offset_len as u64 + 4)
-                .saturating_add(bitmap_len)
-                .saturating_add(ndblks.saturating_mul(u64::from(o)));
-            let b = block(src, s, slen, &swhat)?;
-            let mut c = Cursor::with(&b, o, l, &swhat);
-            prefix(&mut c, b"EASB", filtered, &swhat)?;
-            let _header = c.addr()?;
-            c.skip(offset_len)?;
-            let bitmap = c.take(bitmap_len as usize)?.to_vec();
-            let mut a = Vec::new();
-            for _ in 0..ndblks {
-                a.push(c.addr()?);
-            }
-            (a, paged.then_some(bitmap))
         };
+        let per = (nelmts / array.page).div_ceil(8) as usize;
         for (d, &daddr) in addrs.iter().enumerate() {
             let first = start.saturating_add((d as u64).saturating_mul(nelmts));
             if first >= max_set || daddr == UNDEFINED {
                 continue;
             }
-            let dwhat = format!("{what}, data block at element {first}");
-            let fixed = 4 + 2 + u64::from(o) + offset_len as u64;
-            if !paged {
-                let b = block(src, daddr, fixed + nelmts * size as u64 + 4, &dwhat)?;
-                let mut c = Cursor::with(&b, o, l, &dwhat);
-                prefix(&mut c, b"EADB", filtered, &dwhat)?;
-                let _header = c.addr()?;
-                c.skip(offset_len)?;
-                let n = nelmts.min(max_set - first) as usize;
-                elements(
-                    c.take(nelmts as usize * size)?
-                        .get(..n * size)
-                        .unwrap_or_default(),
-                    size,
-                    filtered,
-                    o,
-                    first,
-                    &dwhat,
-                    each,
-                )?;
-                continue;
-            }
-            let b = block(src, daddr, fixed + 4, &dwhat)?;
-            prefix(
-                &mut Cursor::with(&b, o, l, &dwhat),
-                b"EADB",
-                filtered,
-                &dwhat,
-            )?;
-            for p in 0..npages {
-                let pfirst = first.saturating_add(p.saturating_mul(page));
-                if pfirst >= max_set {
-                    break;
-                }
-                // A data block of the index block has no bitmap: its pages are all written.
-                let written = bitmaps.as_ref().is_none_or(|b| {
-                    let per = npages.div_ceil(8);
-                    bit(b.get((d as u64 * per) as usize..).unwrap_or_default(), p)
-                });
-                if !written {
-                    continue;
-                }
-                let at = daddr
-                    .saturating_add(fixed + 4)
-                    .saturating_add(p.saturating_mul(page_size));
-                let b = block(src, at, page_size, &format!("{dwhat}, page {p}"))?;
-                let n = page.min(max_set - pfirst) as usize;
-                elements(
-                    b.get(..n * size).unwrap_or_default(),
-                    size,
-                    filtered,
-                    o,
-                    pfirst,
-                    &dwhat,
-                    each,
-                )?;
-            }
+            let pages = bitmap
+                .as_deref()
+                .map(|b| b.get(d * per..).unwrap_or_default());
+            array.data_block(src, (daddr, first), nelmts, pages, each)?;
         }
         start = start.saturating_add(ndblks.saturating_mul(nelmts));
     }

@@ -102,6 +102,24 @@ pub fn read<S: ReadAt + ?Sized>(src: &S, options: Options) -> Result<File, Hdf5E
     })
 }
 
+/// What an object header's messages say ([`Walk::messages`]).
+#[derive(Default)]
+struct Messages {
+    attributes: Vec<Attribute>,
+    layout: Option<messages::Layout>,
+    ty: Option<Type>,
+    dims: Option<Option<types::Extent>>,
+    filters: Option<Vec<messages::Filter>>,
+    external: Option<messages::External>,
+    fill: Option<messages::Fill>,
+    fill_old: Option<messages::Fill>,
+    stab: Option<(u64, u64)>,
+    links: Vec<(String, LinkTarget)>,
+    group_like: bool,
+    /// Why its storage is not read (a shared message not read).
+    unread_why: Option<String>,
+}
+
 /// An object's path for a place: `/` and its path.
 fn shown(path: &str) -> String {
     format!("/{path}")
@@ -286,27 +304,17 @@ impl<S: ReadAt + ?Sized> Walk<'_, S> {
             .ok_or_else(|| format!("and the object header at address {addr} holds no such message"))
     }
 
-    /// Reads the object at `addr`, reached by `path`; returns the objects its links lead to,
-    /// by their paths, for the walk to read next.
-    fn object(&mut self, addr: u64, path: String) -> Result<Vec<(u64, String)>, Hdf5Error> {
-        if !self.headers.insert(addr) {
-            // Another link to an object already read (a hard link, as h5py's
-            // `f["b"] = f["a"]` makes, or a loop back to a group): h5py reads the same object
-            // by either name, so it is listed once, by the first path.
-            return Ok(Vec::new());
-        }
-        let msgs = header::read(&mut self.src, addr, &shown(&path))?;
-        let place = shown(&path);
-        let mut attributes = Vec::new();
-        let (mut layout, mut ty, mut dims, mut filters) = (None, None, None, None);
-        let mut external = None;
-        let (mut fill, mut fill_old) = (None, None);
-        let mut stab = None;
-        let mut links = Vec::new();
-        let mut group_like = false;
-        let mut unread_why: Option<String> = None;
+    /// An object header's messages read: what the object is made of.
+    fn messages(
+        &mut self,
+        msgs: &[header::Message],
+        path: &str,
+        place: &str,
+    ) -> Result<Messages, Hdf5Error> {
+        let mut h = Messages::default();
+        let place = place.to_owned();
         let (o, l) = (self.src.offsets, self.src.lengths);
-        for m in &msgs {
+        for m in msgs {
             let resolved;
             let m = if m.shared() {
                 match self.shared(m, &place) {
@@ -323,7 +331,7 @@ impl<S: ReadAt + ?Sized> Walk<'_, S> {
                                 m.kind
                             ),
                         );
-                        unread_why.get_or_insert_with(|| {
+                        h.unread_why.get_or_insert_with(|| {
                             "one of its messages is shared (stored elsewhere) and not read".into()
                         });
                         continue;
@@ -336,7 +344,7 @@ impl<S: ReadAt + ?Sized> Walk<'_, S> {
                 kind::ATTRIBUTE => match messages::attribute(&m.data, o, l) {
                     Ok(raw) => {
                         let value = self.value(&raw, &place)?;
-                        attributes.push(Attribute {
+                        h.attributes.push(Attribute {
                             name: raw.name,
                             value,
                         });
@@ -345,30 +353,30 @@ impl<S: ReadAt + ?Sized> Walk<'_, S> {
                 },
                 kind::ATTRIBUTE_INFO => {
                     let dense = self.dense_attributes(&m.data, &place)?;
-                    attributes.extend(dense);
+                    h.attributes.extend(dense);
                 }
                 kind::SYMBOL_TABLE => {
-                    stab = Some(messages::symbol_table(&m.data, o)?);
-                    group_like = true;
+                    h.stab = Some(messages::symbol_table(&m.data, o)?);
+                    h.group_like = true;
                 }
                 kind::LINK => {
-                    links.push(messages::link(&m.data, o)?);
-                    group_like = true;
+                    h.links.push(messages::link(&m.data, o)?);
+                    h.group_like = true;
                 }
                 kind::LINK_INFO => {
-                    group_like = true;
+                    h.group_like = true;
                     if messages::dense_links(&m.data, o)? {
-                        let dense = self.dense_links(&m.data, &path, &place);
-                        links.extend(dense);
+                        let dense = self.dense_links(&m.data, path, &place);
+                        h.links.extend(dense);
                     }
                 }
-                kind::LAYOUT => layout = Some(messages::layout(&m.data, o, l)?),
-                kind::DATATYPE => ty = Some(types::datatype(&m.data, o, l)?),
-                kind::DATASPACE => dims = Some(types::extent(&m.data, o, l)?),
-                kind::FILTERS => filters = Some(messages::filters(&m.data)?),
-                kind::EXTERNAL => external = Some(messages::external(&m.data, o, l)?),
-                kind::FILL => fill = Some(messages::fill(&m.data, false)?),
-                kind::FILL_OLD => fill_old = Some(messages::fill(&m.data, true)?),
+                kind::LAYOUT => h.layout = Some(messages::layout(&m.data, o, l)?),
+                kind::DATATYPE => h.ty = Some(types::datatype(&m.data, o, l)?),
+                kind::DATASPACE => h.dims = Some(types::extent(&m.data, o, l)?),
+                kind::FILTERS => h.filters = Some(messages::filters(&m.data)?),
+                kind::EXTERNAL => h.external = Some(messages::external(&m.data, o, l)?),
+                kind::FILL => h.fill = Some(messages::fill(&m.data, false)?),
+                kind::FILL_OLD => h.fill_old = Some(messages::fill(&m.data, true)?),
                 kind::GROUP_INFO
                 | kind::COMMENT
                 | kind::MTIME_OLD
@@ -378,6 +386,34 @@ impl<S: ReadAt + ?Sized> Walk<'_, S> {
                 k => self.find(Severity::Lead, place.clone(), format!("a header message of type {k:#x}, outside what h5py writes for Keras: not read")),
             }
         }
+        Ok(h)
+    }
+
+    /// Reads the object at `addr`, reached by `path`; returns the objects its links lead to,
+    /// by their paths, for the walk to read next.
+    fn object(&mut self, addr: u64, path: String) -> Result<Vec<(u64, String)>, Hdf5Error> {
+        if !self.headers.insert(addr) {
+            // Another link to an object already read (a hard link, as h5py's
+            // `f["b"] = f["a"]` makes, or a loop back to a group): h5py reads the same object
+            // by either name, so it is listed once, by the first path.
+            return Ok(Vec::new());
+        }
+        let msgs = header::read(&mut self.src, addr, &shown(&path))?;
+        let place = shown(&path);
+        let Messages {
+            attributes,
+            layout,
+            ty,
+            dims,
+            filters,
+            external,
+            fill,
+            fill_old,
+            stab,
+            mut links,
+            group_like,
+            unread_why,
+        } = self.messages(&msgs, &path, &place)?;
         if let Some(ext) = &external {
             let names = self.external_names(ext, &place);
             self.find(Severity::Fail, place.clone(), format!("its raw data lives in other files (an External Data Files message naming {names}): the HDF5 library reads them when the dataset is read, so loading this file reads those files, a local secret into the weights"));
