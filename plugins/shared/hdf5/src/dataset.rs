@@ -239,6 +239,12 @@ impl<S: ReadAt + ?Sized> Locator<'_, '_, S> {
             "its chunks do not lie in row-major order"
         };
         let mut out = self.room(bytes, why)?;
+        // One chunk is decoded at a time beside the dataset's bytes: it must fit in what is
+        // left of the budget too (a chunk may be far larger than a small dataset).
+        if !d.filters.is_empty() && chunk_bytes > *self.inline_left {
+            *self.inline_left += bytes;
+            return Err(Left::Found(Severity::Lead, format!("{why}, and decoding one of its chunks of {chunk_bytes} bytes would pass the budget (32 MiB + 4x the file)")));
+        }
         if chunks.len() as u64 != expected {
             out = filled(out, size, d.fill)?;
         }
