@@ -32,9 +32,9 @@ pub fn registered(id: u16) -> bool {
     matches!(id, 1..=6 | H5PY_LZF)
 }
 
-/// Whether socair undoes filter `id`.
+/// Whether socair undoes filter `id` (scale-offset of integers only: [`scale_offset`]).
 pub fn decodes(id: u16) -> bool {
-    matches!(id, 1..=3 | H5PY_LZF)
+    matches!(id, 1..=3 | 6 | H5PY_LZF)
 }
 
 /// `data` (a chunk as stored) with every filter of `pipeline` that `mask` does not skip undone,
@@ -53,6 +53,7 @@ pub fn undo(
             1 => inflate(&data, limit)?,
             2 => unshuffle(&data, f.values.first().copied())?,
             3 => fletcher32_check(data)?,
+            6 => scale_offset(&data, &f.values, limit)?,
             H5PY_LZF => lzf(&data, limit)?,
             _ => return Err(Refusal::Unsupported(f.describe())),
         };
@@ -186,6 +187,125 @@ fn fletcher32_check(mut data: Vec<u8>) -> Result<Vec<u8>, Refusal> {
     }
     data.truncate(split);
     Ok(data)
+}
+
+/// The scale-offset filter undone for integers (`H5Z__filter_scaleoffset`, `H5Zscaleoffset.c`):
+/// a 21-byte head (the bits kept per value, a little-endian `u32`; the minimum's size and the
+/// minimum), then each value's low bits packed high bit first; each value is the minimum plus
+/// its bits, or the fill value where the bits are all ones and a fill value is defined. Floats
+/// (decimal scaling) are left to the caller as not decoded: their rounding is the C library's.
+fn scale_offset(data: &[u8], cd: &[u32], limit: u64) -> Result<Vec<u8>, Refusal> {
+    let corrupt = |why: &str| {
+        Refusal::Corrupt(format!(
+            "its scale-offset data is unsound ({why}): the HDF5 library refuses to read it"
+        ))
+    };
+    // `H5Z_SCALEOFFSET_TOTAL_NPARMS`, and the parameters `H5Z__set_local_scaleoffset` stores.
+    let [scale_type, scale_factor, nelmts, class, size, sign, order, filavail, fill @ ..] = cd
+    else {
+        return Err(corrupt("not the 20 parameters the filter stores"));
+    };
+    if cd.len() != 20 {
+        return Err(corrupt("not the 20 parameters the filter stores"));
+    }
+    if *class != 0 {
+        return Err(Refusal::Unsupported(
+            "scale-offset of floating-point values".into(),
+        ));
+    }
+    let size = *size as usize;
+    if *scale_type != 2 || !matches!(size, 1 | 2 | 4 | 8) || *order > 1 || *sign > 1 {
+        return Err(corrupt("parameters of no integer type"));
+    }
+    let bits = size as u32 * 8;
+    let factor = (*scale_factor as i32).max(0) as u32;
+    if factor > bits {
+        return Err(corrupt("more bits than the type holds"));
+    }
+    if factor == bits {
+        return Ok(data.to_vec()); // stored as it is
+    }
+    let out_len = (*nelmts as u64).saturating_mul(size as u64);
+    if out_len > limit {
+        return Err(Refusal::TooLarge(format!(
+            "its scale-offset data decodes to more than {limit} bytes"
+        )));
+    }
+    let head = data
+        .get(..21)
+        .ok_or_else(|| corrupt("shorter than its head"))?;
+    let minbits = u32::from_le_bytes([head[0], head[1], head[2], head[3]]);
+    let minval_len = usize::from(head[4]).min(8);
+    let minval = head[5..5 + minval_len]
+        .iter()
+        .rev()
+        .fold(0u64, |v, &b| (v << 8) | u64::from(b));
+    if minbits > bits {
+        return Err(corrupt("more bits per value than the type holds"));
+    }
+    let n = *nelmts as usize;
+    let big = *order == 1;
+    let packed = &data[21..];
+    if minbits == bits {
+        // Full precision: the values as stored, in the writer's memory order (little-endian),
+        // turned to the dataset's.
+        let mut out = packed
+            .get(..n * size)
+            .ok_or_else(|| corrupt("shorter than its values"))?
+            .to_vec();
+        if big {
+            out.chunks_exact_mut(size).for_each(<[u8]>::reverse);
+        }
+        return Ok(out);
+    }
+    let needed = (n as u64 * u64::from(minbits)).div_ceil(8);
+    if (packed.len() as u64) < needed {
+        return Err(corrupt("shorter than its values"));
+    }
+    let mask = if bits == 64 {
+        u64::MAX
+    } else {
+        (1u64 << bits) - 1
+    };
+    let all_ones = if minbits == 64 {
+        u64::MAX
+    } else {
+        (1u64 << minbits) - 1
+    };
+    let fill_value = (*filavail == 1).then(|| {
+        // The fill value in memory order, four bytes to a parameter (`H5Z_scaleoffset_get_filval_1`).
+        let bytes: Vec<u8> = fill
+            .iter()
+            .flat_map(|v| v.to_le_bytes())
+            .take(size)
+            .collect();
+        bytes
+            .iter()
+            .rev()
+            .fold(0u64, |v, &b| (v << 8) | u64::from(b))
+    });
+    let mut out = Vec::with_capacity(n * size);
+    let mut bit = 0u64;
+    for _ in 0..n {
+        // `minbits` bits, high bit first, as `H5Z__scaleoffset_decompress_one_atomic` reads them.
+        let mut v = 0u64;
+        for _ in 0..minbits {
+            let byte = packed[(bit / 8) as usize];
+            v = (v << 1) | u64::from((byte >> (7 - bit % 8)) & 1);
+            bit += 1;
+        }
+        let value = match fill_value {
+            Some(f) if v == all_ones => f,
+            _ => v.wrapping_add(minval),
+        } & mask;
+        let le = value.to_le_bytes();
+        if big {
+            out.extend(le[..size].iter().rev());
+        } else {
+            out.extend_from_slice(&le[..size]);
+        }
+    }
+    Ok(out)
 }
 
 /// An LZF stream decoded (`lzf_decompress`): literal runs and back references, every one
