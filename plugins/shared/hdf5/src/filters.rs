@@ -189,11 +189,14 @@ fn fletcher32_check(mut data: Vec<u8>) -> Result<Vec<u8>, Refusal> {
     Ok(data)
 }
 
-/// The scale-offset filter undone for integers (`H5Z__filter_scaleoffset`, `H5Zscaleoffset.c`):
-/// a 21-byte head (the bits kept per value, a little-endian `u32`; the minimum's size and the
-/// minimum), then each value's low bits packed high bit first; each value is the minimum plus
-/// its bits, or the fill value where the bits are all ones and a fill value is defined. Floats
-/// (decimal scaling) are left to the caller as not decoded: their rounding is the C library's.
+/// The scale-offset filter undone (`H5Z__filter_scaleoffset`, `H5Zscaleoffset.c`): a 21-byte
+/// head (the bits kept per value, a little-endian `u32`; the minimum's size and the minimum),
+/// then each value's low bits packed high bit first. An integer is the minimum plus its bits;
+/// a float (decimal scaling by `D`) is its bits as an integer, divided by 10^D, plus the
+/// minimum, in the float's own precision (`H5Z_scaleoffset_postdecompress_3`); either is the
+/// fill value where the bits are all ones and a fill value is defined. 10^D is exact where it
+/// is computed here (D from 0 to 10 for `float`, to 22 for `double`); any other D is not
+/// decoded, since the C library's `pow` would round it.
 fn scale_offset(data: &[u8], cd: &[u32], limit: u64) -> Result<Vec<u8>, Refusal> {
     let corrupt = |why: &str| {
         Refusal::Corrupt(format!(
@@ -208,23 +211,37 @@ fn scale_offset(data: &[u8], cd: &[u32], limit: u64) -> Result<Vec<u8>, Refusal>
     if cd.len() != 20 {
         return Err(corrupt("not the 20 parameters the filter stores"));
     }
-    if *class != 0 {
-        return Err(Refusal::Unsupported(
-            "scale-offset of floating-point values".into(),
-        ));
-    }
     let size = *size as usize;
-    if *scale_type != 2 || !matches!(size, 1 | 2 | 4 | 8) || *order > 1 || *sign > 1 {
-        return Err(corrupt("parameters of no integer type"));
+    let float = match (*class, *scale_type) {
+        (0, 2) if matches!(size, 1 | 2 | 4 | 8) && *sign <= 1 => None,
+        // Decimal scaling (`H5Z_SO_FLOAT_DSCALE`): `D` is the scale factor.
+        (1, 0) if matches!(size, 4 | 8) => Some(*scale_factor as i32),
+        (1, 1) => return Err(corrupt("E-scaling, which the library does not implement")),
+        _ => return Err(corrupt("parameters of no type the filter reads")),
+    };
+    if *order > 1 {
+        return Err(corrupt("a byte order of neither kind"));
     }
     let bits = size as u32 * 8;
-    let factor = (*scale_factor as i32).max(0) as u32;
-    if factor > bits {
-        return Err(corrupt("more bits than the type holds"));
+    if float.is_none() {
+        let factor = (*scale_factor as i32).max(0) as u32;
+        if factor > bits {
+            return Err(corrupt("more bits than the type holds"));
+        }
+        if factor == bits {
+            return Ok(data.to_vec()); // stored as it is
+        }
     }
-    if factor == bits {
-        return Ok(data.to_vec()); // stored as it is
-    }
+    let exact = match float {
+        Some(d) if (0..=10).contains(&d) && size == 4 => Some(10f64.powi(d)),
+        Some(d) if (0..=22).contains(&d) && size == 8 => Some(10f64.powi(d)),
+        Some(d) => {
+            return Err(Refusal::Unsupported(format!(
+                "scale-offset of floating-point values scaled by 10^{d}, which the C library's pow rounds"
+            )))
+        }
+        None => None,
+    };
     let out_len = (*nelmts as u64).saturating_mul(size as u64);
     if out_len > limit {
         return Err(Refusal::TooLarge(format!(
@@ -294,9 +311,19 @@ fn scale_offset(data: &[u8], cd: &[u32], limit: u64) -> Result<Vec<u8>, Refusal>
             v = (v << 1) | u64::from((byte >> (7 - bit % 8)) & 1);
             bit += 1;
         }
-        let value = match fill_value {
-            Some(f) if v == all_ones => f,
-            _ => v.wrapping_add(minval),
+        let value = match (fill_value, exact) {
+            (Some(f), _) if v == all_ones => f,
+            (_, None) => v.wrapping_add(minval),
+            // `(type)(int) / pow(10, D) + min` in the float's precision, the integer the bits
+            // of an `int` or `long` of the float's size (fewer than its bits: positive).
+            (_, Some(ten)) if size == 4 => {
+                let min = f32::from_bits(minval as u32);
+                u64::from(((v as i32 as f32) / (ten as f32) + min).to_bits())
+            }
+            (_, Some(ten)) => {
+                let min = f64::from_bits(minval);
+                ((v as i64 as f64) / ten + min).to_bits()
+            }
         } & mask;
         let le = value.to_le_bytes();
         if big {

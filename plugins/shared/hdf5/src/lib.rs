@@ -7,7 +7,8 @@
 //! shape and bytes ([`types`], [`messages`], [`dataset`]), contiguous, compact or chunked under
 //! every chunk index the library writes (a version 1 B-tree [`btree`], a single chunk, an
 //! implicit layout, a fixed or extensible array [`chunk_index`], a version 2 B-tree
-//! [`btree2`]), their filters undone (deflate, shuffle, Fletcher-32, scale-offset of integers, h5py's LZF: [`filters`])
+//! [`btree2`]), their filters undone (deflate, shuffle, Fletcher-32,
+//! scale-offset, h5py's LZF: [`filters`])
 //! and what was never written read as the fill value; of a group whose links are in dense
 //! storage, the external links in its fractal heap ([`fheap`]).
 //!
