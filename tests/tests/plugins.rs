@@ -72,8 +72,18 @@ fn copy_api(dest: &Path, edit: impl Fn(&str, String) -> String) {
         .replace("publish.workspace = true", "")
         .replace("abi_stable.workspace = true", "abi_stable = \"0.11.3\"");
     write(&dest.join("Cargo.toml"), &edit("Cargo.toml", manifest));
-    let lib = std::fs::read_to_string(src.join("src/lib.rs")).unwrap();
-    write(&dest.join("src/lib.rs"), &edit("lib.rs", lib));
+    // Every source file of the crate, `lib.rs` through `edit`.
+    for entry in std::fs::read_dir(src.join("src")).unwrap() {
+        let path = entry.unwrap().path();
+        let file = path.file_name().unwrap().to_string_lossy().into_owned();
+        let text = std::fs::read_to_string(&path).unwrap();
+        let text = if file == "lib.rs" {
+            edit("lib.rs", text)
+        } else {
+            text
+        };
+        write(&dest.join("src").join(&file), &text);
+    }
 }
 
 /// Writes a plugin crate named `name` (its library becomes `libsocair_<name>.so`).
