@@ -73,8 +73,18 @@ pub fn messages<S: ReadAt + ?Sized>(
     what: &str,
 ) -> Result<Vec<Message>, Hdf5Error> {
     let heap = fheap::open(src, store.heap)?;
+    messages_in(src, &heap, store.names, what)
+}
+
+/// [`messages`], from the heap already open, indexed by the name index at `names`.
+pub fn messages_in<S: ReadAt + ?Sized>(
+    src: &mut Source<'_, S>,
+    heap: &fheap::Heap,
+    names: u64,
+    what: &str,
+) -> Result<Vec<Message>, Hdf5Error> {
     let mut ids = Vec::new();
-    btree2::records(src, store.names, what, &mut |ty, rec| {
+    btree2::records(src, names, what, &mut |ty, rec| {
         let (id, flags) = match ty {
             5 => (rec.get(4..), 0),
             8 => (rec.get(..8), rec.get(8).copied().unwrap_or(0)),

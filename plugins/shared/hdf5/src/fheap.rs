@@ -1,22 +1,22 @@
-//! External links among a group's links in dense storage: the link messages HDF5 keeps as
-//! managed objects of a fractal heap once a new-style group holds more than its
-//! `max_compact` links (8 by default; `H5Gdense.c`, HDF5 1.14). The group's link info message
-//! names the heap; the heap's header names its root block, a direct block or an indirect
-//! block whose rows point at direct blocks (and, past the rows of direct blocks, at more
-//! indirect blocks) (HDF5 File Format Specification 3.0, III.G "Fractal Heap": header
-//! `FRHP`, direct block `FHDB`, indirect block `FHIB`).
+//! Fractal heaps (HDF5 File Format Specification 3.0, III.G "Fractal Heap": header `FRHP`,
+//! direct block `FHDB`, indirect block `FHIB`; `H5HF*.c`, HDF5 1.14 and 2.0): where HDF5 keeps
+//! a new-style group's link messages once it holds more than its `max_compact` links (8 by
+//! default; `H5Gdense.c`) and an object's attribute messages once it holds more than its
+//! compact maximum (`H5Adense.c`). The heap's header names its root block, a direct block or
+//! an indirect block whose rows point at direct blocks (and, past the rows of direct blocks,
+//! at more indirect blocks).
 //!
-//! This reads those blocks (bounded: each block once, at most [`MAX_BLOCKS`], every byte
+//! [`open`] reads those blocks (bounded: each block once, at most [`MAX_BLOCKS`], every byte
 //! through the walk's metadata budget, indirect blocks at most [`MAX_INDIRECT_DEPTH`] deep)
-//! and looks in every managed byte for a link message of type 64 (an external link) that
-//! [`crate::messages::link`] parses: a superset of the links the name index (the version 2
-//! B-tree) reaches, so no external link among managed objects is missed, whatever the
-//! B-tree says. It does not walk the group's other links (their targets, hard links to
-//! objects): that, with the B-tree, is a larger piece of work (issue 42). Huge objects (kept
-//! outside the managed blocks) and tiny objects large enough to hold a link message (kept
-//! inside the B-tree's records), which HDF5 never writes for h5py's links, make it search the
-//! whole file instead; a heap with I/O filters (its blocks compressed) is not read, and says
-//! so.
+//! and hands back objects by heap ID, managed, tiny or huge ([`Heap::object`]), which
+//! [`crate::dense`] reads through the name index. The same blocks are also searched for
+//! every link message of type 64 (an external link) that [`crate::messages::link`] parses
+//! ([`Heap::external_links`], [`dense_links`]): a superset of the links the name index (the
+//! version 2 B-tree) reaches, so no external link among managed objects is missed, whatever
+//! the B-tree says. Huge objects (kept outside the managed blocks) and tiny objects large
+//! enough to hold a link message (kept inside the B-tree's records) make that search cover
+//! the whole file instead; a heap with I/O filters (its blocks compressed) is not read, and
+//! says so.
 
 use crate::io::Source;
 use crate::messages::{self, LinkTarget};
@@ -115,6 +115,14 @@ pub struct Heap {
     /// Whether a huge object's ID holds its address and length itself (an ID long enough
     /// for both: `H5HF__huge_init`).
     huge_direct: bool,
+    /// Where a direct block's objects start: past its signature, version, heap address,
+    /// offset and (with checksummed blocks) checksum.
+    data_at: usize,
+    /// Bytes in an address.
+    offsets: u8,
+    /// Objects kept outside the blocks that could hold a link message (huge ones, tiny ones
+    /// of [`MIN_EXTERNAL_LINK`] bytes or more): searching the blocks misses them.
+    outside_blocks: bool,
 }
 
 /// Opens the fractal heap at `addr`.
@@ -166,9 +174,14 @@ pub fn open<S: ReadAt + ?Sized>(src: &mut Source<'_, S>, addr: u64) -> Result<He
             },
         )?;
     }
+    let checksum = if h.flags & 2 != 0 { 4 } else { 0 };
+    let tiny = h.tiny_objects > 0 && u64::from(h.id_len).saturating_sub(1) >= MIN_EXTERNAL_LINK;
     Ok(Heap {
         blocks,
         id_len,
+        data_at: 5 + usize::from(src.offsets) + h.block_offset_len + checksum,
+        offsets: src.offsets,
+        outside_blocks: h.huge_objects > 0 || tiny,
         offset_size: h.block_offset_len,
         length_size,
         // `H5HF_TINY_LEN_SHORT`: IDs longer than 17 bytes spend two bytes on a tiny length.
@@ -179,6 +192,24 @@ pub fn open<S: ReadAt + ?Sized>(src: &mut Source<'_, S>, addr: u64) -> Result<He
 }
 
 impl Heap {
+    /// The external link messages among the bytes of the blocks read (as [`dense_links`]
+    /// searches them), or `None` when objects outside the blocks could hold one too: then
+    /// [`dense_links`] searches the whole file.
+    pub fn external_links(&self) -> Option<Dense> {
+        if self.outside_blocks {
+            return None;
+        }
+        let mut out = Dense::default();
+        for (_, block) in &self.blocks {
+            scan(
+                block.get(self.data_at..).unwrap_or_default(),
+                self.offsets,
+                &mut out,
+            );
+        }
+        Some(out)
+    }
+
     /// The bytes of the object whose heap ID is `id` (a huge one read from `src`).
     pub fn object<S: ReadAt + ?Sized>(
         &self,
@@ -238,6 +269,31 @@ impl Heap {
                     .map_err(|e| e.reason)
             }
             t => Err(format!("a heap ID of type {t}")),
+        }
+    }
+}
+
+/// Every external link message that parses at any byte of `data` (addresses of `offsets`
+/// bytes), each once, into `out`.
+fn scan(data: &[u8], offsets: u8, out: &mut Dense) {
+    for p in 0..data.len().saturating_sub(3) {
+        // Version 1, flags with the link-type bit (3) and no undefined bit, type 64.
+        let (Some(&1), Some(&flags), Some(&64)) = (data.get(p), data.get(p + 1), data.get(p + 2))
+        else {
+            continue;
+        };
+        if flags & 0x08 == 0 || flags & 0xe0 != 0 {
+            continue;
+        }
+        if let Ok((name, LinkTarget::External { file, path })) =
+            messages::link(data.get(p..).unwrap_or_default(), offsets)
+        {
+            let found = (name, file, path);
+            if out.external.len() < socair_plugin_kit::bounded::FINDINGS_PER_ROW
+                && !out.external.contains(&found)
+            {
+                out.external.push(found);
+            }
         }
     }
 }
@@ -411,27 +467,7 @@ impl Blocks<'_, '_> {
 
     /// Every external link message that parses at any byte of `data`.
     fn scan(&mut self, data: &[u8]) {
-        for p in 0..data.len().saturating_sub(3) {
-            // Version 1, flags with the link-type bit (3) and no undefined bit, type 64.
-            let (Some(&1), Some(&flags), Some(&64)) =
-                (data.get(p), data.get(p + 1), data.get(p + 2))
-            else {
-                continue;
-            };
-            if flags & 0x08 == 0 || flags & 0xe0 != 0 {
-                continue;
-            }
-            if let Ok((name, LinkTarget::External { file, path })) =
-                messages::link(data.get(p..).unwrap_or_default(), self.o)
-            {
-                let found = (name, file, path);
-                if self.out.external.len() < socair_plugin_kit::bounded::FINDINGS_PER_ROW
-                    && !self.out.external.contains(&found)
-                {
-                    self.out.external.push(found);
-                }
-            }
-        }
+        scan(data, self.o, self.out);
     }
 
     fn indirect<S: ReadAt + ?Sized>(
@@ -539,6 +575,26 @@ mod tests {
             dense_links(&mut src, &link_info_for(&file)).unwrap(),
             Dense::default()
         );
+    }
+
+    #[test]
+    fn an_open_heap_finds_the_same_external_links_in_the_blocks_it_read() {
+        for (name, want) in [("dense-many-external.h5", 1), ("dense-no-external.h5", 0)] {
+            let file = fixture(name);
+            let at = file.windows(4).position(|w| w == b"FRHP").unwrap() as u64;
+            let mut src = Source::new(&file[..]);
+            let heap = open(&mut src, at).unwrap();
+            let found = heap
+                .external_links()
+                .expect("no objects outside the blocks");
+            let mut again = Source::new(&file[..]);
+            assert_eq!(
+                found,
+                dense_links(&mut again, &link_info_for(&file)).unwrap(),
+                "{name}"
+            );
+            assert_eq!(found.external.len(), want, "{name}");
+        }
     }
 
     #[test]

@@ -142,12 +142,18 @@ impl<S: ReadAt + ?Sized> Walk<'_, S> {
     ) -> Vec<(String, LinkTarget)> {
         let o = self.src.offsets;
         let mut links = Vec::new();
-        let indexed = dense::links(link_info, o).and_then(|store| match store {
-            Some(store) => {
-                dense::messages(&mut self.src, store, &format!("the links of group {place}"))
-            }
-            None => Ok(Vec::new()),
-        });
+        // The heap's blocks, read once: for the links the index names, and searched for
+        // external link messages (unless objects outside the blocks could hold one too).
+        let mut searched = None;
+        let indexed = match dense::links(link_info, o) {
+            Ok(Some(store)) => fheap::open(&mut self.src, store.heap).and_then(|heap| {
+                searched = heap.external_links();
+                let what = format!("the links of group {place}");
+                dense::messages_in(&mut self.src, &heap, store.names, &what)
+            }),
+            Ok(None) => Ok(Vec::new()),
+            Err(e) => Err(e),
+        };
         let mut read = true;
         match indexed {
             Ok(messages) => {
@@ -170,7 +176,11 @@ impl<S: ReadAt + ?Sized> Walk<'_, S> {
                 self.find(Severity::Lead, place.to_owned(), format!("its links are in dense storage (a fractal heap and a version 2 B-tree), which was not read to the end ({}: {}): what the group holds was not checked", e.place, e.reason));
             }
         }
-        match fheap::dense_links(&mut self.src, link_info) {
+        let search = match searched {
+            Some(d) => Ok(d),
+            None => fheap::dense_links(&mut self.src, link_info),
+        };
+        match search {
             Ok(d) => {
                 for (name, file, to) in d.external {
                     if links.iter().any(|(n, _)| *n == name) {
