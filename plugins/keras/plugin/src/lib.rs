@@ -278,8 +278,11 @@ pub fn opened(a: Analysis, format: &str, file_len: u64) -> OpenedFile {
         findings: structure.to_api("structure findings"),
         names_severities: false,
     }];
-    rows.push(match &a.config {
-        Some(o) => ReportRow {
+    // An HDF5 file nothing marks as Keras' (no model_config, no layer_names, no Keras 3 vars)
+    // is no model Keras loads: its config check does not apply, and is not listed as a gap.
+    let config = match &a.config {
+        None if a.plain_hdf5 => None,
+        Some(o) => Some(ReportRow {
             check: CONFIG_CHECK.into(),
             status: status(o.found.worst),
             summary: match o.found.worst {
@@ -290,15 +293,16 @@ pub fn opened(a: Analysis, format: &str, file_len: u64) -> OpenedFile {
             .into(),
             findings: o.found.to_api("config findings"),
             names_severities: false,
-        },
-        None => ReportRow {
+        }),
+        None => Some(ReportRow {
             check: CONFIG_CHECK.into(),
             status: RowStatus::NotTested,
             summary: a.no_config.as_str().into(),
             findings: RVec::new(),
             names_severities: false,
-        },
-    });
+        }),
+    };
+    rows.extend(config);
     if format == KERAS_FORMAT {
         rows.push(ReportRow {
             check: MEMBERS_CHECK.into(),
