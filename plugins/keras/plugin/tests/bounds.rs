@@ -11,6 +11,19 @@ fn hdf5_hundreds_of_thousands_of_datasets() {
     plugin_alone("hdf5-many-datasets", "many.h5", data, "bounds-keras");
 }
 
+/// 32 MiB of zeros deflated into a file of some 50 KB (fixtures/hdf5/features/, h5py 3.16):
+/// decoded, fingerprinted whole, and still within 64 MiB + 8x the input.
+#[test]
+fn hdf5_deflated_chunks_hundreds_of_times_their_size() {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../../fixtures/hdf5/features/deflated-zeros.h5"
+    );
+    let data = std::fs::read(path).unwrap();
+    assert!(data.len() < 1 << 20, "{} bytes", data.len());
+    plugin_alone("hdf5-deflated-zeros", "zeros.h5", data, "bounds-keras");
+}
+
 #[test]
 fn keras_config_of_millions_of_unknown_objects() {
     let data = keras_unknown_objects(TARGET / 60);

@@ -332,7 +332,7 @@ fn weights<S: ReadAt + ?Sized>(
     };
     match hdf5::read(&window, hdf5::Options { read_data }) {
         Ok(file) => {
-            let inner = h5model::analyse(&file, base + start, &format!("{WEIGHTS} "), reviewed);
+            let inner = h5model::analyse(file, base + start, &format!("{WEIGHTS} "), reviewed);
             a.structure.extend(inner.structure);
             a.tensors.extend(inner.tensors);
             a.unread.extend(inner.unread);

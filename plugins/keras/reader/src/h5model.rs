@@ -12,7 +12,7 @@ use socair_hdf5::{self as hdf5, Kind, Order, ReadAt, Severity, Storage, Type, Va
 /// Reads the HDF5 file `src` as a Keras file.
 pub fn read<S: ReadAt + ?Sized>(src: &S, read_data: bool, reviewed: &[String]) -> Analysis {
     match hdf5::read(src, hdf5::Options { read_data }) {
-        Ok(file) => analyse(&file, 0, "", reviewed),
+        Ok(file) => analyse(file, 0, "", reviewed),
         Err(e) => crate::refused(
             "an HDF5 file",
             e.place,
@@ -48,7 +48,8 @@ pub fn inline(a: &mut Analysis, bytes: &[u8], start: u64) {
 
 /// The analysis of a read HDF5 file whose ranges count from `base` in the opened file;
 /// places are prefixed with `label` (`model.weights.h5 `) when it is an archive's member.
-pub fn analyse(file: &hdf5::File, base: u64, label: &str, reviewed: &[String]) -> Analysis {
+/// The file is consumed: its datasets' assembled bytes become the tensors' without a copy.
+pub fn analyse(file: hdf5::File, base: u64, label: &str, reviewed: &[String]) -> Analysis {
     let mut a = Analysis::default();
     let place = |p: &str| format!("{label}{p}");
     for f in &file.findings.shown {
@@ -140,21 +141,21 @@ pub fn analyse(file: &hdf5::File, base: u64, label: &str, reviewed: &[String]) -
         }
     }
     a.config = outcome;
-    for o in &file.objects {
-        let Kind::Dataset(d) = &o.kind else { continue };
-        let name = o.path.clone();
-        let bf16 = matches!(d.ty, Type::Opaque { size: 2 })
-            && matches!(o.attribute("dtype"), Some(Value::Strings(s)) if s.len() == 1 && s[0] == "bfloat16");
+    for o in file.objects {
+        let marked_bf16 = matches!(o.attribute("dtype"), Some(Value::Strings(s)) if s.len() == 1 && s[0] == "bfloat16");
+        let Kind::Dataset(d) = o.kind else { continue };
+        let name = o.path;
+        let bf16 = matches!(d.ty, Type::Opaque { size: 2 }) && marked_bf16;
         let element = if bf16 {
             Some(("BF16", Order::Little))
         } else {
             d.ty.element()
         };
         let Some((element, order)) = element else {
-            match &d.storage {
-                Storage::Unread(why) => a.unread.push((name, why.clone())),
-                Storage::Deferred(why) => a.deferred.push((name, why.clone())),
-                Storage::Data(what) => a.data.push((name, what.clone())),
+            match d.storage {
+                Storage::Unread(why) => a.unread.push((name, why)),
+                Storage::Deferred(why) => a.deferred.push((name, why)),
+                Storage::Data(what) => a.data.push((name, what)),
                 _ => a.unread.push((
                     name,
                     format!("its elements are {}, not a tensor type", d.ty.describe()),
@@ -162,18 +163,18 @@ pub fn analyse(file: &hdf5::File, base: u64, label: &str, reviewed: &[String]) -
             }
             continue;
         };
-        let bytes = match &d.storage {
+        let bytes = match d.storage {
             Storage::Ranges(r) => {
                 Bytes::Ranges(r.iter().map(|&(at, len)| (at + base, len)).collect())
             }
-            Storage::Inline(b) => Bytes::Inline(b.clone()),
+            Storage::Inline(b) => Bytes::Inline(b),
             Storage::Empty => Bytes::Ranges(Vec::new()),
             Storage::Unread(why) | Storage::Data(why) => {
-                a.unread.push((name, why.clone()));
+                a.unread.push((name, why));
                 continue;
             }
             Storage::Deferred(why) => {
-                a.deferred.push((name, why.clone()));
+                a.deferred.push((name, why));
                 continue;
             }
         };
