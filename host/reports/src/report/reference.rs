@@ -25,7 +25,7 @@ pub const REFERENCE_ENV: &str = "SOCAIR_TENSOR_REFERENCE";
 pub const REFERENCE_CHECK: &str = "Tensor reference";
 
 /// Most findings the reference row lists before summarising the rest.
-const MAX_REFERENCE_FINDINGS: usize = 100;
+const MAX_REFERENCE_FINDINGS: usize = socair_plugin_kit::bounded::FINDINGS_PER_KIND;
 
 /// Reads the reference manifest; an error (which stops the scan) names the file.
 pub fn read_reference(path: &Path) -> Result<Reference, String> {

@@ -42,7 +42,7 @@ pub use socair_plugin_api::metadata_keys::DCP_ITEMS;
 pub const FORMAT: &str = "torch-dcp";
 
 /// Findings listed per check and file; the rest are counted in one more.
-const MAX_FINDINGS: usize = 64;
+const MAX_FINDINGS: usize = socair_plugin_kit::bounded::FINDINGS_PER_ROW;
 
 /// How far into an item its reader is chosen (the host's `DETECT_HEAD`).
 const HEAD: u64 = 4096;

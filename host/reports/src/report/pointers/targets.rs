@@ -7,8 +7,9 @@ use crate::report::document::{rank, STRUCTURE_CHECK};
 use socair_plugin_api::{Finding, OpenedFile, ReportRow, RowStatus, Severity};
 use std::collections::{HashMap, HashSet};
 
-/// The most findings one row lists; the rest are counted in a last finding.
-pub const MAX_FINDINGS: usize = 32;
+/// The most findings one row lists; the rest are counted in a last finding (the reading
+/// model's cap for a row whose findings are not sorted by kind).
+pub const MAX_FINDINGS: usize = socair_plugin_kit::bounded::FINDINGS_PER_ROW;
 
 /// What a name in a file resolves to.
 pub(super) enum Target<'a, 'p> {
