@@ -488,6 +488,14 @@ pub trait FormatReader: Send + Sync {
         source: ByteSourceRef<'_>,
         options: ReadOptions,
     ) -> RResult<OpenedFile, PluginError>;
+
+    /// Whether the file is of this format by a signature [`detect`](Self::detect) cannot see:
+    /// past the head, where the format's own library looks for it (HDF5's superblock after a
+    /// user block of 4096 bytes or more). Asked only of a file no reader claims by its head; it
+    /// reads a few bytes, never the file. A plugin built before this method existed answers no.
+    fn detect_past_head(&self, _source: ByteSourceRef<'_>) -> bool {
+        false
+    }
 }
 
 /// A tensor to be placed in an output file.

@@ -392,7 +392,7 @@ impl<'p> Artifact<'p> {
                     .push((file.rel.clone(), format!("cannot read it: {e}")));
                 continue;
             }
-            let pick = match pick_reader(&head, input.len(), &file.rel, plugins, choice, purpose) {
+            let pick = match pick_reader(&head, &input, &file.rel, plugins, choice, purpose) {
                 // Judged, a file several plugins claim is read by each (the first, or the one
                 // --reader names, first); read, it would need a choice nothing made.
                 Pick::Several {

@@ -97,7 +97,7 @@ fn claim(
     let mut head = vec![0u8; (input.len() as usize).min(DETECT_HEAD)];
     input.read_exact_at(0, &mut head).map_err(io(path))?;
     let name = path.file_name().unwrap_or_default().to_string_lossy();
-    Ok(reader_format(&head, input.len(), &name, plugins, choice))
+    Ok(reader_format(&head, &input, &name, plugins, choice))
 }
 
 /// A directory's entries, sorted by name in byte order: (path, name, is dir, is file).

@@ -158,3 +158,46 @@ pub fn check_filters(data: &[u8]) {
     }
     assert_eq!(once, undo(chunk));
 }
+
+/// `data` as one chunk through szip or n-bit with filter values its head draws: the first
+/// byte's low bit the filter (szip, n-bit) and its high bits the output limit in KiB; then for
+/// szip four one-byte values (options, pixels per block, bits per pixel, pixels per scanline),
+/// for n-bit a count and that many one-byte values. No panic, every output within the limit,
+/// and the same answer twice.
+pub fn check_codecs(data: &[u8]) {
+    let Some((chunk, filter, limit)) = codec_case(data) else {
+        return;
+    };
+    let undo =
+        || socair_hdf5::filters::undo(std::slice::from_ref(&filter), 0, chunk.to_vec(), limit);
+    let once = undo();
+    if let Ok(out) = &once {
+        assert!(
+            out.len() as u64 <= limit.max(chunk.len() as u64),
+            "an output past the limit"
+        );
+    }
+    assert_eq!(once, undo());
+}
+
+/// The chunk, filter and limit [`check_codecs`] draws from `data`.
+pub fn codec_case(data: &[u8]) -> Option<(&[u8], socair_hdf5::messages::Filter, u64)> {
+    let (&pick, rest) = data.split_first()?;
+    let limit = u64::from(pick >> 1) * 1024;
+    let (id, values, chunk) = if pick & 1 == 0 {
+        let (head, chunk) = rest.split_first_chunk::<4>()?;
+        (4, head.to_vec(), chunk)
+    } else {
+        let (&n, rest) = rest.split_first()?;
+        let n = usize::from(n % 32);
+        let (values, chunk) = rest.split_at_checked(n)?;
+        (5, values.to_vec(), chunk)
+    };
+    let filter = socair_hdf5::messages::Filter {
+        id,
+        name: String::new(),
+        optional: false,
+        values: values.into_iter().map(u32::from).collect(),
+    };
+    Some((chunk, filter, limit))
+}

@@ -118,6 +118,10 @@ impl Reader for Hdf5Reader {
         socair_hdf5::detect(head)
     }
 
+    fn detect_past_head(&self, source: &ByteSourceRef<'_>) -> bool {
+        socair_hdf5::detect_past_head(source)
+    }
+
     fn open(
         &self,
         source: &ByteSourceRef<'_>,

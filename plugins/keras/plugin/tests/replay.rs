@@ -1,7 +1,9 @@
 //! The fuzz targets' properties (`socair_plugin_keras::fuzzing`) on every committed Keras and
 //! HDF5 fixture and on mutations of them, and the generated shapes read as what they are.
 
-use socair_plugin_keras::fuzzing::{check_archive, check_config, check_filters, check_hdf5};
+use socair_plugin_keras::fuzzing::{
+    check_archive, check_codecs, check_config, check_filters, check_hdf5,
+};
 use socair_test_support::saved::files_under;
 use std::path::Path;
 
@@ -137,4 +139,34 @@ fn the_filter_corpus_keeps_the_properties_and_decodes_to_its_source() {
         decoded += 1;
     }
     assert!(decoded >= 4, "{decoded}");
+}
+
+/// The `hdf5_codecs` corpus (chunks h5py 3.16 stored with szip and n-bit, by
+/// fuzz/make_hdf5_codecs_corpus.py) and truncations of it: the properties hold, and every
+/// whole chunk decodes to the size its filter values say.
+#[test]
+fn the_codec_corpus_keeps_the_properties_and_decodes() {
+    use socair_plugin_keras::fuzzing::codec_case;
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../fuzz/corpus/hdf5_codecs");
+    let (mut szip, mut nbit) = (0, 0);
+    for p in files_under(&dir) {
+        let bytes = std::fs::read(&p).unwrap();
+        check_codecs(&bytes);
+        for cut in [1, 6, bytes.len() / 2, bytes.len() - 1] {
+            check_codecs(&bytes[..cut.min(bytes.len())]);
+        }
+        let (chunk, filter, limit) = codec_case(&bytes).unwrap();
+        let out =
+            socair_hdf5::filters::undo(std::slice::from_ref(&filter), 0, chunk.to_vec(), limit)
+                .unwrap_or_else(|e| panic!("{}: {e:?}", p.display()));
+        if filter.id == 4 {
+            // szip: the size the chunk's first four bytes state.
+            let stated = u32::from_le_bytes(chunk[..4].try_into().unwrap());
+            assert_eq!(out.len() as u32, stated, "{}", p.display());
+            szip += 1;
+        } else {
+            nbit += 1;
+        }
+    }
+    assert!(szip >= 6 && nbit >= 10, "{szip} szip, {nbit} n-bit");
 }

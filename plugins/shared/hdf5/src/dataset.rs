@@ -93,6 +93,12 @@ impl<S: ReadAt + ?Sized> Locator<'_, '_, S> {
             Layout::Chunked(ch) => self.chunked(place, ch, size, bytes, d),
             Layout::Virtual => Err(Left::Found(Severity::Fail, "a virtual dataset: its elements are read from other datasets, which may lie in other files the HDF5 library opens when it is read".into())),
         };
+        let out = match out {
+            Ok(storage) if matches!(d.ty, Type::PackedInt { .. }) => {
+                self.widened(place, storage, d.ty)
+            }
+            out => out,
+        };
         Ok(match out {
             Ok(storage) => storage,
             Err(Left::Found(severity, why)) => {
@@ -134,6 +140,32 @@ impl<S: ReadAt + ?Sized> Locator<'_, '_, S> {
                 format!("its storage {}", e.reason),
             )),
         }
+    }
+
+    /// A [`Type::PackedInt`] dataset's bytes as h5py reads them: gathered where they lie in
+    /// the file, then widened.
+    fn widened(&mut self, place: &str, storage: Storage, ty: &Type) -> Result<Storage, Left> {
+        let mut bytes = match storage {
+            Storage::Inline(bytes) => bytes,
+            Storage::Ranges(ranges) => {
+                let total = ranges.iter().map(|&(_, len)| len).sum();
+                let why = "its integers have padding bits, which the library's conversion drops";
+                let mut out = self.room(total, why)?;
+                let mut at = 0;
+                for (offset, len) in ranges {
+                    let part = self
+                        .src
+                        .absolute(offset, len, place)
+                        .map_err(|e| Left::Found(Severity::Fail, e.reason))?;
+                    out[at..at + part.len()].copy_from_slice(&part);
+                    at += part.len();
+                }
+                out
+            }
+            other => return Ok(other),
+        };
+        ty.widen(&mut bytes);
+        Ok(Storage::Inline(bytes))
     }
 
     /// Room for `bytes` assembled inline, taken from the budget; `why` says what they are.

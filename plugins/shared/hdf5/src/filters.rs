@@ -1,7 +1,8 @@
 //! A stored chunk's filters undone, last first, as the HDF5 library's pipeline undoes them on
 //! read (`H5Z_pipeline`, `H5Z.c`): deflate (`H5Zdeflate.c`, a zlib stream), shuffle
 //! (`H5Zshuffle.c`), Fletcher-32 (`H5Zfletcher32.c`, `H5_checksum_fletcher32` in
-//! `H5checksum.c`), and h5py's LZF (`lzf/lzf_filter.c`, liblzf's `lzf_d.c`), which h5py
+//! `H5checksum.c`), scale-offset (`H5Zscaleoffset.c`), szip ([`crate::szip`]), n-bit
+//! ([`crate::nbit`]), and h5py's LZF (`lzf/lzf_filter.c`, liblzf's `lzf_d.c`), which h5py
 //! compiles in and registers on import. HDF5 1.14 and 2.0, h5py 3.16.
 //!
 //! Every output is bounded before it is written: a stream that would decode to more than the
@@ -15,7 +16,8 @@ pub const H5PY_LZF: u16 = 32000;
 /// Why a chunk's filters were not undone.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Refusal {
-    /// A filter socair does not decode (szip, n-bit, scale-offset, a plugin's): its name.
+    /// A filter socair does not decode (a plugin's; scale-offset or szip with parameters
+    /// outside what is decoded exactly): its name.
     Unsupported(String),
     /// The chunk does not decode: the library refuses to read it too (a wrong checksum, a
     /// broken stream).
@@ -32,9 +34,9 @@ pub fn registered(id: u16) -> bool {
     matches!(id, 1..=6 | H5PY_LZF)
 }
 
-/// Whether socair undoes filter `id` (scale-offset of integers only: [`scale_offset`]).
+/// Whether socair undoes filter `id`: every one the HDF5 library ships, and LZF.
 pub fn decodes(id: u16) -> bool {
-    matches!(id, 1..=3 | 6 | H5PY_LZF)
+    registered(id)
 }
 
 /// `data` (a chunk as stored) with every filter of `pipeline` that `mask` does not skip undone,
@@ -53,6 +55,8 @@ pub fn undo(
             1 => inflate(&data, limit)?,
             2 => unshuffle(&data, f.values.first().copied())?,
             3 => fletcher32_check(data)?,
+            4 => crate::szip::undo(&data, &f.values, limit)?,
+            5 => crate::nbit::undo(data, &f.values, limit)?,
             6 => scale_offset(&data, &f.values, limit)?,
             H5PY_LZF => lzf(&data, limit)?,
             _ => return Err(Refusal::Unsupported(f.describe())),
@@ -454,7 +458,7 @@ mod tests {
             Err(Refusal::Corrupt(_))
         ));
         assert!(
-            matches!(undo(&[filter(4, &[])], 0, stream, 10), Err(Refusal::Unsupported(n)) if n == "szip")
+            matches!(undo(&[filter(32001, &[])], 0, stream, 10), Err(Refusal::Unsupported(n)) if n.contains("32001"))
         );
     }
 }

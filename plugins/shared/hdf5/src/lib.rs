@@ -7,8 +7,8 @@
 //! shape and bytes ([`types`], [`messages`], [`dataset`]), contiguous, compact or chunked under
 //! every chunk index the library writes (a version 1 B-tree [`btree`], a single chunk, an
 //! implicit layout, a fixed or extensible array [`chunk_index`], a version 2 B-tree
-//! [`btree2`]), their filters undone (deflate, shuffle, Fletcher-32,
-//! scale-offset, h5py's LZF: [`filters`])
+//! [`btree2`]), their filters undone (deflate, shuffle, Fletcher-32, scale-offset, szip,
+//! n-bit, h5py's LZF: [`filters`])
 //! and what was never written read as the fill value; of a group whose links are in dense
 //! storage, the external links in its fractal heap ([`fheap`]).
 //!
@@ -42,7 +42,9 @@ pub mod header;
 pub mod io;
 pub mod messages;
 pub mod model;
+pub mod nbit;
 pub mod superblock;
+pub mod szip;
 pub mod types;
 pub mod walk;
 
@@ -61,4 +63,10 @@ pub fn read<S: ReadAt + ?Sized>(src: &S, options: Options) -> Result<File, Hdf5E
 /// Whether `head` (a file's first bytes) holds the HDF5 signature where the library looks.
 pub fn detect(head: &[u8]) -> bool {
     superblock::signature_in(head).is_some()
+}
+
+/// Whether the file is HDF5 with its superblock past the first 4096 bytes, after a user block
+/// (see [`superblock::signature_past_head`]).
+pub fn detect_past_head<S: ReadAt + ?Sized>(src: &S) -> bool {
+    superblock::signature_past_head(src).is_some()
 }

@@ -22,6 +22,20 @@ pub enum Type {
         /// Byte order.
         order: Order,
     },
+    /// An integer of `size` bytes whose value is `precision` bits at bit `offset` (the rest
+    /// padding), read as the integer of its size ([`Type::widen`]).
+    PackedInt {
+        /// Bytes.
+        size: u32,
+        /// Signed (two's complement, its sign the top significant bit).
+        signed: bool,
+        /// Byte order.
+        order: Order,
+        /// Significant bits.
+        precision: u16,
+        /// The first significant bit.
+        offset: u16,
+    },
     /// An IEEE 754 float of `size` bytes (binary16, binary32, binary64).
     Float {
         /// Bytes.
@@ -68,6 +82,7 @@ impl Type {
     pub fn size(&self, offsets: u8) -> u64 {
         match self {
             Type::Int { size, .. }
+            | Type::PackedInt { size, .. }
             | Type::Float { size, .. }
             | Type::Complex { size, .. }
             | Type::FixedString { size, .. }
@@ -91,6 +106,12 @@ impl Type {
                 size,
                 signed,
                 order,
+            }
+            | Type::PackedInt {
+                size,
+                signed,
+                order,
+                ..
             } => {
                 let n = match (size, signed) {
                     (1, true) => "I8",
@@ -121,6 +142,16 @@ impl Type {
                     u64::from(*size) * 8
                 )
             }
+            Type::PackedInt {
+                size,
+                signed,
+                precision,
+                ..
+            } => format!(
+                "{}int{} of {precision} significant bits",
+                if *signed { "" } else { "u" },
+                u64::from(*size) * 8
+            ),
             Type::Float { size, .. } => format!("float{}", u64::from(*size) * 8),
             Type::Complex { size, .. } => format!("complex{}", u64::from(*size) * 8),
             Type::Bool => "bool".into(),
@@ -128,6 +159,53 @@ impl Type {
             Type::VarString => "a variable-length string".into(),
             Type::Opaque { size } => format!("an opaque type of {size} bytes"),
             Type::Other { what, .. } => what.clone(),
+        }
+    }
+}
+
+impl Type {
+    /// `bytes` (whole elements of this type) as h5py reads them: a [`Type::PackedInt`]'s
+    /// significant bits moved to the bottom and extended by its sign (or zeros), as the
+    /// library's integer conversion does (`H5T__conv_i_i`, `H5Tconv_integer.c`); any other
+    /// type's bytes are left as they are.
+    pub fn widen(&self, bytes: &mut [u8]) {
+        let &Type::PackedInt {
+            size,
+            signed,
+            order,
+            precision,
+            offset,
+        } = self
+        else {
+            return;
+        };
+        let size = size as usize;
+        let keep = if precision >= 64 {
+            u64::MAX
+        } else {
+            (1u64 << precision) - 1
+        };
+        for element in bytes.chunks_exact_mut(size) {
+            let mut word = [0u8; 8];
+            match order {
+                Order::Little => word[..size].copy_from_slice(element),
+                Order::Big => word[..size]
+                    .iter_mut()
+                    .zip(element.iter().rev())
+                    .for_each(|(w, &b)| *w = b),
+            }
+            let mut value = (u64::from_le_bytes(word) >> offset) & keep;
+            if signed && precision < 64 && value >> (precision - 1) & 1 == 1 {
+                value |= !keep;
+            }
+            let out = value.to_le_bytes();
+            match order {
+                Order::Little => element.copy_from_slice(&out[..size]),
+                Order::Big => element
+                    .iter_mut()
+                    .zip(out[..size].iter().rev())
+                    .for_each(|(e, &b)| *e = b),
+            }
         }
     }
 }

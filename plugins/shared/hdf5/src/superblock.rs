@@ -25,6 +25,22 @@ pub fn signature_in(head: &[u8]) -> Option<u64> {
         })
 }
 
+/// The superblock's offset where a file's head cannot show it: after a user block of 4096
+/// bytes or more, at the next powers of two the HDF5 library probes (8 bytes read at each, no
+/// more than 52 reads however long the file).
+pub fn signature_past_head<S: ReadAt + ?Sized>(src: &S) -> Option<u64> {
+    let len = src.size();
+    let mut at = 4096u64;
+    while at.checked_add(8).is_some_and(|end| end <= len) {
+        let mut signature = [0u8; 8];
+        if src.read_exact_at(at, &mut signature).is_ok() && &signature == SIGNATURE {
+            return Some(at);
+        }
+        at = at.checked_mul(2)?;
+    }
+    None
+}
+
 /// What the superblock says.
 #[derive(Debug, Clone)]
 pub struct Superblock {
@@ -216,5 +232,19 @@ mod tests {
         head[..8].copy_from_slice(SIGNATURE);
         assert_eq!(signature_in(&head), Some(0));
         assert_eq!(signature_in(&head[..4]), None);
+        let mut file = vec![0u8; 16384 + 8];
+        file[16384..].copy_from_slice(SIGNATURE);
+        assert_eq!(signature_in(&file), None);
+        assert_eq!(signature_past_head(&file[..]), Some(16384));
+        assert_eq!(signature_past_head(&file[..16384 + 7]), None);
+        file[8192..8200].copy_from_slice(SIGNATURE);
+        assert_eq!(signature_past_head(&file[..]), Some(8192));
+        file[10000..10008].copy_from_slice(SIGNATURE);
+        file[8192..8200].fill(0);
+        assert_eq!(
+            signature_past_head(&file[..16384]),
+            None,
+            "only powers of two are probed"
+        );
     }
 }

@@ -37,18 +37,29 @@ pub fn datatype(data: &[u8], offsets: u8, lengths: u8) -> Result<Type, Hdf5Error
         0 => {
             let offset = c.u16()?;
             let precision = c.u16()?;
-            let padded = bits[0] & 0b110 != 0;
-            if offset != 0
-                || u64::from(precision) != u64::from(size) * 8
-                || padded
-                || !matches!(size, 1 | 2 | 4 | 8)
+            let signed = bits[0] & 0b1000 != 0;
+            let bits_of = u64::from(size) * 8;
+            if !matches!(size, 1 | 2 | 4 | 8)
+                || precision == 0
+                || u64::from(offset) + u64::from(precision) > bits_of
             {
-                other("an integer with padding bits")
-            } else {
+                other("an integer of a size or precision numpy has no type for")
+            } else if u64::from(precision) == bits_of {
                 Type::Int {
                     size,
-                    signed: bits[0] & 0b1000 != 0,
+                    signed,
                     order,
+                }
+            } else {
+                // Fewer significant bits than bytes hold (what the n-bit filter packs): h5py
+                // reads it as the integer of its size, which the library's conversion fills
+                // from those bits (the padding bits never reach it).
+                Type::PackedInt {
+                    size,
+                    signed,
+                    order,
+                    precision,
+                    offset,
                 }
             }
         }

@@ -589,7 +589,30 @@ impl<S: ReadAt + ?Sized> Walk<'_, S> {
             })?;
         let n = count as usize;
         let sz = size as usize;
-        let elem = |i: usize| raw.data.get(i * sz..(i + 1) * sz).unwrap_or_default();
+        // A packed integer is read as the integer of its size (`Type::widen`).
+        let widened;
+        let (ty, data) = match raw.ty {
+            Type::PackedInt {
+                size,
+                signed,
+                order,
+                ..
+            } => {
+                let mut data = raw.data.clone();
+                raw.ty.widen(&mut data);
+                widened = (
+                    Type::Int {
+                        size,
+                        signed,
+                        order,
+                    },
+                    data,
+                );
+                (&widened.0, &widened.1[..])
+            }
+            ref ty => (ty, &raw.data[..]),
+        };
+        let elem = |i: usize| data.get(i * sz..(i + 1) * sz).unwrap_or_default();
         let uint = |b: &[u8], order: types::Order| -> u64 {
             let f = |acc: u64, x: &u8| (acc << 8) | u64::from(*x);
             match order {
@@ -597,7 +620,7 @@ impl<S: ReadAt + ?Sized> Walk<'_, S> {
                 types::Order::Big => b.iter().fold(0, f),
             }
         };
-        Ok(match &raw.ty {
+        Ok(match ty {
             Type::Int {
                 signed: true,
                 order,
@@ -681,6 +704,8 @@ impl<S: ReadAt + ?Sized> Walk<'_, S> {
                 Value::Strings(out)
             }
             Type::Other { what, .. } => Value::Other(what.clone()),
+            // Widened to `Type::Int` above; never met here.
+            Type::PackedInt { .. } => Value::Other(raw.ty.describe()),
             Type::Opaque { size } => Value::Other(format!("an opaque type of {size} bytes")),
             Type::Complex { size, .. } => Value::Other(format!("complex numbers of {size} bytes")),
         })

@@ -32,6 +32,11 @@ pub trait Reader: Send + Sync + 'static {
         source: &ByteSourceRef<'_>,
         options: &ReadOptions,
     ) -> Result<OpenedFile, PluginError>;
+    /// Whether the file is of this format by a signature past its head (see
+    /// `FormatReader::detect_past_head`); most formats have none.
+    fn detect_past_head(&self, _source: &ByteSourceRef<'_>) -> bool {
+        false
+    }
 }
 
 /// One tensor a writer is asked to place, as plain Rust values.
@@ -110,6 +115,12 @@ impl<T: Reader> FormatReader for Guarded<T> {
         options: ReadOptions,
     ) -> RResult<OpenedFile, PluginError> {
         guard(|| self.0.open(&source, &options))
+    }
+
+    fn detect_past_head(&self, source: ByteSourceRef<'_>) -> bool {
+        guard(|| Ok(self.0.detect_past_head(&source)))
+            .into_result()
+            .unwrap_or(false)
     }
 }
 

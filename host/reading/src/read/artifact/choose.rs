@@ -3,7 +3,9 @@
 //! name says ([`pick_reader`]).
 
 use crate::read::plugins::{LoadedPlugin, PluginSet};
-use socair_plugin_api::FormatReaderBox;
+use crate::read::source::InputFile;
+use socair_plugin_api::abi_stable::{sabi_trait::TD_Opaque, sabi_types::RRef};
+use socair_plugin_api::{ByteSource_TO, FormatReaderBox};
 use std::collections::BTreeSet;
 
 /// File extensions that name a format: a file so named that no reader claims by content is
@@ -111,18 +113,18 @@ fn describe_all(readers: &[(&LoadedPlugin, &FormatReaderBox)], sep: &str) -> Str
         .join(sep)
 }
 
-/// The format of the reader a scan would read a file with (its first bytes `head`, its length,
+/// The format of the reader a scan would read a file with (its first bytes `head`, the file,
 /// its name), by the rules [`super::Artifact::resolve_to_judge`] follows; `None` when no reader would
 /// (a config, a tokenizer, an unknown file). A file whose name says a format no loaded plugin
 /// reads is still one to scan (a LEAD): what is returned then says why it cannot be read.
 pub fn reader_format(
     head: &[u8],
-    file_len: u64,
+    input: &InputFile,
     file_name: &str,
     plugins: &PluginSet,
     choice: &ReaderChoice,
 ) -> Option<String> {
-    match pick_reader(head, file_len, file_name, plugins, choice, Purpose::Judge) {
+    match pick_reader(head, input, file_name, plugins, choice, Purpose::Judge) {
         Pick::Chosen(c) => Some(c.reader.1.format().to_string()),
         Pick::Several { readers, .. } => readers.first().map(|(_, r)| r.format().to_string()),
         Pick::Unreadable(why) => Some(why),
@@ -137,7 +139,7 @@ pub fn reader_format(
 /// tokenizers). `Err` when the choice is ambiguous or impossible: the file is then unread.
 pub(super) fn pick_reader<'p>(
     head: &[u8],
-    file_len: u64,
+    input: &InputFile,
     file_name: &str,
     plugins: &'p PluginSet,
     choice: &ReaderChoice,
@@ -151,10 +153,24 @@ pub(super) fn pick_reader<'p>(
     let mut passed_over = Vec::new();
     let mut claimants = Vec::new();
     let mut pinned_format = None;
-    for (p, r) in plugins.readers() {
-        if !r.detect(head.into(), file_len) {
-            continue;
-        }
+    let by_head: Vec<_> = plugins
+        .readers()
+        .filter(|(_, r)| r.detect(head.into(), input.len()))
+        .collect();
+    // A signature past the head (HDF5 after a large user block) is looked for only when the
+    // head settles nothing: a few reads of a file no reader would otherwise take.
+    let claiming = if by_head.is_empty() {
+        plugins
+            .readers()
+            .filter(|(_, r)| {
+                let source = ByteSource_TO::from_ptr(RRef::new(input), TD_Opaque);
+                r.detect_past_head(source)
+            })
+            .collect()
+    } else {
+        by_head
+    };
+    for (p, r) in claiming {
         let format = r.format().to_string();
         match pinned_reader(&format) {
             Some((pinned, _)) if !choice.pinned.contains(&p.manifest.name) => {
