@@ -266,6 +266,13 @@ pub struct Finding {
     pub reason: RString,
     /// How bad it is.
     pub severity: Severity,
+    /// The other file the finding is about, when the format's loader opens one (an HDF5
+    /// external link's target), as a relative `/`-separated path from the opened file's
+    /// directory (resolved as [`TensorDescriptor::file`] is). None for most findings. The host
+    /// judges it where a reader cannot: when the scanned artifact is a directory and that file
+    /// is one of its own that socair reads, what the loader opens there is data socair read,
+    /// and the finding becomes a note naming it; otherwise it stands as the reader wrote it.
+    pub file: ROption<RString>,
 }
 
 impl Finding {
@@ -275,7 +282,14 @@ impl Finding {
             place: RString::from(place.into()),
             reason: RString::from(reason.into()),
             severity,
+            file: ROption::RNone,
         }
+    }
+
+    /// The same finding, about `file` (see [`Finding::file`]).
+    pub fn about_file(mut self, file: Option<&str>) -> Self {
+        self.file = file.map(RString::from).into();
+        self
     }
 }
 

@@ -198,6 +198,37 @@ fn random_hdf5_files_with_szip_nbit_and_scaleoffset_read_as_h5py_reads_them() {
     assert!(tensors("hdf5/random-codecs") >= 300);
 }
 
+/// An external link is judged by where its file lies (fixtures/hdf5/siblings/, by
+/// make_features.py): h5py looks for a relative name in the linking file's directory first
+/// (`H5F_prefix_open_file`, HDF5 2.0), so a target the scanned directory ships and socair reads
+/// is data, a note; a target it lacks (h5py would look in the working directory), one above
+/// it, or any target of a file scanned alone FAILs.
+#[test]
+fn an_external_link_is_judged_by_where_its_file_lies() {
+    for (case, want) in [
+        ("linked", "PASS"),
+        ("dangling", "FAIL"),
+        ("outside", "FAIL"),
+        ("linked/weights.h5", "FAIL"),
+    ] {
+        let r = run(socair()
+            .args(["scan", "--json"])
+            .arg(fixture(&format!("hdf5/siblings/{case}"))));
+        let report = json(&r.stdout);
+        assert_eq!(verdict(&report), want, "{case}: {report:#}");
+        let text = report.to_string();
+        assert!(
+            text.contains(r#"an external link to \"/emb\""#),
+            "{case}: {report:#}"
+        );
+        assert_eq!(
+            text.contains("is a file of this directory, which socair reads"),
+            want == "PASS",
+            "{case}: {report:#}"
+        );
+    }
+}
+
 #[test]
 fn places_name_the_json_path_and_the_object() {
     let r = run(socair()

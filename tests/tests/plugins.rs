@@ -139,12 +139,13 @@ fn plugin_dir() -> &'static PathBuf {
         let src = root.join("src");
         let target = fixture_target_dir();
 
-        // 1. Built against plugin-api 0.3.1 (before findings had a typed severity): refused.
+        // 1. Built against plugin-api 0.4.0 (before a finding could name the file it is
+        // about): refused.
         let ws = src.join("stale");
         copy_api(&ws.join("api"), |file, text| {
             if file == "Cargo.toml" {
-                let edited = text.replace("version = \"0.4.0\"", "version = \"0.3.1\"");
-                assert_ne!(edited, text, "plugin-api is no longer 0.4.0");
+                let edited = text.replace("version = \"0.5.0\"", "version = \"0.4.0\"");
+                assert_ne!(edited, text, "plugin-api is no longer 0.5.0");
                 edited
             } else {
                 text
@@ -233,10 +234,10 @@ fn incompatible_and_invalid_plugins_are_refused_with_reasons() {
 
     let stale = refusal_for(&listing, "stale");
     assert!(stale.contains("incompatible plugin-api"), "{stale}");
-    assert!(stale.contains("plugin-api 0.3.1"), "{stale}");
-    assert!(stale.contains("0.4.x"), "{stale}");
+    assert!(stale.contains("plugin-api 0.4.0"), "{stale}");
+    assert!(stale.contains("0.5.x"), "{stale}");
     assert!(
-        stale.contains("rebuild the plugin against plugin-api 0.4.0"),
+        stale.contains("rebuild the plugin against plugin-api 0.5.0"),
         "{stale}"
     );
     let relaid = refusal_for(&listing, "relaid");

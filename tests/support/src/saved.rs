@@ -69,11 +69,7 @@ mod tests {
             "x",
             "bad",
             "why".into(),
-            Finding {
-                place: "p".into(),
-                reason: "r".into(),
-                severity: socair_plugin_api::Severity::Fail,
-            },
+            Finding::new(socair_plugin_api::Severity::Fail, "p", "r"),
         );
         assert_eq!(
             summary(&opened),

@@ -14,7 +14,8 @@ use socair_plugin_api::{
         sabi_types::RRef,
         std_types::{ROption, RString, RVec, Tuple2},
     },
-    ByteSource_TO, FormatReaderBox, OpenedFile, ReadOptions, RowStatus, TensorDescriptor, Unread,
+    ByteSource_TO, Finding, FormatReaderBox, OpenedFile, ReadOptions, RowStatus, Severity,
+    TensorDescriptor, Unread,
 };
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -666,6 +667,7 @@ impl<'p> Artifact<'p> {
             .into_result()
             .map(|mut opened| {
                 expand_stem(&job.rel, &mut opened);
+                self.judge_other_files(job, &mut opened);
                 opened
             })
             .map_err(|e| {
@@ -713,6 +715,39 @@ impl<'p> Artifact<'p> {
         self.input_by_rel(&rel).ok_or_else(|| {
             format!("its bytes lie in {rel:?}, which is not a readable regular file of the model directory")
         })
+    }
+
+    /// Judges the findings about another file the format's loader opens ([`Finding::file`]:
+    /// an HDF5 external link's target), which a reader cannot: in a directory, a target that
+    /// is one of its regular files socair reads is data socair read, and the finding becomes a
+    /// note naming it (its row no worse than its other findings); any other target, or a
+    /// single file scanned alone, leaves the finding as the reader wrote it.
+    fn judge_other_files(&self, job: &FileJob<'p>, opened: &mut OpenedFile) {
+        if !self.is_dir {
+            return;
+        }
+        for row in opened.rows.iter_mut() {
+            let worst = |findings: &[Finding]| findings.iter().map(|f| f.severity).max();
+            // A row whose status its findings explain may follow them; any other keeps it.
+            let explained = worst(&row.findings).map(Severity::row_status) == Some(row.status);
+            let mut judged = false;
+            for f in row.findings.iter_mut() {
+                let ROption::RSome(file) = &f.file else {
+                    continue;
+                };
+                let Ok(rel) = data_path(&job.rel, file) else {
+                    continue;
+                };
+                if rel != job.rel && self.jobs.iter().any(|j| j.rel == rel) {
+                    f.severity = Severity::Note;
+                    f.reason = format!("{}; {rel:?} is a file of this directory, which socair reads: what is opened there is data socair read", f.reason).into();
+                    judged = true;
+                }
+            }
+            if judged && explained {
+                row.status = worst(&row.findings).map_or(RowStatus::Pass, Severity::row_status);
+            }
+        }
     }
 
     /// The tensors [`Artifact::open_all`] set aside because their bytes lie in a file this

@@ -377,10 +377,10 @@ fn incompatible(built_against: &str) -> String {
         (Ok(lib), Ok(host)) if lib < host
     );
     let what = if older {
-        // 0.4.0 gave every finding a typed severity: a reader no longer writes `FAIL: ` or
-        // `LEAD: ` into its reasons, so a 0.3 plugin's findings would be read wrongly.
+        // 0.4.0 gave every finding a typed severity (a reader no longer writes `FAIL: ` or
+        // `LEAD: ` into its reasons); 0.5.0 the other file a finding is about.
         format!(
-            "rebuild the plugin against plugin-api {host} (0.4 gives every finding a typed severity; a reason no longer begins with FAIL or LEAD)"
+            "rebuild the plugin against plugin-api {host} (0.5 lets a finding name the other file it is about; 0.4 gave every finding a typed severity)"
         )
     } else {
         "rebuild the plugin".to_owned()

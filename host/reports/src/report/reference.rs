@@ -149,15 +149,14 @@ pub fn reference_row(
         .map(|(place, reason)| Finding::new(Severity::Lead, place, reason))
         .collect();
     if total > MAX_REFERENCE_FINDINGS {
-        listed.push(Finding {
-            severity: Severity::Note,
-            place: "…".into(),
-            reason: format!(
+        listed.push(Finding::new(
+            Severity::Note,
+            "…",
+            format!(
                 "and {} more; run `socair tensors diff` for all",
                 total - MAX_REFERENCE_FINDINGS
-            )
-            .into(),
-        });
+            ),
+        ));
     }
     row(
         RowStatus::Lead,

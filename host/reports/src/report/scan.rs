@@ -313,11 +313,11 @@ impl PerCheck {
                     check: STRUCTURE_CHECK.into(),
                     status: RowStatus::Lead,
                     summary: format!("not read: {reason}; nothing in it was checked").into(),
-                    findings: vec![socair_plugin_api::Finding {
-                        severity: socair_plugin_api::Severity::Lead,
-                        place: "file".into(),
-                        reason: format!("not read: {reason}").into(),
-                    }]
+                    findings: vec![socair_plugin_api::Finding::new(
+                        socair_plugin_api::Severity::Lead,
+                        "file",
+                        format!("not read: {reason}"),
+                    )]
                     .into(),
                     names_severities: false,
                 },
@@ -372,11 +372,7 @@ fn pickle_lead(u: &Unclaimed) -> Option<ReportRow> {
         check: PICKLE_CHECK.into(),
         status: RowStatus::Lead,
         summary: "a file that looks like a pickle, which no loaded plugin reads".into(),
-        findings: vec![socair_plugin_api::Finding {
-            severity: socair_plugin_api::Severity::Lead,
-            place: "byte 0".into(),
-            reason: "it starts like a pickle or is named like one, and nothing has checked what loading it would run".into(),
-        }]
+        findings: vec![socair_plugin_api::Finding::new(socair_plugin_api::Severity::Lead, "byte 0", "it starts like a pickle or is named like one, and nothing has checked what loading it would run")]
         .into(),
         names_severities: false,
     })
@@ -407,10 +403,12 @@ fn unclaimed_row(u: &Unclaimed, in_dir: bool) -> ReportRow {
             summary: summary.into(),
             findings: findings
                 .into_iter()
-                .map(|(place, reason)| socair_plugin_api::Finding {
-                    severity: socair_plugin_api::Severity::Fail,
-                    place: place.into(),
-                    reason: reason.into(),
+                .map(|(place, reason)| {
+                    socair_plugin_api::Finding::new(
+                        socair_plugin_api::Severity::Fail,
+                        place,
+                        reason,
+                    )
                 })
                 .collect(),
             names_severities: false,
@@ -419,11 +417,11 @@ fn unclaimed_row(u: &Unclaimed, in_dir: bool) -> ReportRow {
             check: STRUCTURE_CHECK.into(),
             status: RowStatus::Lead,
             summary: format!("not read by any plugin: {why}").into(),
-            findings: vec![socair_plugin_api::Finding {
-                severity: socair_plugin_api::Severity::Lead,
-                place: format!("byte 0 ({})", describe_head(&u.head)).into(),
-                reason: why.into(),
-            }]
+            findings: vec![socair_plugin_api::Finding::new(
+                socair_plugin_api::Severity::Lead,
+                format!("byte 0 ({})", describe_head(&u.head)),
+                why,
+            )]
             .into(),
             names_severities: false,
         },

@@ -95,15 +95,14 @@ pub fn read(file: &[u8], options: &ReadOptions) -> OpenedFile {
     let data: &[u8] = inflated.as_ref().map_or(file, |i| i.data.as_slice());
     let mut structure = Vec::new();
     if let Some(End::Ignored(at, len)) = inflated.as_ref().map(|i| i.end) {
-        structure.push(Finding {
-            severity: Severity::Lead,
-            place: format!("byte {at}").into(),
-            reason: format!(
+        structure.push(Finding::new(
+            Severity::Lead,
+            format!("byte {at}"),
+            format!(
                 "{len} bytes after the last {} stream that joblib.load never reads (Python's reader ignores bytes that do not start another stream): not checked",
                 compressor.name()
-            )
-            .into(),
-        });
+            ),
+        ));
     }
     let run = pickle::run(
         data,
@@ -206,11 +205,11 @@ fn pickle_row(run: &pickle::Outcome, at: &dyn Fn(u64) -> String, profile: Profil
         })
         .collect();
     if !run.reviewed_used.is_empty() {
-        findings.push(Finding {
-            severity: Severity::Lead,
-            place: "file".into(),
-            reason: format!("uses reviewed globals {}", run.reviewed_used.join(", ")).into(),
-        });
+        findings.push(Finding::new(
+            Severity::Lead,
+            "file",
+            format!("uses reviewed globals {}", run.reviewed_used.join(", ")),
+        ));
     }
     let profile_name = profile.name().unwrap_or("socair-wo");
     let (status, summary) = match worst {

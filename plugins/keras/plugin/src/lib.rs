@@ -274,6 +274,16 @@ pub fn opened(a: Analysis, format: &str, file_len: u64) -> OpenedFile {
             match structure.worst {
                 None => "; the structure is within what h5py and keras.saving write".to_owned(),
                 Some(Severity::Lead) => "; parts lie outside what socair models".to_owned(),
+                // Every FAIL about another file (an external link): the host judges those
+                // by where the file lies, so the summary says what they are, not a verdict.
+                Some(Severity::Fail)
+                    if structure.more == 0
+                        && structure
+                            .shown
+                            .iter()
+                            .all(|f| f.severity != Severity::Fail || f.file.is_some()) =>
+                    "; it links to other files its loader opens, each judged by where it lies"
+                        .to_owned(),
                 Some(Severity::Fail) =>
                     "; it makes its loader read other files or is malformed".to_owned(),
             }

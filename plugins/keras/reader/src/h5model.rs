@@ -7,7 +7,7 @@
 
 use crate::grammar::{self, Dialect};
 use crate::{Analysis, Bytes, Tensor};
-use socair_hdf5::{self as hdf5, Kind, Order, ReadAt, Severity, Storage, Type, Value};
+use socair_hdf5::{self as hdf5, Finding, Kind, Order, ReadAt, Severity, Storage, Type, Value};
 
 /// Reads the HDF5 file `src` as a Keras file.
 pub fn read<S: ReadAt + ?Sized>(src: &S, read_data: bool, reviewed: &[String]) -> Analysis {
@@ -53,8 +53,13 @@ pub fn analyse(file: hdf5::File, base: u64, label: &str, reviewed: &[String]) ->
     let mut a = Analysis::default();
     let place = |p: &str| format!("{label}{p}");
     for f in &file.findings.shown {
-        a.structure
-            .add(f.severity, place(&f.place), f.reason.clone());
+        a.structure.push(Finding {
+            place: place(&f.place),
+            // The other file a finding is about is judged beside this file's own: not for a
+            // member of an archive, whose loader reads it from no directory of the scan.
+            file: f.file.clone().filter(|_| label.is_empty()),
+            ..f.clone()
+        });
     }
     if file.findings.more > 0 {
         a.structure.add(

@@ -90,11 +90,7 @@ pub fn refused(kind: &str, place: String, reason: String) -> Analysis {
     Analysis {
         kind: kind.to_owned(),
         no_config: "the file was refused before its config was read".into(),
-        refused: Some(Finding {
-            severity: Severity::Fail,
-            place,
-            reason,
-        }),
+        refused: Some(Finding::new(Severity::Fail, place, reason)),
         ..Analysis::default()
     }
 }

@@ -142,11 +142,7 @@ impl Outcome {
     }
 
     fn found(&mut self, severity: Severity, place: String, reason: String) {
-        self.findings.push(Finding {
-            severity,
-            place,
-            reason,
-        });
+        self.findings.push(Finding::new(severity, place, reason));
     }
 
     /// Lists `tensor` as unread at `place` for `reason`, and makes that a finding.
@@ -377,11 +373,11 @@ fn scan_pickle(a: &Array<'_>, h: &Header, at: String, out: &mut Outcome) {
     out.pickles.push(at.clone());
     match a.src.sub(h.data_offset, h.data_len()).map(|s| s.to_vec()) {
         Some(Ok(d)) => run_pickle(&d, a.member, h.data_offset, at, a.file_len, a.reviewed, out),
-        _ => out.pickle_findings.push(Finding {
-            severity: Severity::Lead,
-            place: at,
-            reason: "its pickle could not be read; not scanned".into(),
-        }),
+        _ => out.pickle_findings.push(Finding::new(
+            Severity::Lead,
+            at,
+            "its pickle could not be read; not scanned",
+        )),
     }
 }
 
@@ -407,21 +403,22 @@ fn run_pickle(
     };
     let run = pickle::run(data, &options);
     for f in run.findings {
-        out.pickle_findings.push(Finding {
-            severity: match f.severity {
-                pickle::Severity::Fail => Severity::Fail,
-                pickle::Severity::Lead => Severity::Lead,
-            },
-            place: place_in(member, offset.saturating_add(f.offset)),
-            reason: format!("{} ({})", f.reason, f.opcode),
-        });
+        let severity = match f.severity {
+            pickle::Severity::Fail => Severity::Fail,
+            pickle::Severity::Lead => Severity::Lead,
+        };
+        out.pickle_findings.push(Finding::new(
+            severity,
+            place_in(member, offset.saturating_add(f.offset)),
+            format!("{} ({})", f.reason, f.opcode),
+        ));
     }
     if !run.reviewed_used.is_empty() {
-        out.pickle_findings.push(Finding {
-            severity: Severity::Lead,
-            place: at,
-            reason: format!("uses reviewed globals {}", run.reviewed_used.join(", ")),
-        });
+        out.pickle_findings.push(Finding::new(
+            Severity::Lead,
+            at,
+            format!("uses reviewed globals {}", run.reviewed_used.join(", ")),
+        ));
     }
 }
 
@@ -677,11 +674,11 @@ fn raw_member<'d>(
     out.raw_pickles.push(at.clone());
     match all() {
         Some(data) => run_pickle(&data, Some(w), offset, at, file_len, reviewed, out),
-        None => out.pickle_findings.push(Finding {
-            severity: Severity::Lead,
-            place: at,
-            reason: "its pickle could not be read; not scanned".into(),
-        }),
+        None => out.pickle_findings.push(Finding::new(
+            Severity::Lead,
+            at,
+            "its pickle could not be read; not scanned",
+        )),
     }
 }
 

@@ -61,18 +61,15 @@ pub fn parse(data: Bytes) -> Result<Model, OnnxError> {
         ..Model::default()
     };
     for f in &walk.findings {
-        out.findings.push(Finding {
-            severity: f.severity,
-            place: f.place.clone(),
-            reason: f.reason.clone(),
-        });
+        out.findings
+            .push(Finding::new(f.severity, f.place.clone(), f.reason.clone()));
     }
     for &(kind, n) in &walk.suppressed {
-        out.findings.push(Finding {
-            severity: Severity::Lead,
-            place: "model".into(),
-            reason: bounded::and_more(n, kind, bounded::FINDINGS_PER_KIND),
-        });
+        out.findings.push(Finding::new(
+            Severity::Lead,
+            "model",
+            bounded::and_more(n, kind, bounded::FINDINGS_PER_KIND),
+        ));
     }
     let mut findings = Listing::new(bounded::FINDINGS_PER_KIND);
     let mut unread = Listing::new(bounded::UNREAD_PER_KIND);
@@ -80,11 +77,7 @@ pub fn parse(data: Bytes) -> Result<Model, OnnxError> {
                 kind: &'static str,
                 place: &dyn Fn() -> String,
                 reason: &dyn Fn() -> String| {
-        findings.push(kind, || Finding {
-            severity: Severity::Fail,
-            place: place(),
-            reason: reason(),
-        })
+        findings.push(kind, || Finding::new(Severity::Fail, place(), reason()))
     };
     match model.ir_version {
         None => fail(&mut findings, "ir_version", &|| "model".into(), &|| {
@@ -130,10 +123,8 @@ pub fn parse(data: Bytes) -> Result<Model, OnnxError> {
             Ok(tensor) => located.push((place(), tensor)),
             Err(problem) => {
                 if let Some(severity) = problem.severity {
-                    findings.push(problem.kind, || Finding {
-                        severity,
-                        place: place(),
-                        reason: problem.reason.clone(),
+                    findings.push(problem.kind, || {
+                        Finding::new(severity, place(), problem.reason.clone())
                     });
                 }
                 unread.push(problem.kind, || UnreadTensor {
@@ -200,10 +191,12 @@ pub fn parse(data: Bytes) -> Result<Model, OnnxError> {
             }
             Err(problem) => {
                 if let Some(severity) = problem.severity {
-                    findings.push(problem.kind, || Finding {
-                        severity,
-                        place: format!("{place} output {:?}", bounded::short(output)),
-                        reason: problem.reason.clone(),
+                    findings.push(problem.kind, || {
+                        Finding::new(
+                            severity,
+                            format!("{place} output {:?}", bounded::short(output)),
+                            problem.reason.clone(),
+                        )
                     });
                 }
                 unread.push(problem.kind, || UnreadTensor {
@@ -256,10 +249,8 @@ pub fn parse(data: Bytes) -> Result<Model, OnnxError> {
                 }
                 Err(problem) => {
                     if let Some(severity) = problem.severity {
-                        findings.push(problem.kind, || Finding {
-                            severity,
-                            place: place.clone(),
-                            reason: problem.reason.clone(),
+                        findings.push(problem.kind, || {
+                            Finding::new(severity, place.clone(), problem.reason.clone())
                         });
                     }
                     unread.push(problem.kind, || UnreadTensor {
@@ -344,25 +335,29 @@ pub fn parse(data: Bytes) -> Result<Model, OnnxError> {
         }
     }
     if past_budget > 0 {
-        findings.push("tensors past the budget", || Finding {
-            severity: Severity::Lead,
-            place: "graph".into(),
-            reason: format!(
-                "{} located tensors are past the budget: {}",
-                bounded::thousands(past_budget),
-                budget_reason(limit, len)
-            ),
+        findings.push("tensors past the budget", || {
+            Finding::new(
+                Severity::Lead,
+                "graph",
+                format!(
+                    "{} located tensors are past the budget: {}",
+                    bounded::thousands(past_budget),
+                    budget_reason(limit, len)
+                ),
+            )
         });
     }
     if past_decoded > 0 {
-        findings.push("tensors past the decoding budget", || Finding {
-            severity: Severity::Lead,
-            place: "graph".into(),
-            reason: format!(
+        findings.push("tensors past the decoding budget", || {
+            Finding::new(
+                Severity::Lead,
+                "graph",
+                format!(
                 "{} tensors are not decoded: socair decodes at most {} bytes (8 times the file's size) of values the file holds as numbers",
                 bounded::thousands(past_decoded),
                 bounded::thousands(inline_limit)
-            ),
+                ),
+            )
         });
     }
     // Tensors outside the main graph's dense initializers: named, not carried.
@@ -425,11 +420,11 @@ fn finish(out: &mut Model, findings: Listing<Finding>, unread: Listing<UnreadTen
     let (kept, over) = findings.finish();
     out.findings.extend(kept);
     for (kind, n) in over {
-        out.findings.push(Finding {
-            severity: Severity::Lead,
-            place: "model".into(),
-            reason: bounded::and_more(n, kind, bounded::FINDINGS_PER_KIND),
-        });
+        out.findings.push(Finding::new(
+            Severity::Lead,
+            "model",
+            bounded::and_more(n, kind, bounded::FINDINGS_PER_KIND),
+        ));
     }
     let (kept, over) = unread.finish();
     out.unread.extend(kept);

@@ -249,14 +249,11 @@ fn deviations(d: &header::Deviations, summary: &mut String, findings: &mut Vec<F
             "; {} undefined field(s) in tensor entries",
             bounded::thousands(d.extra_fields_total)
         ));
-        findings.push(Finding {
-            severity: Severity::Lead,
-            place: match d.extra_fields.first() {
-                Some((t, _)) => format!("header key {t:?}").into(),
-                None => "header".into(),
-            },
-            reason: text.into(),
-        });
+        let place = match d.extra_fields.first() {
+            Some((t, _)) => format!("header key {t:?}"),
+            None => "header".into(),
+        };
+        findings.push(Finding::new(Severity::Lead, place, text));
     }
 }
 

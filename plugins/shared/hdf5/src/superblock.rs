@@ -141,6 +141,7 @@ pub fn read<S: ReadAt + ?Sized>(
             severity: Severity::Lead,
             place: format!("superblock at byte {at}"),
             reason: reason.into(),
+            file: None,
         });
     }
     src.offsets = offsets;

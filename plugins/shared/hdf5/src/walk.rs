@@ -9,8 +9,8 @@ use crate::header;
 use crate::io::{Cursor, Source};
 use crate::messages::{self, kind, LinkTarget};
 use crate::model::{
-    Attribute, Dataset, File, Findings, Hdf5Error, Kind, Object, Options, Severity, Storage, Value,
-    UNDEFINED,
+    Attribute, Dataset, File, Finding, Findings, Hdf5Error, Kind, Object, Options, Severity,
+    Storage, Value, UNDEFINED,
 };
 use crate::superblock;
 use crate::types::{self, Type};
@@ -128,6 +128,13 @@ fn shown(path: &str) -> String {
 impl<S: ReadAt + ?Sized> Walk<'_, S> {
     fn find(&mut self, severity: Severity, place: String, reason: String) {
         self.findings.add(severity, place, reason);
+    }
+
+    /// A finding about `file`, another file the library opens (see `Finding::file`).
+    fn find_about(&mut self, severity: Severity, place: String, reason: String, file: &str) {
+        let mut finding = Finding::new(severity, place, reason);
+        finding.file = Some(file.to_owned());
+        self.findings.push(finding);
     }
 
     /// A group's links in dense storage (`link_info` its link info message): read through
@@ -540,7 +547,10 @@ impl<S: ReadAt + ?Sized> Walk<'_, S> {
                 // (to the object listed under its own path, or to nothing: a KeyError). It
                 // opens nothing else and runs nothing.
                 LinkTarget::Soft(_) => {}
-                LinkTarget::External { file, path: to } => self.find(Severity::Fail, shown(&child), format!("an external link to {to:?} in the file {file:?}: h5py opens that file when the name is read")),
+                // Judged again by the host when a directory is scanned: a file of it that
+                // socair reads is data (h5py looks for a relative name in this file's
+                // directory first: `H5F_prefix_open_file`, `H5Fint.c`).
+                LinkTarget::External { file, path: to } => self.find_about(Severity::Fail, shown(&child), format!("an external link to {to:?} in the file {file:?}: h5py opens that file when the name is read"), &file),
                 LinkTarget::User(k) => self.find(Severity::Lead, shown(&child), format!("a link of user-defined type {k}: the HDF5 library runs a registered callback to resolve it; not followed")),
             }
         }

@@ -18,6 +18,9 @@ pub struct Finding {
     pub place: String,
     /// What, in words (never led by its severity: the host writes that).
     pub reason: String,
+    /// The other file it is about, when the format's loader opens one
+    /// (`socair_plugin_api::Finding::file`, which the host judges).
+    pub file: Option<String>,
 }
 
 impl Finding {
@@ -27,6 +30,7 @@ impl Finding {
             severity,
             place: place.into(),
             reason: reason.into(),
+            file: None,
         }
     }
 }
@@ -34,12 +38,14 @@ impl Finding {
 impl From<Finding> for socair_plugin_api::Finding {
     fn from(f: Finding) -> Self {
         socair_plugin_api::Finding::new(f.severity.into(), f.place, f.reason)
+            .about_file(f.file.as_deref())
     }
 }
 
 impl From<&Finding> for socair_plugin_api::Finding {
     fn from(f: &Finding) -> Self {
         socair_plugin_api::Finding::new(f.severity.into(), f.place.as_str(), f.reason.as_str())
+            .about_file(f.file.as_deref())
     }
 }
 
@@ -66,6 +72,16 @@ impl Findings {
         self.worst = self.worst.max(Some(severity));
         if self.shown.len() < FINDINGS_PER_ROW {
             self.shown.push(Finding::new(severity, place, reason));
+        } else {
+            self.more += 1;
+        }
+    }
+
+    /// Adds `finding` (kept whole only while fewer than [`FINDINGS_PER_ROW`] are listed).
+    pub fn push(&mut self, finding: Finding) {
+        self.worst = self.worst.max(Some(finding.severity));
+        if self.shown.len() < FINDINGS_PER_ROW {
+            self.shown.push(finding);
         } else {
             self.more += 1;
         }

@@ -90,11 +90,8 @@ pub(super) fn outside_nodes(
             )
         };
         if let Some((severity, reason)) = python_op(node) {
-            seen.findings.push(PYTHON_OPS, || Finding {
-                severity,
-                place: node_place(),
-                reason,
-            });
+            seen.findings
+                .push(PYTHON_OPS, || Finding::new(severity, node_place(), reason));
         }
         let constant = is_constant(node);
         for a in &node.attribute {

@@ -292,6 +292,7 @@ impl Core<'_> {
             severity,
             place: format!("{} (byte {at})", self.place()),
             reason: reason(),
+            file: None,
         });
         self.findings.add(kind, item);
     }

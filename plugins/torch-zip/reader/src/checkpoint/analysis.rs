@@ -112,11 +112,8 @@ impl Analysis {
         place: impl Into<String>,
         reason: impl Into<String>,
     ) {
-        self.findings.push(Finding {
-            severity,
-            place: place.into(),
-            reason: reason.into(),
-        });
+        self.findings
+            .push(Finding::new(severity, place.into(), reason.into()));
     }
 
     /// A finding of a kind that a file can repeat without bound (one per record, storage or
