@@ -8,8 +8,8 @@
 # moto answers a range request by reading the whole object (its cost grows with the object, not
 # the range), so full scans through it are measured on a FULL_MIB object (default 256), and the
 # SIZE_MIB checkpoint is scanned header-only: a full scan's time here is moto's, not socair's.
-# OLD_SOCAIR names another build to compare the local peak RSS with (the one before issue 21;
-# its plugins beside it, in plugins/).
+# OLD_SOCAIR names another build to compare the local peak RSS with (one that predates object
+# storage; its plugins beside it, in plugins/).
 #
 # Uses the socair already built (SOCAIR_BIN, else target/release/socair, else target/debug/
 # socair, whose dependencies are optimised in this workspace's dev profile). Starts

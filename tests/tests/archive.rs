@@ -1,4 +1,4 @@
-//! Pickles in archives that are not torch checkpoints (issue 16, item 6), end to end: the
+//! Pickles in archives that are not torch checkpoints, end to end: the
 //! fixtures of fixtures/archive (written by CPython's zipfile, py7zr and 7-Zip:
 //! make_fixtures.py) through the built `socair scan`, against expected.json; no committed zip
 //! claimed by two plugins, and torch files still read by torch-zip; zip and 7z bombs, a 7z
@@ -86,7 +86,7 @@ fn a_pickle_calling_os_system_in_a_plain_zip_is_a_fail() {
     assert!(!r.stdout.contains("no loaded plugin reads"), "{}", r.stdout);
 }
 
-/// The same through a 7z archive (issue 16, item 6: whatever wraps the pickle): a FAIL naming
+/// The same through a 7z archive (whatever wraps the pickle): a FAIL naming
 /// the member and the opcode, where socair used to report a LEAD "does not open 7z".
 #[test]
 fn a_pickle_calling_os_system_in_a_7z_is_a_fail() {
@@ -118,9 +118,9 @@ fn a_pickle_calling_os_system_in_a_7z_is_a_fail() {
     }
 }
 
-/// Issue 28, items 1 and 4: the pickles of a torch checkpoint inside a zip go through the
+/// The pickles of a torch checkpoint inside a zip go through the
 /// machine, placed in the checkpoint's own records. Keras archives (keras 3.15.1) are the
-/// keras plugin's (issue 29): one Keras writes is clean and its weights fingerprinted; one
+/// keras plugin's: one Keras writes is clean and its weights fingerprinted; one
 /// without weights, or with its weights as `.npz`, is never clean, and `socair tensors` lists
 /// it unread rather than exiting 0.
 #[test]
@@ -693,7 +693,7 @@ fn archive_7z_dictionary_of_4_gib_decoded_lazily() {
     );
 }
 
-/// Issue 40: zip members that are symbolic links (fixtures/archives/symlinks/, written with
+/// Zip members that are symbolic links (fixtures/archives/symlinks/, written with
 /// Python's zipfile; its expected.json records that `unzip` extracts each as a link and
 /// `zipfile` as a regular file): a link whose target leaves the archive is a FAIL naming the
 /// member and its target, one inside a LEAD, whichever plugin claims the zip.

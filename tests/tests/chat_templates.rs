@@ -1,4 +1,4 @@
-//! Chat templates judged by one rule wherever they are (issue 28): a GGUF's
+//! Chat templates judged by one rule wherever they are: a GGUF's
 //! `tokenizer.chat_template` metadata (fixtures/gguf/templates, written by gguf-py 0.19.0), a
 //! model directory's `tokenizer_config.json` / `chat_template.jinja`, and the same files in an
 //! archive. The templates are fixtures/jinja's (crosscheck.py shows what jinja2 3.1.6 does with
@@ -183,7 +183,7 @@ fn a_gguf_of_version_1_cannot_be_read() {
     }
 }
 
-/// Issue 40: a name the template computes (a loop variable, a `set` variable, `[...]|first`,
+/// A name the template computes (a loop variable, a `set` variable, `[...]|first`,
 /// a filter name held in a variable) is judged the same way in a model directory's
 /// `tokenizer_config.json` (a string or a list of named templates), its
 /// `chat_template.jinja`, and a zip (fixtures/jinja/hostile-tokenizer_config and hostile/,

@@ -1,4 +1,4 @@
-//! CI conventions (issue 31, item 6): the GitHub Action (`action.yml`) and the pre-commit
+//! CI conventions: the GitHub Action (`action.yml`) and the pre-commit
 //! hooks (`.pre-commit-hooks.yaml`) are valid against SchemaStore's schemas of each, and run
 //! here as far as this machine allows: the action's steps through
 //! `scripts/run-action-locally.py` (every `run:` step in bash as a runner runs it, the upload

@@ -1,4 +1,4 @@
-//! `torch.distributed.checkpoint` directories (issue 40): `.metadata` + `.distcp`, written by
+//! `torch.distributed.checkpoint` directories: `.metadata` + `.distcp`, written by
 //! `dcp.save` of torch 2.15.0 (fixtures/dcp/make_fixtures.py), read as `FileSystemReader`
 //! reads them: every item located by the metadata and read as `torch.load` reads its slice.
 //! The tiny checkpoint PASSes with every tensor the bytes `dcp.load` gives back (expected.json,

@@ -1,4 +1,4 @@
-//! SARIF 2.1.0 and CycloneDX 1.6 (issue 31, items 3 and 4): each valid against its schema
+//! SARIF 2.1.0 and CycloneDX 1.6: each valid against its schema
 //! (`fixtures/schemas/`, through `scripts/validate-json-schema.py`), and saying what the
 //! reports say: one SARIF result per FAIL and LEAD finding, in its file, with the rule's
 //! security-severity, `startLine` and (for a byte of the file) `byteOffset`, and fingerprints

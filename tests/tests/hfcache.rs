@@ -1,4 +1,4 @@
-//! The Hugging Face cache (issue 31): a snapshot directory as huggingface_hub 2.4.0 wrote it
+//! The Hugging Face cache: a snapshot directory as huggingface_hub 2.4.0 wrote it
 //! (`fixtures/hfcache/make_cache.py`: links into `blobs/`, `refs/`, the shared blob store)
 //! scanned, fingerprinted and attested, named `namespace/name@commit`, its digest that of the
 //! same files in a plain directory; `hf://namespace/name[@revision]` resolved offline through

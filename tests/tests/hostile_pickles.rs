@@ -1,4 +1,4 @@
-//! Issue 16's hostile pickles end to end (fixtures/torch/make_hostile.py, no torch needed):
+//! Hostile pickles end to end (fixtures/torch/make_hostile.py, no torch needed):
 //! pickles of every protocol, Python 2 and dotted names, names moved through the memo, frames
 //! that disagree with their opcodes, pickles appended after STOP, a flood, and torch's tensor
 //! metadata judged as torch applies it; each scanned with the status and a finding
@@ -29,7 +29,7 @@ fn every_hostile_pickle_gets_its_status_and_finding() {
     check_cases("torch/hostile", &cases);
 }
 
-/// Issue 28 item 3 (fixtures/torch/callables/make_callables.py): a global of each class the
+/// From fixtures/torch/callables/make_callables.py: a global of each class the
 /// analysis of scripts/dangerous-callables finds (file writers and readers, torch.from_file,
 /// ML libraries' save functions, an evaluator, string-to-object resolvers, a nested
 /// unpickler, a network client, a native loader through an alias) is FAIL naming it, and a
@@ -144,7 +144,7 @@ fn tensors_are_read_as_torch_loads_them() {
     }
 }
 
-// ---- Issue 40 (pickle and joblib verdicts) ----
+// ---- Pickle and joblib verdicts ----
 
 /// Flax state dicts of 2, 3 and 4 top-level keys begin with msgpack fixmap `0x82`..`0x84`,
 /// pickle's EXT1/EXT2/EXT4, an opcode `pickle.load` raises on first (copyreg's registry is
@@ -177,7 +177,7 @@ fn a_flax_state_dict_starting_with_an_ext_opcode_is_the_flax_readers_alone() {
     }
 }
 
-/// Issue 40 (fixtures/torch/code-capable/make_code_capable.py): each code-capable callable
+/// From fixtures/torch/code-capable/make_code_capable.py: each code-capable callable
 /// that was only a LEAD (the import system's bytecode writer under its frozen name, a
 /// storage's inherited C `from_file`, `onnx.save_model`, `h5py.File`, `yaml.unsafe_load` and
 /// an unsafe yaml Loader, `click.edit`, `xml.etree.ElementTree.parse`, py7zr's archive

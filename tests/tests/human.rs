@@ -1,4 +1,4 @@
-//! What a person reads (issue 19): on a terminal (a pseudo-terminal here, through `script`),
+//! What a person reads: on a terminal (a pseudo-terminal here, through `script`),
 //! `scan`, `tensors`, `verify`, `attest` and `airlock log` print the verdict first in plain
 //! words, each row with what it means, and the next step; to a pipe, or with `--json`, the
 //! JSON documents exactly as before. Both forms are snapshot-tested (`insta`; the snapshots

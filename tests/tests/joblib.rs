@@ -113,7 +113,7 @@ fn every_numeric_array_fingerprints_as_joblib_load_gives_it() {
             // are not named (plugins/shared/pickle); under socair-sklearn/1 they are (the joblib
             // plugin's unit test `every_array_joblib_load_gives_is_described_…`).
             // A big-endian array: joblib.load gives it back byte-swapped into native order,
-            // as socair fingerprints it (issue 40); these expected files keep the stored
+            // as socair fingerprints it; these expected files keep the stored
             // order, so its digest is checked by
             // `a_big_endian_array_is_fingerprinted_as_joblib_load_gives_it` and only its name
             // and shape here.
@@ -337,7 +337,7 @@ fn a_dump_whose_first_wrapper_is_past_the_head_is_read_in_joblib_mode_by_torch_l
     );
 }
 
-// Issue 40: dumps of the joblib scikit-learn <= 0.20 bundled (fixtures/joblib/
+// Dumps of the joblib scikit-learn <= 0.20 bundled (fixtures/joblib/
 // make_sklearn_externals.py: scikit-learn's own `test_old_pickle` bytes, and joblib 1.4.2 dumps
 // under the vendored module name), read as joblib.load reads them (every array it gave back in
 // skext.expected.json), not as pickle code.
@@ -377,7 +377,7 @@ fn a_dump_of_scikit_learns_bundled_joblib_is_read_as_joblib_reads_it() {
     assert_eq!(arrays, 11);
 }
 
-// Issue 40: estimators holding scikit-learn's loss objects (SGD's Cython `Hinge`, a GLM's
+// Estimators holding scikit-learn's loss objects (SGD's Cython `Hinge`, a GLM's
 // `HalfTweedieLoss` with its `CyHalfTweedieLoss(power)`, links and intervals) and NumPy's
 // scalar types as parameters (`OneHotEncoder(dtype=np.float64)`), pickled and dumped by
 // scikit-learn 1.9.1 (fixtures/joblib/make_sklearn_losses.py), PASS under `--profile sklearn`;
@@ -408,7 +408,7 @@ fn loss_objects_and_numpy_types_pass_under_the_sklearn_profile_which_the_verdict
     assert_eq!(files, 12);
 }
 
-// Issue 40: a big-endian array in a joblib dump (fixtures/joblib/make_big_endian.py, joblib
+// A big-endian array in a joblib dump (fixtures/joblib/make_big_endian.py, joblib
 // 1.6.0) is fingerprinted as `joblib.load` gives it back: swapped into native (little-endian)
 // order, its dtype `<`, Fortran order read row-major; compressed or not.
 #[test]
@@ -437,7 +437,7 @@ fn expected_hashes(list: &serde_json::Value) -> BTreeMap<String, String> {
         .collect()
 }
 
-// Issue 40: a model pickled below protocol 3 (fixtures/joblib/make_low_protocol.py, scikit-learn
+// A model pickled below protocol 3 (fixtures/joblib/make_low_protocol.py, scikit-learn
 // 1.9.1): its arrays' bytes are latin-1 text in the pickle; `socair tensors` fingerprints each as
 // `pickle.load` gives it (under socair-data/1, the estimator's attributes at protocol 2; at
 // protocol 0 `copyreg._reconstructor` of a class outside the profile is not followed).

@@ -367,7 +367,7 @@ fn keras_sharded_weights_are_read_and_their_index_checked() {
     );
 }
 
-/// Issue 40: zips keras 3.15.1 loads as models whatever their first members (a `config.json`
+/// Zips keras 3.15.1 loads as models whatever their first members (a `config.json`
 /// alone, after the weights or after another member), layers without a `module` key (Keras 3's
 /// legacy loader builds them), a model class without one, and a `TFSMLayer` (CVE-2026-1462),
 /// each judged as Keras reads it (fixtures/keras/half-claimed/, written from models Keras saved;
@@ -377,7 +377,7 @@ fn half_claimed_keras_zips_are_judged_as_keras_reads_them() {
     assert!(verdicts("keras/half-claimed") >= 11);
 }
 
-/// Issue 40: external links among a group's links in dense storage (a fractal heap: more
+/// External links among a group's links in dense storage (a fractal heap: more
 /// than 8 links, a root group, `track_order`, a heap whose root is an indirect block), written
 /// by h5py (fixtures/hdf5/dense-links/; its expected.json records that h5py opens the other
 /// file when the name is read): each a FAIL naming the link; a dense group without one stays
@@ -387,7 +387,7 @@ fn external_links_in_dense_storage_are_fails() {
     assert!(verdicts("hdf5/dense-links") >= 5);
 }
 
-/// Issue 40: a Keras 3 model directory (`config.json`, `metadata.json`, `model.weights.h5`,
+/// A Keras 3 model directory (`config.json`, `metadata.json`, `model.weights.h5`,
 /// the members of a `.keras` archive Keras saved, extracted), which `keras.saving.load_model`
 /// loads from the directory's `config.json` (fixtures/keras/model-dirs/; its expected.json
 /// records what keras 3.15.1 did): the Lambda FAILs as in the archive, the Dense model

@@ -107,7 +107,7 @@ fn malformed_legacy_files_are_refused_with_their_reason() {
     for (file, case) in all {
         let path = fixture(&format!("torch/legacy-malformed/{file}"));
         let r = run(socair().arg("scan").arg(&path));
-        // A plain pickle of data is PASS under socair-data/1 (issue 30): exit 0.
+        // A plain pickle of data is PASS under socair-data/1: exit 0.
         let code = if case["status"] == "PASS" { 0 } else { 1 };
         assert_eq!(r.code, code, "{file}: {}", r.stderr);
         let report = json(&r.stdout);

@@ -1,4 +1,4 @@
-//! Many models at once (issue 31, item 2): `socair scan PATH…` and `socair scan --each DIR`
+//! Many models at once: `socair scan PATH…` and `socair scan --each DIR`
 //! scan each artifact on its own; one `socair.reports/v1` document lists every report (each
 //! the same as a scan of that path alone) in the order given; `--each` finds artifacts as the
 //! readers do (model directories whole, a Hugging Face cache's snapshots, files a reader

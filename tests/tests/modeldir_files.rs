@@ -1,4 +1,4 @@
-//! A model directory's files that are not a format's (issue 40): an empty `__init__.py` is
+//! A model directory's files that are not a format's: an empty `__init__.py` is
 //! no code and no LEAD, anything in it stays one; a file with a second name (a hard link,
 //! whose other name may lie outside the directory: CVE-2026-34446) is a LEAD even when its
 //! bytes are read. Links are made here in temporary directories (none is committed).

@@ -1,4 +1,4 @@
-//! OpenSSF Model Signing (issue 31): `socair keygen --algorithm ecdsa-p256`, `socair sign`,
+//! OpenSSF Model Signing: `socair keygen --algorithm ecdsa-p256`, `socair sign`,
 //! `socair verify` of a Sigstore bundle, and `socair attest --subject oms`, checked against
 //! the real `model_signing` 1.1.1 through the fixtures it wrote and verified
 //! (`fixtures/oms/make_fixtures.py`; what it said is in `fixtures/oms/expected.json`).

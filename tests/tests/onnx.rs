@@ -430,7 +430,7 @@ fn a_tensorflow_saved_model_is_not_claimed_as_onnx() {
     assert!(!r.stdout.contains("ONNX"), "{}", r.stdout);
 }
 
-/// Issue 40: nodes whose runtime runs Python (fixtures/onnx/python-ops/, written with
+/// Nodes whose runtime runs Python (fixtures/onnx/python-ops/, written with
 /// `onnx.helper.make_node`; its expected.json records what onnxruntime 1.32 with
 /// onnxruntime-extensions 0.15.2 did with each): onnxruntime's `PyOp`, which imports and calls
 /// the module and class the node names, is a FAIL wherever it lies; `PythonOp` and an

@@ -1,4 +1,4 @@
-//! What a model directory's files point at (issue 28, item 1): a weight index's `weight_map`
+//! What a model directory's files point at: a weight index's `weight_map`
 //! (fixtures/indexes/, shards transformers and torch.save wrote, indexes cut down and edited by
 //! fixtures/indexes/make_indexes.py), GGUF splits (fixtures/gguf/split/, written by gguf-py's
 //! GGUFWriter) and ONNX external data (fixtures/onnx/external/, written by onnx.save_model). A

@@ -1,4 +1,4 @@
-//! A file two plugins' readers claim as different formats (issue 28, item 5) is judged, not
+//! A file two plugins' readers claim as different formats is judged, not
 //! refused: fixtures/polyglot/safetensors-pickle.safetensors (hand-built by
 //! fixtures/polyglot/make_polyglot.py, which checks that safetensors 0.8.0's safe_open reads
 //! its one tensor and that pickle's Unpickler asks for os.system) is valid safetensors and a

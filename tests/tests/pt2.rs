@@ -1,4 +1,4 @@
-//! `torch.export` PT2 archives end to end (issue 28, item 4): the archives torch 2.15 wrote
+//! `torch.export` PT2 archives end to end: the archives torch 2.15 wrote
 //! (fixtures/torch/pt2/, by make_pt2.py) through the built `socair`: read by torch-zip's
 //! `torch-export` reader, every pickle torch.export.load reads (sample inputs, weights saved
 //! with torch.save, opaque constants) through the machine, the graph's symbolic expressions

@@ -1,5 +1,5 @@
-//! Checkpoints saved under Python 2 (issue 18, item 1): `socair-wo/2` (and `/3`, the default
-//! since issue 28, which gives every torch checkpoint saved under Python 2 `/2`'s verdict) reads what Python 2.7's
+//! Checkpoints saved under Python 2: `socair-wo/2` (and `/3`, now the default,
+//! which gives every torch checkpoint saved under Python 2 `/2`'s verdict) reads what Python 2.7's
 //! pickler wrote for torch 1.0 to 1.4, decoded as torch.load decodes it; `socair-wo/1` keeps
 //! the verdicts it gave before `/2` existed; a store's pins choose the version, and the report
 //! and attestation name it. Fixtures and their expectations: fixtures/torch/py2/ (written by

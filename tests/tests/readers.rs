@@ -1,4 +1,4 @@
-//! Who reads a file when two plugins claim it (issue 17, item 1; issue 28, item 5). A second
+//! Who reads a file when two plugins claim it. A second
 //! plugin, built from the out-of-tree template the way a third party would, claims every
 //! safetensors file and passes it. Outside a store `scan` reads a file both claim with both,
 //! and the safetensors plugin's FAIL counts whoever reads first (`--reader NAME` only orders
@@ -181,7 +181,7 @@ fn outside_a_store_scan_reads_with_both_and_tensors_needs_a_reader() {
     );
 
     // Both claim it: the scan reads it with both, and the safetensors plugin's FAIL counts
-    // (this asserted exit 2, "socair does not choose", before issue 28: a lenient reader
+    // (this once asserted exit 2, "socair does not choose": a lenient reader
     // found first must not hide another reader's FAIL).
     let both = run(with_lenient().arg("scan").arg(&file));
     assert_eq!(both.code, 1, "{}{}", both.stdout, both.stderr);
@@ -218,7 +218,7 @@ fn outside_a_store_scan_reads_with_both_and_tensors_needs_a_reader() {
     assert_ne!(picked.code, 2, "{}", picked.stderr);
 
     // For a scan, --reader says whose reading comes first (and names the artifact's format);
-    // the other still reads it (before issue 28 `--reader lenient scan` passed this file,
+    // the other still reads it (`--reader lenient scan` once passed this file,
     // exit 0: now the safetensors plugin's FAIL counts).
     let picked = run(with_lenient()
         .args(["--reader", "safetensors", "scan"])
@@ -294,7 +294,7 @@ fn in_a_store_the_pinned_plugin_reads_its_format_and_others_are_refused() {
 
     // An attestation the unpinned plugin made (outside the store, of a file only it claims)
     // is refused by the gate, though it verifies under a trusted key and holds no FAIL.
-    // (Before issue 28 this attested `src` with `--reader lenient`; a scan now counts every
+    // (This once attested `src` with `--reader lenient`; a scan now counts every
     // claimant, so that attestation would hold the safetensors plugin's FAIL.)
     let only = lenient_only(s.dir.path());
     let pulled = s.run(&["airlock", "pull", only.to_str().unwrap()]);

@@ -1,4 +1,4 @@
-//! Object names used exactly as given (issue 28, item 1): an `s3://` key is the text after the
+//! Object names used exactly as given: an `s3://` key is the text after the
 //! bucket, byte for byte, and an `https://` path is requested as written; a key a normalising
 //! client would rewrite (`.`/`..` segments, `%2e`, doubled slashes) is refused with exit 2,
 //! naming it, rather than another object fetched. Against the S3-protocol test server

@@ -1,4 +1,4 @@
-//! A LEAD can be reviewed inside the airlock (issue 18, item 5): a signed, logged review of a
+//! A LEAD can be reviewed inside the airlock: a signed, logged review of a
 //! pickle global by an `accept` key, applied by `airlock scan` and named in the attestation;
 //! code-running globals can never be reviewed; the gate refuses an attestation that treated a
 //! global as reviewed without a review in the store.

@@ -1,4 +1,4 @@
-//! Object storage end to end (issue 21), against a real S3-protocol server on loopback: the
+//! Object storage end to end, against a real S3-protocol server on loopback: the
 //! one `.ci/run` starts (moto with its writes serialised, `scripts/s3-test-server.py`) and
 //! names in `SOCAIR_TEST_S3`. Without it every test here skips and says why.
 //!

@@ -98,7 +98,7 @@ fn hostile_savedmodels_fail_naming_the_op() {
         ("printv2-file", "PrintV2"),
         ("savev2-elsewhere", "SaveV2"),
         ("tf1-init-reads-file", "ReadFile"),
-        // Issue #40: I/O through a placeholder bound at the call site, and a kernel that
+        // I/O through a placeholder bound at the call site, and a kernel that
         // opens a file its stateless OpDef does not show (fixtures/tensorflow/indirect.json).
         ("indirect-printv2", "PrintV2"),
         ("indirect-printv2-nested", "PrintV2"),
@@ -427,7 +427,7 @@ fn savedmodels_and_tflite_models_convert_to_safetensors_with_every_hash() {
         r.stderr
     );
     // (--reader: a safetensors header 0x180 to 0x1ff bytes long starts with 0x80, which the
-    // torch-legacy reader also claims as a pickle's PROTO today; issue 28 item 5.)
+    // torch-legacy reader also claims as a pickle's PROTO today.)
     let got = tensors(&json(
         &run(socair()
             .args(["--reader", "safetensors", "tensors"])

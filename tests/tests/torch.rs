@@ -297,7 +297,7 @@ fn a_model_directory_merges_rows_across_formats() {
     assert_eq!(row(&report, "Pickle opcode scan")["status"], "PASS");
 
     // A raw pickle of a class outside socair-data/1 is a LEAD, named (one of plain data
-    // PASSes: issue 30).
+    // PASSes).
     std::fs::write(model.join("extra.pkl"), b"\x80\x02cfoo\nBar\n)\x81.").unwrap();
     let r = run(socair().arg("scan").arg(&model));
     assert_eq!(r.code, 1);

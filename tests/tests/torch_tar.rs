@@ -1,4 +1,4 @@
-//! torch's oldest checkpoint format, a tar archive (issue 28, item 4), end to end: the files
+//! torch's oldest checkpoint format, a tar archive, end to end: the files
 //! fixtures/torch/tar/make_tar.py wrote as torch 0.1 wrote them (Python 2.7), which torch 2.15
 //! reads back with weights_only=False (check_tar.py), through the built `socair`: claimed by
 //! the torch-legacy reader by their content, whatever their name; every pickle of the

@@ -1,4 +1,4 @@
-//! Training checkpoints are fingerprinted whole (issue 18, item 4), against checkpoints torch
+//! Training checkpoints are fingerprinted whole, against checkpoints torch
 //! itself wrote (fixtures/torch/make_training_fixtures.py) and the names and hashes it computed
 //! from the torch objects (fixtures/torch/training/expected.json): every tensor gets a name
 //! (integer keys and list or tuple positions as decimal path segments, a bare tensor `tensor`),

@@ -1,4 +1,4 @@
-//! The seams of the trust chain (issue 17): `socair verify` answers "can I trust this file?",
+//! The seams of the trust chain: `socair verify` answers "can I trust this file?",
 //! the activity log shows every edit it can, keys are ones other tools read, a killed
 //! conversion leaves nothing later runs keep, signed payloads are strict, and every refusal is
 //! traceable. (Who reads a pinned format is `readers.rs`.)

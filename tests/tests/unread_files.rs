@@ -1,4 +1,4 @@
-//! `socair tensors` on files it reads nothing in (issue 28, item 6): every file or object no
+//! `socair tensors` on files it reads nothing in: every file or object no
 //! reader fingerprinted is in `unread` with its reason, and the exit code follows (1). The
 //! fixtures are fixtures/unread's (make_fixtures.py: torch 2.15.0, TensorFlow 2.21.0, Keras
 //! 3.15.1, and the PaddlePaddle file names by hand).

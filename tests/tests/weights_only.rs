@@ -1,4 +1,4 @@
-//! No FAIL on what torch itself writes or loads (issue 28, items 2, 3, 4 and part of 6):
+//! No FAIL on what torch itself writes or loads:
 //! `socair-wo/3` reads every class of file torch 2.15's `torch.load(weights_only=True)` loads
 //! (sparse, quantized and meta tensors, the data values its unpickler lists, tensors with
 //! Python attributes, torch 0.3's `_rebuild_tensor` and torch 0.4's `backward_hooks` of

@@ -13,7 +13,7 @@ use crate::read::discover::artifacts_under;
 use crate::read::hfcache;
 use crate::read::plugins::PluginSet;
 use crate::read::source::is_remote;
-use crate::report::batch::{scan_all, shown, Outcome, Reports, Summary, Verdict};
+use crate::report::batch::{scan_all, shown, ArtifactScan, Reports, Summary, Verdict};
 use crate::report::scan::ScanOptions;
 use crate::report::{cyclonedx, sarif};
 use std::collections::{BTreeMap, HashSet};
@@ -54,7 +54,7 @@ fn label(v: Verdict) -> &'static str {
 }
 
 /// One artifact's line: its verdict in words, its path, and what the verdict rests on.
-pub fn line(o: &Outcome) -> String {
+pub fn line(o: &ArtifactScan) -> String {
     let detail = match &o.scan {
         Ok(s) => {
             let v = human::verdict(&s.report);
@@ -139,7 +139,7 @@ struct Lines {
 }
 
 impl Lines {
-    fn done(&mut self, i: usize, o: &Outcome) {
+    fn done(&mut self, i: usize, o: &ArtifactScan) {
         if let Some(bar) = &self.bar {
             bar.inc(1);
         }
@@ -206,7 +206,7 @@ pub fn run(batch: Batch, plugins: &PluginSet) -> Result<u8, Fatal> {
         };
         emit(batch.out.as_deref(), &bytes)?;
         eprintln!("socair: {}", summary_line(&summary));
-        let not_clean: Vec<&Outcome> = outcomes
+        let not_clean: Vec<&ArtifactScan> = outcomes
             .iter()
             .filter(|o| o.verdict() != Verdict::Clean)
             .collect();

@@ -52,14 +52,14 @@ impl Verdict {
 
 /// One artifact's outcome.
 #[derive(Debug, Clone)]
-pub struct Outcome {
+pub struct ArtifactScan {
     /// The path as given or found.
     pub path: PathBuf,
     /// Its scan, or why it could not be read.
     pub scan: Result<Scanned, String>,
 }
 
-impl Outcome {
+impl ArtifactScan {
     /// Its verdict.
     pub fn verdict(&self) -> Verdict {
         match &self.scan {
@@ -83,14 +83,14 @@ pub fn scan_all(
     paths: &[PathBuf],
     plugins: &PluginSet,
     options: &ScanOptions,
-    done: &(dyn Fn(usize, &Outcome) + Sync),
-) -> Vec<Outcome> {
+    done: &(dyn Fn(usize, &ArtifactScan) + Sync),
+) -> Vec<ArtifactScan> {
     let scan = || {
         paths
             .par_iter()
             .enumerate()
             .map(|(i, path)| {
-                let outcome = Outcome {
+                let outcome = ArtifactScan {
                     path: path.clone(),
                     scan: scan_detailed(path, plugins, options).map_err(|e| e.to_string()),
                 };
@@ -134,7 +134,7 @@ pub struct Summary {
 
 impl Summary {
     /// Counts the outcomes' verdicts.
-    pub fn of(outcomes: &[Outcome]) -> Summary {
+    pub fn of(outcomes: &[ArtifactScan]) -> Summary {
         let mut s = Summary {
             artifacts: outcomes.len(),
             ..Summary::default()
@@ -187,7 +187,7 @@ pub fn shown(path: &Path) -> String {
 
 impl Reports {
     /// The document of these outcomes.
-    pub fn of(outcomes: &[Outcome]) -> Reports {
+    pub fn of(outcomes: &[ArtifactScan]) -> Reports {
         Reports {
             schema: REPORTS_SCHEMA.into(),
             summary: Summary::of(outcomes),

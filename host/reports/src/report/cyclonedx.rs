@@ -9,7 +9,7 @@
 //! random serial number: the same scans give the same bytes. CycloneDX 1.6's schema is
 //! `fixtures/schemas/bom-1.6.schema.json`.
 
-use crate::report::batch::{shown, Outcome, Verdict};
+use crate::report::batch::{shown, ArtifactScan, Verdict};
 use crate::report::scanned::ScannedFile;
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -137,7 +137,7 @@ fn file_component(parent: &str, f: &ScannedFile) -> Component {
     }
 }
 
-fn artifact_component(i: usize, o: &Outcome) -> Component {
+fn artifact_component(i: usize, o: &ArtifactScan) -> Component {
     let given = shown(&o.path);
     let bom_ref = format!("socair:artifact:{i}");
     let Ok(scanned) = &o.scan else {
@@ -205,7 +205,7 @@ fn artifact_component(i: usize, o: &Outcome) -> Component {
 }
 
 /// The BOM of these scans.
-pub fn bom(outcomes: &[Outcome]) -> impl Serialize {
+pub fn bom(outcomes: &[ArtifactScan]) -> impl Serialize {
     let summary = crate::report::batch::Summary::of(outcomes);
     Bom {
         schema: CYCLONEDX_SCHEMA,

@@ -14,7 +14,7 @@
 //! SARIF 2.1.0: OASIS errata 01, `fixtures/schemas/sarif-schema-2.1.0.json`.
 
 use crate::base::digest::hex;
-use crate::report::batch::{shown, Outcome, Summary};
+use crate::report::batch::{shown, ArtifactScan, Summary};
 use serde::Serialize;
 use sha2::{Digest, Sha256};
 use socair_plugin_api::Severity;
@@ -321,7 +321,7 @@ fn kind_of(severity: Option<Severity>, status: &'static str) -> &'static str {
 }
 
 /// The SARIF log of these scans.
-pub fn log(outcomes: &[Outcome]) -> impl Serialize {
+pub fn log(outcomes: &[ArtifactScan]) -> impl Serialize {
     let mut rules: Vec<Rule> = Vec::new();
     let mut index: HashMap<String, usize> = HashMap::new();
     let mut rule_index = |check: &str, kind: &'static str, rules: &mut Vec<Rule>| {

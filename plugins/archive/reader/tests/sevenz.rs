@@ -98,7 +98,7 @@ fn bombs_are_not_decoded_past_the_budget() {
     );
 }
 
-/// Deflate and Zstandard folders (issue 28): decoded outside sevenz-rust2 (`sevenz/coders.rs`),
+/// Deflate and Zstandard folders: decoded outside sevenz-rust2 (`sevenz/coders.rs`),
 /// each member split out of a solid folder by its size and its CRC-32 checked, then opened.
 #[test]
 fn deflate_and_zstandard_folders_are_decoded() {

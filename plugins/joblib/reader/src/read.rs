@@ -191,7 +191,7 @@ fn refuse(reason: &str, place: &str) -> OpenedFile {
 }
 
 /// The pickle row: the machine's findings, under the profile that judged it.
-fn pickle_row(run: &pickle::Outcome, at: &dyn Fn(u64) -> String, profile: Profile) -> ReportRow {
+fn pickle_row(run: &pickle::Unpickled, at: &dyn Fn(u64) -> String, profile: Profile) -> ReportRow {
     let worst = run.worst();
     let mut findings: Vec<Finding> = run
         .findings
@@ -293,7 +293,7 @@ fn big_endian_width(descr: &str) -> Option<usize> {
 
 /// The arrays the run found, as descriptors (and what could not be described).
 fn tensors(
-    run: &pickle::Outcome,
+    run: &pickle::Unpickled,
     compressor: Compressor,
     file_len: u64,
     data: &[u8],

@@ -62,7 +62,7 @@ fn every_array_joblib_load_gives_is_described_under_the_sklearn_profile() {
                 .iter()
                 .map(|a| {
                     // The expected files keep a big-endian array's stored order; joblib.load
-                    // gives it back in native order, as it is described (issue 40).
+                    // gives it back in native order, as it is described.
                     let dtype = a["dtype"].as_str().unwrap();
                     let dtype = match dtype.strip_prefix('>') {
                         Some(rest) => format!("<{rest}"),

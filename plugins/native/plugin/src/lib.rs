@@ -3,9 +3,9 @@
 //! text models, Flax's msgpack state dicts; the library the pickle profiles share for the
 //! models a pickled Booster holds). This file is the plugin's declaration (`export_plugin!`,
 //! every entry point inside `guard`) and the readers that hand a file's bytes to the library;
-//! [`outcome`] turns what was read into what the plugin API reports.
+//! [`opened`] turns what was read into what the plugin API reports.
 
-pub mod outcome;
+pub mod opened;
 
 use socair_native::{flax, lightgbm, xgboost};
 
@@ -28,13 +28,13 @@ fn whole(
 ) -> Result<Result<Vec<u8>, OpenedFile>, PluginError> {
     let len = source.file_len();
     if len > max {
-        let mut o = socair_native::outcome::Outcome::new(format);
+        let mut o = socair_native::model_read::ModelRead::new(format);
         o.what = socair_plugin_kit::report::PAST_BOUNDS.into();
         o.lead(
             "file",
             format!("the file is {len} bytes; socair reads {format} files of at most {max} bytes"),
         );
-        return Ok(Err(outcome::opened_file(o)));
+        return Ok(Err(opened::opened_file(o)));
     }
     Ok(Ok(read_prefix(source, len)?))
 }
@@ -60,7 +60,7 @@ macro_rules! reader {
                 _options: &ReadOptions,
             ) -> Result<OpenedFile, PluginError> {
                 Ok(match whole(source, $format, $max)? {
-                    Ok(data) => outcome::opened_file($read(&data)),
+                    Ok(data) => opened::opened_file($read(&data)),
                     Err(refused) => refused,
                 })
             }

@@ -16,7 +16,7 @@
 //! array is a tensor named by its path in the state dict (`params.Dense_0.kernel`), its bytes
 //! the buffer's range of the file.
 
-use crate::outcome::{Bytes, Outcome, Tensor};
+use crate::model_read::{Bytes, ModelRead, Tensor};
 use socair_plugin_api::ByteOrder;
 use std::collections::HashSet;
 
@@ -203,7 +203,7 @@ enum Parsed {
 
 struct Reader<'a> {
     cur: Cursor<'a>,
-    out: Outcome,
+    out: ModelRead,
     path: Vec<String>,
     /// Offset of the whole file the cursor's data starts at (for a nested payload).
     base: usize,
@@ -228,7 +228,7 @@ impl<'a> Reader<'a> {
     fn new(data: &'a [u8], base: usize, max_entries: usize) -> Self {
         Reader {
             cur: Cursor { data, pos: 0 },
-            out: Outcome::new(FORMAT),
+            out: ModelRead::new(FORMAT),
             path: Vec::new(),
             base,
             entries: 0,
@@ -462,7 +462,7 @@ fn ndarray(payload: &[u8], file_offset: usize) -> Result<Option<Tensor>, String>
 }
 
 /// Reads a Flax msgpack state dict.
-pub fn read(data: &[u8]) -> Outcome {
+pub fn read(data: &[u8]) -> ModelRead {
     let mut r = Reader::new(data, 0, 1_000_000 + data.len() / 16);
     let result = r.value(0);
     let end = r.cur.pos;

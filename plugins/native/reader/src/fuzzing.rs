@@ -3,7 +3,7 @@
 //! shape's bytes, or has those bytes decoded, all decoded bytes together at most 8 times the
 //! input.
 
-use crate::outcome::{Bytes, Outcome};
+use crate::model_read::{Bytes, ModelRead};
 
 fn width(element: &str) -> u64 {
     match element {
@@ -15,7 +15,7 @@ fn width(element: &str) -> u64 {
     }
 }
 
-fn check(o: &Outcome, len: u64) {
+fn check(o: &ModelRead, len: u64) {
     let mut decoded = 0u64;
     for t in &o.tensors {
         let n = t

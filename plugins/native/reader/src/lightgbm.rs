@@ -22,7 +22,7 @@
 //! tree or a feature past `max_feature_idx` a FAIL. Every tree array is a tensor
 //! (`tree.3.leaf_value`), decoded into the type LightGBM holds it in.
 
-use crate::outcome::{Bytes, Outcome, Tensor};
+use crate::model_read::{Bytes, ModelRead, Tensor};
 use socair_plugin_api::ByteOrder;
 use std::collections::HashMap;
 
@@ -118,8 +118,8 @@ fn values(s: &str) -> Vec<&str> {
 }
 
 /// Reads a LightGBM text model.
-pub fn read(data: &[u8]) -> Outcome {
-    let mut out = Outcome::new(FORMAT);
+pub fn read(data: &[u8]) -> ModelRead {
+    let mut out = ModelRead::new(FORMAT);
     if let Some(at) = data.iter().position(|&b| b == 0) {
         return out.refuse(
             format!("byte {at}"),
@@ -305,7 +305,7 @@ fn tree_end(all: &[Line<'_>], from: usize) -> usize {
 }
 
 /// Reads the tree whose `Tree=` line is `start`; returns the line after it.
-fn tree(all: &[Line<'_>], start: usize, t: usize, max_feature: i64, out: &mut Outcome) -> usize {
+fn tree(all: &[Line<'_>], start: usize, t: usize, max_feature: i64, out: &mut ModelRead) -> usize {
     let end = tree_end(all, start + 1);
     let mut kv: HashMap<&str, (usize, String)> = HashMap::new();
     for i in start + 1..end {
@@ -510,7 +510,7 @@ fn encode(nums: &[f64], element: &str) -> Vec<u8> {
 }
 
 /// The sections after the trees.
-fn check_tail(all: &[Line<'_>], from: usize, _data: &[u8], out: &mut Outcome) {
+fn check_tail(all: &[Line<'_>], from: usize, _data: &[u8], out: &mut ModelRead) {
     #[derive(PartialEq)]
     enum In {
         Top,

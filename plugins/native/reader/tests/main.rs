@@ -56,7 +56,7 @@ fn a_minimal_json_model_passes_with_its_weights_decoded() {
         .collect();
     assert_eq!(
         o.tensors[0].bytes,
-        socair_native::outcome::Bytes::Inline(want)
+        socair_native::model_read::Bytes::Inline(want)
     );
 }
 

@@ -13,18 +13,7 @@ use crate::messages::Filter;
 /// h5py's LZF filter id (`H5PY_FILTER_LZF`, `lzf_filter.h`).
 pub const H5PY_LZF: u16 = 32000;
 
-/// Why a chunk's filters were not undone.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Refusal {
-    /// A filter socair does not decode (a plugin's; scale-offset or szip with parameters
-    /// outside what is decoded exactly): its name.
-    Unsupported(String),
-    /// The chunk does not decode: the library refuses to read it too (a wrong checksum, a
-    /// broken stream).
-    Corrupt(String),
-    /// It decodes to more than the limit.
-    TooLarge(String),
-}
+pub use crate::model::Refusal;
 
 /// Whether the HDF5 library (as h5py's wheels build it) or h5py itself registers filter `id`
 /// (deflate, shuffle, Fletcher-32, szip, n-bit, scale-offset; LZF): any other id the library

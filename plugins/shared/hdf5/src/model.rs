@@ -210,6 +210,19 @@ impl Type {
     }
 }
 
+/// Why a chunk's filters were not undone.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Refusal {
+    /// A filter socair does not decode (a plugin's; scale-offset or szip with parameters
+    /// outside what is decoded exactly): its name.
+    Unsupported(String),
+    /// The chunk does not decode: the library refuses to read it too (a wrong checksum, a
+    /// broken stream).
+    Corrupt(String),
+    /// It decodes to more than the limit.
+    TooLarge(String),
+}
+
 /// HDF5's undefined address (all bits set).
 pub const UNDEFINED: u64 = u64::MAX;
 

@@ -9,7 +9,7 @@
 //! The C code trusts those values; here every one is checked, every read of the packed bits
 //! and every write of an element is bounded, and the work is counted.
 
-use crate::filters::Refusal;
+use crate::model::Refusal;
 
 /// `H5Z_NBIT_ATOMIC`, `_ARRAY`, `_COMPOUND`, `_NOOPTYPE` (`H5Zprivate.h`).
 const ATOMIC: u32 = 1;

@@ -12,7 +12,7 @@
 //! crate widens samples differently from libaec (17 to 24 bits: three bytes where libaec keeps
 //! four without `AEC_DATA_3BYTE`, which the szip interface never sets) the chunk is not decoded.
 
-use crate::filters::Refusal;
+use crate::model::Refusal;
 
 /// `SZ_MSB_OPTION_MASK` and `SZ_NN_OPTION_MASK` (`szlib.h`): the only options the szip
 /// interface turns into libaec flags (`convert_options`).

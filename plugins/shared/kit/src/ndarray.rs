@@ -1,7 +1,7 @@
 //! NumPy arrays that a pickle builds (plain `ndarray.__reduce__` pickles, joblib's array
 //! wrappers), described as tensors: the element type of a `dtype.str`, the check that a shape
 //! fills its bytes, and the column-major strides of a Fortran-ordered array. The pickle
-//! machine (`socair-pickle`, `Outcome::arrays`) says where each array's bytes lie; the
+//! machine (`socair-pickle`, `Unpickled::arrays`) says where each array's bytes lie; the
 //! readers that meet such pickles (torch-zip's plain pickles, the joblib plugin) place them.
 
 use crate::report::tensor_in_file;

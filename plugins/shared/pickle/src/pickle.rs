@@ -39,7 +39,7 @@ use machine::{Ended, Run};
 pub use crate::profile::{self, DecodedArray, PickledArray, Profile};
 pub use values::{
     check_bounds, Composite, DictObject, GlobalRef, Grammar, Kind, Layout, Object, OpcodeFinding,
-    Options, Outcome, Python2Str, RecordObject, Severity, StorageClass, StorageRef, TensorModel,
+    Options, Python2Str, RecordObject, Severity, StorageClass, StorageRef, TensorModel, Unpickled,
     Value, MAX_TUPLE_DEPTH,
 };
 
@@ -72,9 +72,9 @@ pub fn models_phrase(models: &[String]) -> String {
 ///
 /// Under `socair-data/1`, a pickle whose findings are all LEADs is run again under
 /// `socair-sklearn/1`; when that reading has no finding at all, one more LEAD says so and
-/// gives the command that would pass it (issue #40: the operator is told which built-in
+/// gives the command that would pass it (so the operator is told which built-in
 /// profile lists every class, rather than only `--reviewed-classes`).
-pub fn run(data: &[u8], options: &Options) -> Outcome {
+pub fn run(data: &[u8], options: &Options) -> Unpickled {
     let mut out = run_once(data, options);
     if options.profile == Profile::Data && out.worst() == Some(Severity::Lead) {
         let wider = Options {
@@ -100,7 +100,7 @@ pub fn run(data: &[u8], options: &Options) -> Outcome {
 /// How the finding [`run`] adds for a pickle another built-in profile passes begins.
 pub const PASSES_UNDER: &str = "every pickle LEAD below is inside the built-in profile";
 
-fn run_once(data: &[u8], options: &Options) -> Outcome {
+fn run_once(data: &[u8], options: &Options) -> Unpickled {
     let mut findings = Findings::for_grammar(options.grammar);
     let (mut out, ends) = first_pickle(data, options, &mut findings);
     appended(data, options, &ends, &mut findings);
@@ -126,7 +126,7 @@ const JOBLIB_WRAPPERS: [&str; 3] = [
 /// `joblib.load` can be a call to `pickle.load`, so the stream is also run as `pickle.load`
 /// reads it, and every code-running or I/O global that reading meets which the joblib
 /// reading did not is a finding of its own.
-fn as_pickle_load_reads(data: &[u8], options: &Options, out: &mut Outcome) {
+fn as_pickle_load_reads(data: &[u8], options: &Options, out: &mut Unpickled) {
     let plain = run_once(
         data,
         &Options {
@@ -160,7 +160,7 @@ fn as_pickle_load_reads(data: &[u8], options: &Options, out: &mut Outcome) {
 /// Runs the first pickle of a stream in `data` and returns where it ends (just past its STOP),
 /// or `None` when no STOP was reached or readers end it in different places: the bytes after
 /// it belong to whatever follows.
-pub fn run_one(data: &[u8], options: &Options) -> (Outcome, Option<usize>) {
+pub fn run_one(data: &[u8], options: &Options) -> (Unpickled, Option<usize>) {
     let mut findings = Findings::for_grammar(options.grammar);
     let (mut out, _) = first_pickle(data, options, &mut findings);
     out.findings = findings.finish();
@@ -209,7 +209,7 @@ pub fn looks_like_pickle(head: &[u8], file_len: u64) -> bool {
 type Ends = Vec<usize>;
 
 /// The first pickle, typed, with its framing replays.
-fn first_pickle(data: &[u8], options: &Options, findings: &mut Findings) -> (Outcome, Ends) {
+fn first_pickle(data: &[u8], options: &Options, findings: &mut Findings) -> (Unpickled, Ends) {
     if data.len() > MAX_DATA {
         findings.add(Kind::Bounds, Severity::Lead, 0, "PROTO", None, || {
             format!(
@@ -217,7 +217,7 @@ fn first_pickle(data: &[u8], options: &Options, findings: &mut Findings) -> (Out
                 data.len()
             )
         });
-        return (Outcome::default(), Vec::new());
+        return (Unpickled::default(), Vec::new());
     }
     let run = Run::new(data, 0, options, findings, &[], false).go();
     let mut ends: Ends = Vec::new();

@@ -74,8 +74,8 @@ fn check_dir(dir: &str, prefix: &str, ext: &str, options: &Options) -> Vec<Strin
                 (a.path.clone(), descr, a.shape.clone(), sha256_hex(&bytes))
             })
             .collect();
-        // Below protocol 3 the model decodes the latin-1 text into the bytes numpy holds
-        // (issue 40): checked like the located ones.
+        // Below protocol 3 the model decodes the latin-1 text into the bytes numpy holds:
+        // checked like the located ones.
         got.extend(out.decoded_arrays.iter().map(|a| {
             let (descr, bytes) = native(&a.descr, &a.bytes);
             (a.path.clone(), descr, a.shape.clone(), sha256_hex(&bytes))
@@ -360,7 +360,7 @@ fn torch_globals_are_not_data_outside_a_checkpoint() {
         .any(|f| f.reason.contains("persistent_load")));
 }
 
-/// Issue 40: estimators holding scikit-learn's loss objects and NumPy's scalar types as
+/// Estimators holding scikit-learn's loss objects and NumPy's scalar types as
 /// parameters (`fixtures/joblib/make_sklearn_losses.py`, scikit-learn 1.9.1) PASS under
 /// `socair-sklearn/1` with every array located as the loader gives it, and are LEADs, never
 /// FAILs, under `socair-data/1`.
@@ -462,7 +462,7 @@ fn loss_objects_and_numpy_types_are_judged_only_as_their_reducers_write_them() {
     );
 }
 
-/// Issue 40: joblib dumps of scikit-learn <= 0.20's bundled joblib
+/// Dumps of scikit-learn <= 0.20's bundled joblib
 /// (`fixtures/joblib/make_sklearn_externals.py`) are read in joblib mode with every array
 /// located where `joblib.load` read it, and PASS.
 #[test]
@@ -502,7 +502,7 @@ fn dumps_of_sklearns_bundled_joblib_are_read_in_joblib_mode() {
     }
 }
 
-/// Issue 40: a pickle whose every LEAD under `socair-data/1` is inside `socair-sklearn/1` says
+/// A pickle whose every LEAD under `socair-data/1` is inside `socair-sklearn/1` says
 /// so first, with the command that would pass it; one with a LEAD outside it (a class with its
 /// own `__setstate__`) or a FAIL does not.
 #[test]
@@ -544,7 +544,7 @@ fn a_pickle_another_built_in_profile_passes_says_which() {
     }
 }
 
-/// Issue 40: below protocol 3 every array of a scikit-learn model (a forest's trees' `nodes`
+/// Below protocol 3 every array of a scikit-learn model (a forest's trees' `nodes`
 /// and `values` included) is decoded from its latin-1 text into the bytes `pickle.load` gives
 /// (`fixtures/joblib/make_low_protocol.py`), under `socair-sklearn/1`.
 #[test]

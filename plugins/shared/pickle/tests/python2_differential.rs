@@ -119,7 +119,7 @@ fn machine(data: &[u8]) -> Option<String> {
             ..Options::default()
         },
     );
-    // A FAIL for text CPython's two unpicklers read differently (issue 40) says nothing of
+    // A FAIL for text CPython's two unpicklers read differently says nothing of
     // what the C one does: left out, as a LEAD is.
     if out.findings.iter().any(|f| {
         f.reason

@@ -1,4 +1,4 @@
-//! Issue 40 (PickleFuzzer: CPython's C and pure-Python unpicklers disagree on some inputs):
+//! Where CPython's C and pure-Python unpicklers disagree (PickleFuzzer found such inputs):
 //! the machine against both, on the inputs of `fixtures/pickle-data/unpickler-differential.json`
 //! (`make_unpickler_differential.py`: each loaded by `pickle.loads`, Modules/_pickle.c, and by
 //! `pickle._loads`, Lib/pickle.py, under CPython 3.11.7, 3.12.1 and 3.13.0). None names a

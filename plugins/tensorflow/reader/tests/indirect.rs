@@ -1,4 +1,4 @@
-//! I/O through an indirection (issue #40): an attribute that names a file, given as a
+//! I/O through an indirection: an attribute that names a file, given as a
 //! function-attribute placeholder bound at a call site, and ops whose OpDef is stateless but
 //! whose kernel opens a file. The fixtures (fixtures/tensorflow/make_indirect.py) were loaded
 //! with TensorFlow 2.21.0's TF1 loader, which wrote (PrintV2) or read (DecodeProtoV2) the file

@@ -54,13 +54,13 @@ pub struct Item {
 
 /// The items of a `.metadata` pickle's typed model, as JSON; why not, when they cannot all be
 /// read from it.
-pub fn items_json(outcome: &pickle::Outcome) -> Result<String, String> {
+pub fn items_json(outcome: &pickle::Unpickled) -> Result<String, String> {
     let items = items(outcome)?;
     serde_json::to_string(&items).map_err(|e| e.to_string())
 }
 
 /// The items, in `storage_data`'s order.
-pub fn items(outcome: &pickle::Outcome) -> Result<Vec<Item>, String> {
+pub fn items(outcome: &pickle::Unpickled) -> Result<Vec<Item>, String> {
     let w = Walk(outcome);
     let top = w.record(outcome.result.as_ref(), METADATA_CLASS)?;
     let sdm = w.dict(w.field(top, "state_dict_metadata")?)?;
@@ -139,7 +139,7 @@ pub fn items(outcome: &pickle::Outcome) -> Result<Vec<Item>, String> {
 }
 
 /// Reads the typed model's values.
-struct Walk<'o>(&'o pickle::Outcome);
+struct Walk<'o>(&'o pickle::Unpickled);
 
 /// A record's state: the `__dict__` items BUILD set.
 type Fields<'o> = &'o [(Value, Value)];
@@ -233,7 +233,7 @@ impl<'o> Walk<'o> {
 mod tests {
     use super::*;
 
-    fn run(data: &[u8]) -> pickle::Outcome {
+    fn run(data: &[u8]) -> pickle::Unpickled {
         let options = pickle::Options {
             grammar: pickle::Grammar::V3,
             input_len: data.len() as u64,

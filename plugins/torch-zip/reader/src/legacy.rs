@@ -235,7 +235,7 @@ fn analyze_window(
     let mut at = 0usize;
     // Runs the pickle at `at` under `name`, adding its findings; `None` when the window ends
     // inside it.
-    let one = |a: &mut Analysis, at: &mut usize, name: &str| -> Option<Option<pickle::Outcome>> {
+    let one = |a: &mut Analysis, at: &mut usize, name: &str| -> Option<Option<pickle::Unpickled>> {
         let (outcome, end) = pickle::run_one(&data[*at..], &plain);
         if end.is_none() && truncated_window {
             return None;
@@ -605,7 +605,7 @@ fn plain_pickles(
         a.unread.push((Some(path.clone()), why.clone()));
     }
     // Below protocol 3 an array's bytes are latin-1 text in the pickle, which the machine
-    // decodes into the bytes NumPy holds (issue 40): handed over inline, in row-major order
+    // decodes into the bytes NumPy holds: handed over inline, in row-major order
     // (a Fortran-ordered one stays unread).
     for x in &outcome.decoded_arrays {
         let len = x.bytes.len() as u64;
@@ -651,7 +651,7 @@ const MODULE_ID: &str = "persistent id ('module',";
 /// state on a global, so a `'module'` id after one is FAIL; without one it stays the machine's
 /// LEAD. Seen only while the typed model runs (the abstract machine reports neither) and within
 /// the first findings of each kind the machine lists.
-fn patched_module_ids(main: &pickle::Outcome) -> Vec<(u64, String)> {
+fn patched_module_ids(main: &pickle::Unpickled) -> Vec<(u64, String)> {
     let mut patched: Option<String> = None;
     let mut out = Vec::new();
     for f in &main.findings {
@@ -675,7 +675,7 @@ const DCP_RULES: &str =
 
 /// Whether the pickle's value is `torch.distributed.checkpoint.metadata.Metadata` (what
 /// `FileSystemWriter.finish` pickles), as `socair-wo/3` models it.
-fn is_dcp_metadata(outcome: &pickle::Outcome) -> bool {
+fn is_dcp_metadata(outcome: &pickle::Unpickled) -> bool {
     matches!(
         outcome.result.as_ref().and_then(|r| match r {
             Value::Obj(id) => outcome.objects.get(*id),
@@ -692,7 +692,7 @@ struct SysInfo {
     long: i64,
 }
 
-fn dict_of<'o>(outcome: &'o pickle::Outcome, v: &Value) -> Option<&'o [(Value, Value)]> {
+fn dict_of<'o>(outcome: &'o pickle::Unpickled, v: &Value) -> Option<&'o [(Value, Value)]> {
     match v {
         Value::Obj(id) => match outcome.objects.get(*id)? {
             Object::Dict(d) => Some(&d.items),
@@ -709,7 +709,7 @@ fn get<'v>(items: &'v [(Value, Value)], key: &str) -> Option<&'v Value> {
         .map(|(_, v)| v)
 }
 
-fn read_sys_info(outcome: &pickle::Outcome) -> Result<SysInfo, String> {
+fn read_sys_info(outcome: &pickle::Unpickled) -> Result<SysInfo, String> {
     let bad = |why: &str| {
         format!("sys_info {why}; torch writes {{'protocol_version': 1001, 'little_endian': bool, 'type_sizes': {{'short', 'int', 'long'}}}}")
     };
@@ -748,7 +748,7 @@ fn read_sys_info(outcome: &pickle::Outcome) -> Result<SysInfo, String> {
     })
 }
 
-fn read_key_list(outcome: &pickle::Outcome) -> Result<Vec<std::rc::Rc<str>>, String> {
+fn read_key_list(outcome: &pickle::Unpickled) -> Result<Vec<std::rc::Rc<str>>, String> {
     let items = match outcome.result.as_ref() {
         Some(Value::Obj(id)) => match outcome.objects.get(*id) {
             Some(Object::List(items)) => items,

@@ -1,4 +1,4 @@
-//! Differential test against CPython (issue 16, items 1, 2 and 4): generated and mutated
+//! Differential test against CPython: generated and mutated
 //! pickles of every protocol, with names moved through the stack and memo in every way
 //! pickle allows, Python 2 names, dotted names, PROTO changes, frames that disagree with the
 //! opcodes they hold and pickles appended after STOP, are run by python3's own unpicklers

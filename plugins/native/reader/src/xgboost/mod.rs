@@ -20,7 +20,7 @@ pub mod model;
 pub mod ubj;
 pub mod value;
 
-use crate::outcome::Outcome;
+use crate::model_read::ModelRead;
 use socair_plugin_kit::report::PAST_BOUNDS;
 use value::{Duplicate, ParseError, Value};
 
@@ -91,15 +91,15 @@ pub fn looks_like_ubj(head: &[u8]) -> bool {
 }
 
 /// What parsing found, checked for what every XGBoost document shares: a parse error is the
-/// outcome (`Err`); else the outcome so far (duplicate keys, bytes after the document) and the
+/// refusal (`Err`); else what was read so far (duplicate keys, bytes after the document) and the
 /// document.
 fn parsed_document(
     format: &'static str,
     data: &[u8],
     parsed: Result<(Value, Vec<Duplicate>, usize), ParseError>,
     kept: &str,
-) -> Result<(Outcome, Value), Box<Outcome>> {
-    let mut out = Outcome::new(format);
+) -> Result<(ModelRead, Value), Box<ModelRead>> {
+    let mut out = ModelRead::new(format);
     let (value, duplicates, end) = match parsed {
         Ok(p) => p,
         Err(e) if e.past_bounds => {
@@ -146,7 +146,7 @@ fn finish(
     data: &[u8],
     parsed: Result<(Value, Vec<Duplicate>, usize), ParseError>,
     kept: &str,
-) -> Outcome {
+) -> ModelRead {
     match parsed_document(format, data, parsed, kept) {
         Ok((mut out, value)) => {
             out.what = model::check(&value, data, &mut out);
@@ -158,13 +158,13 @@ fn finish(
 }
 
 /// Reads an XGBoost JSON model.
-pub fn read_json(data: &[u8]) -> Outcome {
+pub fn read_json(data: &[u8]) -> ModelRead {
     let parsed = json::parse(data).map(|p| (p.value, p.duplicates, p.end));
     finish(JSON_FORMAT, data, parsed, "last")
 }
 
 /// Reads an XGBoost UBJSON model.
-pub fn read_ubj(data: &[u8]) -> Outcome {
+pub fn read_ubj(data: &[u8]) -> ModelRead {
     let parsed = ubj::parse(data).map(|p| (p.value, p.duplicates, p.end));
     finish(UBJ_FORMAT, data, parsed, "first")
 }
@@ -180,8 +180,8 @@ pub fn read_ubj(data: &[u8]) -> Outcome {
 /// pickled, and what their `Load` read) is read as JSON with a LEAD saying that 3.2.0 refuses
 /// it; anything else (the binary format of XGBoost before 1.0) is not read, a LEAD. Verified
 /// against xgboost 3.2.0 itself: fixtures/boosters/make_fixtures.py. The model is checked as a
-/// model file is, not fingerprinted: the outcome holds no tensors.
-pub fn read_snapshot(data: &[u8]) -> Outcome {
+/// model file is, not fingerprinted: the read holds no tensors.
+pub fn read_snapshot(data: &[u8]) -> ModelRead {
     let (parsed, kept) = match data {
         [b'{', b'"', ..] => (
             json::parse(data).map(|p| (p.value, p.duplicates, p.end)),
@@ -192,7 +192,7 @@ pub fn read_snapshot(data: &[u8]) -> Outcome {
             "first",
         ),
         _ => {
-            let mut out = Outcome::new(SNAPSHOT_FORMAT);
+            let mut out = ModelRead::new(SNAPSHOT_FORMAT);
             out.what = "an XGBoost snapshot in a binary format socair does not read".into();
             out.lead(
                 "byte 0",

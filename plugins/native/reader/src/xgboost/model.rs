@@ -13,7 +13,7 @@
 //! its node vector with them unchecked: a hostile index reads outside it).
 
 use super::value::{typed_element, Value};
-use crate::outcome::{Bytes, Outcome, Tensor};
+use crate::model_read::{Bytes, ModelRead, Tensor};
 use socair_plugin_api::ByteOrder;
 
 /// The node arrays of a tree (XGBoost's `tree_field`), with the element type XGBoost holds
@@ -55,7 +55,7 @@ fn element_of(key: &str) -> Option<&'static str> {
 }
 
 /// Checks the model's schema into `out` and returns what it is, in a phrase.
-pub fn check(root: &Value, data: &[u8], out: &mut Outcome) -> String {
+pub fn check(root: &Value, data: &[u8], out: &mut ModelRead) -> String {
     let Value::Object(_) = root else {
         out.fail(
             "document",
@@ -175,7 +175,7 @@ fn int_param(v: Option<&Value>) -> Option<i64> {
     }
 }
 
-fn check_trees(path: &str, model: &Value, out: &mut Outcome, what: &str) -> String {
+fn check_trees(path: &str, model: &Value, out: &mut ModelRead, what: &str) -> String {
     let Some(trees) = model.get("trees") else {
         out.fail(
             format!("{path}.trees"),
@@ -252,7 +252,7 @@ fn ints(v: &Value, data: &[u8]) -> Option<Vec<i64>> {
     }
 }
 
-fn check_tree(path: &str, tree: &Value, out: &mut Outcome) {
+fn check_tree(path: &str, tree: &Value, out: &mut ModelRead) {
     if !matches!(tree, Value::Object(_)) {
         out.fail(path, format!("is {}; a tree is an object", tree.kind()));
         return;
@@ -290,7 +290,7 @@ fn check_tree(path: &str, tree: &Value, out: &mut Outcome) {
 }
 
 /// Checks a tree's child and parent indices (they index XGBoost's node vector unchecked).
-pub fn check_indices(root: &Value, data: &[u8], out: &mut Outcome) {
+pub fn check_indices(root: &Value, data: &[u8], out: &mut ModelRead) {
     let booster = root.get("learner").and_then(|l| l.get("gradient_booster"));
     let (path, model) = match booster.and_then(|b| b.get("name")).and_then(Value::as_str) {
         Some("gbtree") => (
@@ -348,7 +348,7 @@ pub fn check_indices(root: &Value, data: &[u8], out: &mut Outcome) {
     }
 }
 
-fn collect_tensors(v: &Value, data: &[u8], path: &mut String, out: &mut Outcome) {
+fn collect_tensors(v: &Value, data: &[u8], path: &mut String, out: &mut ModelRead) {
     let key = path.rsplit('.').next().unwrap_or("").to_owned();
     match v {
         Value::Object(entries) => {

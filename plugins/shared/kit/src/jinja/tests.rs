@@ -207,7 +207,7 @@ fn format_fields() {
 }
 
 /// `fixtures/jinja/crosscheck.json` records what jinja2 3.1.6 does with each inline case of
-/// `crosscheck.py` (issue 40: names computed in the template) and the verdict socair claims:
+/// `crosscheck.py` (names computed in the template) and the verdict socair claims:
 /// a FAIL must reach internals under a plain `Environment` (and the sandbox refuse it), a
 /// PASS must render in `ImmutableSandboxedEnvironment` and reach nothing unsandboxed; socair's
 /// verdict today must be the one recorded.

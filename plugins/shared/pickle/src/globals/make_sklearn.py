@@ -18,7 +18,7 @@ writes them as NEWOBJ and BUILD of their `__dict__` (`_shape`, `data`, `indices`
 and listed by name in READ: `coo_matrix.__setstate__` (scipy/sparse/_coo.py at 1.17.1) renames
 an old pickle's `row`/`col` into `coords` and updates `__dict__`, nothing else. DOK
 (`_dok_base.__reduce__`, a dict subclass) is left out.
-scikit-learn's loss objects and NumPy's scalar types: see below (issue #40).
+scikit-learn's loss objects and NumPy's scalar types: see below.
 Run: /work/venv-30p/bin/python make_sklearn.py > sklearn_table.rs (the same pins in
 /tmp/venv-pickle19 reproduce it byte for byte).
 """
@@ -98,7 +98,7 @@ if _spbase is not None:
         own = [o for o in own if o not in READ.get(dotted, ())]
         (left if own else ok).append((dotted, own))
 
-# scikit-learn's loss objects, as its estimators keep them (issue #40): `_loss` of
+# scikit-learn's loss objects, as its estimators keep them: `_loss` of
 # HistGradientBoosting*, GradientBoosting*, SGD*, ...
 # * The Python classes of `sklearn._loss.loss` and `sklearn._loss.link` (BaseLoss, BaseLink, their
 #   subclasses, the `Interval` dataclass): by the rule above with `object` alone allowed, they

@@ -234,7 +234,7 @@ pub enum Builtin {
 mod tests {
     use super::*;
 
-    /// Issue 40: the wrappers scikit-learn <= 0.20's bundled joblib named, and joblib < 0.10's
+    /// The wrappers scikit-learn <= 0.20's bundled joblib named, and joblib < 0.10's
     /// `numpy_pickle.NDArrayWrapper`, are joblib's wrappers in joblib mode and nothing outside it.
     #[test]
     fn joblib_wrappers_under_every_module_name_they_were_pickled_by() {

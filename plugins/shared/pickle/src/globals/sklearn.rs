@@ -9,7 +9,7 @@
 //! of their own (a LEAD until read). Besides the table, `sklearn.tree._tree.Tree`
 //! (sklearn/tree/_tree.pyx `Tree.__reduce__`: `(Tree, (n_features, n_classes, n_outputs),
 //! state)`, `__setstate__` copying the `nodes` and `values` arrays after checking their
-//! dtypes and shapes) is listed with those exact arguments. Issue #40 added, by the same
+//! dtypes and shapes) is listed with those exact arguments. Also from the same
 //! generator: scikit-learn's loss objects (`sklearn._loss.loss`/`link` classes by the same rule;
 //! [`CALLED_WITH_NUMBERS`]: the Cython losses whose `__reduce__` is `(cls, (floats...))`) and
 //! [`NUMPY_TYPES`] (NumPy's scalar types as values). SciPy 1.17.1's public sparse
@@ -67,7 +67,7 @@ mod tests {
         assert!(super::class("scipy.sparse._csr", "csr_matrix").is_some());
         assert!(super::class("scipy.sparse._coo", "coo_matrix").is_some());
         assert!(super::class("scipy.sparse._dok", "dok_matrix").is_none());
-        // Issue 40: loss objects, NumPy's scalar types.
+        // Loss objects, NumPy's scalar types.
         assert!(super::class("sklearn._loss.loss", "HalfBinomialLoss").is_some());
         assert!(super::class("sklearn._loss.link", "Interval").is_some());
         assert_eq!(

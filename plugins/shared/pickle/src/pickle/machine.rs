@@ -20,7 +20,7 @@ mod typed_state;
 
 use super::findings::{quote, Findings, Kind};
 use super::reader::{FrameEvent, Raise, Reader};
-use super::values::{opcode_name, Options, Outcome, Severity, StorageRef, TensorModel, Value};
+use super::values::{opcode_name, Options, Severity, StorageRef, TensorModel, Unpickled, Value};
 use abstract_state::{AbsGlobal, Abstract, Id, NOT_STR, UNKNOWN};
 use std::collections::HashMap;
 use std::rc::Rc;
@@ -48,7 +48,7 @@ pub struct RunResult {
     pub ambiguous: Vec<usize>,
     pub ambiguous_more: usize,
     /// The typed outcome (findings excepted: they go to the shared [`Findings`]).
-    pub outcome: Outcome,
+    pub outcome: Unpickled,
 }
 
 /// Most classified globals cached per run.
@@ -275,10 +275,10 @@ impl<'a, 'f> Run<'a, 'f> {
         };
         let (ambiguous, ambiguous_more) = self.reader.ambiguous();
         let (ambiguous, ambiguous_more) = (ambiguous.to_vec(), ambiguous_more);
-        let mut outcome = Outcome {
+        let mut outcome = Unpickled {
             protocol: self.first_proto,
             reviewed_used: std::mem::take(&mut self.reviewed_used),
-            ..Outcome::default()
+            ..Unpickled::default()
         };
         match self.typed.take() {
             Some(t) => {

@@ -502,7 +502,7 @@ fn pickles_of_every_protocol_are_recognised_and_text_is_not() {
     }
 }
 
-/// Issue 40: a first opcode EXT1/EXT2/EXT4 is one `pickle.load` raises on (`unregistered
+/// A first opcode EXT1/EXT2/EXT4 is one `pickle.load` raises on (`unregistered
 /// extension code`: copyreg's registry is empty), and the first byte of a msgpack map of 2 to 4
 /// entries (a Flax state dict): not a pickle. After PROTO it is still read (and judged).
 #[test]
@@ -522,7 +522,7 @@ fn a_leading_ext_opcode_is_not_a_pickle_but_one_after_proto_is() {
     assert_eq!(out.worst(), Some(Severity::Fail), "{:?}", out.findings);
 }
 
-/// Issue 40, torch CVE-2026-24747 (torch < 2.10's weights-only unpickler corrupted memory when a
+/// CVE-2026-24747 (torch < 2.10's weights-only unpickler corrupted memory when a
 /// SETITEM or SETITEMS set items on what a rebuild call returned): items set on the tensor
 /// `_rebuild_tensor_v2` built, alone or inside a state dict, are a FAIL naming the pattern;
 /// the same tensor as a dict's value is not.
@@ -562,7 +562,7 @@ fn setitems_on_a_rebuilt_tensor_are_a_fail() {
 
 /// The Flax state dict of `fixtures/pickle-data/flax-2-keys-large.msgpack` (msgpack-python): its
 /// first 4096 bytes run under the detecting machine as EXT1 then a PUT whose line runs past
-/// them, which a claim by the first bytes took for a pickle cut short (issue 40); the EXT rule
+/// them, which a claim by the first bytes took for a pickle cut short; the EXT rule
 /// leaves it to the Flax reader.
 #[test]
 fn a_large_flax_state_dict_ran_as_a_pickle_cut_short_and_is_no_longer_claimed() {
@@ -583,7 +583,7 @@ fn a_large_flax_state_dict_ran_as_a_pickle_cut_short_and_is_no_longer_claimed() 
     assert!(!looks_like_pickle(head, file.len() as u64));
 }
 
-/// Issue 40: BUILD of an empty dict on an OrderedDict (which has a `__dict__`) is read alike by
+/// BUILD of an empty dict on an OrderedDict (which has a `__dict__`) is read alike by
 /// both unpicklers; on a plain dict (which has none) `_pickle.c` raises and `pickle.py` skips it.
 #[test]
 fn build_of_an_empty_state_fails_only_where_the_unpicklers_part() {

@@ -10,7 +10,7 @@ pub(super) fn v(grammar: Grammar) -> Options {
     }
 }
 
-pub(super) fn reasons(out: &Outcome) -> Vec<String> {
+pub(super) fn reasons(out: &Unpickled) -> Vec<String> {
     out.findings
         .iter()
         .map(|f| format!("{:?} {} @{}: {}", f.severity, f.opcode, f.offset, f.reason))
@@ -18,7 +18,7 @@ pub(super) fn reasons(out: &Outcome) -> Vec<String> {
 }
 
 /// The items of the dict at STOP, as (key, value) with str keys.
-fn dict_items(out: &Outcome) -> Vec<(String, Value)> {
+fn dict_items(out: &Unpickled) -> Vec<(String, Value)> {
     let Some(Value::Obj(id)) = out.result else {
         panic!("not a container: {:?}", out.result);
     };
@@ -149,7 +149,7 @@ fn python_2_numbers_read_as_python_3_reads_them() {
     ));
     // Text Python 2 never wrote leaves the grammar (strtol's base 0 reads 0x10 and 010); text
     // CPython's C and pure-Python unpicklers read differently (010: 8 or a raise; " 1": True or
-    // 1) is a FAIL besides (issue 40, `typed/differential.rs`).
+    // 1) is a FAIL besides (`typed/differential.rs`).
     for (p, worst) in [
         (&b"\x80\x02I0x10\n."[..], Severity::Lead),
         (b"\x80\x02I010\n.", Severity::Fail),

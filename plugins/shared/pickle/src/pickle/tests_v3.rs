@@ -9,7 +9,7 @@ use super::*;
 use crate::globals::weights_only::{DCP_DATACLASSES, DCP_ENUMS, TORCH_ALLOWED};
 use crate::globals::{classify_in, Class};
 
-fn has(out: &Outcome, severity: Severity, text: &str) -> bool {
+fn has(out: &Unpickled, severity: Severity, text: &str) -> bool {
     out.findings
         .iter()
         .any(|f| f.severity == severity && f.reason.contains(text))
@@ -118,7 +118,7 @@ fn dict(items: &[(&str, Vec<u8>)]) -> Vec<u8> {
 }
 
 /// The value under the first key of the dict at STOP.
-fn first_value(out: &Outcome) -> Value {
+fn first_value(out: &Unpickled) -> Value {
     let Some(Value::Obj(id)) = out.result else {
         panic!("{:?}", reasons(out));
     };
@@ -128,14 +128,14 @@ fn first_value(out: &Outcome) -> Value {
     d.items[0].1.clone()
 }
 
-fn result_composite(out: &Outcome) -> Rc<Composite> {
+fn result_composite(out: &Unpickled) -> Rc<Composite> {
     match first_value(out) {
         Value::Composite(c) => c,
         other => panic!("{other:?} {:?}", reasons(out)),
     }
 }
 
-fn result_tensor(out: &Outcome) -> Rc<TensorModel> {
+fn result_tensor(out: &Unpickled) -> Rc<TensorModel> {
     match first_value(out) {
         Value::Tensor(t) => t,
         other => panic!("{other:?} {:?}", reasons(out)),

@@ -214,7 +214,7 @@ pub fn python2_decimal(s: &[u8]) -> Option<Number> {
 }
 
 /// Why CPython's C unpickler and its pure-Python one read the text argument of INT, LONG or
-/// FLOAT (`op`, the line less its newline) differently, if they do (issue #40, PickleFuzzer;
+/// FLOAT (`op`, the line less its newline) differently, if they do (PickleFuzzer;
 /// `fixtures/pickle-data/unpickler-differential.json` records each case under 3.11, 3.12 and
 /// 3.13):
 ///

@@ -393,7 +393,7 @@ impl GlobalRef {
 
 /// What the machine made of a pickle.
 #[derive(Debug, Default)]
-pub struct Outcome {
+pub struct Unpickled {
     /// The value at STOP, when the machine stayed inside the grammar to the end.
     pub result: Option<Value>,
     /// The object arena `Value::Obj` indexes.
@@ -427,7 +427,7 @@ pub struct Outcome {
     pub models: Vec<String>,
 }
 
-impl Outcome {
+impl Unpickled {
     /// The worst finding.
     pub fn worst(&self) -> Option<Severity> {
         self.findings.iter().map(|f| f.severity).max()

@@ -38,7 +38,7 @@ pub struct StateDict {
 /// (positions and integer keys as decimal numbers) and fingerprinted, never converted. A file
 /// that holds one bare tensor names it [`BARE_TENSOR`]. Tensors whose names collide are
 /// unread; every other value is named as not carried.
-pub fn read_state_dict(outcome: &pickle::Outcome, result: &Value) -> StateDict {
+pub fn read_state_dict(outcome: &pickle::Unpickled, result: &Value) -> StateDict {
     read_state_dict_in(outcome, result, pickle::Grammar::V1)
 }
 
@@ -50,7 +50,7 @@ pub fn read_state_dict(outcome: &pickle::Outcome, result: &Value) -> StateDict {
 /// meta tensor is unread (it has no values), and a tensor's Python attributes are named as
 /// not carried.
 pub fn read_state_dict_in(
-    outcome: &pickle::Outcome,
+    outcome: &pickle::Unpickled,
     result: &Value,
     grammar: pickle::Grammar,
 ) -> StateDict {
@@ -161,7 +161,7 @@ pub fn read_state_dict_in(
 }
 
 /// What a value is, for not_carried entries.
-fn kind(outcome: &pickle::Outcome, v: &Value) -> String {
+fn kind(outcome: &pickle::Unpickled, v: &Value) -> String {
     match v {
         Value::None => "None".into(),
         Value::Bool(_) => "bool".into(),
@@ -191,7 +191,7 @@ fn kind(outcome: &pickle::Outcome, v: &Value) -> String {
 /// see its tensors under both paths), a cycle is not followed, and the total work is bounded
 /// by a budget proportional to the pickle's objects.
 struct Walker<'a> {
-    outcome: &'a pickle::Outcome,
+    outcome: &'a pickle::Unpickled,
     /// Entries beside `state_dict`, walked after the model.
     beside: Vec<(String, Value)>,
     on_path: HashSet<usize>,

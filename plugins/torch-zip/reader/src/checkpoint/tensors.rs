@@ -166,7 +166,7 @@ pub(super) fn unswapped_big_endian(a: &mut Analysis) {
 /// holding it, and where it starts within that record).
 pub fn model_tensors(
     a: &mut Analysis,
-    outcome: &pickle::Outcome,
+    outcome: &pickle::Unpickled,
     locate: impl Fn(&pickle::StorageRef) -> Option<(u64, String, u64)>,
 ) {
     model_tensors_with(a, outcome, |storage| {
@@ -178,7 +178,7 @@ pub fn model_tensors(
 /// [`model_tensors`], with `locate` saying why a storage cannot be located.
 pub fn model_tensors_with(
     a: &mut Analysis,
-    outcome: &pickle::Outcome,
+    outcome: &pickle::Unpickled,
     locate: impl Fn(&pickle::StorageRef) -> Result<(u64, String, u64), String>,
 ) {
     if a.worst() == Some(Severity::Fail) {

@@ -176,7 +176,13 @@ pub fn analyze(src: &(impl ReadAt + ?Sized), options: &AnalyzeOptions) -> Analys
     a
 }
 
-fn add_findings(a: &mut Analysis, member: &str, start: u64, at: usize, outcome: &pickle::Outcome) {
+fn add_findings(
+    a: &mut Analysis,
+    member: &str,
+    start: u64,
+    at: usize,
+    outcome: &pickle::Unpickled,
+) {
     for f in &outcome.findings {
         let offset = at as u64 + f.offset;
         a.add(

@@ -23,7 +23,7 @@ use crate::globals::{Class, Known};
 use crate::pickle::findings::Kind;
 use crate::pickle::machine::Run;
 use crate::pickle::values::{DictObject, Object, Severity, Value};
-use socair_native::outcome::Outcome;
+use socair_native::model_read::ModelRead;
 
 impl Run<'_, '_> {
     /// BUILD on a Booster record: the state as any listed class's (a dict of `str` keys, once),
@@ -76,7 +76,7 @@ impl Run<'_, '_> {
     }
 
     /// The findings of the model a Booster's `key` holds, each with its place in the model.
-    fn report_model(&mut self, class: &str, key: &str, read: Outcome) {
+    fn report_model(&mut self, class: &str, key: &str, read: ModelRead) {
         let what = format!("{class}: {}", read.what);
         self.charge(what.len());
         self.t().models.push(what);

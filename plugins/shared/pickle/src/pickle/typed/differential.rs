@@ -1,4 +1,4 @@
-//! Where CPython's two unpicklers read the same bytes differently (issue #40, PickleFuzzer:
+//! Where CPython's two unpicklers read the same bytes differently (PickleFuzzer:
 //! Applegate and Kellas, arXiv 2605.15084): socair reads a pickle as the C unpickler
 //! (Modules/_pickle.c of CPython 3.11 to 3.13) does, and FAILs one that the pure-Python
 //! unpickler (Lib/pickle.py `_Unpickler`, which joblib's `NumpyUnpickler` and PyPy run) would

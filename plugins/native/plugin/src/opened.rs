@@ -1,13 +1,13 @@
 //! What one read of [`socair_native`] found, turned into what the plugin API reports.
 
 use abi_stable::std_types::{ROption, RString, RVec};
-use socair_native::outcome::{Bytes, Outcome};
+use socair_native::model_read::{Bytes, ModelRead};
 use socair_plugin_api::{ByteRange, OpenedFile, ReportRow, TensorDescriptor, Unread};
 use socair_plugin_kit::report::STRUCTURE_CHECK;
 use socair_plugin_kit::Severity;
 
 /// Turns what was read into what the plugin API reports.
-pub fn opened_file(o: Outcome) -> OpenedFile {
+pub fn opened_file(o: ModelRead) -> OpenedFile {
     let worst = o.worst();
     let summary = match worst {
         None => format!("read as data: {}", o.what),

@@ -1,5 +1,5 @@
 //! What one read found, in plain Rust values: every reader of this crate fills an
-//! [`Outcome`]; the `native` plugin turns it into what the plugin API reports.
+//! [`ModelRead`]; the `native` plugin turns it into what the plugin API reports.
 
 use socair_plugin_api::ByteOrder;
 use socair_plugin_kit::Severity;
@@ -40,7 +40,7 @@ pub use socair_plugin_kit::model::{Finding, Findings};
 
 /// What a read found.
 #[derive(Debug, Clone, Default)]
-pub struct Outcome {
+pub struct ModelRead {
     /// The format read.
     pub format: &'static str,
     /// What the file holds, said in one phrase when it is sound (`an XGBoost gbtree model of
@@ -58,7 +58,7 @@ pub struct Outcome {
     pub decoded: u64,
 }
 
-impl Outcome {
+impl ModelRead {
     /// Whether `bytes` more decoded bytes stay within 8 times the input; if so they are counted.
     pub fn decode(&mut self, bytes: u64) -> bool {
         let total = self.decoded.saturating_add(bytes);
@@ -69,11 +69,11 @@ impl Outcome {
         true
     }
 
-    /// An empty outcome of `format`.
+    /// An empty read of `format`.
     pub fn new(format: &'static str) -> Self {
-        Outcome {
+        ModelRead {
             format,
-            ..Outcome::default()
+            ..ModelRead::default()
         }
     }
 
