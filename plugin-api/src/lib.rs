@@ -23,7 +23,7 @@
 
 pub use abi_stable;
 
-pub mod metadata_keys;
+pub mod facts;
 
 use abi_stable::{
     declare_root_module_statics,
@@ -326,11 +326,14 @@ pub struct OpenedFile {
     pub unread: RVec<Unread>,
     /// The rows of the reader's checks (at least `Format and structure`).
     pub rows: RVec<ReportRow>,
-    /// File-level metadata as key/value strings (such as safetensors' `__metadata__`).
+    /// File-level metadata as key/value strings: the file's own (safetensors' `__metadata__`,
+    /// GGUF's keys), never read as facts for the host (those are [`OpenedFile::facts`]).
     pub metadata: RVec<Tuple2<RString, RString>>,
     /// What the file holds besides its tensors that a conversion does not carry (training
     /// state, Python values, a state dict's `_metadata`), each as `path (what)`.
     pub not_carried: RVec<RString>,
+    /// Facts for the host's own steps ([`facts::Fact`]), typed.
+    pub facts: RVec<facts::Fact>,
 }
 
 /// Options for one read.

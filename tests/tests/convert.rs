@@ -479,7 +479,7 @@ fn a_derivation_record_says_what_the_inputs_byteorder_record_said() {
             statement["predicate"]["byte_order"], expected,
             "{fixture_path}"
         );
-        // The key the reader used to say it is not metadata the output failed to carry.
+        // The reader gives the record as a fact, never as metadata the output failed to carry.
         assert!(
             !v.stdout.contains("socair.byteorder_record"),
             "{fixture_path}: {}",

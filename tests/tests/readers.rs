@@ -48,6 +48,7 @@ const LENIENT_READER: &str = r#"impl FormatReader for Llama2cReader {
                 }]),
                 metadata: RVec::new(),
                 not_carried: RVec::new(),
+                facts: RVec::new(),
             })
         })
     }

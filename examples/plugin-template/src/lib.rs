@@ -128,6 +128,8 @@ pub fn opened_file(o: Outcome) -> OpenedFile {
         }]),
         metadata: RVec::new(),
         not_carried: RVec::new(),
+        // Facts for the host's own steps (a torch checkpoint's byte order record…): none here.
+        facts: RVec::new(),
     }
 }
 

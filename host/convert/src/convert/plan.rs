@@ -14,7 +14,7 @@ use socair_plugin_api::{
 
 // The metadata keys under which the torch readers name an input's `byteorder` record and
 // what torch.load returns each tensor as.
-use socair_plugin_api::metadata_keys::{BYTEORDER_RECORD, TORCH_TENSOR_KIND};
+use socair_plugin_api::facts::Fact;
 
 /// Unquantized dtypes GGUF can hold (ggml names equal the safetensors names here).
 const GGUF_DTYPES: &[&str] = &["F32", "F16", "BF16", "F64", "I8", "I16", "I32", "I64"];
@@ -220,28 +220,23 @@ fn not_carried_unread(
     Ok(())
 }
 
-/// One input's metadata: the torch readers' `byteorder` record goes to the derivation
-/// record, their tensor kinds are dropped, and any other entry is named as not carried.
+/// What a conversion does not carry of an input's metadata (every key: the file's own), and
+/// the byte order record its reader gives as a fact ([`Fact::ByteOrderRecord`], for the
+/// derivation record); what torch.load returns tensors as ([`Fact::TorchTensorKind`]) is for
+/// loaders, and the torch readers name those types as not carried themselves.
 fn read_metadata(
     opened: &OpenedFile,
     prefix: &str,
     not_carried: &mut Vec<String>,
     byteorder_records: &mut Vec<String>,
 ) {
-    let format = opened.format.as_str();
-    for (k, v) in opened.metadata.iter().map(|Tuple2(k, v)| (k, v)) {
-        // The torch readers name the input's `byteorder` record for the derivation
-        // record; taken from their formats only, so no other file's metadata can say it.
-        if (format == "torch-zip" || format == "torch-legacy") && k.as_str() == BYTEORDER_RECORD {
-            byteorder_records.push(v.to_string());
-            continue;
-        }
-        // Their names of the tensors torch.load returns as `nn.Parameter` or with
-        // `requires_grad` are for loaders; they name those types as not carried themselves.
-        if (format == "torch-zip" || format == "torch-legacy") && k.as_str() == TORCH_TENSOR_KIND {
-            continue;
-        }
+    for Tuple2(k, v) in opened.metadata.iter() {
         not_carried.push(format!("{prefix}metadata {k:?} = {v:?}"));
+    }
+    for fact in opened.facts.iter() {
+        if let Fact::ByteOrderRecord(record) = fact {
+            byteorder_records.push(record.as_str().to_owned());
+        }
     }
 }
 

@@ -24,7 +24,6 @@ mod choose;
 mod dcp;
 use choose::{pick_reader, Pick, Purpose};
 pub use choose::{reader_format, reader_names, Chosen, ReaderChoice};
-pub use dcp::DCP_ITEMS;
 
 /// How far into a file readers look to detect its format.
 pub const DETECT_HEAD: usize = 4096;

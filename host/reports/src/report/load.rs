@@ -13,7 +13,7 @@ use socair_plugin_api::{ByteOrder, OpenedFile};
 use std::fs::File;
 use std::path::{Path, PathBuf};
 
-use socair_plugin_api::metadata_keys::TORCH_TENSOR_KIND;
+use socair_plugin_api::facts::Fact;
 
 /// The outcome of [`load`]: the report, and the places of the tensors when it is clean.
 #[derive(Debug)]
@@ -127,19 +127,14 @@ fn layout_of(
         layout.unread.push((file.clone(), None, reason.clone()));
     }
     for (job, opened) in opened {
-        let format = opened.format.as_str();
-        let kinds: std::collections::BTreeMap<&str, &str> =
-            if format == "torch-zip" || format == "torch-legacy" {
-                opened
-                    .metadata
-                    .iter()
-                    .filter(|kv| kv.0.as_str() == TORCH_TENSOR_KIND)
-                    .filter_map(|kv| kv.1.as_str().split_once(':'))
-                    .map(|(kind, name)| (name, kind))
-                    .collect()
-            } else {
-                Default::default()
-            };
+        let kinds: std::collections::BTreeMap<&str, &str> = opened
+            .facts
+            .iter()
+            .filter_map(|f| match f {
+                Fact::TorchTensorKind { tensor, kind } => Some((tensor.as_str(), kind.as_str())),
+                _ => None,
+            })
+            .collect();
         for u in opened.unread.iter() {
             layout.unread.push((
                 job.rel.clone(),

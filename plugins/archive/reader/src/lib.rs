@@ -213,5 +213,6 @@ pub fn opened(a: &Analysis, format: &str) -> OpenedFile {
         ]),
         metadata: RVec::new(),
         not_carried: RVec::new(),
+        facts: Default::default(),
     }
 }

@@ -224,6 +224,7 @@ pub fn opened_file(parsed: Result<reader::Gguf, reader::GgufError>) -> OpenedFil
         }]),
         metadata: metadata.into(),
         not_carried: RVec::new(),
+        facts: Default::default(),
     }
 }
 

@@ -168,6 +168,7 @@ pub fn read(file: &[u8], options: &ReadOptions) -> OpenedFile {
         )]
         .into(),
         not_carried: RVec::new(),
+        facts: Default::default(),
     }
 }
 

@@ -341,5 +341,6 @@ pub fn opened(a: Analysis, format: &str, file_len: u64) -> OpenedFile {
             .map(|(k, v)| Tuple2(RString::from(k), RString::from(v)))
             .collect(),
         not_carried: RVec::new(),
+        facts: Default::default(),
     }
 }

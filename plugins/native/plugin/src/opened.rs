@@ -77,5 +77,6 @@ pub fn opened_file(o: ModelRead) -> OpenedFile {
         }]),
         metadata: RVec::new(),
         not_carried: RVec::new(),
+        facts: Default::default(),
     }
 }

@@ -175,6 +175,7 @@ pub fn opened_file(outcome: Outcome) -> OpenedFile {
         rows: rows.into(),
         metadata: RVec::new(),
         not_carried: RVec::new(),
+        facts: Default::default(),
     }
 }
 

@@ -293,5 +293,6 @@ pub fn opened_file(parsed: Result<model::Model, model::OnnxError>) -> OpenedFile
             .map(|(k, v)| Tuple2(RString::from(k), RString::from(v)))
             .collect(),
         not_carried: RVec::new(),
+        facts: Default::default(),
     }
 }

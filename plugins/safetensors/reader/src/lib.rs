@@ -198,6 +198,7 @@ pub fn opened_file(parsed: Result<header::Header, header::SafetensorsError>) -> 
                 }]),
                 metadata: metadata.into(),
                 not_carried: RVec::new(),
+                facts: Default::default(),
             }
         }
         Err(e) => refused(

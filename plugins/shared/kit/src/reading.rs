@@ -174,6 +174,7 @@ impl Reading {
                 .map(|(k, v)| Tuple2(RString::from(k), RString::from(v)))
                 .collect(),
             not_carried: self.not_carried.into_iter().map(RString::from).collect(),
+            facts: Default::default(),
         }
     }
 }

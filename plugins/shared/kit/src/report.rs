@@ -51,6 +51,7 @@ pub fn refused_as(
         }]),
         metadata: RVec::new(),
         not_carried: RVec::new(),
+        facts: Default::default(),
     }
 }
 

@@ -16,19 +16,20 @@
 //!
 //! The pickle is judged by `socair-wo/3`, which models DCP's dataclasses as data
 //! (`socair_pickle::globals::weights_only::DCP_DATACLASSES`). Here its typed model is walked
-//! for the items, which the plugin gives the host under [`crate::DCP_ITEMS`]: the host reads
+//! for the items, which the plugin gives the host as facts ([`DcpItem`]): the host reads
 //! each item's slice of the `.distcp` file with this plugin's readers, as `torch.load` reads it
 //! (`socair::read::artifact::dcp`), and judges the files' layout (items overlapping, out of
 //! range, bytes no item covers).
 
-use serde::Serialize;
 use socair_pickle::pickle::{self, Object, Value};
+use socair_plugin_api::abi_stable::std_types::RVec;
+use socair_plugin_api::facts::{DcpItem, DcpItemKind};
 
 /// The class `FileSystemWriter.finish` pickles.
 pub const METADATA_CLASS: &str = "torch.distributed.checkpoint.metadata.Metadata";
 
 /// One item of `storage_data`, as `FileSystemReader.read_data` locates it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Item {
     /// The state dict's fully qualified name (`MetadataIndex.fqn`).
     pub fqn: String,
@@ -40,8 +41,8 @@ pub struct Item {
     pub sizes: Option<Vec<i64>>,
     /// The whole tensor's size, when the chunk is not all of it.
     pub whole: Option<Vec<i64>>,
-    /// `tensor` (loaded with `weights_only=True`) or `bytes` (`weights_only=False`).
-    pub kind: &'static str,
+    /// A tensor (loaded with `weights_only=True`) or bytes (`weights_only=False`).
+    pub kind: DcpItemKind,
     /// `_StorageInfo.relative_path`.
     pub file: String,
     /// `_StorageInfo.offset`.
@@ -52,11 +53,26 @@ pub struct Item {
     pub transformed: bool,
 }
 
-/// The items of a `.metadata` pickle's typed model, as JSON; why not, when they cannot all be
-/// read from it.
-pub fn items_json(outcome: &pickle::Unpickled) -> Result<String, String> {
-    let items = items(outcome)?;
-    serde_json::to_string(&items).map_err(|e| e.to_string())
+/// The items of a `.metadata` pickle's typed model, as the facts the host reads the `.distcp`
+/// files by; why not, when they cannot all be read from it.
+pub fn item_facts(outcome: &pickle::Unpickled) -> Result<Vec<DcpItem>, String> {
+    Ok(items(outcome)?.into_iter().map(DcpItem::from).collect())
+}
+
+impl From<Item> for DcpItem {
+    fn from(i: Item) -> Self {
+        DcpItem {
+            fqn: i.fqn.into(),
+            chunk: i.chunk.map(RVec::from).into(),
+            sizes: i.sizes.map(RVec::from).into(),
+            whole: i.whole.map(RVec::from).into(),
+            kind: i.kind,
+            file: i.file.into(),
+            offset: i.offset,
+            length: i.length,
+            transformed: i.transformed,
+        }
+    }
 }
 
 /// The items, in `storage_data`'s order.
@@ -100,7 +116,7 @@ pub fn items(outcome: &pickle::Unpickled) -> Result<Vec<Item>, String> {
                 if chunk.is_some() {
                     return Err(format!("the bytes item {fqn:?} has a tensor offset"));
                 }
-                ("bytes", None, None)
+                (DcpItemKind::Bytes, None, None)
             }
             Some("torch.distributed.checkpoint.metadata.TensorStorageMetadata") => {
                 let md = w.record(Some(md), "torch.distributed.checkpoint.metadata.TensorStorageMetadata")?;
@@ -119,13 +135,13 @@ pub fn items(outcome: &pickle::Unpickled) -> Result<Vec<Item>, String> {
                     .next()
                     .ok_or_else(|| format!("no chunk of {fqn:?} starts at {offsets:?}"))?;
                 let whole = (whole != sizes).then_some(whole);
-                ("tensor", Some(sizes), whole)
+                (DcpItemKind::Tensor, Some(sizes), whole)
             }
             _ => return Err(format!("state_dict_metadata[{fqn:?}] is neither TensorStorageMetadata nor BytesStorageMetadata")),
         };
         out.push(Item {
             fqn: fqn.to_owned(),
-            chunk: chunk.filter(|_| kind == "tensor"),
+            chunk: chunk.filter(|_| kind == DcpItemKind::Tensor),
             sizes,
             whole,
             kind,
@@ -232,6 +248,7 @@ impl<'o> Walk<'o> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use socair_plugin_api::abi_stable::std_types::ROption;
 
     fn run(data: &[u8]) -> pickle::Unpickled {
         let options = pickle::Options {
@@ -257,7 +274,10 @@ mod tests {
         type Row<'a> = (&'a str, &'a str, u64, u64, Option<Vec<i64>>);
         let got: Vec<Row<'_>> = items
             .iter()
-            .map(|i| (i.fqn.as_str(), i.kind, i.offset, i.length, i.sizes.clone()))
+            .map(|i| {
+                let kind = i.kind.as_str();
+                (i.fqn.as_str(), kind, i.offset, i.length, i.sizes.clone())
+            })
             .collect();
         assert_eq!(
             got,
@@ -272,9 +292,9 @@ mod tests {
             .iter()
             .all(|i| i.file == "__0_0.distcp" && !i.transformed));
         assert_eq!(items[1].chunk, Some(vec![0, 0]));
-        assert!(items_json(&outcome)
-            .unwrap()
-            .starts_with("[{\"fqn\":\"epoch\""));
+        let facts = item_facts(&outcome).unwrap();
+        assert_eq!(facts[0].fqn.as_str(), "epoch");
+        assert_eq!(facts[1].chunk, ROption::RSome(RVec::from(vec![0, 0])));
     }
 
     #[test]

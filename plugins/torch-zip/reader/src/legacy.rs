@@ -549,8 +549,8 @@ fn plain_pickles(
         // Its items are read by the host in the .distcp files beside it, which says what it
         // could not read (crate::dcp); a pickle that is not all DCP's dataclasses is judged
         // by its findings as any other.
-        match crate::dcp::items_json(&outcome) {
-            Ok(json) => a.dcp_items = Some(json),
+        match crate::dcp::item_facts(&outcome) {
+            Ok(items) => a.dcp_items = Some(items),
             Err(why) => a.add(
                 Severity::Lead,
                 "byte 0",

@@ -21,7 +21,7 @@ pub mod zip;
 /// other plugins that meet pickles.
 pub use socair_pickle::{globals, pickle};
 
-use abi_stable::std_types::{ROption, RString, RVec, Tuple2};
+use abi_stable::std_types::{ROption, RString, RVec};
 use checkpoint::{Analysis, AnalyzeOptions, Endian};
 use pickle::Severity;
 use socair_plugin_api::{
@@ -39,7 +39,7 @@ pub const LEGACY_FORMAT: &str = "torch-legacy";
 /// `ReadOptions.rules` asks for (the newest when it asks for none).
 pub use pickle::Grammar;
 /// The metadata keys this plugin gives facts under (the host reads them from its formats only).
-pub use socair_plugin_api::metadata_keys::{BYTEORDER_RECORD, DCP_ITEMS, TORCH_TENSOR_KIND};
+use socair_plugin_api::facts::{ByteOrderRecord, Fact, TorchTensorKind};
 /// The check the grammar reports.
 pub use socair_plugin_kit::report::PICKLE_CHECK;
 /// The structure check (not tested for pickle checkpoints).
@@ -256,47 +256,47 @@ pub fn opened_file(a: &Analysis, header_only: bool) -> OpenedFile {
         tensors: tensors.into(),
         unread: unread.into(),
         rows: RVec::from(vec![structure_row(), pickle_row(a, header_only)]),
-        // What the host's derivation record says about the input's byte order: the record
-        // present (`little`/`big`), absent (read as little-endian, as torch.load does), or a
-        // legacy file (which has no such record).
-        metadata: std::iter::once(Tuple2(
-            RString::from(BYTEORDER_RECORD),
-            RString::from(match a.byteorder_record {
-                _ if a.legacy => "legacy",
-                Some(Endian::Little) => "little",
-                Some(Endian::Big) => "big",
-                None => "absent",
-            }),
-        ))
-        .chain(tensor_kinds(a))
-        .chain(
-            a.dcp_items
-                .iter()
-                .map(|json| Tuple2(RString::from(DCP_ITEMS), RString::from(json.as_str()))),
-        )
-        .collect(),
+        // A torch checkpoint has no metadata of its own that socair reads as such.
+        metadata: RVec::new(),
         not_carried: a
             .not_carried
             .iter()
             .map(|s| RString::from(s.as_str()))
             .collect(),
+        // What the host's derivation record says about the input's byte order: the record
+        // present (`little`/`big`), absent (read as little-endian, as torch.load does), or a
+        // legacy file (which has no such record); what torch.load returns tensors as; a
+        // distributed checkpoint's items.
+        facts: std::iter::once(Fact::ByteOrderRecord(match a.byteorder_record {
+            _ if a.legacy => ByteOrderRecord::Legacy,
+            Some(Endian::Little) => ByteOrderRecord::Little,
+            Some(Endian::Big) => ByteOrderRecord::Big,
+            None => ByteOrderRecord::Absent,
+        }))
+        .chain(tensor_kinds(a))
+        .chain(
+            a.dcp_items
+                .clone()
+                .map(|items| Fact::DcpItems(items.into())),
+        )
+        .collect(),
     }
 }
 
-/// One [`TORCH_TENSOR_KIND`] entry for each tensor torch.load returns as an `nn.Parameter`
-/// or with `requires_grad` set.
-fn tensor_kinds(a: &Analysis) -> impl Iterator<Item = Tuple2<RString, RString>> + '_ {
+/// One fact for each tensor torch.load returns as an `nn.Parameter` or with `requires_grad`
+/// set.
+fn tensor_kinds(a: &Analysis) -> impl Iterator<Item = Fact> + '_ {
     a.tensors.iter().filter_map(|t| {
         let kind = match (t.model.parameter, t.model.requires_grad) {
-            (true, true) => "parameter",
-            (true, false) => "parameter-frozen",
-            (false, true) => "requires-grad",
+            (true, true) => TorchTensorKind::Parameter,
+            (true, false) => TorchTensorKind::FrozenParameter,
+            (false, true) => TorchTensorKind::RequiresGrad,
             (false, false) => return None,
         };
-        Some(Tuple2(
-            RString::from(TORCH_TENSOR_KIND),
-            RString::from(format!("{kind}:{}", t.name)),
-        ))
+        Some(Fact::TorchTensorKind {
+            tensor: RString::from(t.name.as_str()),
+            kind,
+        })
     })
 }
 

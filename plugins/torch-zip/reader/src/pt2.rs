@@ -239,6 +239,7 @@ fn rows(
         ]),
         metadata: RVec::new(),
         not_carried: RVec::new(),
+        facts: Default::default(),
     }
 }
 

@@ -2,7 +2,7 @@
 //! 2.15.0, `torch/distributed/checkpoint/filesystem.py`): each `.distcp` file is items one
 //! after another, located only by the `.metadata` beside it (`storage_data`: relative path,
 //! offset, length). The torch-zip plugin reads the `.metadata` and gives its items
-//! ([`DCP_ITEMS`]); here each item's slice of its file is handed to that plugin's readers as
+//! ([`Fact::DcpItems`]); here each item's slice of its file is handed to that plugin's readers as
 //! a file of its own ([`Window`]), as `read_data` hands it to `torch.load`
 //! (`_create_file_view` of the item's offset and length), and what they read replaces what
 //! the `.distcp` file's reader made of the whole file (a zip whose end record is its last
@@ -36,7 +36,7 @@ use socair_plugin_api::{
 use socair_plugin_kit::report::{PICKLE_CHECK, STRUCTURE_CHECK};
 
 /// The metadata key under which the torch-zip plugin gives a `.metadata`'s items.
-pub use socair_plugin_api::metadata_keys::DCP_ITEMS;
+use socair_plugin_api::facts::{DcpItem, Fact};
 
 /// The format name given to a `.distcp` file read item by item.
 pub const FORMAT: &str = "torch-dcp";
@@ -67,8 +67,8 @@ pub(super) struct Directory<'a> {
     pub data_path: &'a dyn Fn(&str, &str) -> Result<String, String>,
 }
 
-/// One item, as the plugin gives it.
-#[derive(Debug, Clone, serde::Deserialize)]
+/// One item, as the plugin gives it ([`DcpItem`]).
+#[derive(Debug, Clone)]
 struct Item {
     fqn: String,
     chunk: Option<Vec<i64>>,
@@ -78,6 +78,21 @@ struct Item {
     offset: u64,
     length: u64,
     transformed: bool,
+}
+
+impl From<&DcpItem> for Item {
+    fn from(i: &DcpItem) -> Self {
+        Item {
+            fqn: i.fqn.to_string(),
+            chunk: i.chunk.clone().map(|c| c.to_vec()).into_option(),
+            sizes: i.sizes.clone().map(|c| c.to_vec()).into_option(),
+            kind: i.kind.as_str().to_owned(),
+            file: i.file.to_string(),
+            offset: i.offset,
+            length: i.length,
+            transformed: i.transformed,
+        }
+    }
 }
 
 impl Item {
@@ -162,8 +177,10 @@ pub(super) fn read_items<J: Job>(
         .iter()
         .enumerate()
         .filter_map(|(i, (_, o))| {
-            let json = o.metadata.iter().find(|t| t.0 == DCP_ITEMS)?;
-            serde_json::from_str(json.1.as_str()).ok().map(|v| (i, v))
+            o.facts.iter().find_map(|f| match f {
+                Fact::DcpItems(items) => Some((i, items.iter().map(Item::from).collect())),
+                _ => None,
+            })
         })
         .collect();
     for (m, items) in metas {
@@ -542,6 +559,7 @@ fn opened_of(said: Said, meta_rel: &str) -> OpenedFile {
         rows: rows.into(),
         metadata: RVec::new(),
         not_carried: said.not_carried.into_iter().map(RString::from).collect(),
+        facts: Default::default(),
     }
 }
 

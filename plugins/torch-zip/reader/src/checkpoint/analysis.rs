@@ -85,9 +85,9 @@ pub struct Analysis {
     /// The arrays of such a pickle whose bytes lie in the file, as tensors
     /// (`socair_plugin_kit::ndarray`).
     pub array_tensors: Vec<socair_plugin_api::TensorDescriptor>,
-    /// A `torch.distributed.checkpoint` `.metadata`'s items, as JSON ([`crate::dcp`]), for
-    /// the host to read in the `.distcp` files beside it.
-    pub dcp_items: Option<String>,
+    /// A `torch.distributed.checkpoint` `.metadata`'s items ([`crate::dcp`]), for the host
+    /// to read in the `.distcp` files beside it.
+    pub dcp_items: Option<Vec<socair_plugin_api::facts::DcpItem>>,
     /// Findings added by kind: how many of each, for [`Analysis::finish`].
     pub(crate) kinds: Vec<(&'static str, Severity, u64)>,
 }
