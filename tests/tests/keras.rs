@@ -180,6 +180,27 @@ fn pytables_and_anndata_files_read_as_h5py_reads_them() {
     assert!(tensors("hdf5/libraries") >= 18);
 }
 
+/// A user-defined filter (Blosc, 32001, in a PyTables file) FAILs: the HDF5 library would load
+/// a plugin library to read it. A deployment that reviewed that library accepts it by naming
+/// `hdf5.filter.32001` among its reviewed classes: then a LEAD, the dataset still unread.
+#[test]
+fn a_plugin_filter_the_deployment_reviewed_is_a_lead() {
+    let file = fixture("hdf5/libraries/pytables-blosc.h5");
+    let r = run(socair().args(["scan", "--json"]).arg(&file));
+    assert_eq!(verdict(&json(&r.stdout)), "FAIL");
+    assert!(r.stdout.contains("hdf5.filter.32001"), "{}", r.stdout);
+    let dir = tempfile::tempdir().unwrap();
+    let reviewed = dir.path().join("reviewed.txt");
+    std::fs::write(&reviewed, "hdf5.filter.32001\n").unwrap();
+    let r = run(socair()
+        .args(["scan", "--json", "--reviewed-classes"])
+        .arg(&reviewed)
+        .arg(&file));
+    let report = json(&r.stdout);
+    assert_eq!(verdict(&report), "LEAD", "{report:#}");
+    assert!(r.stdout.contains("the deployment accepts"), "{report:#}");
+}
+
 /// The property-based differential: files whose features were drawn at random from a fixed
 /// seed and written by h5py 3.16 (fixtures/hdf5/random/, by fixtures/hdf5/make_random.py:
 /// libver bounds, dtypes, shapes, layouts, chunk indexes, filters, fill values, partial writes,

@@ -50,9 +50,12 @@ impl socair_plugin_api::ReadAt for HintsTaken<'_> {
 /// model, `h5model`).
 pub fn check_hdf5(data: &[u8]) {
     let _ = socair_hdf5::detect(data);
-    let options = socair_hdf5::Options { read_data: true };
+    let options = socair_hdf5::Options {
+        read_data: true,
+        ..Default::default()
+    };
     assert_eq!(
-        format!("{:?}", socair_hdf5::read(data, options)),
+        format!("{:?}", socair_hdf5::read(data, options.clone())),
         format!("{:?}", socair_hdf5::read(&HintsTaken(data), options)),
         "hints changed what the reader found"
     );

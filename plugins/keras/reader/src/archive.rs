@@ -330,7 +330,7 @@ fn weights<S: ReadAt + ?Sized>(
         start,
         len: size,
     };
-    match hdf5::read(&window, hdf5::Options { read_data }) {
+    match hdf5::read(&window, crate::h5model::options(read_data, reviewed)) {
         Ok(file) => {
             let inner = h5model::analyse(file, base + start, &format!("{WEIGHTS} "), reviewed);
             a.structure.extend(inner.structure);

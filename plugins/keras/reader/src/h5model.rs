@@ -9,9 +9,18 @@ use crate::grammar::{self, Dialect};
 use crate::{Analysis, Bytes, Tensor};
 use socair_hdf5::{self as hdf5, Finding, Kind, Order, ReadAt, Severity, Storage, Type, Value};
 
+/// The HDF5 reader's options: data read or not, and the plugin filters `reviewed` accepts
+/// (`hdf5.filter.N`).
+pub fn options(read_data: bool, reviewed: &[String]) -> hdf5::Options {
+    hdf5::Options {
+        read_data,
+        accepted_filters: hdf5::model::accepted_filters(reviewed),
+    }
+}
+
 /// Reads the HDF5 file `src` as a Keras file.
 pub fn read<S: ReadAt + ?Sized>(src: &S, read_data: bool, reviewed: &[String]) -> Analysis {
-    match hdf5::read(src, hdf5::Options { read_data }) {
+    match hdf5::read(src, options(read_data, reviewed)) {
         Ok(file) => analyse(file, 0, "", reviewed),
         Err(e) => crate::refused(
             "an HDF5 file",

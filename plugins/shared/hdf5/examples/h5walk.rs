@@ -10,7 +10,13 @@ fn main() {
         eprintln!("{path}: {e}");
         std::process::exit(2)
     });
-    match socair_hdf5::read(&bytes[..], socair_hdf5::Options { read_data: true }) {
+    match socair_hdf5::read(
+        &bytes[..],
+        socair_hdf5::Options {
+            read_data: true,
+            ..Default::default()
+        },
+    ) {
         Err(e) => println!("refused: {e}"),
         Ok(f) => {
             println!(

@@ -375,10 +375,28 @@ impl File {
 }
 
 /// Options of one read.
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Default)]
 pub struct Options {
     /// Read what does not lie in the file in row-major order (chunks in tiles, filtered
     /// chunks, fill values) and assemble it (within [`walk::inline_budget`]); without it such
     /// datasets are left unread.
     pub read_data: bool,
+    /// User-defined filters (ids 256 and up) the deployment accepts: an operator reviewed the
+    /// plugin library the HDF5 library would load for each ([`accepted_filters`]). A chunk
+    /// through one is then a LEAD (socair does not decode it), not a FAIL.
+    pub accepted_filters: Vec<u16>,
+}
+
+/// The prefix under which a reviewed list (`--reviewed-classes`, a store's reviews) names an
+/// accepted HDF5 filter: `hdf5.filter.32001` (Blosc).
+pub const ACCEPTED_FILTER_PREFIX: &str = "hdf5.filter.";
+
+/// The filter ids a reviewed list accepts: its entries `hdf5.filter.N` (N a user-defined
+/// filter id, 256 to 65535); other entries are pickle globals and not this reader's.
+pub fn accepted_filters(reviewed: &[String]) -> Vec<u16> {
+    reviewed
+        .iter()
+        .filter_map(|r| r.strip_prefix(ACCEPTED_FILTER_PREFIX)?.parse::<u16>().ok())
+        .filter(|&id| id >= 256)
+        .collect()
 }

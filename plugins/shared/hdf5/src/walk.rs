@@ -441,7 +441,11 @@ impl<S: ReadAt + ?Sized> Walk<'_, S> {
             // so Keras' loader reads it without loading a library; socair decodes it
             // ([`filters`]) as it decodes deflate.
             for f in fs.iter().filter(|f| !filters::registered(f.id)) {
-                self.find(Severity::Fail, place.clone(), format!("its chunks pass through {}, a user-defined filter (one neither the HDF5 library nor h5py registers): the library loads a plugin library from HDF5_PLUGIN_PATH to read them, which runs that library's code", f.describe()));
+                if self.options.accepted_filters.contains(&f.id) {
+                    self.find(Severity::Lead, place.clone(), format!("its chunks pass through {}, a user-defined filter the deployment accepts (reviewed as {}{}): the library loads that plugin library to read them; socair does not decode it, so the dataset is not read", f.describe(), crate::model::ACCEPTED_FILTER_PREFIX, f.id));
+                    continue;
+                }
+                self.find(Severity::Fail, place.clone(), format!("its chunks pass through {}, a user-defined filter (one neither the HDF5 library nor h5py registers): the library loads a plugin library from HDF5_PLUGIN_PATH to read them, which runs that library's code; once that library is reviewed, `--reviewed-classes` naming {}{} accepts it", f.describe(), crate::model::ACCEPTED_FILTER_PREFIX, f.id));
             }
         }
         let kind = match (layout, ty, dims) {

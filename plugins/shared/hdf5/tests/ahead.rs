@@ -58,8 +58,8 @@ impl ReadAt for Hinted<'_> {
 #[test]
 fn hints_change_nothing_the_reader_finds() {
     for bytes in [MANY_GROUPS, LAYOUTS, LATEST, KERAS_WEIGHTS] {
-        let plain = read(&Hinted::new(bytes, false), Options { read_data: true }).unwrap();
-        let hinted = read(&Hinted::new(bytes, true), Options { read_data: true }).unwrap();
+        let plain = read(&Hinted::new(bytes, false), opts()).unwrap();
+        let hinted = read(&Hinted::new(bytes, true), opts()).unwrap();
         assert_eq!(
             format!("{:?}", plain.objects),
             format!("{:?}", hinted.objects)
@@ -96,8 +96,8 @@ fn a_file_of_many_groups_is_read_from_hinted_ranges() {
 #[test]
 fn hints_change_nothing_on_damaged_files() {
     let same = |bytes: &[u8]| {
-        let plain = read(&Hinted::new(bytes, false), Options { read_data: true });
-        let hinted = read(&Hinted::new(bytes, true), Options { read_data: true });
+        let plain = read(&Hinted::new(bytes, false), opts());
+        let hinted = read(&Hinted::new(bytes, true), opts());
         assert_eq!(format!("{plain:?}"), format!("{hinted:?}"));
     };
     for original in [MANY_GROUPS, LAYOUTS, LATEST] {
@@ -114,5 +114,12 @@ fn hints_change_nothing_on_damaged_files() {
                 bytes[at] ^= flip;
             }
         }
+    }
+}
+
+fn opts() -> Options {
+    Options {
+        read_data: true,
+        ..Default::default()
     }
 }

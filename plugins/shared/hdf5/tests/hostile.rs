@@ -66,7 +66,10 @@ const ALL: &[&[u8]] = &[
 ];
 
 fn opts() -> Options {
-    Options { read_data: true }
+    Options {
+        read_data: true,
+        ..Default::default()
+    }
 }
 
 #[test]
