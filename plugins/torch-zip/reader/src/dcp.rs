@@ -28,55 +28,9 @@ use socair_plugin_api::facts::{DcpItem, DcpItemKind};
 /// The class `FileSystemWriter.finish` pickles.
 pub const METADATA_CLASS: &str = "torch.distributed.checkpoint.metadata.Metadata";
 
-/// One item of `storage_data`, as `FileSystemReader.read_data` locates it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Item {
-    /// The state dict's fully qualified name (`MetadataIndex.fqn`).
-    pub fqn: String,
-    /// A tensor chunk's offsets in the whole tensor (`MetadataIndex.offset`); none for a bytes
-    /// item.
-    pub chunk: Option<Vec<i64>>,
-    /// The chunk's sizes, from `state_dict_metadata` (the shape `torch.load` must give);
-    /// none for a bytes item.
-    pub sizes: Option<Vec<i64>>,
-    /// The whole tensor's size, when the chunk is not all of it.
-    pub whole: Option<Vec<i64>>,
-    /// A tensor (loaded with `weights_only=True`) or bytes (`weights_only=False`).
-    pub kind: DcpItemKind,
-    /// `_StorageInfo.relative_path`.
-    pub file: String,
-    /// `_StorageInfo.offset`.
-    pub offset: u64,
-    /// `_StorageInfo.length`.
-    pub length: u64,
-    /// Whether it names stream transforms (an extension such as compression).
-    pub transformed: bool,
-}
-
-/// The items of a `.metadata` pickle's typed model, as the facts the host reads the `.distcp`
-/// files by; why not, when they cannot all be read from it.
-pub fn item_facts(outcome: &pickle::Unpickled) -> Result<Vec<DcpItem>, String> {
-    Ok(items(outcome)?.into_iter().map(DcpItem::from).collect())
-}
-
-impl From<Item> for DcpItem {
-    fn from(i: Item) -> Self {
-        DcpItem {
-            fqn: i.fqn.into(),
-            chunk: i.chunk.map(RVec::from).into(),
-            sizes: i.sizes.map(RVec::from).into(),
-            whole: i.whole.map(RVec::from).into(),
-            kind: i.kind,
-            file: i.file.into(),
-            offset: i.offset,
-            length: i.length,
-            transformed: i.transformed,
-        }
-    }
-}
-
-/// The items, in `storage_data`'s order.
-pub fn items(outcome: &pickle::Unpickled) -> Result<Vec<Item>, String> {
+/// The items of a `.metadata` pickle's typed model, in `storage_data`'s order, as the host
+/// reads the `.distcp` files by them; why not, when they cannot all be read from it.
+pub fn items(outcome: &pickle::Unpickled) -> Result<Vec<DcpItem>, String> {
     let w = Walk(outcome);
     let top = w.record(outcome.result.as_ref(), METADATA_CLASS)?;
     let sdm = w.dict(w.field(top, "state_dict_metadata")?)?;
@@ -139,13 +93,16 @@ pub fn items(outcome: &pickle::Unpickled) -> Result<Vec<Item>, String> {
             }
             _ => return Err(format!("state_dict_metadata[{fqn:?}] is neither TensorStorageMetadata nor BytesStorageMetadata")),
         };
-        out.push(Item {
-            fqn: fqn.to_owned(),
-            chunk: chunk.filter(|_| kind == DcpItemKind::Tensor),
-            sizes,
-            whole,
+        out.push(DcpItem {
+            fqn: fqn.into(),
+            chunk: chunk
+                .filter(|_| kind == DcpItemKind::Tensor)
+                .map(RVec::from)
+                .into(),
+            sizes: sizes.map(RVec::from).into(),
+            whole: whole.map(RVec::from).into(),
             kind,
-            file: file.to_owned(),
+            file: file.into(),
             offset,
             length,
             transformed,
@@ -276,7 +233,8 @@ mod tests {
             .iter()
             .map(|i| {
                 let kind = i.kind.as_str();
-                (i.fqn.as_str(), kind, i.offset, i.length, i.sizes.clone())
+                let sizes = i.sizes.clone().map(|s| s.to_vec()).into_option();
+                (i.fqn.as_str(), kind, i.offset, i.length, sizes)
             })
             .collect();
         assert_eq!(
@@ -290,11 +248,8 @@ mod tests {
         );
         assert!(items
             .iter()
-            .all(|i| i.file == "__0_0.distcp" && !i.transformed));
-        assert_eq!(items[1].chunk, Some(vec![0, 0]));
-        let facts = item_facts(&outcome).unwrap();
-        assert_eq!(facts[0].fqn.as_str(), "epoch");
-        assert_eq!(facts[1].chunk, ROption::RSome(RVec::from(vec![0, 0])));
+            .all(|i| i.file.as_str() == "__0_0.distcp" && !i.transformed));
+        assert_eq!(items[1].chunk, ROption::RSome(RVec::from(vec![0, 0])));
     }
 
     #[test]

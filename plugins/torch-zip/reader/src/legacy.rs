@@ -549,7 +549,7 @@ fn plain_pickles(
         // Its items are read by the host in the .distcp files beside it, which says what it
         // could not read (crate::dcp); a pickle that is not all DCP's dataclasses is judged
         // by its findings as any other.
-        match crate::dcp::item_facts(&outcome) {
+        match crate::dcp::items(&outcome) {
             Ok(items) => a.dcp_items = Some(items),
             Err(why) => a.add(
                 Severity::Lead,
