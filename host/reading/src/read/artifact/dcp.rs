@@ -35,8 +35,7 @@ use socair_plugin_api::{
 };
 use socair_plugin_kit::report::{PICKLE_CHECK, STRUCTURE_CHECK};
 
-/// The metadata key under which the torch-zip plugin gives a `.metadata`'s items.
-use socair_plugin_api::facts::{DcpItem, Fact};
+use socair_plugin_api::facts::{DcpItem, DcpItemKind, Fact};
 
 /// The format name given to a `.distcp` file read item by item.
 pub const FORMAT: &str = "torch-dcp";
@@ -67,47 +66,28 @@ pub(super) struct Directory<'a> {
     pub data_path: &'a dyn Fn(&str, &str) -> Result<String, String>,
 }
 
-/// One item, as the plugin gives it ([`DcpItem`]).
-#[derive(Debug, Clone)]
-struct Item {
-    fqn: String,
-    chunk: Option<Vec<i64>>,
-    sizes: Option<Vec<i64>>,
-    kind: String,
-    file: String,
-    offset: u64,
-    length: u64,
-    transformed: bool,
+/// What reports call an item.
+trait Named {
+    /// Its name: the fqn, and a chunk's offsets when it is not the whole tensor.
+    fn name(&self) -> String;
+    /// Its place: kind, name and bytes.
+    fn place(&self) -> String;
 }
 
-impl From<&DcpItem> for Item {
-    fn from(i: &DcpItem) -> Self {
-        Item {
-            fqn: i.fqn.to_string(),
-            chunk: i.chunk.clone().map(|c| c.to_vec()).into_option(),
-            sizes: i.sizes.clone().map(|c| c.to_vec()).into_option(),
-            kind: i.kind.as_str().to_owned(),
-            file: i.file.to_string(),
-            offset: i.offset,
-            length: i.length,
-            transformed: i.transformed,
-        }
-    }
-}
-
-impl Item {
-    /// Its name in reports: the fqn, and a chunk's offsets when it is not the whole tensor.
+impl Named for DcpItem {
     fn name(&self) -> String {
         match (&self.chunk, &self.sizes) {
-            (Some(c), Some(_)) if c.iter().any(|&o| o != 0) => format!("{}@{c:?}", self.fqn),
-            _ => self.fqn.clone(),
+            (ROption::RSome(c), ROption::RSome(_)) if c.iter().any(|&o| o != 0) => {
+                format!("{}@{:?}", self.fqn, c.as_slice())
+            }
+            _ => self.fqn.to_string(),
         }
     }
 
     fn place(&self) -> String {
         format!(
             "{} item {:?} (bytes {}..{})",
-            self.kind,
+            self.kind.as_str(),
             self.name(),
             self.offset,
             self.offset.saturating_add(self.length)
@@ -173,12 +153,12 @@ pub(super) fn read_items<J: Job>(
     all: &mut [(J, OpenedFile)],
     options: &ReadOptions,
 ) {
-    let metas: Vec<(usize, Vec<Item>)> = all
+    let metas: Vec<(usize, Vec<DcpItem>)> = all
         .iter()
         .enumerate()
         .filter_map(|(i, (_, o))| {
             o.facts.iter().find_map(|f| match f {
-                Fact::DcpItems(items) => Some((i, items.iter().map(Item::from).collect())),
+                Fact::DcpItems(items) => Some((i, items.to_vec())),
                 _ => None,
             })
         })
@@ -195,9 +175,9 @@ pub(super) fn read_items<J: Job>(
             });
             about_meta.push((RowStatus::Lead, "file".into(), why));
         } else {
-            let mut by_file: std::collections::BTreeMap<String, Vec<Item>> = Default::default();
+            let mut by_file: std::collections::BTreeMap<String, Vec<DcpItem>> = Default::default();
             for item in items {
-                match (dir.data_path)(&meta_rel, &item.file) {
+                match (dir.data_path)(&meta_rel, item.file.as_str()) {
                     Ok(rel) => by_file.entry(rel).or_default().push(item),
                     Err(why) => about_meta.push((
                         RowStatus::Fail,
@@ -261,7 +241,7 @@ pub(super) fn read_items<J: Job>(
 fn read_file(
     readers: &[FormatReaderBox],
     input: &InputFile,
-    mut items: Vec<Item>,
+    mut items: Vec<DcpItem>,
     meta_rel: &str,
     options: &ReadOptions,
 ) -> Said {
@@ -346,7 +326,7 @@ fn read_file(
 }
 
 /// Adds what a reader made of one item's slice.
-fn take_item(said: &mut Said, item: &Item, opened: OpenedFile) {
+fn take_item(said: &mut Said, item: &DcpItem, opened: OpenedFile) {
     let place = item.place();
     for r in opened.rows.iter() {
         let list = match r.check.as_str() {
@@ -389,11 +369,12 @@ fn take_item(said: &mut Said, item: &Item, opened: OpenedFile) {
         t.name = name.into();
         t
     };
-    if item.kind == "tensor" {
+    if item.kind == DcpItemKind::Tensor {
         let sizes: Vec<u64> = item
             .sizes
+            .as_ref()
+            .map_or(&[][..], |s| s.as_slice())
             .iter()
-            .flatten()
             .map(|&s| u64::try_from(s).unwrap_or(u64::MAX))
             .collect();
         let mut tensors = opened.tensors.into_iter();
@@ -569,11 +550,12 @@ mod tests {
 
     #[test]
     fn items_are_named_by_fqn_and_chunk() {
-        let item = |chunk: Option<Vec<i64>>| Item {
+        let item = |chunk: Option<Vec<i64>>| DcpItem {
             fqn: "w".into(),
-            sizes: chunk.as_ref().map(|c| vec![1; c.len()]),
-            chunk,
-            kind: "tensor".into(),
+            sizes: chunk.as_ref().map(|c| RVec::from(vec![1; c.len()])).into(),
+            whole: ROption::RNone,
+            chunk: chunk.map(RVec::from).into(),
+            kind: DcpItemKind::Tensor,
             file: "__0_0.distcp".into(),
             offset: 10,
             length: 5,
