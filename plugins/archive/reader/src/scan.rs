@@ -515,22 +515,31 @@ impl Walk {
             self.a.data += 1;
             return;
         }
-        // A skops file's schema: what skops.io.load builds, never data (socair_pickle::skops).
+        // A skops file's schema, judged as skops 0.16 loads it (socair_skops): a FAIL
+        // for what runs code, a LEAD for what skops refuses without trusted= (or socair did
+        // not read whole), data when skops.io.load loads it by default and nothing in it runs
+        // code.
         if name.rsplit('/').next() == Some("schema.json") {
-            if let Some(j) = socair_pickle::skops::judge(bytes) {
-                for (at, why) in j.dangerous {
-                    self.a.structure.add_with(Severity::Fail, format!("{place} {at}"), || {
-                        format!("a skops schema names {why}: skops.io.load builds it, and an estimator holding it runs it")
-                    });
+            if let Some(j) = socair_skops::judge(bytes) {
+                for (at, why) in &j.dangerous {
+                    let at = if at.is_empty() { "(its root)" } else { at };
+                    self.a
+                        .structure
+                        .add_with(Severity::Fail, format!("{place} {at}"), || why.clone());
                 }
                 let more = if j.more > 0 {
-                    format!(" (and {} nodes not walked)", j.more)
+                    format!(" ({} more names that run code, not listed)", j.more)
                 } else {
                     String::new()
                 };
-                self.a.unchecked.add_with(Severity::Lead, place, || {
-                    format!("a skops file's schema (skops.io.dump): skops.io.load builds every object it names, {} types: {}{more}; socair does not model skops's node types, so a person should look", j.types.len(), j.types.iter().take(20).cloned().collect::<Vec<_>>().join(", "))
-                });
+                match j.lead() {
+                    Some(lead) => self
+                        .a
+                        .unchecked
+                        .add_with(Severity::Lead, place, || format!("{lead}{more}")),
+                    None if j.dangerous.is_empty() => self.a.data += 1,
+                    None => {}
+                }
                 return;
             }
         }

@@ -124,6 +124,9 @@ pub struct Outcome {
     /// A member is a skops file's schema (`schema.json`): the archive is a skops file with
     /// arrays.
     pub skops: bool,
+    /// The skops schema's sentence when skops 0.16 loads it by default and nothing in it runs
+    /// code (socair_skops): added to the PASS summary.
+    pub skops_summary: Option<String>,
 }
 
 impl Outcome {
@@ -138,6 +141,7 @@ impl Outcome {
             raw_pickles: Vec::new(),
             pickle_findings: Vec::new(),
             skops: false,
+            skops_summary: None,
         }
     }
 
@@ -172,7 +176,10 @@ impl Outcome {
         };
         let count = |s: Severity| self.findings.iter().filter(|f| f.severity == s).count();
         match self.worst() {
-            None => self.pass_summary.clone(),
+            None => match &self.skops_summary {
+                Some(skops) => format!("{}; {skops}", self.pass_summary),
+                None => self.pass_summary.clone(),
+            },
             Some(Severity::Lead) => format!(
                 "{}; {} finding(s) outside what this reader checks",
                 self.pass_summary,
@@ -635,8 +642,10 @@ struct RawAt<'w> {
 }
 
 /// A member that does not start with the `.npy` magic: `np.load` returns its raw bytes. A
-/// LEAD (nothing models them), and their pickle scanned when they are one. `head` is the
-/// member's first bytes; `all` reads the whole member when it is a pickle.
+/// LEAD (nothing models them), and their pickle scanned when they are one; a skops file's
+/// `schema.json` is judged as skops 0.16 loads it instead (data when skops loads it by
+/// default). `head` is the member's first bytes; `all` reads the whole member when it is a
+/// pickle or a schema.
 fn raw_member<'d>(
     m: &Member,
     key: &str,
@@ -649,30 +658,53 @@ fn raw_member<'d>(
     let (file_len, reviewed) = file;
     let RawAt { w, offset } = at;
     let raw = format!("np.load()[{key:?}] returns its raw bytes, not an array: it does not start with the .npy magic (\\x93NUMPY); nothing socair models reads them");
-    if key == "schema.json" && head.first() == Some(&b'{') {
-        // A skops file with arrays (skops.io.dump writes its schema last): what
-        // skops.io.load builds, judged by the pickle machine's tables (socair_pickle::skops).
-        // JSON is no pickle.
-        match all().and_then(|d| socair_pickle::skops::judge(&d)) {
-            Some(j) => {
-                out.skops = true;
-                // The FAILs first: the one a person reads first says what runs.
-                for (at, why) in j.dangerous {
-                    out.found(Severity::Fail, format!("{} at {at}", m.place()), format!("a skops schema names {why}: skops.io.load builds it, and an estimator holding it runs it"));
-                }
-                out.refuse(Some(key), Severity::Lead, m.place(), format!("np.load()[{key:?}] returns its raw bytes: a skops file's schema (skops.io.dump), and skops.io.load builds every object it names, {} types: {}; socair does not model skops's node types, so a person should look", j.types.len(), j.types.iter().take(20).cloned().collect::<Vec<_>>().join(", ")));
+    // `all` reads the whole member, once: the skops judgement and the pickle scan share it.
+    let mut all = Some(all);
+    let mut read: Option<Option<Cow<'d, [u8]>>> = None;
+    let mut skops = false;
+    if key == "schema.json" {
+        // A skops file with arrays (skops.io.dump writes its schema last), judged as skops
+        // 0.16 loads it (socair_skops): a FAIL for what runs code, a LEAD for what
+        // skops refuses without trusted= (or socair did not read whole), data otherwise (what
+        // np.load returns for it is the schema's bytes, and skops.io.load builds only types it
+        // trusts by default). In any JSON encoding Python reads, so no first-byte test.
+        let data = all.take().and_then(|f| f());
+        if let Some(j) = data.as_deref().and_then(socair_skops::judge) {
+            skops = true;
+            out.skops = true;
+            // The FAILs first: the one a person reads first says what runs.
+            for (at, why) in &j.dangerous {
+                let at = if at.is_empty() { "its root" } else { at };
+                out.found(
+                    Severity::Fail,
+                    format!("{} at {at}", m.place()),
+                    why.clone(),
+                );
             }
-            None => out.refuse(Some(key), Severity::Lead, m.place(), raw),
+            if let Some(lead) = j.lead() {
+                out.refuse(
+                    Some(key),
+                    Severity::Lead,
+                    m.place(),
+                    format!("np.load()[{key:?}] returns its raw bytes: {lead}"),
+                );
+            } else if j.dangerous.is_empty() {
+                out.skops_summary = Some(j.pass_summary());
+            }
         }
-        return;
+        read = Some(data);
     }
-    out.refuse(Some(key), Severity::Lead, m.place(), raw);
+    if !skops {
+        out.refuse(Some(key), Severity::Lead, m.place(), raw);
+    }
+    // Still a pickle scan for a schema.json that is one: np.load returns its bytes, and its
+    // caller may unpickle them.
     if !pickle::looks_like_pickle(head, m.len) {
         return;
     }
     let at = place_in(Some(w), offset);
     out.raw_pickles.push(at.clone());
-    match all() {
+    match read.unwrap_or_else(|| all.take().and_then(|f| f())) {
         Some(data) => run_pickle(&data, Some(w), offset, at, file_len, reviewed, out),
         None => out.pickle_findings.push(Finding::new(
             Severity::Lead,

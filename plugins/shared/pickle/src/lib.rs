@@ -12,4 +12,3 @@ pub mod globals;
 pub mod grammar;
 pub mod pickle;
 pub mod profile;
-pub mod skops;
