@@ -4,19 +4,9 @@
 use socair_plugin_api::ByteOrder;
 use socair_plugin_kit::Severity;
 
-/// Where a tensor's bytes are.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Bytes {
-    /// A range of the file, in the file's byte order.
-    Range {
-        /// First byte.
-        offset: u64,
-        /// Length.
-        len: u64,
-    },
-    /// Decoded from text, little-endian.
-    Inline(Vec<u8>),
-}
+/// Where a tensor's bytes are (decoded ones in the tensor's own byte order): the reading
+/// model's.
+pub use socair_plugin_kit::model::Bytes;
 
 /// One tensor found.
 #[derive(Debug, Clone, PartialEq, Eq)]

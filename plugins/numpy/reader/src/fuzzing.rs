@@ -3,7 +3,7 @@
 
 use crate::detect::{looks_like_npy, looks_like_npz};
 use crate::opened_file;
-use crate::read::{self, Bytes, Outcome};
+use crate::read::{self, Bytes, NumpyRead};
 use crate::span::Span;
 
 fn element_size(element_type: &str) -> Option<u64> {
@@ -20,7 +20,7 @@ fn element_size(element_type: &str) -> Option<u64> {
 /// What a reader returned holds together: every range lies inside the file and holds exactly
 /// the shape's elements (strided ranges too), inline bytes hold exactly the shape and stay
 /// within the inflation budget, and the glue turns it into rows without panicking.
-fn check_outcome(data: &[u8], out: Outcome) {
+fn check_outcome(data: &[u8], out: NumpyRead) {
     let mut inline_total = 0u64;
     for t in &out.tensors {
         let size = t.itemsize;

@@ -28,7 +28,7 @@ pub mod span;
 pub mod zip;
 
 use abi_stable::std_types::{ROption, RString, RVec};
-use read::{Bytes, Outcome};
+use read::{Bytes, NumpyRead};
 use socair_plugin_api::{
     ByteRange, ByteSourceRef, Finding, OpenedFile, PluginError, ReadOptions, ReportRow,
     TensorDescriptor, TensorOrigin, Unread,
@@ -109,7 +109,7 @@ fn findings(list: Vec<read::Finding>) -> RVec<Finding> {
 }
 
 /// Turns what was read into what the plugin API reports.
-pub fn opened_file(outcome: Outcome) -> OpenedFile {
+pub fn opened_file(outcome: NumpyRead) -> OpenedFile {
     let mut rows = vec![ReportRow {
         check: STRUCTURE_CHECK.into(),
         status: status(outcome.worst()),

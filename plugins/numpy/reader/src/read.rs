@@ -1,7 +1,7 @@
 //! What this plugin makes of a `.npy` file or an `.npz` archive, in plain Rust types: the
 //! tensors (where their bytes lie, or their decoded bytes), what it could not read and why,
 //! the findings of the `Format and structure` check, and the pickle scan of object arrays.
-//! `lib.rs` turns an [`Outcome`] into the plugin API's types.
+//! `lib.rs` turns an [`NumpyRead`] into the plugin API's types.
 //!
 //! Verdicts of `Format and structure`:
 //!
@@ -61,20 +61,9 @@ pub use socair_plugin_kit::Severity;
 /// One finding: the reading model every first-party reader shares.
 pub use socair_plugin_kit::model::Finding;
 
-/// Where a tensor's bytes are.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Bytes {
-    /// In the file, as they are: `len` bytes at `offset`.
-    Range {
-        /// First byte.
-        offset: u64,
-        /// Length.
-        len: u64,
-    },
-    /// Decoded from a deflated member: its elements in row-major order, in their stored byte
-    /// order.
-    Inline(Vec<u8>),
-}
+/// Where a tensor's bytes are (decoded ones in the tensor's own byte order): the reading
+/// model's.
+pub use socair_plugin_kit::model::Bytes;
 
 /// One tensor whose bytes were located.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -103,7 +92,7 @@ pub struct Tensor {
 
 /// What was read.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Outcome {
+pub struct NumpyRead {
     /// [`NPY`] or [`NPZ`].
     pub format: &'static str,
     /// The tensors located, in the order the file lists them.
@@ -129,9 +118,9 @@ pub struct Outcome {
     pub skops_summary: Option<String>,
 }
 
-impl Outcome {
+impl NumpyRead {
     fn new(format: &'static str) -> Self {
-        Outcome {
+        NumpyRead {
             format,
             tensors: Vec::new(),
             unread: Vec::new(),
@@ -269,7 +258,7 @@ pub(crate) struct Array<'a> {
 }
 
 /// Adds what the header `h` describes to `out`.
-pub(crate) fn describe(a: &Array<'_>, h: &Header, out: &mut Outcome) {
+pub(crate) fn describe(a: &Array<'_>, h: &Header, out: &mut NumpyRead) {
     let place = |offset: u64| place_in(a.member, offset);
     let name = Some(a.name);
     let descr_text = h.descr.text();
@@ -346,7 +335,7 @@ pub(crate) fn describe(a: &Array<'_>, h: &Header, out: &mut Outcome) {
 }
 
 /// An object array: listed unread, its pickle scanned.
-fn object_array(a: &Array<'_>, h: &Header, out: &mut Outcome) {
+fn object_array(a: &Array<'_>, h: &Header, out: &mut NumpyRead) {
     let place = |offset: u64| place_in(a.member, offset);
     let at = place(h.data_offset);
     out.unread.push((
@@ -376,7 +365,7 @@ fn inline_bytes(src: Span<'_>, h: &Header, itemsize: u64, len: u64) -> Result<Ve
 }
 
 /// Runs the pickle after an object array's header through socair's pickle machine.
-fn scan_pickle(a: &Array<'_>, h: &Header, at: String, out: &mut Outcome) {
+fn scan_pickle(a: &Array<'_>, h: &Header, at: String, out: &mut NumpyRead) {
     out.pickles.push(at.clone());
     match a.src.sub(h.data_offset, h.data_len()).map(|s| s.to_vec()) {
         Some(Ok(d)) => run_pickle(&d, a.member, h.data_offset, at, a.file_len, a.reviewed, out),
@@ -397,7 +386,7 @@ fn run_pickle(
     at: String,
     file_len: u64,
     reviewed: &[String],
-    out: &mut Outcome,
+    out: &mut NumpyRead,
 ) {
     let options = pickle::Options {
         reviewed: reviewed.to_vec(),
@@ -431,8 +420,8 @@ fn run_pickle(
 
 /// Reads a `.npy` file: one array, or the consecutive records of an equinox file
 /// ([`crate::records`]).
-pub fn read_npy(file: Span<'_>, reviewed: &[String]) -> Outcome {
-    let mut out = Outcome::new(NPY);
+pub fn read_npy(file: Span<'_>, reviewed: &[String]) -> NumpyRead {
+    let mut out = NumpyRead::new(NPY);
     let windows = crate::records::windows(&file);
     if windows.len() > 1 {
         read_records(file, &windows, reviewed, &mut out);
@@ -469,7 +458,7 @@ pub fn read_npy(file: Span<'_>, reviewed: &[String]) -> Outcome {
 
 /// Reads the records of an equinox file at `windows` (more than one: [`crate::records`]), each
 /// as a `.npy` file of its own, named by its index.
-fn read_records(file: Span<'_>, windows: &[(u64, u64)], reviewed: &[String], out: &mut Outcome) {
+fn read_records(file: Span<'_>, windows: &[(u64, u64)], reviewed: &[String], out: &mut NumpyRead) {
     let mut shapes = Vec::new();
     for (i, &(base, len)) in windows.iter().enumerate() {
         let name = i.to_string();
@@ -530,8 +519,8 @@ struct Counts {
 }
 
 /// Reads an `.npz` archive; CRC-32s are checked unless `header_only`.
-pub fn read_npz(file: Span<'_>, header_only: bool, reviewed: &[String]) -> Outcome {
-    let mut out = Outcome::new(NPZ);
+pub fn read_npz(file: Span<'_>, header_only: bool, reviewed: &[String]) -> NumpyRead {
+    let mut out = NumpyRead::new(NPZ);
     let archive = match zip::read_archive(&file) {
         Ok(a) => a,
         Err(e) => {
@@ -653,7 +642,7 @@ fn raw_member<'d>(
     head: &[u8],
     all: impl FnOnce() -> Option<Cow<'d, [u8]>>,
     file: (u64, &[String]),
-    out: &mut Outcome,
+    out: &mut NumpyRead,
 ) {
     let (file_len, reviewed) = file;
     let RawAt { w, offset } = at;
@@ -720,7 +709,7 @@ fn read_stored(
     key: &str,
     header_only: bool,
     reviewed: &[String],
-    out: &mut Outcome,
+    out: &mut NumpyRead,
 ) {
     if !header_only {
         if let Err(e) = zip::read_each(file, m, |_| true) {
@@ -754,7 +743,7 @@ fn read_stored(
 
 /// The `.npy` bytes at `base..base + len` of `src`, the array `a`: its header read and what
 /// it describes added, or the refusal with its place.
-fn array(a: &Array<'_>, src: &Span<'_>, (base, len): (u64, u64), out: &mut Outcome) {
+fn array(a: &Array<'_>, src: &Span<'_>, (base, len): (u64, u64), out: &mut NumpyRead) {
     match npy::read_header(src, base, len) {
         Ok(h) => describe(a, &h, out),
         Err(e) => out.refuse(
@@ -767,7 +756,7 @@ fn array(a: &Array<'_>, src: &Span<'_>, (base, len): (u64, u64), out: &mut Outco
 }
 
 /// A deflated, bzip2 or LZMA member, decompressed within the budget (checked by the caller).
-fn read_decoded(file: &Span<'_>, m: &Member, key: &str, reviewed: &[String], out: &mut Outcome) {
+fn read_decoded(file: &Span<'_>, m: &Member, key: &str, reviewed: &[String], out: &mut NumpyRead) {
     // m.len fits in the budget, so this allocation is bounded.
     let mut bytes = Vec::with_capacity(usize::try_from(m.len).unwrap_or(0));
     let result = zip::read_each(file, m, |piece| {
@@ -900,7 +889,7 @@ mod tests {
     use crate::npy::tests::npy;
     use crate::zip::tests::{self as ztests, deflated, stored, zip};
 
-    fn npz(parts: &[ztests::Part<'_>]) -> Outcome {
+    fn npz(parts: &[ztests::Part<'_>]) -> NumpyRead {
         let z = zip(parts);
         read_npz(Span::file_bytes(&z), false, &[])
     }

@@ -10,7 +10,7 @@
 
 use serde_json::Value;
 use sha2::{Digest, Sha256};
-use socair_numpy::read::{self, Bytes, Outcome, Severity, Tensor};
+use socair_numpy::read::{self, Bytes, NumpyRead, Severity, Tensor};
 use socair_numpy::span::Span;
 use std::path::PathBuf;
 
@@ -22,7 +22,7 @@ fn expected(rel: &str) -> Value {
     serde_json::from_str(&std::fs::read_to_string(fixtures().join(rel)).unwrap()).unwrap()
 }
 
-fn read_file(path: &std::path::Path) -> (Vec<u8>, Outcome) {
+fn read_file(path: &std::path::Path) -> (Vec<u8>, NumpyRead) {
     let bytes = std::fs::read(path).unwrap();
     let name = path.file_name().unwrap().to_str().unwrap().to_owned();
     let out = if name.ends_with(".npz") {
@@ -92,7 +92,7 @@ fn status(s: Option<Severity>) -> &'static str {
 }
 
 /// The arrays as NumPy computed them, against what the plugin located.
-fn check_tensors(file: &str, bytes: &[u8], out: &Outcome, want: &Value) -> usize {
+fn check_tensors(file: &str, bytes: &[u8], out: &NumpyRead, want: &Value) -> usize {
     let want = want.as_array().unwrap();
     let mut got: Vec<&Tensor> = out.tensors.iter().collect();
     got.sort_by(|a, b| a.name.as_bytes().cmp(b.name.as_bytes()));

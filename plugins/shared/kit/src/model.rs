@@ -49,6 +49,21 @@ impl From<&Finding> for socair_plugin_api::Finding {
     }
 }
 
+/// Where a tensor's bytes are, as a reader found them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Bytes {
+    /// A range of the file, in the file's byte order.
+    Range {
+        /// First byte.
+        offset: u64,
+        /// Length.
+        len: u64,
+    },
+    /// Bytes the reader decoded (from text, from a deflated member), its elements in
+    /// row-major order, in the byte order the reader gives with them.
+    Inline(Vec<u8>),
+}
+
 /// The status of a row whose worst finding is `worst`: PASS for none.
 pub fn status(worst: Option<Severity>) -> RowStatus {
     worst.map_or(RowStatus::Pass, RowStatus::from)

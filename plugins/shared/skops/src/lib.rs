@@ -41,6 +41,7 @@
 
 mod audit;
 mod danger;
+pub mod fuzzing;
 pub mod json;
 mod nodes;
 mod pyvalue;

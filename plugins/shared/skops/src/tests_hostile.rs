@@ -293,3 +293,20 @@ fn strange_strings_stay_apart() {
     assert!(json::loads(b"\"\xff\"").is_err());
     assert!(json::loads(b"\"\xed\xa0\x80\"").is_ok());
 }
+
+/// The `skops_schema` fuzz corpus (the schemas of fixtures/skops/ and cases.json, and what
+/// the fuzzer grew from them) and cuts of each: the property holds.
+#[test]
+fn the_fuzz_corpus_keeps_the_property() {
+    let dir = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../../fuzz/corpus/skops_schema");
+    let mut n = 0;
+    for entry in std::fs::read_dir(&dir).unwrap() {
+        let bytes = std::fs::read(entry.unwrap().path()).unwrap();
+        for cut in [bytes.len(), bytes.len() / 2, bytes.len().saturating_sub(1)] {
+            crate::fuzzing::check_schema(&bytes[..cut]);
+        }
+        n += 1;
+    }
+    assert!(n >= 100, "{n} corpus files");
+}
