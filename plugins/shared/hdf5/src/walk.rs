@@ -406,6 +406,22 @@ impl<S: ReadAt + ?Sized> Walk<'_, S> {
         Ok(h)
     }
 
+    /// Filters the library would load a plugin library for: a FAIL each, or a LEAD when the
+    /// deployment accepts it ([`Options::accepted_filters`]). LZF (32000) is no plugin for
+    /// h5py: h5py compiles the filter in and registers it when it is imported
+    /// (h5py/_hl/filters.py `compression="lzf"`, lzf/lzf_filter.c), so Keras' loader reads it
+    /// without loading a library; socair decodes it ([`filters`]) as it decodes deflate.
+    fn judge_plugin_filters(&mut self, fs: &[messages::Filter], place: &str) {
+        for f in fs.iter().filter(|f| !filters::registered(f.id)) {
+            let reviewed = format!("{}{}", crate::model::ACCEPTED_FILTER_PREFIX, f.id);
+            if self.options.accepted_filters.contains(&f.id) {
+                self.find(Severity::Lead, place.to_owned(), format!("its chunks pass through {}, a user-defined filter the deployment accepts (reviewed as {reviewed}): the library loads that plugin library to read them; socair does not decode it, so the dataset is not read", f.describe()));
+            } else {
+                self.find(Severity::Fail, place.to_owned(), format!("its chunks pass through {}, a user-defined filter (one neither the HDF5 library nor h5py registers): the library loads a plugin library from HDF5_PLUGIN_PATH to read them, which runs that library's code; once that library is reviewed, `--reviewed-classes` naming {reviewed} accepts it", f.describe()));
+            }
+        }
+    }
+
     /// Reads the object at `addr`, reached by `path`; returns the objects its links lead to,
     /// by their paths, for the walk to read next.
     fn object(&mut self, addr: u64, path: String) -> Result<Vec<(u64, String)>, Hdf5Error> {
@@ -436,17 +452,7 @@ impl<S: ReadAt + ?Sized> Walk<'_, S> {
             self.find(Severity::Fail, place.clone(), format!("its raw data lives in other files (an External Data Files message naming {names}): the HDF5 library reads them when the dataset is read, so loading this file reads those files, a local secret into the weights"));
         }
         if let Some(fs) = &filters {
-            // LZF (32000) is no plugin for h5py: h5py compiles the filter in and registers it
-            // when it is imported (h5py/_hl/filters.py `compression="lzf"`, lzf/lzf_filter.c),
-            // so Keras' loader reads it without loading a library; socair decodes it
-            // ([`filters`]) as it decodes deflate.
-            for f in fs.iter().filter(|f| !filters::registered(f.id)) {
-                if self.options.accepted_filters.contains(&f.id) {
-                    self.find(Severity::Lead, place.clone(), format!("its chunks pass through {}, a user-defined filter the deployment accepts (reviewed as {}{}): the library loads that plugin library to read them; socair does not decode it, so the dataset is not read", f.describe(), crate::model::ACCEPTED_FILTER_PREFIX, f.id));
-                    continue;
-                }
-                self.find(Severity::Fail, place.clone(), format!("its chunks pass through {}, a user-defined filter (one neither the HDF5 library nor h5py registers): the library loads a plugin library from HDF5_PLUGIN_PATH to read them, which runs that library's code; once that library is reviewed, `--reviewed-classes` naming {}{} accepts it", f.describe(), crate::model::ACCEPTED_FILTER_PREFIX, f.id));
-            }
+            self.judge_plugin_filters(fs, &place);
         }
         let kind = match (layout, ty, dims) {
             (Some(layout), Some(ty), Some(extent)) => {

@@ -132,6 +132,30 @@ pub fn reader_format(
     }
 }
 
+/// The readers whose detection claims the file: by its first bytes `head`, or, when none
+/// does, by a signature past them (HDF5 after a large user block), looked for only then: a
+/// few reads of a file no reader would otherwise take.
+fn detecting<'p>(
+    head: &[u8],
+    input: &InputFile,
+    plugins: &'p PluginSet,
+) -> Vec<(&'p LoadedPlugin, &'p FormatReaderBox)> {
+    let by_head: Vec<_> = plugins
+        .readers()
+        .filter(|(_, r)| r.detect(head.into(), input.len()))
+        .collect();
+    if !by_head.is_empty() {
+        return by_head;
+    }
+    plugins
+        .readers()
+        .filter(|(_, r)| {
+            let source = ByteSource_TO::from_ptr(RRef::new(input), TD_Opaque);
+            r.detect_past_head(source)
+        })
+        .collect()
+}
+
 /// Picks the reader for a file: the one reader whose detection claims its content (see
 /// [`ReaderChoice`] for several); failing that, the reader of the format its extension names
 /// (so that a damaged `x.safetensors` is opened by the safetensors reader and refused with its
@@ -153,24 +177,7 @@ pub(super) fn pick_reader<'p>(
     let mut passed_over = Vec::new();
     let mut claimants = Vec::new();
     let mut pinned_format = None;
-    let by_head: Vec<_> = plugins
-        .readers()
-        .filter(|(_, r)| r.detect(head.into(), input.len()))
-        .collect();
-    // A signature past the head (HDF5 after a large user block) is looked for only when the
-    // head settles nothing: a few reads of a file no reader would otherwise take.
-    let claiming = if by_head.is_empty() {
-        plugins
-            .readers()
-            .filter(|(_, r)| {
-                let source = ByteSource_TO::from_ptr(RRef::new(input), TD_Opaque);
-                r.detect_past_head(source)
-            })
-            .collect()
-    } else {
-        by_head
-    };
-    for (p, r) in claiming {
+    for (p, r) in detecting(head, input, plugins) {
         let format = r.format().to_string();
         match pinned_reader(&format) {
             Some((pinned, _)) if !choice.pinned.contains(&p.manifest.name) => {
