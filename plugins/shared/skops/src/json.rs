@@ -524,63 +524,63 @@ impl Cursor<'_> {
 
 /// Parses `text` (already decoded) as `json.loads` does.
 pub fn parse(text: &str) -> Result<Parsed, JsonError> {
-    let mut shadowed = Vec::new();
-    let mut renamed_objects = Vec::new();
-    let mut c = Cursor {
-        bytes: text.as_bytes(),
-        at: 0,
+    let mut p = Parser {
+        c: Cursor {
+            bytes: text.as_bytes(),
+            at: 0,
+        },
+        stack: Vec::new(),
+        values: 0,
+        shadowed: Vec::new(),
+        renamed: Vec::new(),
     };
-    let mut stack: Vec<Open> = Vec::new();
-    let mut values = 0usize;
-    c.skip_ws();
-    'value: loop {
+    p.c.skip_ws();
+    // One value at a time, never a call per level: an open container waits on `stack`.
+    loop {
         // A value starts at the cursor.
-        values += 1;
-        if values > MAX_VALUES {
+        let Some(done) = p.value()? else {
+            // It opened a container: its first value starts at the cursor.
+            continue;
+        };
+        if let Some(doc) = p.close(done)? {
+            return Ok(Parsed {
+                doc,
+                shadowed: p.shadowed,
+                renamed: p.renamed,
+            });
+        }
+    }
+}
+
+/// The parse's state: the cursor, the containers open around it, and what it has counted and
+/// kept so far.
+struct Parser<'t> {
+    c: Cursor<'t>,
+    stack: Vec<Open>,
+    values: usize,
+    shadowed: Vec<(String, Json)>,
+    renamed: Vec<Renamed>,
+}
+
+impl Parser<'_> {
+    /// The value starting at the cursor: `Some` when it is whole (a scalar, or an empty array
+    /// or object), `None` when it opened a container whose first value comes next.
+    fn value(&mut self) -> Result<Option<Json>, JsonError> {
+        let c = &mut self.c;
+        self.values += 1;
+        if self.values > MAX_VALUES {
             return bound(
                 c.at,
                 format!("more than {MAX_VALUES} values: past what socair reads"),
             );
         }
-        let mut done: Json = match c.peek() {
+        let value = match c.peek() {
             Some(b'"') => {
                 c.at += 1;
                 Json::Str(c.string()?)
             }
-            Some(b'{') => {
-                c.at += 1;
-                c.skip_ws();
-                if c.peek() == Some(b'}') {
-                    c.at += 1;
-                    Json::Object(Vec::new())
-                } else {
-                    if stack.len() >= MAX_DEPTH {
-                        return bound(c.at, format!("nested deeper than {MAX_DEPTH} levels: past what socair reads (Python's json raises RecursionError near 1,000)"));
-                    }
-                    let key = object_key(&mut c)?;
-                    stack.push(Open::Object {
-                        pairs: Vec::new(),
-                        index: None,
-                        key,
-                        renamed: Renamed::default(),
-                    });
-                    continue 'value;
-                }
-            }
-            Some(b'[') => {
-                c.at += 1;
-                c.skip_ws();
-                if c.peek() == Some(b']') {
-                    c.at += 1;
-                    Json::Array(Vec::new())
-                } else {
-                    if stack.len() >= MAX_DEPTH {
-                        return bound(c.at, format!("nested deeper than {MAX_DEPTH} levels: past what socair reads (Python's json raises RecursionError near 1,000)"));
-                    }
-                    stack.push(Open::Array(Vec::new()));
-                    continue 'value;
-                }
-            }
+            Some(b'{') => return self.open_object(),
+            Some(b'[') => return self.open_array(),
             Some(b'n') if c.starts_with(b"null") => {
                 c.at += 4;
                 Json::Null
@@ -610,18 +610,59 @@ pub fn parse(text: &str) -> Result<Parsed, JsonError> {
                 None => return err(c.at, "Expecting value"),
             },
         };
-        // Close every container the value completes.
+        Ok(Some(value))
+    }
+
+    /// The object whose `{` is at the cursor: `{}` whole, or opened with its first key read.
+    fn open_object(&mut self) -> Result<Option<Json>, JsonError> {
+        let c = &mut self.c;
+        c.at += 1;
+        c.skip_ws();
+        if c.peek() == Some(b'}') {
+            c.at += 1;
+            return Ok(Some(Json::Object(Vec::new())));
+        }
+        if self.stack.len() >= MAX_DEPTH {
+            return too_deep(c.at);
+        }
+        let key = object_key(c)?;
+        self.stack.push(Open::Object {
+            pairs: Vec::new(),
+            index: None,
+            key,
+            renamed: Renamed::default(),
+        });
+        Ok(None)
+    }
+
+    /// The array whose `[` is at the cursor: `[]` whole, or opened.
+    fn open_array(&mut self) -> Result<Option<Json>, JsonError> {
+        let c = &mut self.c;
+        c.at += 1;
+        c.skip_ws();
+        if c.peek() == Some(b']') {
+            c.at += 1;
+            return Ok(Some(Json::Array(Vec::new())));
+        }
+        if self.stack.len() >= MAX_DEPTH {
+            return too_deep(c.at);
+        }
+        self.stack.push(Open::Array(Vec::new()));
+        Ok(None)
+    }
+
+    /// Puts the whole value `done` in the innermost open container, and closes every container
+    /// that completes: `None` when another value starts at the cursor, `Some` with the whole
+    /// document when none is open any more (and nothing follows it).
+    fn close(&mut self, mut done: Json) -> Result<Option<Json>, JsonError> {
         loop {
-            let Some(top) = stack.last_mut() else {
+            let c = &mut self.c;
+            let Some(top) = self.stack.last_mut() else {
                 c.skip_ws();
                 if c.at != c.bytes.len() {
                     return err(c.at, "Extra data");
                 }
-                return Ok(Parsed {
-                    doc: done,
-                    shadowed,
-                    renamed: renamed_objects,
-                });
+                return Ok(Some(done));
             };
             c.skip_ws();
             match top {
@@ -632,7 +673,7 @@ pub fn parse(text: &str) -> Result<Parsed, JsonError> {
                         Some(b',') => {
                             c.at += 1;
                             c.skip_ws();
-                            continue 'value;
+                            return Ok(None);
                         }
                         _ => return err(c.at, "Expecting ',' delimiter"),
                     }
@@ -649,44 +690,55 @@ pub fn parse(text: &str) -> Result<Parsed, JsonError> {
                             ("__class__", Json::Str(c)) => renamed.classes.push(c.clone()),
                             _ => {}
                         }
-                        shadowed.push(old);
+                        self.shadowed.push(old);
                     }
                     match c.peek() {
                         Some(b'}') => {}
                         Some(b',') => {
                             c.at += 1;
                             c.skip_ws();
-                            *key = object_key(&mut c)?;
-                            continue 'value;
+                            *key = object_key(c)?;
+                            return Ok(None);
                         }
                         _ => return err(c.at, "Expecting ',' delimiter"),
                     }
                 }
             }
             c.at += 1;
-            done = match stack.pop() {
-                Some(Open::Array(items)) => Json::Array(items),
-                Some(Open::Object {
-                    pairs, mut renamed, ..
-                }) => {
-                    let value = Json::Object(pairs);
-                    if !renamed.modules.is_empty() || !renamed.classes.is_empty() {
-                        for (list, k) in [
-                            (&mut renamed.modules, "__module__"),
-                            (&mut renamed.classes, "__class__"),
-                        ] {
-                            if let Some(Json::Str(last)) = value.get(k) {
-                                list.push(last.clone());
-                            }
-                        }
-                        renamed_objects.push(renamed);
-                    }
-                    value
-                }
-                None => return err(c.at, "Expecting value"),
-            };
+            done = self.pop()?;
         }
     }
+
+    /// The innermost open container, closed: its value (keeping the names an object's
+    /// repeated `__module__` or `__class__` gave it).
+    fn pop(&mut self) -> Result<Json, JsonError> {
+        match self.stack.pop() {
+            Some(Open::Array(items)) => Ok(Json::Array(items)),
+            Some(Open::Object {
+                pairs, mut renamed, ..
+            }) => {
+                let value = Json::Object(pairs);
+                if !renamed.modules.is_empty() || !renamed.classes.is_empty() {
+                    for (list, k) in [
+                        (&mut renamed.modules, "__module__"),
+                        (&mut renamed.classes, "__class__"),
+                    ] {
+                        if let Some(Json::Str(last)) = value.get(k) {
+                            list.push(last.clone());
+                        }
+                    }
+                    self.renamed.push(renamed);
+                }
+                Ok(value)
+            }
+            None => err(self.c.at, "Expecting value"),
+        }
+    }
+}
+
+/// socair's bound on nesting, met at `at`.
+fn too_deep<T>(at: usize) -> Result<T, JsonError> {
+    bound(at, format!("nested deeper than {MAX_DEPTH} levels: past what socair reads (Python's json raises RecursionError near 1,000)"))
 }
 
 /// A key, its colon and the whitespace before the value (`_parse_object_unicode`).

@@ -3,7 +3,8 @@
 //! `_numpy.py`, `_scipy.py`, `_sklearn.py`, `_quantile_forest.py`, `old/*.py`), step for step:
 //! the same fields read in the same order, the same memo, and an error wherever skops raises.
 //! Nothing skops would construct is judged here; [`super::audit`] computes what
-//! `get_unsafe_set` returns over the tree this builds.
+//! `get_unsafe_set` returns over the tree this builds. `Node.__init__` is `Builder::init`
+//! here; each class's own `__init__` is a function of `classes`, named after the class.
 //!
 //! Where skops raises (a missing field, a field of the wrong type, a loader it does not know,
 //! a `MethodNode` whose object is of another type, a protocol it does not read…), loading
@@ -12,9 +13,11 @@
 //! [`MAX_NODES`]) stop it with a [`Stop::Bound`].
 
 use super::json::Json;
-use super::pyvalue::{iterate_states, memo_key, py_eq, subscript, truthy, MemoKey};
+use super::pyvalue::{memo_key, subscript, truthy, MemoKey};
 use super::trusted::{defaults, Trust};
 use std::collections::HashMap;
+
+mod classes;
 
 /// Nodes nested at most. skops's own recursion (`get_tree` → a node's `__init__` →
 /// `get_tree`, then `get_unsafe_set` and `construct`) raises `RecursionError` under CPython
@@ -204,6 +207,25 @@ struct Builder<'j, 'm> {
     tree: Tree<'j>,
 }
 
+/// A node `Node.__init__` has begun (named, trusted, pushed, memoized), as its class's own
+/// `__init__` goes on with it.
+#[derive(Clone, Copy)]
+struct Init<'j> {
+    kind: Kind,
+    state: &'j Json,
+    /// Where its state lies ([`Tree::place`]).
+    at: usize,
+    /// Its index among the tree's nodes.
+    idx: usize,
+    /// `state["__module__"]` and `state["__class__"]`.
+    module: &'j Json,
+    class: &'j Json,
+    /// What its children are built with: a LossNode passes its allowed losses.
+    passed: bool,
+    /// The depth its children are built at.
+    depth: usize,
+}
+
 /// The classes `NODE_TYPE_MAPPING` holds under skops 0.16 with scikit-learn 1.9.1, by
 /// `__loader__` (`_DictWithDeprecatedKeysNode` is registered only for scikit-learn < 1.2).
 fn kind_of(loader: &str, protocol: i64) -> Option<Result<Kind, &'static str>> {
@@ -390,240 +412,40 @@ impl<'j> Builder<'j, '_> {
         if truthy(saved_id) {
             self.memo.insert(key, idx);
         }
-        let mut children: Vec<Child<'j>> = Vec::new();
-        // What the children of a node are built with: a LossNode passes its allowed losses.
-        let passed = matches!(kind, Kind::Loss) || losses;
-        match kind {
-            Kind::Dict => {
-                // `_general.py` DictNode: key_types, then content's values in order.
-                children.push(Child::Node(self.child_at(
-                    state,
-                    "key_types",
-                    at,
-                    passed,
-                    depth,
-                )?));
-                let content = self.sub(state, "content", at)?;
-                let Json::Object(pairs) = content else {
-                    return self.refused(at, format!("AttributeError: '{}' object has no attribute 'items' (DictNode content)", content.type_name()));
-                };
-                let content_at = self.path(at, Seg::Key("content"));
-                for (k, v) in pairs {
-                    let v_at = self.path(content_at, Seg::Key(k));
-                    children.push(Child::Node(self.get_tree(v, v_at, passed, depth)?));
-                }
-            }
-            Kind::DefaultDict => {
-                // `_general.py` DefaultDictNode: content["main"], then content["default_factory"].
-                let content = self.sub(state, "content", at)?;
-                let content_at = self.path(at, Seg::Key("content"));
-                children.push(Child::Node(
-                    self.child_at(content, "main", content_at, passed, depth)?,
-                ));
-                children.push(Child::Node(self.child_at(
-                    content,
-                    "default_factory",
-                    content_at,
-                    passed,
-                    depth,
-                )?));
-            }
-            Kind::List | Kind::Set | Kind::Tuple => {
-                // `[get_tree(value, …) for value in state["content"]]`.
-                let content = self.sub(state, "content", at)?;
-                let items = iterate_states(content).or_else(|e| self.refused(at, e))?;
-                let content_at = self.path(at, Seg::Key("content"));
-                for (i, item) in items.iter().enumerate() {
-                    let i_at = self.path(content_at, Seg::Index(i));
-                    children.push(Child::Node(self.get_tree(item, i_at, passed, depth)?));
-                }
-            }
-            Kind::Bytes | Kind::Bytearray => {
-                // `io.BytesIO(load_context.src.read(state["file"]))` (a BytesIO child is
-                // skipped by the audit).
-                self.read_member(state, at, "bytes")?;
-            }
-            Kind::Slice => {
-                // `_general.py` SliceNode: content["start"], ["stop"], ["step"] (raw values;
-                // its get_unsafe_set returns an empty set).
-                let content = self.sub(state, "content", at)?;
-                for k in ["start", "stop", "step"] {
-                    self.sub(content, k, at)?;
-                }
-            }
-            Kind::Function | Kind::Type => {}
-            Kind::FunctionV0 => {
-                // `old/_general_v0.py`: `self.children = {"content": state["content"]}`.
-                let content = self.sub(state, "content", at)?;
-                self.tree.nodes[idx].content = Some(content);
-            }
-            Kind::Method => {
-                // `_general.py` MethodNode: the object first, then the type check, then func.
-                let content = self.sub(state, "content", at)?;
-                let content_at = self.path(at, Seg::Key("content"));
-                let obj = self.child_at(content, "obj", content_at, passed, depth)?;
-                let (om, oc) = (self.tree.nodes[obj].module, self.tree.nodes[obj].class);
-                let same = |a: Name<'_>, b: Name<'_>| match (a, b) {
-                    (Name::Json(x), Name::Json(y)) => py_eq(x, y),
-                    (x, y) => x.as_str().is_some() && x.as_str() == y.as_str(),
-                };
-                if !same(Name::Json(module), om) || !same(Name::Json(class), oc) {
-                    return self.refused(at, format!(
-                        "ValueError: Expected object of type {}.{}, got {}.{} (skops 0.16 `_general.py` MethodNode.__init__, the check added against CVE-2025-54413; skops 0.11 and older built getattr(obj, func) without it)",
-                        name_str(Name::Json(module)), name_str(Name::Json(class)), name_str(om), name_str(oc)
-                    ));
-                }
-                let func = self.sub(content, "func", at)?;
-                children.push(Child::Node(obj));
-                children.push(Child::Raw(func));
-                self.tree.nodes[idx].func = Some(func);
-                self.tree.nodes[idx].obj = Some(obj);
-            }
-            Kind::Partial => {
-                // `_general.py` PartialNode: func, args, kwds, namespace.
-                let content = self.sub(state, "content", at)?;
-                let content_at = self.path(at, Seg::Key("content"));
-                for k in ["func", "args", "kwds", "namespace"] {
-                    children.push(Child::Node(
-                        self.child_at(content, k, content_at, passed, depth)?,
-                    ));
-                }
-            }
+        let n = Init {
+            kind,
+            state,
+            at,
+            idx,
+            module,
+            class,
+            // What the children of a node are built with: a LossNode passes its allowed losses.
+            passed: matches!(kind, Kind::Loss) || losses,
+            depth,
+        };
+        // The class's own `__init__`; its children are the node's only once it returns.
+        let children = match kind {
+            Kind::Dict => self.dict_node(n)?,
+            Kind::DefaultDict => self.default_dict_node(n)?,
+            Kind::List | Kind::Set | Kind::Tuple => self.list_node(n)?,
+            Kind::Bytes | Kind::Bytearray => self.bytes_node(n)?,
+            Kind::Slice => self.slice_node(n)?,
+            Kind::Function | Kind::Type => Vec::new(),
+            Kind::FunctionV0 => self.function_node_v0(n)?,
+            Kind::Method => self.method_node(n)?,
+            Kind::Partial => self.partial_node(n)?,
             Kind::ConstructorFromReduce | Kind::DType | Kind::RandomState => {
-                children.push(Child::Node(
-                    self.child_at(state, "content", at, passed, depth)?,
-                ));
+                self.content_node(n)?
             }
-            Kind::Object => {
-                // `content = state.get("content")`; `if content is not None: get_tree(content)`.
-                if let Some(content) = state.get("content").filter(|c| !matches!(c, Json::Null)) {
-                    let c_at = self.path(at, Seg::Key("content"));
-                    children.push(Child::Node(self.get_tree(content, c_at, passed, depth)?));
-                }
-            }
-            Kind::Json => {
-                let content = self.sub(state, "content", at)?;
-                self.tree.nodes[idx].content = Some(content);
-            }
-            Kind::OperatorFunc => {
-                // `_general.py` OperatorFuncNode: the module must be "operator".
-                if !py_eq(module, &Json::Str("operator".into())) {
-                    return self.refused(at, format!(
-                        "ValueError: Expected module 'operator', got {} (skops 0.16 `_general.py` OperatorFuncNode.__init__, the check added against CVE-2025-54412)",
-                        name_str(Name::Json(module))
-                    ));
-                }
-                children.push(Child::Node(
-                    self.child_at(state, "attrs", at, passed, depth)?,
-                ));
-            }
-            Kind::NdArray => {
-                // `_numpy.py` NdArrayNode: type "numpy" reads a member, "json" builds items
-                // and shape, anything else raises.
-                let ty = self.sub(state, "type", at)?;
-                if py_eq(ty, &Json::Str("numpy".into())) {
-                    self.read_member(state, at, "numpy array (np.load, allow_pickle=False)")?;
-                } else if py_eq(ty, &Json::Str("json".into())) {
-                    let content = self.sub(state, "content", at)?;
-                    let items = iterate_states(content).or_else(|e| self.refused(at, e))?;
-                    let content_at = self.path(at, Seg::Key("content"));
-                    for (i, item) in items.iter().enumerate() {
-                        let i_at = self.path(content_at, Seg::Index(i));
-                        children.push(Child::Node(self.get_tree(item, i_at, passed, depth)?));
-                    }
-                    children.push(Child::Node(
-                        self.child_at(state, "shape", at, passed, depth)?,
-                    ));
-                } else {
-                    return self.refused(
-                        at,
-                        format!("ValueError: Unknown type {}.", super::pyvalue::py_str(ty)),
-                    );
-                }
-            }
-            Kind::MaskedArray => {
-                let content = self.sub(state, "content", at)?;
-                let content_at = self.path(at, Seg::Key("content"));
-                for k in ["data", "mask"] {
-                    children.push(Child::Node(
-                        self.child_at(content, k, content_at, passed, depth)?,
-                    ));
-                }
-            }
-            Kind::RandomGenerator(version) => {
-                let content = self.sub(state, "content", at)?;
-                let content_at = self.path(at, Seg::Key("content"));
-                if version == 0 {
-                    // `old/_numpy_v0.py`: the bit generator's state stays a raw value.
-                    children.push(Child::Raw(self.sub(content, "bit_generator", at)?));
-                } else {
-                    children.push(Child::Node(self.child_at(
-                        content,
-                        "bit_generator",
-                        content_at,
-                        passed,
-                        depth,
-                    )?));
-                    if version == 2 {
-                        children.push(Child::Node(
-                            self.child_at(content, "seed_seq", content_at, passed, depth)?,
-                        ));
-                    }
-                    // `_get_bit_generator_name(state["content"]["bit_generator"])`, or raise.
-                    let raw = self.sub(content, "bit_generator", at)?;
-                    let Some(name) = bit_generator_name(raw) else {
-                        return self.refused(at, "ValueError: Could not find the bit generator name in the numpy.random.Generator state (skops 0.16 `_numpy.py` RandomGeneratorNode.__init__)");
-                    };
-                    self.tree.nodes[idx].bit_generator = Some(name);
-                }
-            }
-            Kind::SparseMatrix => {
-                // `_scipy.py` SparseMatrixNode: type must be "scipy", then the member.
-                let ty = self.sub(state, "type", at)?;
-                if !py_eq(ty, &Json::Str("scipy".into())) {
-                    return self.refused(
-                        at,
-                        format!(
-                            "TypeError: Cannot load object of type {}.{}",
-                            name_str(Name::Json(module)),
-                            name_str(Name::Json(class))
-                        ),
-                    );
-                }
-                self.read_member(state, at, "sparse matrix (scipy.sparse.load_npz)")?;
-            }
-            Kind::Loss | Kind::Tree => {
-                // `_sklearn.py` ReduceNode: state["__reduce__"], attrs (content), args, then
-                // the constructor's TypeNode: the state's own type for a LossNode,
-                // `sklearn.tree._tree.Tree` for a TreeNode.
-                let reduce = self.sub(state, "__reduce__", at)?;
-                children.push(Child::Node(
-                    self.child_at(state, "content", at, passed, depth)?,
-                ));
-                let reduce_at = self.path(at, Seg::Key("__reduce__"));
-                children.push(Child::Node(
-                    self.child_at(reduce, "args", reduce_at, passed, depth)?,
-                ));
-                let (cm, cc) = match kind {
-                    Kind::Loss => (Name::Json(module), Name::Json(class)),
-                    _ => (Name::Fixed("sklearn.tree._tree"), Name::Fixed("Tree")),
-                };
-                let c_at = self.path(at, Seg::Made("(constructor)"));
-                self.tree.nodes.push(Node {
-                    kind: Kind::Type,
-                    module: cm,
-                    class: cc,
-                    trust: Trust::new(defaults::TYPE, passed),
-                    children: Vec::new(),
-                    at: c_at,
-                    func: None,
-                    obj: None,
-                    bit_generator: None,
-                    content: None,
-                });
-                children.push(Child::Node(self.tree.nodes.len() - 1));
-            }
-        }
+            Kind::Object => self.object_node(n)?,
+            Kind::Json => self.json_node(n)?,
+            Kind::OperatorFunc => self.operator_func_node(n)?,
+            Kind::NdArray => self.nd_array_node(n)?,
+            Kind::MaskedArray => self.masked_array_node(n)?,
+            Kind::RandomGenerator(version) => self.random_generator_node(n, version)?,
+            Kind::SparseMatrix => self.sparse_matrix_node(n)?,
+            Kind::Loss | Kind::Tree => self.reduce_node(n)?,
+        };
         self.tree.nodes[idx].children = children;
         Ok(idx)
     }
