@@ -114,39 +114,15 @@ impl Judged {
             ));
         }
         if !self.problems.is_empty() {
-            let shown: Vec<String> = self
-                .problems
-                .iter()
-                .take(SHOWN)
-                .map(|(at, why)| {
-                    if at.is_empty() {
-                        why.clone()
-                    } else {
-                        format!("at {at}: {why}")
-                    }
-                })
-                .collect();
             parts.push(format!(
                 "skops 0.16 does not load it as it is, so nothing in it is constructed: {}",
-                shown.join("; ")
+                placed(&self.problems)
             ));
         }
         if !self.unchecked.is_empty() {
-            let shown: Vec<String> = self
-                .unchecked
-                .iter()
-                .take(SHOWN)
-                .map(|(at, why)| {
-                    if at.is_empty() {
-                        why.clone()
-                    } else {
-                        format!("at {at}: {why}")
-                    }
-                })
-                .collect();
             parts.push(format!(
                 "socair did not read all of it: {}",
-                shown.join("; ")
+                placed(&self.unchecked)
             ));
         }
         if parts.is_empty() {
@@ -318,4 +294,21 @@ fn read_schema_protocol(doc: &Json) -> Result<i64, String> {
             nodes::PROTOCOL
         )),
     }
+}
+
+/// The first [`SHOWN`] of `(place, why)` pairs, each `at PLACE: WHY` (or the reason alone at
+/// the root), joined by `; `.
+fn placed(items: &[(String, String)]) -> String {
+    items
+        .iter()
+        .take(SHOWN)
+        .map(|(at, why)| {
+            if at.is_empty() {
+                why.clone()
+            } else {
+                format!("at {at}: {why}")
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("; ")
 }
