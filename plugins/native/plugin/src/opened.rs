@@ -1,8 +1,8 @@
 //! What one read of [`socair_native`] found, turned into what the plugin API reports.
 
 use abi_stable::std_types::{ROption, RString, RVec};
-use socair_native::model_read::{Bytes, ModelRead};
-use socair_plugin_api::{ByteRange, OpenedFile, ReportRow, TensorDescriptor, Unread};
+use socair_native::model_read::ModelRead;
+use socair_plugin_api::{OpenedFile, ReportRow, TensorDescriptor, Unread};
 use socair_plugin_kit::report::STRUCTURE_CHECK;
 use socair_plugin_kit::Severity;
 
@@ -43,12 +43,7 @@ pub fn opened_file(o: ModelRead) -> OpenedFile {
         .tensors
         .into_iter()
         .map(|t| {
-            let (ranges, inline) = match t.bytes {
-                Bytes::Range { offset, len } => {
-                    (RVec::from(vec![ByteRange { offset, len }]), ROption::RNone)
-                }
-                Bytes::Inline(b) => (RVec::new(), ROption::RSome(RVec::from(b))),
-            };
+            let (ranges, inline) = t.bytes.into_api();
             TensorDescriptor {
                 name: t.name.into(),
                 dtype: t.dtype.into(),

@@ -28,10 +28,10 @@ pub mod span;
 pub mod zip;
 
 use abi_stable::std_types::{ROption, RString, RVec};
-use read::{Bytes, NumpyRead};
+use read::NumpyRead;
 use socair_plugin_api::{
-    ByteRange, ByteSourceRef, Finding, OpenedFile, PluginError, ReadOptions, ReportRow,
-    TensorDescriptor, TensorOrigin, Unread,
+    ByteSourceRef, Finding, OpenedFile, PluginError, ReadOptions, ReportRow, TensorDescriptor,
+    TensorOrigin, Unread,
 };
 use socair_plugin_kit::export::Reader;
 use socair_plugin_kit::model::status;
@@ -133,12 +133,7 @@ pub fn opened_file(outcome: NumpyRead) -> OpenedFile {
         .tensors
         .into_iter()
         .map(|t| {
-            let (ranges, inline) = match t.bytes {
-                Bytes::Range { offset, len } => {
-                    (RVec::from(vec![ByteRange { offset, len }]), ROption::RNone)
-                }
-                Bytes::Inline(bytes) => (RVec::new(), ROption::RSome(RVec::from(bytes))),
-            };
+            let (ranges, inline) = t.bytes.into_api();
             TensorDescriptor {
                 name: t.name.into(),
                 dtype: t.dtype.into(),

@@ -64,6 +64,25 @@ pub enum Bytes {
     Inline(Vec<u8>),
 }
 
+impl Bytes {
+    /// A tensor descriptor's `ranges` and `inline` for these bytes.
+    pub fn into_api(
+        self,
+    ) -> (
+        RVec<socair_plugin_api::ByteRange>,
+        abi_stable::std_types::ROption<RVec<u8>>,
+    ) {
+        use abi_stable::std_types::ROption;
+        match self {
+            Bytes::Range { offset, len } => (
+                RVec::from(vec![socair_plugin_api::ByteRange { offset, len }]),
+                ROption::RNone,
+            ),
+            Bytes::Inline(bytes) => (RVec::new(), ROption::RSome(RVec::from(bytes))),
+        }
+    }
+}
+
 /// The status of a row whose worst finding is `worst`: PASS for none.
 pub fn status(worst: Option<Severity>) -> RowStatus {
     worst.map_or(RowStatus::Pass, RowStatus::from)
