@@ -134,7 +134,7 @@ pub fn opened(a: &Analysis, format: &str) -> OpenedFile {
         a.inflated,
         a.budget,
         match structure_status {
-            RowStatus::Fail => "; the archive is malformed or built to be read differently by different readers",
+            RowStatus::Fail => "; a member names code its loader runs, or the archive is malformed or built to be read differently by different readers",
             RowStatus::Lead => "; members nothing checked must be looked at by a person",
             _ => "",
         }
