@@ -129,3 +129,47 @@ fn a_schema_json_that_is_a_pickle_is_still_scanned_as_one() {
     assert_eq!(verdict(&report), "FAIL", "{report:#}");
     assert!(report.to_string().contains("posix.system"), "{report:#}");
 }
+
+/// Types a person reviewed are passed as `skops.io.load`'s `trusted=` (skops 0.16
+/// `audit_tree`: the unsafe set minus `trusted`): `--reviewed-classes` naming a custom
+/// estimator's class makes its file clean, in both readers (with arrays, `npz`; without,
+/// `archive-zip`); a reviewed name that runs code stays a FAIL.
+#[test]
+fn reviewed_types_are_trusted_as_skops_load_trusts_them() {
+    let e = expected();
+    let dir = tempfile::tempdir().unwrap();
+    let mut checked = 0;
+    for (rel, want) in &e {
+        // None where get_untrusted_types raises.
+        let untrusted: Vec<&str> = want["untrusted"]
+            .as_array()
+            .map(|ts| ts.iter().map(|t| t.as_str().unwrap()).collect())
+            .unwrap_or_default();
+        let status = want["status"].as_str().unwrap();
+        if untrusted.is_empty() || status == "PASS" {
+            continue;
+        }
+        let reviewed = dir.path().join(format!("{rel}.txt"));
+        std::fs::write(&reviewed, untrusted.join("\n") + "\n").unwrap();
+        let r = run(socair()
+            .args(["scan", "--json", "--reviewed-classes"])
+            .arg(&reviewed)
+            .arg(fixture(&format!("skops/{rel}"))));
+        let report = json(&r.stdout);
+        let got = verdict(&report);
+        if rel == "custom-estimator.skops" {
+            assert_eq!(got, "PASS", "{rel}: {report:#}");
+            assert!(
+                report.to_string().contains("a person reviewed"),
+                "{report:#}"
+            );
+            checked += 1;
+        }
+        if status == "FAIL" {
+            // Reviewing never clears what runs code.
+            assert_eq!(got, "FAIL", "{rel}: {report:#}");
+            checked += 1;
+        }
+    }
+    assert!(checked >= 5, "{checked}");
+}

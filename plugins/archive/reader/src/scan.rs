@@ -520,7 +520,7 @@ impl Walk {
         // not read whole), data when skops.io.load loads it by default and nothing in it runs
         // code.
         if name.rsplit('/').next() == Some("schema.json") {
-            if let Some(j) = socair_skops::judge(bytes) {
+            if let Some(j) = socair_skops::judge(bytes).map(|j| j.trusting(&self.reviewed)) {
                 for (at, why) in &j.dangerous {
                     let at = if at.is_empty() { "(its root)" } else { at };
                     self.a

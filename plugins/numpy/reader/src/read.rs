@@ -658,7 +658,8 @@ fn raw_member<'d>(
         // np.load returns for it is the schema's bytes, and skops.io.load builds only types it
         // trusts by default). In any JSON encoding Python reads, so no first-byte test.
         let data = all.take().and_then(|f| f());
-        if let Some(j) = data.as_deref().and_then(socair_skops::judge) {
+        let judged = data.as_deref().and_then(socair_skops::judge);
+        if let Some(j) = judged.map(|j| j.trusting(reviewed)) {
             skops = true;
             out.skops = true;
             // The FAILs first: the one a person reads first says what runs.

@@ -83,11 +83,28 @@ pub struct Judged {
     pub reads: Vec<(String, String)>,
     /// Dangerous names past the listed ones, not listed.
     pub more: u64,
+    /// The types of `untrusted` an operator reviewed (`--reviewed-classes`, a store's
+    /// reviews), taken out of it as `skops.io.load(file, trusted=…)` takes them
+    /// ([`Judged::trusting`]).
+    pub trusted: Vec<String>,
 }
 
 impl Judged {
-    /// Whether `skops.io.load(file)` (no `trusted=`) loads it: every type trusted by default,
-    /// and nothing it raises on.
+    /// The judgement of `skops.io.load(file, trusted=reviewed)`: the untrusted types an
+    /// operator reviewed no longer stop it (skops 0.16 `_audit.py` `audit_tree`: the unsafe
+    /// set minus `trusted`). A name that runs code stays dangerous, reviewed or not.
+    pub fn trusting(mut self, reviewed: &[String]) -> Self {
+        if let Some(untrusted) = self.untrusted.as_mut() {
+            let (trusted, left): (Vec<String>, Vec<String>) =
+                untrusted.drain(..).partition(|t| reviewed.contains(t));
+            *untrusted = left;
+            self.trusted = trusted;
+        }
+        self
+    }
+
+    /// Whether `skops.io.load(file)` (no `trusted=`, or `trusted=` the reviewed types after
+    /// [`Judged::trusting`]) loads it: every type trusted, and nothing it raises on.
     pub fn loads_by_default(&self) -> bool {
         self.problems.is_empty() && self.untrusted.as_ref().is_some_and(Vec::is_empty)
     }
@@ -108,7 +125,7 @@ impl Judged {
                 n => format!(" (and {n} more)"),
             };
             parts.push(format!(
-                "skops.io.load refuses it unless trusted= lists the {} type(s) skops 0.16 does not trust by default: {}{more}",
+                "skops.io.load refuses it unless trusted= lists the {} type(s) skops 0.16 does not trust by default: {}{more} (once a person reviewed them, --reviewed-classes naming them passes them as trusted=)",
                 untrusted.len(),
                 untrusted.iter().take(SHOWN).cloned().collect::<Vec<_>>().join(", ")
             ));
@@ -136,9 +153,16 @@ impl Judged {
 
     /// The PASS's sentence.
     pub fn pass_summary(&self) -> String {
+        if self.trusted.is_empty() {
+            return format!(
+                "a skops file's schema (skops.io.dump) whose {} type(s) skops 0.16 trusts by default and none of which runs code: skops.io.load loads it without trusted=",
+                self.types.len()
+            );
+        }
         format!(
-            "a skops file's schema (skops.io.dump) whose {} type(s) skops 0.16 trusts by default and none of which runs code: skops.io.load loads it without trusted=",
-            self.types.len()
+            "a skops file's schema (skops.io.dump) whose {} type(s) skops 0.16 trusts by default or a person reviewed ({}) and none of which runs code: skops.io.load loads it with trusted= naming the reviewed ones",
+            self.types.len(),
+            self.trusted.join(", ")
         )
     }
 }
@@ -165,6 +189,7 @@ fn judge_with(bytes: &[u8], has_member: Option<&dyn Fn(&str) -> bool>) -> Option
         types: Vec::new(),
         reads: Vec::new(),
         more: 0,
+        trusted: Vec::new(),
     };
     let json::Parsed {
         doc,
