@@ -124,8 +124,15 @@ impl Judged {
                 0 => String::new(),
                 n => format!(" (and {n} more)"),
             };
+            // How to accept them, unless something in the file runs code: reviewing cannot
+            // clear that, and a store refuses to review a global that runs code.
+            let hint = if self.dangerous.is_empty() {
+                " (once a person reviewed them, --reviewed-classes naming them passes them as trusted=)"
+            } else {
+                ""
+            };
             parts.push(format!(
-                "skops.io.load refuses it unless trusted= lists the {} type(s) skops 0.16 does not trust by default: {}{more} (once a person reviewed them, --reviewed-classes naming them passes them as trusted=)",
+                "skops.io.load refuses it unless trusted= lists the {} type(s) skops 0.16 does not trust by default: {}{more}{hint}",
                 untrusted.len(),
                 untrusted.iter().take(SHOWN).cloned().collect::<Vec<_>>().join(", ")
             ));
