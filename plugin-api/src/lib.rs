@@ -513,6 +513,66 @@ pub trait FormatReader: Send + Sync {
     fn detect_past_head(&self, _source: ByteSourceRef<'_>) -> bool {
         false
     }
+
+    /// Reads a container (a tar archive, a compressed stream): its own structure as
+    /// [`open`](Self::open) would, and the members it holds handed back to the host, which
+    /// reads each with whichever reader claims it, as it reads a directory's files, and folds
+    /// what they found into this file's rows. `budget` bounds the bytes the reader may decode
+    /// into [`MemberBytes::Decoded`] members in this call, over all of them (the host's share
+    /// of its memory bound left for this file); a member past it is not decoded, and the
+    /// reader's rows say so. A reader that is not a container, or a plugin built before this
+    /// method existed (plugin-api 0.5.0), answers [`PluginErrorKind::Unsupported`], and the
+    /// host calls `open`. Appended in plugin-api 0.5.1.
+    fn open_container(
+        &self,
+        source: ByteSourceRef<'_>,
+        options: ReadOptions,
+        budget: u64,
+    ) -> RResult<OpenedContainer, PluginError> {
+        let _ = (source, options, budget);
+        RResult::RErr(PluginError::new(
+            PluginErrorKind::Unsupported,
+            "not a container reader",
+        ))
+    }
+}
+
+/// What a container reader made of a container: the file as [`FormatReader::open`] reads it,
+/// and the members it hands back to the host to be read.
+#[repr(C)]
+#[derive(StableAbi, Clone, Debug)]
+pub struct OpenedContainer {
+    /// The container itself: its format, its structure's rows. Its rows must not vouch for
+    /// the members: the host reads those and folds their rows in.
+    pub opened: OpenedFile,
+    /// The members to read, in the container's order.
+    pub members: RVec<Member>,
+}
+
+/// One member a container hands back to the host.
+#[repr(C)]
+#[derive(StableAbi, Clone, Debug)]
+pub struct Member {
+    /// Its name in the container (a tar member's path; a compressed stream's name without
+    /// the compressor's extension), `/`-separated: the place the host names its findings by,
+    /// and the name a reader that claims files by their extension reads.
+    pub name: RString,
+    /// Where its bytes are.
+    pub bytes: MemberBytes,
+    /// What the container's own rules say of it when no reader claims it (a `.py` file:
+    /// Python code), in place of the host's words; empty for those.
+    pub unclaimed: RString,
+}
+
+/// Where a member's bytes are.
+#[repr(C, u8)]
+#[derive(StableAbi, Clone, Debug)]
+pub enum MemberBytes {
+    /// A span of the container's own bytes (a tar member): read in place, so its tensors are
+    /// spans of the container too.
+    Range(ByteRange),
+    /// Bytes the reader decoded (a compressed stream), within the budget it was given.
+    Decoded(RVec<u8>),
 }
 
 /// A tensor to be placed in an output file.

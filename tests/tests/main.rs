@@ -10,6 +10,7 @@ mod boosters;
 mod bounds;
 mod chat_templates;
 mod ci;
+mod containers;
 mod convert;
 mod convert_v3;
 mod dcp;

@@ -144,8 +144,8 @@ fn plugin_dir() -> &'static PathBuf {
         let ws = src.join("stale");
         copy_api(&ws.join("api"), |file, text| {
             if file == "Cargo.toml" {
-                let edited = text.replace("version = \"0.5.0\"", "version = \"0.4.0\"");
-                assert_ne!(edited, text, "plugin-api is no longer 0.5.0");
+                let edited = text.replace("version = \"0.5.1\"", "version = \"0.4.0\"");
+                assert_ne!(edited, text, "plugin-api is no longer 0.5.1");
                 edited
             } else {
                 text
@@ -237,7 +237,7 @@ fn incompatible_and_invalid_plugins_are_refused_with_reasons() {
     assert!(stale.contains("plugin-api 0.4.0"), "{stale}");
     assert!(stale.contains("0.5.x"), "{stale}");
     assert!(
-        stale.contains("rebuild the plugin against plugin-api 0.5.0"),
+        stale.contains("rebuild the plugin against plugin-api 0.5.1"),
         "{stale}"
     );
     let relaid = refusal_for(&listing, "relaid");

@@ -105,7 +105,7 @@ fn the_host_lists_the_template_with_its_version_and_plugin_api() {
         .unwrap_or_else(|| panic!("llama2c not loaded: {listing:#}"));
     assert_eq!(l2c["version"], "0.1.0");
     assert_eq!(l2c["plugin_api"], listing["plugin_api"]);
-    assert_eq!(l2c["plugin_api"], "0.5.0");
+    assert_eq!(l2c["plugin_api"], "0.5.1");
     assert_eq!(l2c["reads"], serde_json::json!(["llama2c"]));
     assert_eq!(l2c["writes"], serde_json::json!([]));
     assert_eq!(
@@ -123,7 +123,7 @@ fn the_host_lists_the_template_with_its_version_and_plugin_api() {
     let r = run(with_template().arg("plugins"));
     assert_eq!(r.code, 0);
     assert!(
-        r.stdout.contains("  llama2c 0.1.0 (plugin-api 0.5.0)\n"),
+        r.stdout.contains("  llama2c 0.1.0 (plugin-api 0.5.1)\n"),
         "{}",
         r.stdout
     );

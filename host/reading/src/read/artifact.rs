@@ -22,11 +22,9 @@ use std::path::{Path, PathBuf};
 
 mod choose;
 mod dcp;
+mod members;
 use choose::{pick_reader, Pick, Purpose};
-pub use choose::{reader_format, reader_names, Chosen, ReaderChoice};
-
-/// How far into a file readers look to detect its format.
-pub const DETECT_HEAD: usize = 4096;
+pub use choose::{reader_format, reader_names, Chosen, ReaderChoice, DETECT_HEAD};
 
 /// Why an artifact cannot be read at all (exit 2).
 #[derive(Debug, thiserror::Error)]
@@ -141,6 +139,11 @@ pub struct Artifact<'p> {
     /// Tensors whose bytes a reader placed in another file that this artifact cannot read them
     /// from, set aside as unread by [`Artifact::open_all`] (a scan judges them).
     set_aside: std::sync::Mutex<Vec<SetAside>>,
+    /// The plugins, the choice among them and what the artifact is resolved for: the members
+    /// a container hands back are read by the same rules as its files ([`members`]).
+    plugins: &'p PluginSet,
+    choice: ReaderChoice,
+    purpose: Purpose,
 }
 
 /// A tensor whose bytes lie in another file that the artifact does not hold as a readable
@@ -363,6 +366,9 @@ impl<'p> Artifact<'p> {
             unclaimed: Vec::new(),
             links: Vec::new(),
             set_aside: Default::default(),
+            plugins,
+            choice: choice.clone(),
+            purpose,
         };
         for file in &files {
             // A remote object's size was just asked for: not asked again.
@@ -658,12 +664,19 @@ impl<'p> Artifact<'p> {
         options: &ReadOptions,
     ) -> Result<OpenedFile, ArtifactError> {
         job.input.prefetch_zip_headers();
-        let source = ByteSource_TO::from_ptr(RRef::new(&job.input), TD_Opaque);
         let mut options = options.clone();
         options.rules = self.rule_pairs();
-        reader
-            .open(source, options)
-            .into_result()
+        // A container's members are read by the readers that claim them, under the memory
+        // share every reader is held to: 32 MiB + 4x the file for what they decode.
+        let members = members::Members {
+            plugins: self.plugins,
+            choice: &self.choice,
+            purpose: self.purpose,
+            options: &options,
+            left: std::cell::Cell::new(socair_plugin_kit::model::memory_share(job.input.len(), 2)),
+        };
+        members
+            .open(reader, members::Span::file(&job.input), &job.rel, 1)
             .map(|mut opened| {
                 expand_stem(&job.rel, &mut opened);
                 self.judge_other_files(job, &mut opened);

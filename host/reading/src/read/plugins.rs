@@ -378,9 +378,10 @@ fn incompatible(built_against: &str) -> String {
     );
     let what = if older {
         // 0.4.0 gave every finding a typed severity (a reader no longer writes `FAIL: ` or
-        // `LEAD: ` into its reasons); 0.5.0 the other file a finding is about.
+        // `LEAD: ` into its reasons); 0.5.0 the other file a finding is about; 0.5.1 the
+        // members a container hands back.
         format!(
-            "rebuild the plugin against plugin-api {host} (0.5 lets a finding name the other file it is about; 0.4 gave every finding a typed severity)"
+            "rebuild the plugin against plugin-api {host} (0.5.1 lets a container hand its members back; 0.5 lets a finding name the other file it is about; 0.4 gave every finding a typed severity)"
         )
     } else {
         "rebuild the plugin".to_owned()

@@ -12,7 +12,7 @@ socair_plugin_kit::export_plugin! {
         rule_set(socair_pickle::pickle::Profile::DATA_RULE_SET, "1"),
         rule_set(socair_pickle::pickle::Profile::SKLEARN_RULE_SET, "1"),
     ],
-    readers: [ZipReader, SevenZReader],
+    readers: [ZipReader, SevenZReader, TarReader, StreamReader],
     writers: [],
     encoders: [],
 }

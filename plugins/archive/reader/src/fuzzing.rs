@@ -1,8 +1,8 @@
 //! The properties the fuzz target (`fuzz/fuzz_targets/archive_reader.rs`) checks, kept here so
 //! that the tests replay every saved input through them.
 
-use crate::{detect, opened, scan, SEVEN_Z_FORMAT, ZIP_FORMAT};
-use socair_plugin_api::RowStatus;
+use crate::{detect, opened, scan, stream, tar, SEVEN_Z_FORMAT, ZIP_FORMAT};
+use socair_plugin_api::{MemberBytes, RowStatus};
 
 /// Claims and walks `data` as the plugin would, as a zip and as a 7z archive: no panic,
 /// inflation and decoding within the budget, findings bounded, and a walk that found nothing
@@ -26,6 +26,38 @@ pub fn check_reader(data: &[u8]) {
         if opened.rows[0].status == RowStatus::Pass {
             assert!(a.structure.worst.is_none() && a.unchecked.worst.is_none());
             assert!(a.archives + a.sevenz_archives >= 1);
+        }
+    }
+}
+
+/// Claims and reads `data` as a tar and as a compressed stream (the container readers, fuzz
+/// target `container_readers`): no panic; every member handed back in place lies inside the
+/// file; what a stream decodes stays within the budget it was given; a container whose row
+/// passes holds no member it left unread.
+pub fn check_containers(data: &[u8]) {
+    let head = &data[..data.len().min(4096)];
+    let _ = tar::claims(head);
+    let _ = stream::claims(head, data.len() as u64);
+    let budget = 1 << 20;
+    for c in [tar::open(data), stream::open(data, budget)] {
+        let mut decoded = 0u64;
+        for m in c.members.iter() {
+            match &m.bytes {
+                MemberBytes::Range(r) => assert!(
+                    r.offset
+                        .checked_add(r.len)
+                        .is_some_and(|e| e <= data.len() as u64),
+                    "a member past the file"
+                ),
+                MemberBytes::Decoded(b) => decoded += b.len() as u64,
+            }
+        }
+        assert!(decoded <= budget, "decoded past the budget");
+        assert!(
+            c.opened.rows[0].findings.len() <= socair_plugin_kit::bounded::FINDINGS_PER_ROW + 1
+        );
+        if c.opened.rows[0].status == RowStatus::Pass {
+            assert!(!c.members.is_empty() || c.opened.format.as_str() == tar::TAR_FORMAT);
         }
     }
 }

@@ -19,13 +19,15 @@ mod keras;
 pub(crate) mod members;
 pub mod scan;
 pub mod sevenz;
+pub mod stream;
+pub mod tar;
 
 use abi_stable::std_types::{ROption, RVec};
 use detect::Claim;
 use scan::{Analysis, Finding as ScanFinding, SourceReader};
 use socair_plugin_api::{
-    ByteSourceRef, Finding, OpenedFile, PluginError, ReadAt, ReadOptions, ReportRow, RowStatus,
-    Unread,
+    ByteSourceRef, Finding, OpenedContainer, OpenedFile, PluginError, ReadAt, ReadOptions,
+    ReportRow, RowStatus, Unread,
 };
 use socair_plugin_kit::export::Reader;
 use socair_plugin_kit::model::status;
@@ -84,6 +86,89 @@ impl Reader for SevenZReader {
     ) -> Result<OpenedFile, PluginError> {
         Ok(open_with(source, options, SEVEN_Z_FORMAT, scan::scan_7z))
     }
+}
+
+/// The tar reader: a container whose members the host reads ([`tar`]).
+#[derive(Debug, Clone, Copy)]
+pub struct TarReader;
+
+impl Reader for TarReader {
+    fn format(&self) -> &'static str {
+        tar::TAR_FORMAT
+    }
+
+    fn detect(&self, head: &[u8], _file_len: u64) -> bool {
+        detect::claim(head, u64::MAX) == Claim::No && tar::claims(head)
+    }
+
+    fn open(
+        &self,
+        source: &ByteSourceRef<'_>,
+        _options: &ReadOptions,
+    ) -> Result<OpenedFile, PluginError> {
+        Ok(members_unread(tar::open(source)))
+    }
+
+    fn open_container(
+        &self,
+        source: &ByteSourceRef<'_>,
+        _options: &ReadOptions,
+        _budget: u64,
+    ) -> Option<Result<OpenedContainer, PluginError>> {
+        Some(Ok(tar::open(source)))
+    }
+}
+
+/// The compressed-stream reader: a container of one member, the decoded bytes ([`stream`]).
+#[derive(Debug, Clone, Copy)]
+pub struct StreamReader;
+
+impl Reader for StreamReader {
+    fn format(&self) -> &'static str {
+        stream::STREAM_FORMAT
+    }
+
+    fn detect(&self, head: &[u8], file_len: u64) -> bool {
+        stream::claims(head, file_len)
+    }
+
+    fn open(
+        &self,
+        source: &ByteSourceRef<'_>,
+        _options: &ReadOptions,
+    ) -> Result<OpenedFile, PluginError> {
+        Ok(members_unread(stream::open(source, 0)))
+    }
+
+    fn open_container(
+        &self,
+        source: &ByteSourceRef<'_>,
+        _options: &ReadOptions,
+        budget: u64,
+    ) -> Option<Result<OpenedContainer, PluginError>> {
+        Some(Ok(stream::open(source, budget)))
+    }
+}
+
+/// A container read by a host that reads no members (`open`, not `open_container`): its rows
+/// cannot vouch for what it holds, so each member is a LEAD.
+fn members_unread(container: OpenedContainer) -> OpenedFile {
+    let mut opened = container.opened;
+    if let Some(row) = opened.rows.first_mut() {
+        for m in container.members.iter() {
+            row.findings.push(Finding::new(
+                socair_plugin_api::Severity::Lead,
+                if m.name.is_empty() {
+                    "stream"
+                } else {
+                    m.name.as_str()
+                },
+                "not read: this host reads no member a container hands back (plugin-api 0.5.1)",
+            ));
+            row.status = RowStatus::Lead;
+        }
+    }
+    opened
 }
 
 /// What both readers' `open` do: walk the archive with `walk` and turn the analysis into rows.

@@ -15,8 +15,9 @@ use abi_stable::{
 use socair_plugin_api::{
     guard, ByteOrder, ByteSourceRef, FingerprintEncoder, FingerprintEncoderBox,
     FingerprintEncoder_TO, FormatReader, FormatReaderBox, FormatReader_TO, FormatWriter,
-    FormatWriterBox, FormatWriter_TO, OpenedFile, OutputLayout, Placement, PlanTensor, PluginError,
-    PluginErrorKind, PluginManifest, ReadOptions, RuleSetId, PLUGIN_API_VERSION,
+    FormatWriterBox, FormatWriter_TO, OpenedContainer, OpenedFile, OutputLayout, Placement,
+    PlanTensor, PluginError, PluginErrorKind, PluginManifest, ReadOptions, RuleSetId,
+    PLUGIN_API_VERSION,
 };
 
 /// A format reader as a first-party plugin writes it.
@@ -36,6 +37,16 @@ pub trait Reader: Send + Sync + 'static {
     /// `FormatReader::detect_past_head`); most formats have none.
     fn detect_past_head(&self, _source: &ByteSourceRef<'_>) -> bool {
         false
+    }
+    /// Reads a container and hands its members back to the host (see
+    /// `FormatReader::open_container`); `None` for a reader that is not a container.
+    fn open_container(
+        &self,
+        _source: &ByteSourceRef<'_>,
+        _options: &ReadOptions,
+        _budget: u64,
+    ) -> Option<Result<OpenedContainer, PluginError>> {
+        None
     }
 }
 
@@ -121,6 +132,24 @@ impl<T: Reader> FormatReader for Guarded<T> {
         guard(|| Ok(self.0.detect_past_head(&source)))
             .into_result()
             .unwrap_or(false)
+    }
+
+    fn open_container(
+        &self,
+        source: ByteSourceRef<'_>,
+        options: ReadOptions,
+        budget: u64,
+    ) -> RResult<OpenedContainer, PluginError> {
+        guard(|| {
+            self.0
+                .open_container(&source, &options, budget)
+                .unwrap_or_else(|| {
+                    Err(PluginError::new(
+                        PluginErrorKind::Unsupported,
+                        "not a container reader",
+                    ))
+                })
+        })
     }
 }
 

@@ -28,8 +28,9 @@ use crate::checkpoint::{
     self, head_of, judge_locations, model_tensors, not_a_zip, Analysis, AnalyzeOptions,
 };
 use crate::pickle::{self, Object, Severity, StorageClass, Value};
-use crate::tarfile::{self, TarVerdict};
+use crate::tar_checkpoint;
 use crate::zip::ReadAt;
+use socair_tar::TarVerdict;
 use std::collections::HashMap;
 
 /// The magic number, as the 10 little-endian bytes of pickle's LONG1.
@@ -87,7 +88,7 @@ pub fn looks_like_pickle(head: &[u8], file_len: u64) -> bool {
 pub fn analyze_as_zip(src: &(impl ReadAt + ?Sized), options: &AnalyzeOptions) -> Analysis {
     let head = head_of(src);
     if not_a_zip(src).is_some()
-        && (looks_like_pickle(&head, src.size()) || tarfile::torch::looks_like_torch_tar(&head))
+        && (looks_like_pickle(&head, src.size()) || tar_checkpoint::looks_like_torch_tar(&head))
     {
         return analyze(src, options);
     }
@@ -100,16 +101,16 @@ pub fn analyze_as_zip(src: &(impl ReadAt + ?Sized), options: &AnalyzeOptions) ->
 pub fn looks_like_legacy(head: &[u8], file_len: u64) -> bool {
     looks_like_pickle(head, file_len)
         || (!head.starts_with(&crate::zip::LOCAL_MAGIC)
-            && tarfile::torch::looks_like_torch_tar(head))
+            && tar_checkpoint::looks_like_torch_tar(head))
 }
 
 /// Reads a legacy checkpoint completely, without running its pickles.
 pub fn analyze(src: &(impl ReadAt + ?Sized), options: &AnalyzeOptions) -> Analysis {
     // torch's oldest format: a tar archive of torch 0.1's members and no pickle at the start.
     let head = head_of(src);
-    if !pickle::looks_like_pickle(&head, src.size()) && tarfile::torch::looks_like_torch_tar(&head)
+    if !pickle::looks_like_pickle(&head, src.size()) && tar_checkpoint::looks_like_torch_tar(&head)
     {
-        let mut a = tarfile::torch::analyze(src, options);
+        let mut a = tar_checkpoint::analyze(src, options);
         a.finish();
         return a;
     }
@@ -123,12 +124,12 @@ pub fn analyze(src: &(impl ReadAt + ?Sized), options: &AnalyzeOptions) -> Analys
     // torch.load tries the oldest format, a tar archive, first (`_legacy_load` calls
     // `legacy_load`, i.e. `tarfile.open(fileobj=f, mode="r:", format=PAX_FORMAT)`, when the file
     // is a real file at offset 0) and reads the pickles only when that raises a TarError.
-    if let Some(reason) = tar_finding(&tarfile::tarfile_verdict(src)) {
+    if let Some(reason) = tar_finding(&socair_tar::tarfile_verdict(src)) {
         a.add(Severity::Fail, "byte 0", reason.clone());
         a.unread.push((None, reason));
         // What torch.load reads instead: the tar's members, when they are torch's.
-        if tarfile::torch::looks_like_torch_tar(&head) {
-            let tar = tarfile::torch::analyze(src, options);
+        if tar_checkpoint::looks_like_torch_tar(&head) {
+            let tar = tar_checkpoint::analyze(src, options);
             for f in tar.findings {
                 a.add(f.severity, f.place, f.reason);
             }
@@ -805,7 +806,7 @@ mod tests {
         let mut unreadable = real.to_vec();
         seal(&mut unreadable);
         assert_eq!(
-            tarfile::tarfile_verdict(&unreadable[..]),
+            socair_tar::tarfile_verdict(&unreadable[..]),
             TarVerdict::NotTar
         );
     }

@@ -1,5 +1,5 @@
 //! The PyTorch checkpoint reader: zip checkpoints through a hardened zip layer ([`zip`]), the
-//! legacy format and torch 0.1's tar ([`legacy`], [`tarfile`]), `torch.export` archives
+//! legacy format and torch 0.1's tar ([`legacy`], [`tar_checkpoint`], over `socair-tar`), `torch.export` archives
 //! ([`pt2`]) and `torch.distributed.checkpoint` items ([`dcp`]); every pickle by the `socair-wo`
 //! grammar (versions 1, 2 and 3: [`pickle`], [`globals`]) and the checkpoint model
 //! ([`checkpoint`]). Nothing in a checkpoint is ever executed: the pickle is run over typed
@@ -14,7 +14,7 @@ pub mod dcp;
 pub mod fuzzing;
 pub mod legacy;
 pub mod pt2;
-pub mod tarfile;
+pub mod tar_checkpoint;
 pub mod zip;
 
 /// The pickle machine and its globals live in the `socair-pickle` crate, shared with the

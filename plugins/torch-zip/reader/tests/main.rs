@@ -7,4 +7,3 @@ mod container_bounds;
 mod containers;
 mod differential;
 mod fuzz_regressions;
-mod tarfile_differential;

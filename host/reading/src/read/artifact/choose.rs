@@ -5,8 +5,11 @@
 use crate::read::plugins::{LoadedPlugin, PluginSet};
 use crate::read::source::InputFile;
 use socair_plugin_api::abi_stable::{sabi_trait::TD_Opaque, sabi_types::RRef};
-use socair_plugin_api::{ByteSource_TO, FormatReaderBox};
+use socair_plugin_api::{ByteSource, ByteSource_TO, FormatReaderBox};
 use std::collections::BTreeSet;
+
+/// How far into a file readers look to detect its format.
+pub const DETECT_HEAD: usize = 4096;
 
 /// File extensions that name a format: a file so named that no reader claims by content is
 /// still opened by that format's reader, which then says what is wrong with it.
@@ -137,12 +140,12 @@ pub fn reader_format(
 /// few reads of a file no reader would otherwise take.
 fn detecting<'p>(
     head: &[u8],
-    input: &InputFile,
+    input: &impl ByteSource,
     plugins: &'p PluginSet,
 ) -> Vec<(&'p LoadedPlugin, &'p FormatReaderBox)> {
     let by_head: Vec<_> = plugins
         .readers()
-        .filter(|(_, r)| r.detect(head.into(), input.len()))
+        .filter(|(_, r)| r.detect(head.into(), input.file_len()))
         .collect();
     if !by_head.is_empty() {
         return by_head;
@@ -163,7 +166,7 @@ fn detecting<'p>(
 /// tokenizers). `Err` when the choice is ambiguous or impossible: the file is then unread.
 pub(super) fn pick_reader<'p>(
     head: &[u8],
-    input: &InputFile,
+    input: &impl ByteSource,
     file_name: &str,
     plugins: &'p PluginSet,
     choice: &ReaderChoice,
@@ -244,7 +247,9 @@ pub(super) fn pick_reader<'p>(
     }
     // No claim stands: the pinned reader of a format an unpinned plugin claimed, else the
     // reader of the format the extension names.
-    let extension = file_name.rsplit_once('.').map(|(_, ext)| ext);
+    let extension = file_name
+        .rsplit_once('.')
+        .map(|(_, ext)| ext.to_ascii_lowercase());
     let base = file_name.rsplit('/').next().unwrap_or(file_name);
     let format = pinned_format.or_else(|| {
         FORMAT_BY_NAME
@@ -253,7 +258,7 @@ pub(super) fn pick_reader<'p>(
             .or_else(|| {
                 FORMAT_BY_EXTENSION
                     .iter()
-                    .find(|(ext, _)| Some(*ext) == extension)
+                    .find(|(ext, _)| Some(*ext) == extension.as_deref())
             })
             .map(|(_, f)| (*f).to_owned())
     });

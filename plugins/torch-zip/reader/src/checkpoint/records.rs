@@ -194,7 +194,7 @@ pub(super) fn storage_alignment(
             return 64;
         }
     };
-    match crate::tarfile::python_int_of_bytes(&bytes) {
+    match socair_tar::python_int_of_bytes(&bytes) {
         None => {
             a.add(
                 Severity::Fail,
