@@ -448,33 +448,34 @@ fn the_store_pin_decides_the_rules_and_the_record_names_them() {
 }
 
 #[test]
-fn a_torchscript_archive_never_passes_and_is_never_converted() {
+fn a_torchscript_archive_is_judged_by_its_code_and_never_converted() {
+    // socair-wo/3 reads a TorchScript archive's code as torch.jit.load compiles it (the
+    // torchserve tests and fixtures/torchscript hold the hostile ones); /1 and /2, as pinned,
+    // refuse the archive whole.
     let case = &expected()["torchscript/scripted-linear.pt"];
     let path = fixture("torch/torchscript/scripted-linear.pt");
     let r = run(socair().arg("scan").arg(&path));
-    assert_eq!(r.code, 1, "{}", r.stderr);
+    assert_eq!(r.code, 0, "{}", r.stderr);
     let report = json(&r.stdout);
     assert_eq!(report["artifact"]["sha256"], case["file_sha256"]);
-    let pickle = report["rows"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|r| r["check"] == "Pickle opcode scan")
-        .unwrap()
-        .clone();
-    assert_eq!(pickle["status"], "FAIL", "{pickle:#}");
-    assert!(
-        pickle
-            .to_string()
-            .contains("TorchScript archive (torch.jit.save)"),
-        "{pickle:#}"
-    );
+    let row = |check: &str| {
+        report["rows"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["check"] == check)
+            .unwrap_or_else(|| panic!("no {check} row: {report:#}"))
+            .clone()
+    };
+    assert_eq!(row("TorchScript code")["status"], "PASS");
+    assert_eq!(row("Pickle opcode scan")["status"], case["status"]);
+    // Its tensors sit inside TorchScript objects: no conversion carries them, under any rules.
     let dir = tempfile::tempdir().unwrap();
-    for rules in ["socair-convert/1", "socair-convert/2"] {
+    for rules in [Some("socair-convert/1"), Some("socair-convert/2"), None] {
         let out = dir.path().join("ts.safetensors");
-        let c = convert(&path, &out, "torch-zip", Some(rules));
-        assert_eq!(c.code, 1, "{rules}: {}", c.stderr);
-        assert!(c.stderr.contains("FAIL"), "{rules}: {}", c.stderr);
+        let c = convert(&path, &out, "torch-zip", rules);
+        assert_eq!(c.code, 1, "{rules:?}: {}", c.stderr);
+        assert!(c.stderr.contains("refused"), "{rules:?}: {}", c.stderr);
         assert!(!out.exists());
     }
 }

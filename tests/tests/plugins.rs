@@ -268,6 +268,9 @@ fn incompatible_and_invalid_plugins_are_refused_with_reasons() {
         [
             "panicky",
             "archive",
+            "catboost",
+            "config",
+            "coreml",
             "gguf",
             "joblib",
             "keras",
@@ -277,7 +280,9 @@ fn incompatible_and_invalid_plugins_are_refused_with_reasons() {
             "paddle",
             "safetensors",
             "tensorflow",
-            "torch-zip"
+            "torch-zip",
+            "torchserve",
+            "xml"
         ]
     );
     assert_eq!(

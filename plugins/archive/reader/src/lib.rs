@@ -54,7 +54,9 @@ impl Reader for ZipReader {
     }
 
     fn detect(&self, head: &[u8], file_len: u64) -> bool {
+        // A TorchServe archive whose manifest shows in the head is the torchserve plugin's.
         detect::claim(head, file_len) == Claim::Zip
+            && !socair_torchserve::detect::looks_like_mar(head, file_len)
     }
 
     fn open(
@@ -62,6 +64,11 @@ impl Reader for ZipReader {
         source: &ByteSourceRef<'_>,
         options: &ReadOptions,
     ) -> Result<OpenedFile, PluginError> {
+        // torch-model-archiver writes `MAR-INF/MANIFEST.json` last: a `.mar` larger than the
+        // head is claimed here, and read as TorchServe reads it, by the torchserve reader.
+        if socair_torchserve::detect::manifest_in_central_directory(source) {
+            return Ok(socair_torchserve::read_with(source, options));
+        }
         Ok(open_with(source, options, ZIP_FORMAT, scan::scan))
     }
 }

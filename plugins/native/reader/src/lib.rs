@@ -6,10 +6,7 @@
 //! [`model_read::ModelRead`]. A library shared by the `native` plugin and the pickle profiles
 //! (`socair-sklearn/1` reads the model inside a pickled XGBoost or LightGBM `Booster`).
 //!
-//! CatBoost's `.cbm` is not read: it is a FlatBuffers model (`CBM1` magic, a length, then a
-//! `TModelCore` table from `catboost/libs/model/flatbuffers/model.fbs`) whose trees, borders
-//! and embedded feature calcers (text and embedding processing, themselves serialized
-//! blobs) would need the whole schema; it stays a file no reader claims.
+//! CatBoost's `.cbm` (a FlatBuffers model) is the catboost plugin's (`plugins/catboost/`).
 
 pub mod flax;
 pub mod fuzzing;

@@ -37,9 +37,11 @@ const CODE_EXTENSIONS: &[&str] = &[
     "egg",
 ];
 
-/// Extensions (and exact names) of plain-text companions.
+/// Extensions (and exact names) of plain-text companions. Not YAML: a YAML file is data only
+/// when its tags construct nothing (`!!python/object/apply` runs code under `yaml.unsafe_load`),
+/// which the config plugin's YAML reader judges.
 const TEXT_EXTENSIONS: &[&str] = &[
-    "txt", "md", "rst", "csv", "tsv", "yaml", "yml", "cfg", "ini",
+    "txt", "md", "rst", "csv", "tsv", "cfg", "ini",
     // GPT-2's merges (`vocab.bpe`) and sentencepiece's vocabulary listings (`*.vocab`): text.
     "bpe", "vocab",
 ];
@@ -540,7 +542,6 @@ mod tests {
             ("vocab.txt", b"[PAD]\nhello\n"),
             ("LICENSE", b"Apache"),
             ("README.md", b"# model"),
-            ("dir/notes.yaml", b"a: 1\n"),
         ] {
             assert!(
                 matches!(classify(name, bytes, UNREAD), Companion::Data(_)),
@@ -559,6 +560,11 @@ mod tests {
             ("notes.txt", b"a\x00b"),
             ("tokenizer.model", b"\x0a\x05hello"),
             ("weights.npy", b"\x93NUMPY"),
+            // YAML is the YAML reader's to judge: a tag may construct code.
+            (
+                "dir/notes.yaml",
+                b"a: !!python/object/apply:os.system [ls]\n",
+            ),
         ] {
             assert!(
                 matches!(classify(name, bytes, UNREAD), Companion::Lead(_)),

@@ -8,14 +8,14 @@
 //! as torch loads them (`tensors`) and the state-dict model (`state_dict`), which the
 //! legacy format reads too.
 
-mod analysis;
+pub mod analysis;
 mod records;
 mod state_dict;
 mod tensors;
 #[cfg(test)]
 mod tests;
 
-pub use analysis::{Analysis, Endian, Finding, LocatedTensor, FINDINGS_PER_KIND};
+pub use analysis::{Analysis, AnalyzeOptions, Endian, Finding, LocatedTensor, FINDINGS_PER_KIND};
 use records::{check_version, lookup, lookup_index, read_record, storage_alignment};
 pub use records::{stoull, SUPPORTED_VERSIONS};
 pub use state_dict::{
@@ -41,22 +41,6 @@ const KNOWN_RECORDS: &[&str] = &[
     ".storage_alignment",
     ".data/serialization_id",
 ];
-
-/// Options for [`analyze`].
-#[derive(Debug, Clone, Default)]
-pub struct AnalyzeOptions {
-    /// Skip the CRC-32 of storage records (their bytes are not read).
-    pub header_only: bool,
-    /// Globals the operator reviewed.
-    pub reviewed: Vec<String>,
-    /// The `socair-wo` version to run.
-    pub grammar: pickle::Grammar,
-    /// The library profile that judges a pickle that is not a torch checkpoint (torch's
-    /// legacy reader's "any other pickle"): `socair-data/1` unless the host asked for
-    /// `socair-sklearn/1` (`ReadOptions.rules`); [`pickle::Profile::Torch`] reads as
-    /// `socair-data/1` there.
-    pub profile: pickle::Profile,
-}
 
 const TORCHSCRIPT_FINDING: &str = "a TorchScript archive (torch.jit.save): torch.load hands it to the TorchScript loader, which compiles and runs its code; it is never a weights-only checkpoint";
 
@@ -210,7 +194,9 @@ fn analyze_zip(src: &(impl ReadAt + ?Sized), options: &AnalyzeOptions) -> Analys
             // torch.jit.save compresses its code records, so the zip layer refuses a
             // TorchScript archive before its records are looked at: say what it is anyway.
             let names = zip::central_names(src).unwrap_or_default();
-            if names.iter().any(|n| is_torchscript_record(n)) {
+            if options.grammar < pickle::Grammar::V3
+                && names.iter().any(|n| is_torchscript_record(n))
+            {
                 a.torchscript = true;
                 a.add(Severity::Fail, "zip central directory", TORCHSCRIPT_FINDING);
             }
@@ -225,7 +211,13 @@ fn analyze_zip(src: &(impl ReadAt + ?Sized), options: &AnalyzeOptions) -> Analys
         .records
         .iter()
         .any(|r| is_torchscript_record(&r.name));
-    if a.torchscript {
+    // `socair-wo/3` judges a TorchScript archive by its code and its TorchScript pickles
+    // (`crate::torchscript`); `/1` and `/2` refuse it whole, as they were pinned.
+    let mut torchscript_globals = Vec::new();
+    if a.torchscript && options.grammar >= pickle::Grammar::V3 {
+        torchscript_globals =
+            crate::torchscript::archive::judge_archive(&mut a, src, &archive, options);
+    } else if a.torchscript {
         a.add(
             Severity::Fail,
             format!("zip records {}/code/, constants.pkl", archive.prefix),
@@ -415,7 +407,12 @@ fn analyze_zip(src: &(impl ReadAt + ?Sized), options: &AnalyzeOptions) -> Analys
     let outcome = pickle::run(
         &bytes,
         &pickle::Options {
-            reviewed: options.reviewed.clone(),
+            reviewed: options
+                .reviewed
+                .iter()
+                .chain(&torchscript_globals)
+                .cloned()
+                .collect(),
             legacy: false,
             input_len: src.size(),
             grammar: options.grammar,
@@ -424,8 +421,18 @@ fn analyze_zip(src: &(impl ReadAt + ?Sized), options: &AnalyzeOptions) -> Analys
     );
     a.protocol = outcome.protocol;
     a.storage_count = outcome.storages.len();
-    a.reviewed_used = outcome.reviewed_used.clone();
-    for f in &outcome.findings {
+    // The globals TorchScript's unpickler resolves itself are not the operator's review.
+    for used in &outcome.reviewed_used {
+        if !torchscript_globals.contains(used) && !a.reviewed_used.contains(used) {
+            a.reviewed_used.push(used.clone());
+        }
+    }
+    let torchscript = a.torchscript_code.is_some();
+    for f in outcome
+        .findings
+        .iter()
+        .filter(|f| !(torchscript && crate::torchscript::archive::unpickler_resolves(f)))
+    {
         a.add(
             f.severity,
             format!("data.pkl byte {} ({})", f.offset, f.opcode),
@@ -487,9 +494,12 @@ fn analyze_zip(src: &(impl ReadAt + ?Sized), options: &AnalyzeOptions) -> Analys
         if rel == "data.pkl" || KNOWN_RECORDS.contains(&rel) {
             continue;
         }
-        if a.torchscript
-            && (rel.starts_with("code/") || rel.ends_with(".pkl") || rel.starts_with("constants"))
-        {
+        let torchscript_record = if a.torchscript_code.is_some() {
+            crate::torchscript::archive::judged_record(rel)
+        } else {
+            rel.starts_with("code/") || rel.ends_with(".pkl") || rel.starts_with("constants")
+        };
+        if a.torchscript && torchscript_record {
             continue;
         }
         let what = if rel.starts_with("data/") {

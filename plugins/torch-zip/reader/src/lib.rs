@@ -15,6 +15,7 @@ pub mod fuzzing;
 pub mod legacy;
 pub mod pt2;
 pub mod tar_checkpoint;
+pub mod torchscript;
 pub mod zip;
 
 /// The pickle machine and its globals live in the `socair-pickle` crate, shared with the
@@ -255,7 +256,10 @@ pub fn opened_file(a: &Analysis, header_only: bool) -> OpenedFile {
         format: if a.legacy { LEGACY_FORMAT } else { FORMAT }.into(),
         tensors: tensors.into(),
         unread: unread.into(),
-        rows: RVec::from(vec![structure_row(), pickle_row(a, header_only)]),
+        rows: std::iter::once(structure_row())
+            .chain(a.torchscript_code.as_ref().map(torchscript_row))
+            .chain([pickle_row(a, header_only)])
+            .collect(),
         // A torch checkpoint has no metadata of its own that socair reads as such.
         metadata: RVec::new(),
         not_carried: a
@@ -307,6 +311,21 @@ fn structure_row() -> ReportRow {
         summary: "a pickle checkpoint's structure is its pickle: Socair parses no Python object structure beyond what the Pickle opcode scan's grammar models".into(),
         findings: RVec::new(),
         names_severities: false,
+    }
+}
+
+/// A TorchScript archive's code, judged ([`torchscript`]).
+fn torchscript_row(j: &torchscript::Judgment) -> ReportRow {
+    ReportRow {
+        check: torchscript::CODE_CHECK.into(),
+        status: socair_plugin_kit::model::status(j.worst()),
+        summary: j.summary().into(),
+        findings: j
+            .findings
+            .iter()
+            .map(|f| Finding::new(f.severity.into(), f.place.as_str(), f.reason.as_str()))
+            .collect(),
+        names_severities: true,
     }
 }
 

@@ -22,6 +22,11 @@ const FORMAT_BY_EXTENSION: &[(&str, &str)] = &[
     ("gguf", "gguf"),
     ("onnx", "onnx"),
     ("tflite", "tflite"),
+    ("mlmodel", "coreml"),
+    ("pmml", "pmml"),
+    // YAML has no magic: its readers find it by name, as PyYAML's users and Hydra do.
+    ("yaml", "yaml"),
+    ("yml", "yaml"),
 ];
 
 /// File names that name a format, the same way (a damaged `saved_model.pb` is opened by the

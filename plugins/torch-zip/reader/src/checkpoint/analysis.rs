@@ -34,6 +34,22 @@ pub struct LocatedTensor {
     pub outside_model: bool,
 }
 
+/// Options for [`super::analyze`].
+#[derive(Debug, Clone, Default)]
+pub struct AnalyzeOptions {
+    /// Skip the CRC-32 of storage records (their bytes are not read).
+    pub header_only: bool,
+    /// Globals the operator reviewed.
+    pub reviewed: Vec<String>,
+    /// The `socair-wo` version to run.
+    pub grammar: pickle::Grammar,
+    /// The library profile that judges a pickle that is not a torch checkpoint (torch's
+    /// legacy reader's "any other pickle"): `socair-data/1` unless the host asked for
+    /// `socair-sklearn/1` (`ReadOptions.rules`); [`pickle::Profile::Torch`] reads as
+    /// `socair-data/1` there.
+    pub profile: pickle::Profile,
+}
+
 /// Everything read from a checkpoint.
 #[derive(Debug, Default)]
 pub struct Analysis {
@@ -65,6 +81,8 @@ pub struct Analysis {
     pub reviewed_used: Vec<String>,
     /// Whether the archive looks like a TorchScript archive.
     pub torchscript: bool,
+    /// A TorchScript archive's code, judged (`socair-wo/3`; [`crate::torchscript`]).
+    pub torchscript_code: Option<crate::torchscript::Judgment>,
     /// Which pickle the findings' offsets count in (`data.pkl`, or the legacy main pickle).
     pub pickle_name: String,
     /// Whether the file is in torch's legacy (non-zip) format.

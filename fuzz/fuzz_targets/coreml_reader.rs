@@ -1,0 +1,6 @@
+//! See `socair_coreml::fuzzing::check_reader`.
+#![no_main]
+
+libfuzzer_sys::fuzz_target!(|data: &[u8]| {
+    socair_coreml::fuzzing::check_reader(data);
+});
