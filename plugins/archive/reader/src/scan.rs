@@ -543,6 +543,31 @@ impl Walk {
                 return;
             }
         }
+        // A YAML member, judged as PyYAML constructs it (socair-config's reader, which judges
+        // a YAML file alone or in a directory): a tag that builds code FAILs, what it does not
+        // prove safe is a LEAD, plain data is data.
+        let lower = name.to_ascii_lowercase();
+        if lower.ends_with(".yaml") || lower.ends_with(".yml") {
+            let judged = socair_config::yaml::judge(bytes);
+            if let Some(why) = &judged.unread {
+                let why = format!("not read as YAML: {why}");
+                self.a.unchecked.add_with(Severity::Lead, place, || why);
+                return;
+            }
+            if judged.findings.is_empty() {
+                self.a.data += 1;
+            }
+            for f in &judged.findings.shown {
+                let list = match f.severity {
+                    Severity::Fail => &mut self.a.structure,
+                    Severity::Lead => &mut self.a.unchecked,
+                };
+                list.add_with(f.severity, format!("{place} {}", f.place), || {
+                    f.reason.clone()
+                });
+            }
+            return;
+        }
         match companion::classify(name, bytes, MEMBER_UNREAD) {
             Companion::Data(_) => self.a.data += 1,
             Companion::Lead(reason) => self.a.unchecked.add_with(Severity::Lead, place, || reason),
