@@ -179,3 +179,32 @@ fn edited_files_fail_with_their_reason() {
         "{row:#}"
     );
 }
+
+#[test]
+fn each_mlpackage_is_one_artifact_of_a_walk() {
+    // `Manifest.json` makes a directory one model, as Core ML opens a `.mlpackage` whole.
+    let r = run(socair()
+        .args(["scan", "--each"])
+        .arg(fixture("coreml/valid")));
+    let listing = json(&r.stdout);
+    let artifacts: Vec<(String, String)> = listing["artifacts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| {
+            (
+                a["path"].as_str().unwrap().to_owned(),
+                a["verdict"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect();
+    assert_eq!(artifacts.len(), 8, "{artifacts:?}");
+    for pkg in ["mil.mlpackage", "mil-fp16.mlpackage"] {
+        assert!(
+            artifacts
+                .iter()
+                .any(|(p, v)| p.ends_with(pkg) && v == "clean"),
+            "{pkg}: {artifacts:?}"
+        );
+    }
+}

@@ -155,3 +155,19 @@ fn pmml_documents_get_their_verdicts() {
         }
     }
 }
+
+#[test]
+fn each_ir_directory_is_one_artifact_of_a_walk() {
+    // The IR places its constants in `model.bin`: the directory is one model, as
+    // `read_model` opens the pair.
+    let r = run(socair()
+        .args(["scan", "--each"])
+        .arg(fixture("openvino/valid")));
+    let listing = json(&r.stdout);
+    let artifacts = listing["artifacts"].as_array().unwrap();
+    assert_eq!(artifacts.len(), 5, "{listing:#}");
+    for a in artifacts {
+        assert_eq!(a["verdict"], "clean", "{a:#}");
+        assert!(!a["path"].as_str().unwrap().ends_with(".xml"), "{a:#}");
+    }
+}

@@ -36,6 +36,10 @@ pub const MODEL_DIR_FILES: &[(&str, &str)] = &[
     ("saved_model.pb", "tf.saved_model.load"),
     ("saved_model.pbtxt", "tf.saved_model.load"),
     ("checkpoint", "tf.train.latest_checkpoint"),
+    (
+        "Manifest.json",
+        "coremltools' MLModel and Core ML's package loader (a .mlpackage)",
+    ),
 ];
 
 /// Name endings a loader follows to other files of the directory: weight indexes
@@ -53,8 +57,9 @@ pub const DIRECTORY_FORMATS: &[&str] = &[
 ];
 
 /// Formats whose readers may place tensor bytes in a file beside the one they open (ONNX's
-/// external data): such a file is read (headers only) to see whether this one does.
-const EXTERNAL_DATA_FORMATS: &[&str] = &["onnx"];
+/// external data, an OpenVINO IR's `.bin`): such a file is read (headers only) to see whether
+/// this one does.
+const EXTERNAL_DATA_FORMATS: &[&str] = &["onnx", "openvino-ir"];
 
 /// Version-control folders, which hold no models of their own.
 const NOT_WALKED: &[&str] = &[".git", ".hg", ".svn"];
