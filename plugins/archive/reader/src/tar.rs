@@ -73,23 +73,12 @@ impl<S: ReadAt + ?Sized> Contents for Span<'_, S> {
 
 /// The members every CPython release lists, or why they disagree.
 fn members(src: &(impl ReadAt + ?Sized)) -> Result<(Vec<TarMember>, WalkEnd), String> {
-    let mut first: Option<(&str, Vec<TarMember>, WalkEnd)> = None;
-    for &profile in PROFILES {
-        let (members, end) = walk(src, profile, MAX_MEMBERS);
-        match &first {
-            None => first = Some((profile.name, members, end)),
-            Some((name, m, e)) if *m != members || *e != end => {
-                return Err(format!(
-                    "CPython {name} and CPython {} list its members differently: what is extracted depends on the Python that extracts it",
-                    profile.name
-                ))
-            }
-            Some(_) => {}
-        }
-    }
-    first
-        .map(|(_, m, e)| (m, e))
-        .ok_or_else(|| "no CPython profile".to_owned())
+    socair_tar::members_agreed(src, MAX_MEMBERS).map_err(|d| {
+        format!(
+            "CPython {} and CPython {} list its members differently: what is extracted depends on the Python that extracts it",
+            d.first, d.other
+        )
+    })
 }
 
 /// Why extracting a member named `name` writes outside the target directory, if it does.

@@ -119,3 +119,37 @@ pub fn looks_like_torch_tar(head: &[u8]) -> bool {
             .any(|m| TORCH_MEMBERS.contains(&m.name.as_slice()))
     })
 }
+
+/// Two CPython releases that list an archive's members differently ([`members_agreed`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Disagree {
+    /// The first release's profile.
+    pub first: &'static str,
+    /// A release that lists them otherwise.
+    pub other: &'static str,
+}
+
+/// The members every supported CPython release lists (at most `max`), walked under each
+/// profile; `Err` naming two releases that list them differently (what is extracted, or
+/// unpickled, then depends on the Python that reads the archive).
+pub fn members_agreed(
+    src: &(impl ReadAt + ?Sized),
+    max: usize,
+) -> Result<(Vec<TarMember>, WalkEnd), Disagree> {
+    let mut first: Option<(&'static str, Vec<TarMember>, WalkEnd)> = None;
+    for &profile in PROFILES {
+        let (members, end) = walk(src, profile, max);
+        match &first {
+            None => first = Some((profile.name, members, end)),
+            Some((name, m, e)) if *m != members || *e != end => {
+                return Err(Disagree {
+                    first: name,
+                    other: profile.name,
+                })
+            }
+            Some(_) => {}
+        }
+    }
+    // PROFILES is never empty; an empty walk if it were.
+    Ok(first.map_or_else(|| (Vec::new(), WalkEnd::End), |(_, m, e)| (m, e)))
+}

@@ -27,7 +27,7 @@
 use crate::checkpoint::{Analysis, AnalyzeOptions};
 use crate::pickle::{self, Severity, Value};
 use crate::zip::ReadAt;
-use socair_tar::{walk, TarMember, WalkEnd, PROFILES};
+use socair_tar::{TarMember, WalkEnd};
 
 /// The most members walked (a tar of tiny members: one header block each).
 const MAX_MEMBERS: usize = 1 << 16;
@@ -40,23 +40,12 @@ pub use socair_tar::looks_like_torch_tar;
 /// The members of the tar in `src`, walked under every profile; `Err` when CPython releases
 /// walk it differently.
 fn members(src: &(impl ReadAt + ?Sized)) -> Result<(Vec<TarMember>, WalkEnd), String> {
-    let mut first: Option<(&str, Vec<TarMember>, WalkEnd)> = None;
-    for &profile in PROFILES {
-        let (members, end) = walk(src, profile, MAX_MEMBERS);
-        match &first {
-            None => first = Some((profile.name, members, end)),
-            Some((name, m, e)) if *m != members || *e != end => {
-                return Err(format!(
-                    "CPython {name} and CPython {} list its members differently: which bytes torch unpickles depends on the Python it runs on",
-                    profile.name
-                ))
-            }
-            Some(_) => {}
-        }
-    }
-    first
-        .map(|(_, m, e)| (m, e))
-        .ok_or_else(|| "no CPython profile".to_owned())
+    socair_tar::members_agreed(src, MAX_MEMBERS).map_err(|d| {
+        format!(
+            "CPython {} and CPython {} list its members differently: which bytes torch unpickles depends on the Python it runs on",
+            d.first, d.other
+        )
+    })
 }
 
 /// Reads a tar that CPython's tarfile opens as torch's oldest format would be read.
