@@ -70,55 +70,8 @@ pub struct Analysis {
     pub reviewed_used: Vec<String>,
 }
 
-/// Reads a [`socair_plugin_api::ReadAt`] source as `Read + Seek`, for the zip crate.
-pub struct SourceReader<'a, S: socair_plugin_api::ReadAt + ?Sized> {
-    src: &'a S,
-    pos: u64,
-}
-
-impl<'a, S: socair_plugin_api::ReadAt + ?Sized> SourceReader<'a, S> {
-    /// A reader at the start of `src`.
-    pub fn new(src: &'a S) -> Self {
-        Self { src, pos: 0 }
-    }
-}
-
-impl<S: socair_plugin_api::ReadAt + ?Sized> Clone for SourceReader<'_, S> {
-    fn clone(&self) -> Self {
-        Self {
-            src: self.src,
-            pos: self.pos,
-        }
-    }
-}
-
-impl<S: socair_plugin_api::ReadAt + ?Sized> Read for SourceReader<'_, S> {
-    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        let left = self.src.size().saturating_sub(self.pos);
-        let n = buf.len().min(usize::try_from(left).unwrap_or(usize::MAX));
-        if n == 0 {
-            return Ok(0);
-        }
-        self.src
-            .read_exact_at(self.pos, &mut buf[..n])
-            .map_err(io::Error::other)?;
-        self.pos += n as u64;
-        Ok(n)
-    }
-}
-
-impl<S: socair_plugin_api::ReadAt + ?Sized> Seek for SourceReader<'_, S> {
-    fn seek(&mut self, to: SeekFrom) -> io::Result<u64> {
-        let pos = match to {
-            SeekFrom::Start(p) => Some(p),
-            SeekFrom::End(d) => self.src.size().checked_add_signed(d),
-            SeekFrom::Current(d) => self.pos.checked_add_signed(d),
-        };
-        self.pos = pos
-            .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "seek before the start"))?;
-        Ok(self.pos)
-    }
-}
+/// Reads a `ReadAt` source as `Read + Seek`, for the zip crate (the kit's).
+pub use socair_plugin_kit::source_reader::SourceReader;
 
 /// What a walk judges pickle members by: the reviewed globals and the library profile
 /// (`socair-data/1`, or `socair-sklearn/1` when the host asks for it).

@@ -24,6 +24,7 @@ use socair_plugin_api::{
     Member, MemberBytes, OpenedContainer, OpenedFile, ReadAt, ReportRow, RowStatus,
 };
 use socair_plugin_kit::model::{status, Findings};
+use socair_plugin_kit::source_reader::SourceReader;
 use socair_plugin_kit::Severity;
 use std::io::{self, Read};
 
@@ -106,25 +107,6 @@ impl<R: Read> Read for Counted<R> {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
         let n = self.inner.read(buf)?;
         self.read += n as u64;
-        Ok(n)
-    }
-}
-
-/// Reads a [`ReadAt`] from its start.
-struct At<'a, S: ReadAt + ?Sized> {
-    src: &'a S,
-    pos: u64,
-}
-
-impl<S: ReadAt + ?Sized> Read for At<'_, S> {
-    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        let left = self.src.size().saturating_sub(self.pos);
-        let n = (buf.len() as u64).min(left) as usize;
-        let out = buf.get_mut(..n).unwrap_or_default();
-        self.src
-            .read_exact_at(self.pos, out)
-            .map_err(io::Error::other)?;
-        self.pos += n as u64;
         Ok(n)
     }
 }
@@ -303,7 +285,7 @@ pub fn open(src: &(impl ReadAt + ?Sized), budget: u64) -> OpenedContainer {
             );
             "not a compressed stream socair decodes".to_owned()
         }
-        Some(codec) => match decode(codec, At { src, pos: 0 }, budget) {
+        Some(codec) => match decode(codec, SourceReader::new(src), budget) {
             Decoded::Whole(bytes, used) => {
                 let used = used.min(src.size());
                 let trailing = src.size() - used;

@@ -24,6 +24,7 @@ pub mod reading;
 pub mod report;
 pub mod sentencepiece;
 pub mod severity;
+pub mod source_reader;
 pub mod tiktoken;
 pub mod zip;
 

@@ -16,7 +16,7 @@ use socair_plugin_api::ReadAt;
 use socair_plugin_kit::zip::{Fields, CENTRAL_MAGIC, LOCAL_MAGIC};
 use socair_plugin_kit::Severity;
 use std::collections::HashMap;
-use std::io::{self, Read, Seek, SeekFrom};
+use std::io::Read;
 use zip::ZipArchive;
 
 /// One member, as the central directory lists it.
@@ -35,46 +35,8 @@ pub struct Member {
 /// A finding of the zip layer: severity, place, reason.
 pub type ZipFinding = (Severity, String, String);
 
-/// Reads a [`ReadAt`] source as `Read + Seek`, for the zip crate.
-pub struct SourceReader<'a, S: ReadAt + ?Sized> {
-    src: &'a S,
-    pos: u64,
-}
-
-impl<'a, S: ReadAt + ?Sized> SourceReader<'a, S> {
-    /// A reader at the start of `src`.
-    pub fn new(src: &'a S) -> Self {
-        Self { src, pos: 0 }
-    }
-}
-
-impl<S: ReadAt + ?Sized> Read for SourceReader<'_, S> {
-    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        let left = self.src.size().saturating_sub(self.pos);
-        let n = buf.len().min(usize::try_from(left).unwrap_or(usize::MAX));
-        if n == 0 {
-            return Ok(0);
-        }
-        self.src
-            .read_exact_at(self.pos, &mut buf[..n])
-            .map_err(io::Error::other)?;
-        self.pos += n as u64;
-        Ok(n)
-    }
-}
-
-impl<S: ReadAt + ?Sized> Seek for SourceReader<'_, S> {
-    fn seek(&mut self, to: SeekFrom) -> io::Result<u64> {
-        let pos = match to {
-            SeekFrom::Start(p) => Some(p),
-            SeekFrom::End(d) => self.src.size().checked_add_signed(d),
-            SeekFrom::Current(d) => self.pos.checked_add_signed(d),
-        };
-        self.pos = pos
-            .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "seek before the start"))?;
-        Ok(self.pos)
-    }
-}
+/// Reads a `ReadAt` source as `Read + Seek`, for the zip crate (the kit's).
+pub use socair_plugin_kit::source_reader::SourceReader;
 
 /// An opened archive.
 pub struct Mar<'a, S: ReadAt + ?Sized> {
