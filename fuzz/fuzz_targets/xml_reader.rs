@@ -1,4 +1,4 @@
-//! See `socair_xml::fuzzing::check_reader` (OpenVINO IR and PMML, plugins/xml).
+//! See `socair_xml::fuzzing::check_reader` (OpenVINO IR, PMML and OpenCV FileStorage XML, plugins/xml).
 #![no_main]
 
 libfuzzer_sys::fuzz_target!(|data: &[u8]| {

@@ -1,13 +1,17 @@
 //! The properties the fuzz target checks, shared with the regression test.
 
-use crate::{read_openvino, read_pmml};
+use crate::{read_opencv_storage, read_openvino, read_pmml};
 use socair_plugin_api::RowStatus;
 
-/// Both readers on arbitrary bytes: they return, never panic; every tensor located lies in
+/// The three readers on arbitrary bytes: they return, never panic; every tensor located lies in
 /// the weights file at a range that does not overflow; a row is at least as bad as its worst
 /// listed finding (a finding past the listed ones may make it worse); the claims return.
 pub fn check_reader(data: &[u8]) {
-    for opened in [read_openvino(data), read_pmml(data)] {
+    for opened in [
+        read_openvino(data),
+        read_pmml(data),
+        read_opencv_storage(data),
+    ] {
         assert_eq!(opened.rows.len(), 1);
         let row = &opened.rows[0];
         let rank = |s: RowStatus| match s {
@@ -39,5 +43,6 @@ pub fn check_reader(data: &[u8]) {
     let _ = (
         crate::looks_like_openvino(data),
         crate::looks_like_pmml(data),
+        crate::looks_like_opencv_storage(data),
     );
 }

@@ -11,12 +11,16 @@
 //!   against); an rt_info key naming a file the runtime reads is a FAIL.
 //! * [`pmml`]: PMML 4.4, whose models are data; `Extension` elements, elements outside the
 //!   schema, functions nothing defines and external tables are LEADs.
+//! * [`opencv`]: OpenCV's `cv::FileStorage` XML (cascade classifiers, `cv2.ml` models), which
+//!   holds only numbers, strings and matrices as text.
 //!
 //! Files are claimed by content ([`sniff`]): an XML root `net` (any ASCII case, as OpenVINO's
-//! frontend compares it) with a `version` attribute, or `PMML` (any namespace prefix); a DOCTYPE
+//! frontend compares it) with a `version` attribute, `PMML` (any namespace prefix), or
+//! `opencv_storage`; a DOCTYPE
 //! naming such a root claims the file too, so that a model file carrying a DTD is judged.
 
 pub mod fuzzing;
+pub mod opencv;
 pub mod openvino;
 pub mod pmml;
 pub mod sniff;
@@ -34,6 +38,9 @@ pub const OPENVINO_FORMAT: &str = "openvino-ir";
 /// The format name of PMML.
 pub const PMML_FORMAT: &str = "pmml";
 
+/// The format name of OpenCV's FileStorage XML.
+pub const OPENCV_FORMAT: &str = "opencv-storage";
+
 /// Files larger than this are not read (an LLM's IR is tens of megabytes; a large PMML
 /// forest hundreds).
 pub const MAX_INPUT: u64 = 1 << 30;
@@ -45,6 +52,28 @@ pub struct OpenVinoReader;
 /// The PMML reader.
 #[derive(Debug, Clone, Copy)]
 pub struct PmmlReader;
+
+/// The OpenCV FileStorage XML reader.
+#[derive(Debug, Clone, Copy)]
+pub struct OpenCvStorageReader;
+
+impl Reader for OpenCvStorageReader {
+    fn format(&self) -> &'static str {
+        OPENCV_FORMAT
+    }
+
+    fn detect(&self, head: &[u8], _file_len: u64) -> bool {
+        looks_like_opencv_storage(head)
+    }
+
+    fn open(
+        &self,
+        source: &ByteSourceRef<'_>,
+        _options: &ReadOptions,
+    ) -> Result<OpenedFile, PluginError> {
+        open_source(source, OPENCV_FORMAT, read_opencv_storage)
+    }
+}
 
 impl Reader for OpenVinoReader {
     fn format(&self) -> &'static str {
@@ -96,6 +125,12 @@ pub fn looks_like_openvino(head: &[u8]) -> bool {
 /// (or a DOCTYPE naming it).
 pub fn looks_like_pmml(head: &[u8]) -> bool {
     sniff::root(head).is_some_and(|r| r.local_name() == "PMML")
+}
+
+/// Whether `head` starts an OpenCV FileStorage XML document: the root `opencv_storage`, the
+/// name OpenCV's `XMLParser::parse` requires (or a DOCTYPE naming it).
+pub fn looks_like_opencv_storage(head: &[u8]) -> bool {
+    sniff::root(head).is_some_and(|r| r.name == "opencv_storage")
 }
 
 fn open_source(
@@ -228,6 +263,33 @@ pub fn read_pmml(bytes: &[u8]) -> OpenedFile {
     }))
 }
 
+/// Reads an OpenCV FileStorage XML document.
+pub fn read_opencv_storage(bytes: &[u8]) -> OpenedFile {
+    let mut reading = Reading::new(OPENCV_FORMAT, bytes.len() as u64);
+    reading.fails_first = true;
+    let mut judge = opencv::Judge::new(&mut reading);
+    let parsed = xml::read(bytes, &Limits::DEFAULT, opencv::LOADER, &mut judge);
+    let s = judge.finish();
+    if let Err(refusal) = parsed {
+        let lead = refusal.severity == Severity::Lead;
+        refused(&mut reading, refusal);
+        return finished(reading.finish(|_| refused_summary(lead)));
+    }
+    let matrices = s.types.get("opencv-matrix").copied().unwrap_or(0);
+    let typed: u64 = s.types.values().sum();
+    finished(reading.finish(|status| match status {
+        RowStatus::Pass => format!(
+            "OpenCV FileStorage XML: {} nodes of numbers and strings ({typed} typed, {matrices} opencv-matrix), data only",
+            s.nodes
+        ),
+        RowStatus::Fail => "not a safe OpenCV FileStorage XML: it declares what makes XML readers read other data or other files (see the findings)".to_owned(),
+        _ => format!(
+            "OpenCV FileStorage XML with parts this reader does not prove: {} nodes (see the findings)",
+            s.nodes
+        ),
+    }))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -254,6 +316,12 @@ mod tests {
         assert!(looks_like_pmml(b"<!DOCTYPE PMML SYSTEM \"pmml20.dtd\">"));
         assert!(!looks_like_pmml(b"<pmml/>"));
         assert!(!looks_like_pmml(b"<net version=\"11\"/>"));
+        assert!(looks_like_opencv_storage(
+            b"<?xml version=\"1.0\"?>\n<!-- c -->\n<opencv_storage>\n<cascade"
+        ));
+        assert!(looks_like_opencv_storage(b"<!DOCTYPE opencv_storage ["));
+        assert!(!looks_like_opencv_storage(b"<opencv_storag>"));
+        assert!(!looks_like_opencv_storage(b"<cv:opencv_storage>"));
     }
 
     #[test]

@@ -13,6 +13,7 @@ fn every_saved_input_keeps_the_properties() {
     inputs.extend(files_under(&repo.join("fuzz/corpus/xml_reader")));
     inputs.extend(files_under(&repo.join("fixtures/openvino")));
     inputs.extend(files_under(&repo.join("fixtures/pmml")));
+    inputs.extend(files_under(&repo.join("fixtures/opencv")));
     assert!(inputs.len() > 40, "fixtures missing: {}", inputs.len());
     for path in &inputs {
         check_reader(&std::fs::read(path).unwrap());

@@ -202,3 +202,27 @@ fn pmml_fixtures_get_their_verdicts() {
         assert!(f.tensors.is_empty());
     }
 }
+
+#[test]
+fn opencv_fixtures_get_their_verdicts() {
+    let cases = expected("opencv");
+    for (rel, case) in &cases {
+        let bytes = std::fs::read(fixtures("opencv").join(rel)).unwrap();
+        assert!(
+            socair_xml::looks_like_opencv_storage(&bytes[..bytes.len().min(4096)]),
+            "{rel}"
+        );
+        assert!(
+            !looks_like_pmml(&bytes) && !looks_like_openvino(&bytes),
+            "{rel}"
+        );
+        let f = socair_xml::read_opencv_storage(&bytes);
+        let want = status(case["verdict"].as_str().unwrap());
+        assert_eq!(f.rows[0].status, want, "{rel}: {}", all_text(&f));
+        let text = format!("{}\n{}", f.rows[0].summary, all_text(&f));
+        let word = case["keyword"].as_str().unwrap();
+        assert!(text.contains(word), "{rel}: no {word:?} in {text}");
+        assert!(f.tensors.is_empty(), "{rel}");
+    }
+    assert_eq!(cases.len(), 7);
+}

@@ -1,0 +1,4 @@
+//! This crate's integration tests in one binary (a module per file).
+
+mod fuzz_regressions;
+mod reference_files;
