@@ -271,6 +271,7 @@ fn incompatible_and_invalid_plugins_are_refused_with_reasons() {
             "catboost",
             "config",
             "coreml",
+            "crfsuite",
             "gguf",
             "joblib",
             "keras",
