@@ -23,6 +23,7 @@ mod digest;
 mod faults;
 mod formats;
 mod gguf;
+mod gguf_legacy;
 mod hfcache;
 mod hostile_pickles;
 mod human;

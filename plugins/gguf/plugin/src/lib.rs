@@ -7,7 +7,7 @@ use socair_gguf::*;
 socair_plugin_kit::export_plugin! {
     name: "gguf",
     rule_sets: [],
-    readers: [GgufReader],
+    readers: [GgufReader, GgmlLegacyReader],
     writers: [GgufWriter],
     encoders: [],
 }

@@ -13,9 +13,12 @@
 pub use socair_plugin_kit::bounded;
 #[doc(hidden)]
 pub mod fuzzing;
+pub mod legacy_ggml;
 pub mod reader;
 pub mod types;
 pub mod writer;
+
+pub use legacy_ggml::GgmlLegacyReader;
 
 use abi_stable::std_types::{ROption, RString, RVec, Tuple2};
 use socair_plugin_api::{
