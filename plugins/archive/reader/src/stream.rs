@@ -20,9 +20,7 @@
 //! as a pickle, or whose first block the head does not reach (bzip2 and LZ4 decode whole
 //! blocks), is joblib's.
 
-use socair_plugin_api::{
-    Member, MemberBytes, OpenedContainer, OpenedFile, ReadAt, ReportRow, RowStatus,
-};
+use socair_plugin_api::{Member, MemberBytes, OpenedContainer, ReadAt, ReportRow, RowStatus};
 use socair_plugin_kit::model::{status, Findings};
 use socair_plugin_kit::source_reader::SourceReader;
 use socair_plugin_kit::Severity;
@@ -327,11 +325,9 @@ pub fn open(src: &(impl ReadAt + ?Sized), budget: u64) -> OpenedContainer {
         },
     };
     let st = status(findings.worst);
-    let opened = OpenedFile {
-        format: STREAM_FORMAT.into(),
-        tensors: Default::default(),
-        unread: Default::default(),
-        rows: vec![ReportRow {
+    let opened = socair_plugin_kit::report::one_row(
+        STREAM_FORMAT,
+        ReportRow {
             check: socair_plugin_kit::report::STRUCTURE_CHECK.into(),
             status: if members.is_empty() && st == RowStatus::Pass {
                 RowStatus::Lead
@@ -341,12 +337,8 @@ pub fn open(src: &(impl ReadAt + ?Sized), budget: u64) -> OpenedContainer {
             summary: summary.into(),
             findings: findings.to_api("structure findings"),
             names_severities: true,
-        }]
-        .into(),
-        metadata: Default::default(),
-        not_carried: Default::default(),
-        facts: Default::default(),
-    };
+        },
+    );
     OpenedContainer {
         opened,
         members: members.into(),

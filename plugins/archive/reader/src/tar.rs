@@ -16,7 +16,7 @@
 //! handed back, in place (a span of the file: nothing is copied or decoded).
 
 use socair_plugin_api::{
-    ByteRange, Member, MemberBytes, OpenedContainer, OpenedFile, ReadAt, ReportRow, RowStatus,
+    ByteRange, Member, MemberBytes, OpenedContainer, ReadAt, ReportRow, RowStatus,
 };
 use socair_plugin_kit::companion::{self, Companion, Contents};
 use socair_plugin_kit::model::{status, Findings};
@@ -228,22 +228,16 @@ pub fn open(src: &(impl ReadAt + ?Sized)) -> OpenedContainer {
             _ => "",
         }
     );
-    let opened = OpenedFile {
-        format: TAR_FORMAT.into(),
-        tensors: Default::default(),
-        unread: Default::default(),
-        rows: vec![ReportRow {
+    let opened = socair_plugin_kit::report::one_row(
+        TAR_FORMAT,
+        ReportRow {
             check: socair_plugin_kit::report::STRUCTURE_CHECK.into(),
             status: st,
             summary: summary.into(),
             findings: structure.to_api("structure findings"),
             names_severities: true,
-        }]
-        .into(),
-        metadata: Default::default(),
-        not_carried: Default::default(),
-        facts: Default::default(),
-    };
+        },
+    );
     OpenedContainer {
         opened,
         members: handed.into(),

@@ -34,21 +34,32 @@ pub fn refused_as(
     unread: String,
     finding: Finding,
 ) -> OpenedFile {
-    OpenedFile {
-        format: format.into(),
-        tensors: RVec::new(),
-        unread: RVec::from(vec![Unread {
-            tensor: ROption::RNone,
-            reason: unread.into(),
-            outside_model: false,
-        }]),
-        rows: RVec::from(vec![ReportRow {
+    let mut opened = one_row(
+        format,
+        ReportRow {
             check: STRUCTURE_CHECK.into(),
             status,
             summary: summary.into(),
             findings: RVec::from(vec![finding]),
             names_severities: false,
-        }]),
+        },
+    );
+    opened.unread = RVec::from(vec![Unread {
+        tensor: ROption::RNone,
+        reason: unread.into(),
+        outside_model: false,
+    }]);
+    opened
+}
+
+/// A file of `format` whose reading is one row and nothing else: no tensors, nothing unread,
+/// no metadata (a refusal, a container's structure).
+pub fn one_row(format: &str, row: ReportRow) -> OpenedFile {
+    OpenedFile {
+        format: format.into(),
+        tensors: RVec::new(),
+        unread: RVec::new(),
+        rows: RVec::from(vec![row]),
         metadata: RVec::new(),
         not_carried: RVec::new(),
         facts: Default::default(),
