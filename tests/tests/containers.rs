@@ -1,8 +1,8 @@
-//! Tar archives and single compressed streams (fixtures/containers, written by CPython's
-//! tarfile and compression modules, GNU tar and the gzip/bzip2/xz/zstd/lz4 commands): each
-//! member read by the reader that claims it, through any wrapper, to any depth socair opens;
-//! the verdicts `expected.json` records, and the inner model's tensors fingerprinted as the
-//! model alone gives them.
+//! Tar archives, zip archives and single compressed streams (fixtures/containers, written by
+//! CPython's tarfile, zipfile and compression modules, GNU tar and the gzip/bzip2/xz/zstd/lz4
+//! commands): each member read by the reader that claims it, through any wrapper, to any depth
+//! socair opens; the verdicts `expected.json` records, and the inner model's tensors
+//! fingerprinted as the model alone gives them.
 
 use crate::common::{fixture, json, report_row, run, socair, tensor_hashes, verdict};
 
@@ -56,8 +56,10 @@ fn a_wrapped_models_tensors_are_the_models() {
     );
     let want = tensor_hashes(&alone);
     assert_eq!(want.len(), 2);
+    // A zip's reader has a pickle row with nothing to scan (a gap): its models count too.
+    let zipped = |name: &str| name.starts_with("model-") && name.ends_with(".zip");
     for (name, verdict) in expected() {
-        if verdict != "PASS" || name == "model.safetensors" {
+        if (verdict != "PASS" && !zipped(&name)) || name == "model.safetensors" {
             continue;
         }
         let r = run(socair()

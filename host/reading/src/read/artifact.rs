@@ -23,8 +23,11 @@ use std::path::{Path, PathBuf};
 mod choose;
 mod dcp;
 mod members;
+mod stem;
 use choose::{pick_reader, Pick, Purpose};
 pub use choose::{reader_format, reader_names, Chosen, ReaderChoice, DETECT_HEAD};
+use stem::expand_stem;
+pub use stem::STEM;
 
 /// Why an artifact cannot be read at all (exit 2).
 #[derive(Debug, thiserror::Error)]
@@ -834,22 +837,6 @@ impl dcp::Job for &FileJob<'_> {
     }
 }
 
-/// Replaces a leading [`STEM`] in each descriptor's `file` by the opened file's own name
-/// without its last extension, so a reader that cannot know the name of the file it reads
-/// can still name a file beside it after it (a TensorFlow checkpoint's `ckpt.index` keeps its
-/// bytes in `ckpt.data-00000-of-00001`). The result is then an ordinary relative `file`.
-fn expand_stem(job_rel: &str, opened: &mut OpenedFile) {
-    let name = job_rel.rsplit('/').next().unwrap_or(job_rel);
-    let stem = name.rsplit_once('.').map_or(name, |(stem, _)| stem);
-    for t in opened.tensors.iter_mut() {
-        if let ROption::RSome(file) = &t.file {
-            if let Some(rest) = file.as_str().strip_prefix(STEM) {
-                t.file = ROption::RSome(RString::from(format!("{stem}{rest}")));
-            }
-        }
-    }
-}
-
 /// The metadata key under which a PaddlePaddle program (the paddle plugin's `paddle-program`
 /// and `paddle-pir` readers) gives, as a JSON array, the names of the tensors of the
 /// `.pdiparams` beside it in the file's order.
@@ -902,10 +889,6 @@ fn name_params(o: &mut OpenedFile, names: &[String]) {
         }
     }
 }
-
-/// What a descriptor's `file` may start with to stand for the opened file's own name without
-/// its last extension (see the plugin API's `TensorDescriptor::file`).
-pub const STEM: &str = "{stem}";
 
 /// The path, relative to the artifact, of the file that a descriptor of the file at `job_rel`
 /// names in `file` (relative to that file's directory): a plain relative path that cannot

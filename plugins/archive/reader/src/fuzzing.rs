@@ -5,19 +5,35 @@ use crate::{detect, opened, scan, stream, tar, SEVEN_Z_FORMAT, ZIP_FORMAT};
 use socair_plugin_api::{MemberBytes, RowStatus};
 
 /// Claims and walks `data` as the plugin would, as a zip and as a 7z archive: no panic,
-/// inflation and decoding within the budget, findings bounded, and a walk that found nothing
-/// wrong says so only when every member was checked.
+/// inflation and decoding within the budget, findings bounded, members handed back inside the
+/// file (a span) or within what the host let them hold (decoded), and a walk that found
+/// nothing wrong says so only when every member was checked.
 pub fn check_reader(data: &[u8]) {
     let head = &data[..data.len().min(4096)];
     let _ = detect::claim(head, data.len() as u64);
+    let hand_back = 1 << 16;
+    let scope = scan::Scope {
+        hand_back,
+        ..scan::Scope::data(&[])
+    };
     for (a, format) in [
-        (scan::scan_bytes(data, scan::Scope::data(&[])), ZIP_FORMAT),
-        (
-            scan::scan_7z_bytes(data, scan::Scope::data(&[])),
-            SEVEN_Z_FORMAT,
-        ),
+        (scan::scan_bytes(data, scope), ZIP_FORMAT),
+        (scan::scan_7z_bytes(data, scope), SEVEN_Z_FORMAT),
     ] {
         assert!(a.inflated <= a.budget, "inflated past the budget");
+        let mut decoded = 0u64;
+        for h in &a.handed {
+            match &h.bytes {
+                scan::HandedBytes::Span { offset, len } => assert!(
+                    offset
+                        .checked_add(*len)
+                        .is_some_and(|e| e <= data.len() as u64),
+                    "a member past the file"
+                ),
+                scan::HandedBytes::Decoded(b) => decoded += b.len() as u64,
+            }
+        }
+        assert!(decoded <= hand_back, "handed back past the host's budget");
         for list in [&a.structure, &a.unchecked, &a.pickle] {
             assert!(list.shown.len() <= socair_plugin_kit::bounded::FINDINGS_PER_ROW);
         }

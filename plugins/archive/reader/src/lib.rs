@@ -5,9 +5,10 @@
 //! Every member of a zip ([`scan`]) or a 7z archive ([`sevenz`], decoded with the
 //! `sevenz-rust2` crate) is opened: a pickle goes through the `socair-wo` pickle machine, a
 //! nested zip or 7z is walked to a bounded depth, JSON and text are read as data as the host
-//! reads a model directory's companions (`socair_plugin_kit::companion`), and everything else is named as
-//! unchecked. The claim rule ([`detect`]) is the complement of the torch-zip and numpy
-//! plugins' rules, so that no file is claimed by two plugins.
+//! reads a model directory's companions (`socair_plugin_kit::companion`), and every other
+//! member is handed back to the host (`FormatReader::open_container`), which reads it with
+//! whichever reader claims it. The claim rule ([`detect`]) is the complement of the torch-zip
+//! and numpy plugins' rules, so that no file is claimed by two plugins.
 //!
 //! This file is the plugin's declaration (`export_plugin!`, which runs every entry point
 //! inside `guard`) and the turn of a walk into what the plugin API reports.
@@ -24,10 +25,10 @@ pub mod tar;
 
 use abi_stable::std_types::{ROption, RVec};
 use detect::Claim;
-use scan::{Analysis, Finding as ScanFinding, SourceReader};
+use scan::{Analysis, Finding as ScanFinding, HandedBytes, SourceReader};
 use socair_plugin_api::{
-    ByteSourceRef, Finding, OpenedContainer, OpenedFile, PluginError, ReadAt, ReadOptions,
-    ReportRow, RowStatus, Unread,
+    ByteRange, ByteSourceRef, Finding, Member, MemberBytes, OpenedContainer, OpenedFile,
+    PluginError, ReadAt, ReadOptions, ReportRow, RowStatus, Unread,
 };
 use socair_plugin_kit::export::Reader;
 use socair_plugin_kit::model::status;
@@ -64,12 +65,36 @@ impl Reader for ZipReader {
         source: &ByteSourceRef<'_>,
         options: &ReadOptions,
     ) -> Result<OpenedFile, PluginError> {
+        Ok(members_unread(self.container(source, options, u64::MAX)))
+    }
+
+    fn open_container(
+        &self,
+        source: &ByteSourceRef<'_>,
+        options: &ReadOptions,
+        budget: u64,
+    ) -> Option<Result<OpenedContainer, PluginError>> {
+        Some(Ok(self.container(source, options, budget)))
+    }
+}
+
+impl ZipReader {
+    /// The zip's own reading and the members it hands back, the decoded ones within `budget`.
+    fn container(
+        &self,
+        source: &ByteSourceRef<'_>,
+        options: &ReadOptions,
+        budget: u64,
+    ) -> OpenedContainer {
         // torch-model-archiver writes `MAR-INF/MANIFEST.json` last: a `.mar` larger than the
         // head is claimed here, and read as TorchServe reads it, by the torchserve reader.
         if socair_torchserve::detect::manifest_in_central_directory(source) {
-            return Ok(socair_torchserve::read_with(source, options));
+            return OpenedContainer {
+                opened: socair_torchserve::read_with(source, options),
+                members: RVec::new(),
+            };
         }
-        Ok(open_with(source, options, ZIP_FORMAT, scan::scan))
+        open_with(source, options, budget, ZIP_FORMAT, scan::scan)
     }
 }
 
@@ -91,7 +116,28 @@ impl Reader for SevenZReader {
         source: &ByteSourceRef<'_>,
         options: &ReadOptions,
     ) -> Result<OpenedFile, PluginError> {
-        Ok(open_with(source, options, SEVEN_Z_FORMAT, scan::scan_7z))
+        Ok(members_unread(open_with(
+            source,
+            options,
+            u64::MAX,
+            SEVEN_Z_FORMAT,
+            scan::scan_7z,
+        )))
+    }
+
+    fn open_container(
+        &self,
+        source: &ByteSourceRef<'_>,
+        options: &ReadOptions,
+        budget: u64,
+    ) -> Option<Result<OpenedContainer, PluginError>> {
+        Some(Ok(open_with(
+            source,
+            options,
+            budget,
+            SEVEN_Z_FORMAT,
+            scan::scan_7z,
+        )))
     }
 }
 
@@ -178,13 +224,15 @@ fn members_unread(container: OpenedContainer) -> OpenedFile {
     opened
 }
 
-/// What both readers' `open` do: walk the archive with `walk` and turn the analysis into rows.
+/// What the zip and 7z readers do: walk the archive with `walk`, turn the analysis into rows
+/// and hand back the members it does not read (the decoded ones within `hand_back` bytes).
 fn open_with<'s, 'b>(
     source: &'s ByteSourceRef<'b>,
     options: &ReadOptions,
+    hand_back: u64,
     format: &str,
     walk: impl FnOnce(SourceReader<'s, ByteSourceRef<'b>>, u64, scan::Scope<'_>) -> Analysis,
-) -> OpenedFile {
+) -> OpenedContainer {
     let reviewed = reviewed_globals(options);
     let rules: Vec<(&str, &str)> = options
         .rules
@@ -194,9 +242,23 @@ fn open_with<'s, 'b>(
     let scope = scan::Scope {
         reviewed: &reviewed,
         profile: socair_pickle::pickle::Profile::asked(&rules),
+        hand_back,
     };
     let analysis = walk(SourceReader::new(source), source.size(), scope);
-    opened(&analysis, format)
+    let opened = opened(&analysis, format);
+    let members = analysis
+        .handed
+        .into_iter()
+        .map(|h| Member {
+            name: h.name.into(),
+            bytes: match h.bytes {
+                HandedBytes::Span { offset, len } => MemberBytes::Range(ByteRange { offset, len }),
+                HandedBytes::Decoded(bytes) => MemberBytes::Decoded(bytes.into()),
+            },
+            unclaimed: h.unclaimed.into(),
+        })
+        .collect();
+    OpenedContainer { opened, members }
 }
 
 fn findings(list: Vec<ScanFinding>) -> RVec<Finding> {
@@ -214,13 +276,14 @@ pub fn opened(a: &Analysis, format: &str) -> OpenedFile {
     let unchecked = a.unchecked.total();
     let total = a.archives + a.sevenz_archives;
     let structure_summary = format!(
-        "{} zip and {} 7z archive(s) opened ({} nested), {} members: {} pickles, {} JSON or text read as data, {} not checked by anything; CRC-32 verified for {} members, {} bytes inflated or decoded of the {} allowed; an archive has no tensor model, so nothing in it is fingerprinted{}",
+        "{} zip and {} 7z archive(s) opened ({} nested), {} members: {} pickles, {} JSON or text read as data, {} handed to the readers that claim them, {} not checked by anything; CRC-32 verified for {} members, {} bytes inflated or decoded of the {} allowed; the archive itself holds no tensor model (members' tensors are fingerprinted by their readers){}",
         a.archives,
         a.sevenz_archives,
         total.saturating_sub(1),
         a.members,
         a.pickles,
         a.data,
+        a.handed.len(),
         unchecked,
         a.crc_verified,
         a.inflated,

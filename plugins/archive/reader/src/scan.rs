@@ -1,8 +1,11 @@
 //! The walk over a zip or 7z archive: its structure checked, every member inflated (zip) or
-//! decoded (7z, [`crate::sevenz`]) within one budget and opened (pickles run through the
-//! `socair-wo` machine, nested zips and 7z archives walked to [`MAX_DEPTH`], everything else
-//! classified as the host classifies a model directory's companions). A pure function over
-//! anything that reads and seeks; nothing is extracted or executed.
+//! decoded (7z, [`crate::sevenz`]) within one budget and opened: pickles run through the
+//! `socair-wo` machine, nested zips and 7z archives walked to [`MAX_DEPTH`], Keras archives,
+//! `.npy` arrays and skops schemas judged here, JSON and text read as data as the host reads a
+//! model directory's companions, and every other member handed back to the host
+//! ([`Analysis::handed`]: a stored member of the file as its span, any other as its decoded
+//! bytes) to be read by whichever reader claims it, as a directory's files are. A pure
+//! function over anything that reads and seeks; nothing is extracted or executed.
 
 use crate::detect;
 use socair_pickle::pickle::{self, Severity};
@@ -68,6 +71,36 @@ pub struct Analysis {
     pub decoder_setup: u64,
     /// Reviewed globals the pickles used.
     pub reviewed_used: Vec<String>,
+    /// Members of formats this plugin does not read, handed back to the host to be read by
+    /// whichever reader claims each (`FormatReader::open_container`), in the walk's order.
+    pub handed: Vec<Handed>,
+}
+
+/// A member handed back to the host: its name (`inner.zip!/model.safetensors` for a member of
+/// a nested archive), its bytes and what to say of it when no reader claims it.
+#[derive(Debug, Clone)]
+pub struct Handed {
+    /// Its name in the archive, nested archives' names before it.
+    pub name: String,
+    /// Where its bytes are.
+    pub bytes: HandedBytes,
+    /// The companion rules' words for it, said when no reader claims it.
+    pub unclaimed: String,
+}
+
+/// Where a handed-back member's bytes are.
+#[derive(Debug, Clone)]
+pub enum HandedBytes {
+    /// A stored member of the file itself: a span of it, which the host reads in place (and
+    /// fingerprints tensors in as spans of the file).
+    Span {
+        /// Its first byte in the file.
+        offset: u64,
+        /// Its length.
+        len: u64,
+    },
+    /// The bytes inflated or decoded here.
+    Decoded(Vec<u8>),
 }
 
 /// Reads a `ReadAt` source as `Read + Seek`, for the zip crate (the kit's).
@@ -81,19 +114,26 @@ pub struct Scope<'r> {
     pub reviewed: &'r [String],
     /// The profile pickle members are judged by.
     pub profile: pickle::Profile,
+    /// The bytes of decoded members the walk may hand back to the host (the host's budget
+    /// for what members hold in memory); a member past it is a LEAD.
+    pub hand_back: u64,
 }
 
 impl<'r> Scope<'r> {
-    /// `socair-data/1` with `reviewed`.
+    /// `socair-data/1` with `reviewed`, handing back what the walk's own budget decodes.
     pub fn data(reviewed: &'r [String]) -> Self {
         Scope {
             reviewed,
             profile: pickle::Profile::Data,
+            hand_back: u64::MAX,
         }
     }
 }
 
 /// Walks the zip read by `reader`, an input of `input_len` bytes.
+///
+/// Members of formats this plugin does not read are handed back ([`Analysis::handed`]), the
+/// decoded ones while they fit in `scope.hand_back` bytes.
 pub fn scan<R: Read + Seek + Clone>(reader: R, input_len: u64, scope: Scope<'_>) -> Analysis {
     let mut walk = Walk::new(input_len, scope);
     walk.zip(reader, "", 1);
@@ -143,6 +183,11 @@ pub(crate) struct Walk {
     /// The places (`member <prefix><name>`) of the zip members whose central directory entry
     /// marks them symbolic links (`socair_plugin_kit::zip::links`).
     links: HashSet<String>,
+    /// Where the member being opened lies in the file, when it is a stored member of the file
+    /// itself (not of a nested archive): handed back as that span.
+    span: Option<(u64, u64)>,
+    /// Decoded bytes that may still be handed back.
+    hand_back_left: u64,
 }
 
 impl Walk {
@@ -158,6 +203,8 @@ impl Walk {
             keras: HashMap::new(),
             torch_prefixes: HashSet::new(),
             links: HashSet::new(),
+            span: None,
+            hand_back_left: scope.hand_back,
         }
     }
 }
@@ -268,7 +315,7 @@ impl Walk {
         depth: usize,
         here: &str,
     ) {
-        let (name, central_name, header_start, size, crc, encrypted, is_dir) =
+        let (name, central_name, header_start, size, crc, encrypted, is_dir, stored_at) =
             match zip.by_index_raw(i) {
                 Ok(f) => (
                     String::from_utf8_lossy(f.name_raw()).into_owned(),
@@ -278,6 +325,9 @@ impl Walk {
                     f.crc32(),
                     f.encrypted(),
                     f.is_dir(),
+                    (f.compression() == zip::CompressionMethod::Stored
+                        && f.compressed_size() == f.size())
+                    .then(|| f.data_start()),
                 ),
                 Err(e) => {
                     self.a
@@ -377,11 +427,18 @@ impl Walk {
                 self.a.unchecked.add_with(severity, place, || why);
             }
         }
+        // A stored member of the file itself is its own bytes in the file, which the host can
+        // read in place.
+        self.span = stored_at
+            .filter(|_| prefix.is_empty())
+            .map(|offset| (offset, size));
         self.contents(&name, &bytes, prefix, depth);
+        self.span = None;
     }
 
     /// Opens one member's bytes.
     pub(crate) fn contents(&mut self, name: &str, bytes: &[u8], prefix: &str, depth: usize) {
+        let span = self.span.take();
         let place = format!("member {prefix}{name}");
         self.keras_sign(name, bytes, prefix);
         if self.torch_record(name, bytes, prefix) {
@@ -445,29 +502,6 @@ impl Walk {
             }
             return;
         }
-        // TensorFlow files (a SavedModel zipped, a .tflite): judged by that plugin's readers.
-        if let Some(m) = socair_tensorflow::member::read(name, bytes) {
-            use socair_plugin_api::RowStatus;
-            let severity = match m.status {
-                RowStatus::Fail => Severity::Fail,
-                RowStatus::Pass => {
-                    self.a.data += 1;
-                    return;
-                }
-                _ => Severity::Lead,
-            };
-            for (at, reason) in m.findings {
-                self.a
-                    .unchecked
-                    .add_with(severity, format!("{place} ({}) {at}", m.format), || reason);
-            }
-            return;
-        }
-        if socair_tensorflow::member::is_data_shard(name) {
-            // A checkpoint's data shard: raw tensor bytes its index locates.
-            self.a.data += 1;
-            return;
-        }
         // A skops file's schema, judged as skops 0.16 loads it (socair_skops): a FAIL
         // for what runs code, a LEAD for what skops refuses without trusted= (or socair did
         // not read whole), data when skops.io.load loads it by default and nothing in it runs
@@ -496,34 +530,16 @@ impl Walk {
                 return;
             }
         }
-        // A YAML member, judged as PyYAML constructs it (socair-config's reader, which judges
-        // a YAML file alone or in a directory): a tag that builds code FAILs, what it does not
-        // prove safe is a LEAD, plain data is data.
-        let lower = name.to_ascii_lowercase();
-        if lower.ends_with(".yaml") || lower.ends_with(".yml") {
-            let judged = socair_config::yaml::judge(bytes);
-            if let Some(why) = &judged.unread {
-                let why = format!("not read as YAML: {why}");
-                self.a.unchecked.add_with(Severity::Lead, place, || why);
-                return;
-            }
-            if judged.findings.is_empty() {
-                self.a.data += 1;
-            }
-            for f in &judged.findings.shown {
-                let list = match f.severity {
-                    Severity::Fail => &mut self.a.structure,
-                    Severity::Lead => &mut self.a.unchecked,
-                };
-                list.add_with(f.severity, format!("{place} {}", f.place), || {
-                    f.reason.clone()
-                });
-            }
-            return;
-        }
+        // JSON and text by the companion rules, as the host reads a directory's; every other
+        // member is handed back to the host, to be read by whichever reader claims it (a
+        // SavedModel zipped, a safetensors file, a YAML config) as a directory's files are.
         match companion::classify(name, bytes, MEMBER_UNREAD) {
             Companion::Data(_) => self.a.data += 1,
-            Companion::Lead(reason) => self.a.unchecked.add_with(Severity::Lead, place, || reason),
+            // An empty member is no file any reader reads.
+            Companion::Lead(reason) if bytes.is_empty() => {
+                self.a.unchecked.add_with(Severity::Lead, place, || reason)
+            }
+            Companion::Lead(reason) => self.hand_back(name, bytes, prefix, span, reason),
             Companion::Fail { findings, .. } => {
                 for (at, reason) in findings {
                     self.a
@@ -532,6 +548,40 @@ impl Walk {
                 }
             }
         }
+    }
+
+    /// Hands member `name` of the archive at `prefix` back to the host: as its span of the
+    /// file when it has one, else as its decoded bytes while they fit in what is left to hand
+    /// back (past it, a LEAD: the member is not read).
+    fn hand_back(
+        &mut self,
+        name: &str,
+        bytes: &[u8],
+        prefix: &str,
+        span: Option<(u64, u64)>,
+        unclaimed: String,
+    ) {
+        let bytes = match span {
+            Some((offset, len)) => HandedBytes::Span { offset, len },
+            None if bytes.len() as u64 <= self.hand_back_left => {
+                self.hand_back_left -= bytes.len() as u64;
+                HandedBytes::Decoded(bytes.to_vec())
+            }
+            None => {
+                let len = bytes.len();
+                self.a
+                    .unchecked
+                    .add_with(Severity::Lead, format!("member {prefix}{name}"), || {
+                        format!("its {len} decoded bytes are more than what is left of the memory the host lets members hold: not read, nothing in it was checked")
+                    });
+                return;
+            }
+        };
+        self.a.handed.push(Handed {
+            name: format!("{prefix}{name}"),
+            bytes,
+            unclaimed,
+        });
     }
 
     /// Runs `bytes` (which start at byte `base` of the member at `place`) through the pickle

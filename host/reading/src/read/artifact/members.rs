@@ -18,17 +18,19 @@ use socair_plugin_api::{
         sabi_types::RRef,
         std_types::{ROption, RResult, RSlice, RSliceMut, RVec, Tuple2},
     },
-    ByteRange, ByteSource, ByteSource_TO, Finding, FormatReaderBox, MemberBytes, OpenedContainer,
-    OpenedFile, PluginError, PluginErrorKind, ReadOptions, ReportRow, RowStatus, Severity, Unread,
+    ByteRange, ByteSource, ByteSource_TO, Finding, FormatReaderBox, Member, MemberBytes,
+    OpenedContainer, OpenedFile, PluginError, PluginErrorKind, ReadOptions, ReportRow, RowStatus,
+    Severity, Unread,
 };
-use std::cell::Cell;
+use std::cell::{Cell, RefCell};
+use std::collections::{HashMap, HashSet};
 
 /// Containers nested deeper than this (the file itself is depth 1) are not opened: the zip
 /// walk's depth ([`socair_plugin_kit`]'s archive readers stop at the same).
 pub const MAX_DEPTH: usize = 4;
-/// The most findings one row keeps once members' findings are folded into it; a note counts
-/// the rest.
-pub const MAX_FINDINGS: usize = 1000;
+/// The most findings one row keeps once members' findings are folded into it (the scale
+/// every first-party reader's rows keep to); a note counts the rest.
+pub const MAX_FINDINGS: usize = socair_plugin_kit::bounded::FINDINGS_PER_ROW;
 /// The longest a row's summary grows to as members' summaries are folded into it.
 const MAX_SUMMARY: usize = 4096;
 /// What ends a summary past [`MAX_SUMMARY`].
@@ -194,53 +196,99 @@ impl Members<'_> {
             mut opened,
             members,
         } = container;
-        for member in members {
-            let name = if member.name.is_empty() {
-                stream_name(container_name)
-            } else {
-                member.name.to_string()
-            };
-            if depth >= MAX_DEPTH {
+        let named: Vec<(String, &Member)> = members
+            .iter()
+            .map(|m| {
+                let name = if m.name.is_empty() {
+                    stream_name(container_name)
+                } else {
+                    m.name.to_string()
+                };
+                (name, m)
+            })
+            .collect();
+        if depth >= MAX_DEPTH {
+            for (name, _) in &named {
                 lead(
                     &mut opened,
-                    &name,
+                    name,
                     format!("not read: containers nested deeper than {MAX_DEPTH} are not opened"),
                 );
-                continue;
             }
-            let unclaimed = member.unclaimed.as_str();
-            match member.bytes {
-                MemberBytes::Range(range) => match span.sub(range) {
-                    Some(sub) => self.read_member(&mut opened, &name, unclaimed, sub, depth),
-                    None => lead(
-                        &mut opened,
-                        &name,
-                        format!(
-                            "not read: the container's reader placed it at {} bytes from byte {}, past the container's {} bytes",
-                            range.len, range.offset, span.len
-                        ),
-                    ),
-                },
+            return opened;
+        }
+        // Every member's bytes, and by name (a repeated name's last copy, which extraction
+        // keeps): a member's reader may place tensors in another member (a checkpoint
+        // index's data shard), as a directory's files do.
+        let mut spans = Vec::with_capacity(named.len());
+        for (name, member) in &named {
+            let sub = match &member.bytes {
+                MemberBytes::Range(range) => {
+                    let sub = span.sub(*range);
+                    if sub.is_none() {
+                        lead(
+                            &mut opened,
+                            name,
+                            format!(
+                                "not read: the container's reader placed it at {} bytes from byte {}, past the container's {} bytes",
+                                range.len, range.offset, span.len
+                            ),
+                        );
+                    }
+                    sub
+                }
                 MemberBytes::Decoded(bytes) => {
                     let held = bytes.len() as u64;
                     self.left.set(self.left.get().saturating_sub(held));
-                    self.read_member(&mut opened, &name, unclaimed, Span::memory(&bytes), depth);
+                    Some(Span::memory(bytes.as_slice()))
                 }
+            };
+            spans.push(sub);
+        }
+        let siblings = Siblings {
+            spans: named
+                .iter()
+                .zip(&spans)
+                .filter_map(|((name, _), sub)| Some((name.clone(), (*sub)?)))
+                .collect(),
+            used: RefCell::default(),
+        };
+        let mut unclaimed = Vec::new();
+        for ((name, member), sub) in named.iter().zip(spans) {
+            let Some(sub) = sub else {
+                continue;
+            };
+            if !self.read_member(&mut opened, name, sub, depth, &siblings) {
+                unclaimed.push((name, member.unclaimed.as_str()));
             }
+        }
+        // A member no reader claims is a LEAD, in the container's words when it gave some,
+        // unless another member's reader read tensors out of it.
+        let used = siblings.used.into_inner();
+        for (name, why) in unclaimed {
+            if used.contains(name.as_str()) {
+                continue;
+            }
+            let why = if why.is_empty() {
+                "no loaded plugin reads this member's format: nothing in it was checked"
+            } else {
+                why
+            };
+            lead(&mut opened, name, why.into());
         }
         opened
     }
 
-    /// Reads one member with the readers that claim it and folds what they found in; one no
-    /// reader claims is a LEAD, in the container's words (`unclaimed`) when it gave some.
+    /// Reads one member with the readers that claim it and folds what they found in; false
+    /// when no reader claims it.
     fn read_member(
         &self,
         opened: &mut OpenedFile,
         name: &str,
-        unclaimed: &str,
         span: Span<'_>,
         depth: usize,
-    ) {
+        siblings: &Siblings<'_>,
+    ) -> bool {
         let head = span.head();
         let readers = match pick_reader(&head, &span, name, self.plugins, self.choice, self.purpose)
         {
@@ -249,15 +297,11 @@ impl Members<'_> {
                 Purpose::Judge => readers,
                 Purpose::Read => readers.into_iter().take(1).collect(),
             },
-            Pick::Unclaimed => {
-                let why = if unclaimed.is_empty() {
-                    "no loaded plugin reads this member's format: nothing in it was checked"
-                } else {
-                    unclaimed
-                };
-                return lead(opened, name, why.into());
+            Pick::Unclaimed => return false,
+            Pick::Unreadable(why) => {
+                lead(opened, name, format!("not read: {why}"));
+                return true;
             }
-            Pick::Unreadable(why) => return lead(opened, name, format!("not read: {why}")),
         };
         let formats: Vec<String> = readers
             .iter()
@@ -265,7 +309,10 @@ impl Members<'_> {
             .collect();
         for (plugin, reader) in &readers {
             match self.open(reader, span, name, depth + 1) {
-                Ok(member) => fold(opened, name, member, &span, &self.left),
+                Ok(mut member) => {
+                    super::stem::expand_stem(name, &mut member);
+                    fold(opened, name, member, &span, siblings, &self.left)
+                }
                 Err(e) => lead(
                     opened,
                     name,
@@ -285,6 +332,32 @@ impl Members<'_> {
                 ),
             );
         }
+        true
+    }
+}
+
+/// A container's members by name, and the names of those whose bytes another member's
+/// tensors were read from.
+struct Siblings<'a> {
+    spans: HashMap<String, Span<'a>>,
+    used: RefCell<HashSet<String>>,
+}
+
+impl<'a> Siblings<'a> {
+    /// The member that `file`, named by member `of` relative to its own directory, is: the
+    /// name joined to `of`'s directory, with no `.`/`..` component, no absolute path.
+    fn get(&self, of: &str, file: &str) -> Option<(String, Span<'a>)> {
+        if file.starts_with('/')
+            || file
+                .split('/')
+                .any(|c| c == ".." || c == "." || c.is_empty())
+        {
+            return None;
+        }
+        let dir = of.rfind('/').map_or("", |i| &of[..=i]);
+        let name = format!("{dir}{file}");
+        let span = *self.spans.get(&name)?;
+        Some((name, span))
     }
 }
 
@@ -325,6 +398,7 @@ fn fold(
     name: &str,
     member: OpenedFile,
     span: &Span<'_>,
+    siblings: &Siblings<'_>,
     left: &Cell<u64>,
 ) {
     for row in member.rows {
@@ -336,7 +410,7 @@ fn fold(
         fold_row(opened, row);
     }
     for t in member.tensors {
-        match placed(t, span, left) {
+        match placed(t, name, span, siblings, left) {
             Ok(t) => opened.tensors.push(t),
             Err(u) => opened.unread.push(u),
         }
@@ -355,11 +429,14 @@ fn fold(
 /// A member's tensor as the container's: its spans moved by the member's place in the file,
 /// or (a decoded member) its bytes held inline, counted against the bytes members may still
 /// hold (`left`: a reader listing one span for many tensors cannot make the host copy it
-/// without bound). A tensor in another file of the member's, or whose bytes cannot be taken,
-/// is unread.
+/// without bound). A tensor in another file beside member `name` is read from the member of
+/// that name (noted as used); one in a file the container does not hold, or whose bytes
+/// cannot be taken, is unread.
 fn placed(
     mut t: socair_plugin_api::TensorDescriptor,
+    name: &str,
     span: &Span<'_>,
+    siblings: &Siblings<'_>,
     left: &Cell<u64>,
 ) -> Result<socair_plugin_api::TensorDescriptor, Unread> {
     let unread = |t: &socair_plugin_api::TensorDescriptor, why: String| Unread {
@@ -367,13 +444,25 @@ fn placed(
         reason: why.into(),
         outside_model: false,
     };
+    let mut span = span;
+    let beside;
     if let ROption::RSome(file) = &t.file {
-        return Err(unread(
-            &t,
-            format!(
-                "its bytes are in another file, {file}, which a container's member cannot name"
-            ),
-        ));
+        match siblings.get(name, file) {
+            Some((sibling, sub)) => {
+                siblings.used.borrow_mut().insert(sibling);
+                beside = sub;
+                span = &beside;
+                t.file = ROption::RNone;
+            }
+            None => {
+                return Err(unread(
+                    &t,
+                    format!(
+                        "its bytes are in another file, {file}, which the container does not hold"
+                    ),
+                ))
+            }
+        }
     }
     if t.inline.is_some() {
         return Ok(t);
@@ -557,7 +646,8 @@ mod tests {
             ..test_descriptor()
         };
         let left = Cell::new(4);
-        let t = placed(t, &span, &left).expect("placed");
+        let none = no_siblings();
+        let t = placed(t, "m", &span, &none, &left).expect("placed");
         assert_eq!(
             t.inline.as_ref().map(|b| b.to_vec()),
             ROption::RSome(vec![8, 9, 10, 11])
@@ -567,16 +657,78 @@ mod tests {
             ranges: vec![ByteRange { offset: 30, len: 4 }].into(),
             ..test_descriptor()
         };
-        assert!(placed(past, &span, &Cell::new(100)).is_err());
+        assert!(placed(past, "m", &span, &none, &Cell::new(100)).is_err());
         assert_eq!(left.get(), 0, "the copy is counted");
         let again = socair_plugin_api::TensorDescriptor {
             ranges: vec![ByteRange { offset: 0, len: 1 }].into(),
             ..test_descriptor()
         };
         assert!(
-            placed(again, &span, &left).is_err(),
+            placed(again, "m", &span, &none, &left).is_err(),
             "past what members may hold"
         );
+    }
+
+    fn no_siblings() -> Siblings<'static> {
+        Siblings {
+            spans: HashMap::new(),
+            used: RefCell::default(),
+        }
+    }
+
+    #[test]
+    fn a_tensor_in_a_file_beside_its_member_is_read_from_that_member() {
+        let index = [0u8; 4];
+        let shard: Vec<u8> = (100..132).collect();
+        let siblings = Siblings {
+            spans: [
+                ("m/variables/v.index".to_owned(), Span::memory(&index)),
+                (
+                    "m/variables/v.data-00000-of-00001".to_owned(),
+                    Span::memory(&shard),
+                ),
+            ]
+            .into_iter()
+            .collect(),
+            used: RefCell::default(),
+        };
+        let in_shard = |file: &str| socair_plugin_api::TensorDescriptor {
+            ranges: vec![ByteRange { offset: 2, len: 3 }].into(),
+            file: ROption::RSome(file.into()),
+            ..test_descriptor()
+        };
+        let left = Cell::new(100);
+        let t = placed(
+            in_shard("v.data-00000-of-00001"),
+            "m/variables/v.index",
+            &Span::memory(&index),
+            &siblings,
+            &left,
+        )
+        .expect("read from the shard");
+        assert_eq!(
+            t.inline.as_ref().map(|b| b.to_vec()),
+            ROption::RSome(vec![102, 103, 104])
+        );
+        assert!(t.file.is_none());
+        assert!(siblings
+            .used
+            .borrow()
+            .contains("m/variables/v.data-00000-of-00001"));
+        // A file the container does not hold, or a name that climbs out, stays unread.
+        for file in ["other.data", "../variables/v.data-00000-of-00001", "/abs"] {
+            assert!(
+                placed(
+                    in_shard(file),
+                    "m/variables/v.index",
+                    &Span::memory(&index),
+                    &siblings,
+                    &left
+                )
+                .is_err(),
+                "{file}"
+            );
+        }
     }
 
     fn test_descriptor() -> socair_plugin_api::TensorDescriptor {
