@@ -269,7 +269,7 @@ fn findings(list: Vec<ScanFinding>) -> RVec<Finding> {
 
 /// Turns the walk of a zip or 7z archive (`format`: [`ZIP_FORMAT`] or [`SEVEN_Z_FORMAT`])
 /// into what the plugin API reports: no tensors (an archive has no tensor model), a structure
-/// row and a pickle row.
+/// row and, when it holds pickles, a pickle row.
 pub fn opened(a: &Analysis, format: &str) -> OpenedFile {
     let structure_worst = a.structure.worst.max(a.unchecked.worst);
     let structure_status = status(structure_worst);
@@ -304,14 +304,10 @@ pub fn opened(a: &Analysis, format: &str) -> OpenedFile {
             a.reviewed_used.join(", ")
         )
     };
+    // No pickle row for an archive without pickles: the check does not apply, as it does not
+    // to a safetensors file or a tar of one, and is no gap a reviewer must accept.
     let pickle_row = if a.pickles == 0 {
-        ReportRow {
-            check: PICKLE_CHECK.into(),
-            status: RowStatus::NotTested,
-            summary: "no member that was read is a pickle".into(),
-            findings: RVec::new(),
-            names_severities: false,
-        }
+        None
     } else {
         let count = a.pickle.total();
         let st = status(a.pickle.worst);
@@ -331,13 +327,13 @@ pub fn opened(a: &Analysis, format: &str) -> OpenedFile {
                 a.profile.unwrap_or("socair-data/1")
             ),
         };
-        ReportRow {
+        Some(ReportRow {
             check: PICKLE_CHECK.into(),
             status: st,
             summary: summary.into(),
             findings: findings(a.pickle.listed("pickle findings")),
             names_severities: true,
-        }
+        })
     };
     // What `socair tensors` lists unread: every member nothing read (a Keras archive, a
     // nested checkpoint or array, an unknown binary…): an archive has no tensor model, so a
@@ -356,16 +352,15 @@ pub fn opened(a: &Analysis, format: &str) -> OpenedFile {
         format: format.into(),
         tensors: RVec::new(),
         unread,
-        rows: RVec::from(vec![
-            ReportRow {
-                check: STRUCTURE_CHECK.into(),
-                status: structure_status,
-                summary: structure_summary.into(),
-                findings: findings(structure_findings),
-                names_severities: true,
-            },
-            pickle_row,
-        ]),
+        rows: std::iter::once(ReportRow {
+            check: STRUCTURE_CHECK.into(),
+            status: structure_status,
+            summary: structure_summary.into(),
+            findings: findings(structure_findings),
+            names_severities: true,
+        })
+        .chain(pickle_row)
+        .collect(),
         metadata: RVec::new(),
         not_carried: RVec::new(),
         facts: Default::default(),
