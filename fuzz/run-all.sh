@@ -9,7 +9,7 @@
 set -euo pipefail
 seconds=${1:-300}
 cd "$(dirname "$0")"
-for target in safetensors_header safetensors_writer torch_zip pickle_machine torch_checkpoint torch_legacy gguf_reader onnx_reader numpy_reader documents archive_reader chat_template tensorflow_readers hdf5_reader hdf5_filters hdf5_codecs skops_schema keras_config keras_archive sentencepiece joblib_reader native_readers paddle_reader zip_hints container_readers catboost_reader coreml_reader xml_reader yaml_reader torchscript_code crfsuite_reader ggml_legacy; do
+for target in safetensors_header safetensors_writer torch_zip pickle_machine torch_checkpoint torch_legacy gguf_reader onnx_reader numpy_reader documents archive_reader chat_template tensorflow_readers hdf5_reader hdf5_filters hdf5_codecs skops_schema keras_config keras_archive sentencepiece joblib_reader native_readers paddle_reader zip_hints container_readers catboost_reader coreml_reader xml_reader yaml_reader torchscript_code crfsuite_reader ggml_legacy executorch_reader torch7_reader ggml_dequant; do
   mkdir -p "corpus/$target"
   dict=()
   [[ $target == safetensors_* ]] && dict=(-dict=safetensors.dict)

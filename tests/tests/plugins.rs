@@ -272,6 +272,7 @@ fn incompatible_and_invalid_plugins_are_refused_with_reasons() {
             "config",
             "coreml",
             "crfsuite",
+            "executorch",
             "gguf",
             "joblib",
             "keras",
@@ -281,6 +282,7 @@ fn incompatible_and_invalid_plugins_are_refused_with_reasons() {
             "paddle",
             "safetensors",
             "tensorflow",
+            "torch7",
             "torch-zip",
             "torchserve",
             "xml"

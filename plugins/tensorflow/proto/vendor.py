@@ -34,6 +34,9 @@ ROOTS = [
     "tensorflow.core.protobuf.tensor_bundle_pb2",
     "tensorflow.core.protobuf.fingerprint_pb2",
     "tensorflow.core.framework.graph_pb2",
+    # A MetaGraphDef's cond_context and while_context collections hold these serialized
+    # (import_meta_graph's from_proto; queue_runner.proto's one message is in metagraph.rs).
+    "tensorflow.core.protobuf.control_flow_pb2",
     "tensorflow.python.keras.protobuf.saved_metadata_pb2",
 ]
 

@@ -263,13 +263,33 @@ pub fn pin_rules(
     Ok(EXIT_OK)
 }
 
-/// `socair airlock pull <path>`.
-pub fn pull(store: &Path, source: &Path) -> Result<u8, Fatal> {
+/// `socair airlock pull <path> [--as REPO [--revision R]]`.
+pub fn pull(
+    store: &Path,
+    source: &Path,
+    as_repo: Option<&str>,
+    revision: &str,
+) -> Result<u8, Fatal> {
     let store = Store::open(store).map_err(fatal)?;
+    if let Some(repo) = as_repo {
+        // Checked before anything is copied: a bad id leaves nothing staged.
+        crate::airlock::repos::check_repo_id(repo).map_err(Fatal)?;
+        crate::airlock::repos::check_revision(revision).map_err(Fatal)?;
+    }
     match store.pull(source) {
         Ok((sha, name)) => {
             println!("{sha}");
             eprintln!("socair: staged {name:?} as incoming/{sha}/{name}");
+            if let Some(repo) = as_repo {
+                match crate::airlock::repos::record(&store, &sha, &name, source, repo, revision) {
+                    Ok(rec) => eprintln!(
+                        "socair: recorded {repo}@{revision} as commit {} ({} files); `socair serve` serves it once it is promoted",
+                        rec.commit,
+                        rec.files.len()
+                    ),
+                    Err(e) => return refused(e),
+                }
+            }
             Ok(EXIT_OK)
         }
         Err(e) => refused(e),

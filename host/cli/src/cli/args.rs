@@ -369,6 +369,34 @@ pub enum Command {
     /// Example: socair airlock pull model.safetensors --store /srv/airlock
     #[command(subcommand)]
     Airlock(AirlockCommand),
+    /// Serve the store's promoted repositories as a Hugging Face Hub endpoint.
+    ///
+    /// Any huggingface_hub client (transformers, diffusers, `hf download`...) with
+    /// HF_ENDPOINT=http://ADDR downloads a repository revision that `socair airlock pull DIR
+    /// --as org/name` recorded, once its artifact is promoted; anything staged, blocked or
+    /// needing a person is refused (403) with the verdict, the reason and the command that
+    /// would let it through. Prints the address it listens on (`http://HOST:PORT`) on standard
+    /// output, one line per request on standard error; stops on Ctrl-C or SIGTERM. See
+    /// docs/serve.md.
+    ///
+    /// Example: socair serve --store /srv/airlock --listen 0.0.0.0:8080 --tokens tokens.txt
+    Serve {
+        /// Where to listen (HOST:PORT; port 0 picks a free port).
+        #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:8080")]
+        listen: String,
+        /// Accept only requests with `Authorization: Bearer T` for a token T of this file (one
+        /// a line; `#` comments). /health needs none.
+        #[arg(long, value_name = "FILE")]
+        tokens: Option<PathBuf>,
+        /// Seconds a client has to send a request's headers before the connection is closed.
+        #[arg(long, value_name = "SECS", default_value_t = 10, value_parser = clap::value_parser!(u64).range(1..=3600))]
+        header_timeout: u64,
+        /// Write no line per request on standard error.
+        #[arg(long)]
+        quiet: bool,
+        #[command(flatten)]
+        store: StoreArg,
+    },
     /// Fingerprint every tensor of a model file or directory (socair.tensors/v1), or compare
     /// two models (`socair tensors diff`).
     ///
@@ -561,10 +589,22 @@ pub enum AirlockCommand {
     /// Prints the sha256 (a directory's socair.modeldir/v1 digest). Symbolic links, FIFOs and
     /// devices are refused; nothing is left behind on failure.
     ///
+    /// With --as org/name, also records it as that Hugging Face repository's revision
+    /// (--revision, default main) for `socair serve`; logged.
+    ///
     /// Example: socair airlock pull ./downloaded/model.safetensors
+    ///
+    /// Example: socair airlock pull ./tiny-bert --as org/tiny-bert --revision main
     Pull {
         /// The file or directory.
         path: PathBuf,
+        /// Record it as this Hugging Face repository (`org/name`), for `socair serve`.
+        #[arg(long = "as", value_name = "REPO")]
+        as_repo: Option<String>,
+        /// The repository revision it is (a branch or tag, pinned to a commit id socair
+        /// derives from the artifact's sha256, or a 40-hex commit id kept as given).
+        #[arg(long, value_name = "R", requires = "as_repo", default_value = "main")]
+        revision: String,
         #[command(flatten)]
         store: StoreArg,
     },

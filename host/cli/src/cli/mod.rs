@@ -157,5 +157,12 @@ fn dispatch(cli: Cli) -> Result<u8, Fatal> {
             },
         ),
         Command::Airlock(cmd) => store::airlock(ctx, cmd),
+        Command::Serve {
+            listen,
+            tokens,
+            header_timeout,
+            quiet,
+            store,
+        } => commands::serve::serve(&store.path(), listen, tokens, header_timeout, quiet),
     }
 }

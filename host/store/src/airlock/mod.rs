@@ -4,7 +4,8 @@
 //! store's staging and scratch areas ([`store`]) over its two [`backend`]s, a directory
 //! ([`file_backend`], [`files`]) and object storage ([`bucket_backend`], [`bucket`], with its
 //! log of claimed entries, [`bucket_log`]), signed scans ([`attest`]), the gate with its
-//! acceptances and promotion ([`gate`]), conversion with a signed derivation record
+//! acceptances and promotion ([`gate`]), the Hub repositories pulled `--as` ([`repos`]),
+//! conversion with a signed derivation record
 //! ([`derive`]), the answer to "can I trust this file?" ([`verify`]), timestamps ([`clock`])
 //! and the typed errors ([`error`]). May use `base`,
 //! `read`, `fingerprint`, `report`, `convert` and the signing crate; never `cli`. Nothing here prints: each
@@ -25,6 +26,7 @@ pub mod listing;
 pub mod log;
 pub mod pins;
 pub mod policy;
+pub mod repos;
 pub mod review;
 pub mod store;
 pub mod store_layout;

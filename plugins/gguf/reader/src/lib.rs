@@ -23,7 +23,7 @@ pub use legacy_ggml::GgmlLegacyReader;
 use abi_stable::std_types::{ROption, RString, RVec, Tuple2};
 use socair_plugin_api::{
     ByteOrder, ByteRange, ByteSourceRef, Finding, OpenedFile, PluginError, PluginErrorKind,
-    ReadOptions, ReportRow, RowStatus, Severity, Unread,
+    ReadOptions, ReportRow, RowStatus, Severity, TensorDescriptor, Unread,
 };
 use socair_plugin_kit::export::{Plan, Reader, WriteTensor, Writer};
 use socair_plugin_kit::jinja;
@@ -75,8 +75,86 @@ pub fn opened_file(parsed: Result<reader::Gguf, reader::GgufError>) -> OpenedFil
             )
         }
     };
-    let file_len = g.file_len;
     let total_metadata = g.metadata.len();
+    let Described {
+        tensors,
+        mut findings,
+        unread,
+        unsized_tensors,
+        past_budget,
+    } = describe_tensors(&g);
+    let mut status = if findings.is_empty() {
+        RowStatus::Pass
+    } else {
+        RowStatus::Lead
+    };
+    let templates = chat_templates(&g.metadata);
+    if let Some(worst) = templates.worst {
+        status = worst.into();
+    }
+    findings.extend(templates.findings);
+    let mut notes = Vec::new();
+    if unsized_tensors > 0 {
+        notes.push(format!(
+            "{} tensor(s) of a type whose size is not known or disputed",
+            bounded::thousands(unsized_tensors)
+        ));
+    }
+    if past_budget > 0 {
+        notes.push(format!(
+            "{} tensor(s) past what socair describes for a file of this size",
+            bounded::thousands(past_budget)
+        ));
+    }
+    let exported = total_metadata.min(MAX_METADATA_LISTED);
+    if exported < total_metadata {
+        notes.push(format!(
+            "only the first {} of its metadata keys are passed on",
+            bounded::thousands(exported as u64)
+        ));
+    }
+    notes.extend(templates.note);
+    let summary = format!(
+        "GGUF v{} with {} metadata keys and {} tensors (alignment {}) laid out as ggml requires{}",
+        g.version,
+        total_metadata,
+        g.tensors.len(),
+        g.alignment,
+        notes.iter().map(|n| format!("; {n}")).collect::<String>()
+    );
+    OpenedFile {
+        format: FORMAT.into(),
+        tensors: tensors.into(),
+        unread: unread.into(),
+        rows: RVec::from(vec![ReportRow {
+            check: STRUCTURE_CHECK.into(),
+            status,
+            summary: summary.into(),
+            findings: findings.into(),
+            names_severities: false,
+        }]),
+        metadata: exported_metadata(g.metadata, exported).into(),
+        not_carried: RVec::new(),
+        facts: Default::default(),
+    }
+}
+
+/// The tensors of a sound file as the plugin API carries them, and what keeps others out.
+struct Described {
+    tensors: Vec<TensorDescriptor>,
+    /// The findings on the tensors, each kind past its bound counted in one.
+    findings: Vec<Finding>,
+    /// The tensors not carried, each kind past its bound counted in one.
+    unread: Vec<Unread>,
+    /// Findings on tensors of an unknown or disputed size.
+    unsized_tensors: u64,
+    /// Tensors past the budget for a file of this size.
+    past_budget: u64,
+}
+
+/// Every tensor of known, undisputed size located in the file, within the budget.
+fn describe_tensors(g: &reader::Gguf) -> Described {
+    let file_len = g.file_len;
     let limit = bounded::described_limit(file_len);
     let mut past_budget = 0u64;
     let mut tensors = Vec::new();
@@ -158,49 +236,25 @@ pub fn opened_file(parsed: Result<reader::Gguf, reader::GgufError>) -> OpenedFil
             outside_model: false,
         });
     }
-    let mut status = if findings.is_empty() {
-        RowStatus::Pass
-    } else {
-        RowStatus::Lead
-    };
-    let templates = chat_templates(&g.metadata);
-    if let Some(worst) = templates.worst {
-        status = worst.into();
+    Described {
+        tensors,
+        findings,
+        unread,
+        unsized_tensors,
+        past_budget,
     }
-    findings.extend(templates.findings);
-    let mut notes = Vec::new();
-    if unsized_tensors > 0 {
-        notes.push(format!(
-            "{} tensor(s) of a type whose size is not known or disputed",
-            bounded::thousands(unsized_tensors)
-        ));
-    }
-    if past_budget > 0 {
-        notes.push(format!(
-            "{} tensor(s) past what socair describes for a file of this size",
-            bounded::thousands(past_budget)
-        ));
-    }
-    let exported = total_metadata.min(MAX_METADATA_LISTED);
-    if exported < total_metadata {
-        notes.push(format!(
-            "only the first {} of its metadata keys are passed on",
-            bounded::thousands(exported as u64)
-        ));
-    }
-    notes.extend(templates.note);
-    let summary = format!(
-        "GGUF v{} with {} metadata keys and {} tensors (alignment {}) laid out as ggml requires{}",
-        g.version,
-        total_metadata,
-        g.tensors.len(),
-        g.alignment,
-        notes.iter().map(|n| format!("; {n}")).collect::<String>()
-    );
+}
+
+/// The first `exported` metadata entries, and one that counts the rest.
+fn exported_metadata(
+    all: Vec<(String, reader::Value)>,
+    exported: usize,
+) -> Vec<Tuple2<RString, RString>> {
+    let total_metadata = all.len();
     // Metadata goes across as typed JSON, each value written straight into its text (at most
     // 6 bytes per byte of the file) and its encoded form dropped as soon as it is written.
     let mut metadata = Vec::with_capacity(exported);
-    for (k, v) in g.metadata.into_iter().take(exported) {
+    for (k, v) in all.into_iter().take(exported) {
         metadata.push(Tuple2(RString::from(k), RString::from(v.json_text())));
     }
     let omitted = total_metadata - exported;
@@ -214,21 +268,7 @@ pub fn opened_file(parsed: Result<reader::Gguf, reader::GgufError>) -> OpenedFil
             )),
         ));
     }
-    OpenedFile {
-        format: FORMAT.into(),
-        tensors: tensors.into(),
-        unread: unread.into(),
-        rows: RVec::from(vec![ReportRow {
-            check: STRUCTURE_CHECK.into(),
-            status,
-            summary: summary.into(),
-            findings: findings.into(),
-            names_severities: false,
-        }]),
-        metadata: metadata.into(),
-        not_carried: RVec::new(),
-        facts: Default::default(),
-    }
+    metadata
 }
 
 /// What the chat-template rule says of a file's templates.

@@ -372,6 +372,54 @@ pub fn unreadable_version(src: &(impl ReadAt + ?Sized)) -> Option<String> {
 /// the padding bytes between tensors when `check_padding` is set (they must be zero).
 pub fn parse(src: &(impl ReadAt + ?Sized), check_padding: bool) -> Result<Gguf, GgufError> {
     let mut c = Cursor::new(src);
+    let (version, tensor_count, kv_count) = read_preamble(&mut c)?;
+    let metadata = read_metadata(&mut c, kv_count)?;
+    let alignment = alignment_of(&metadata)?;
+
+    let mut tensors = Vec::with_capacity(tensor_count as usize);
+    for i in 0..tensor_count {
+        tensors.push(read_tensor_info(&mut c, i)?);
+    }
+    if let Some(name) = first_duplicate(tensors.iter().map(|t| t.name.as_str())) {
+        return err(
+            format!("tensor {name:?}"),
+            "duplicate tensor name (ggml and gguf-py refuse it; other readers keep either)",
+        );
+    }
+
+    let header_end = c.pos;
+    let data_start = if tensor_count == 0 {
+        header_end
+    } else {
+        align(header_end, alignment)
+            .map_or_else(|| err("data section", "alignment overflows"), Ok)?
+    };
+    let file_len = src.size();
+    if data_start > file_len {
+        return err(
+            "data section",
+            format!("starts at byte {data_start}, past the end of the {file_len}-byte file"),
+        );
+    }
+    let data_len = file_len - data_start;
+    let layout = check_offsets(&tensors, alignment, header_end, data_start, data_len)?;
+    let gaps = check_end(&tensors, alignment, header_end, file_len, data_len, layout)?;
+    if check_padding {
+        check_zero_padding(src, gaps)?;
+    }
+    Ok(Gguf {
+        version,
+        metadata,
+        tensors,
+        alignment,
+        data_start,
+        file_len,
+    })
+}
+
+/// The magic, the version and the two counts, each checked: the version, the tensor count
+/// and the metadata count.
+fn read_preamble<R: ReadAt + ?Sized>(c: &mut Cursor<'_, R>) -> Result<(u32, u64, u64), GgufError> {
     let magic = c.array::<4>("magic")?;
     match &magic {
         b"GGUF" => {}
@@ -408,7 +456,14 @@ pub fn parse(src: &(impl ReadAt + ?Sized), check_padding: bool) -> Result<Gguf, 
             ),
         );
     }
+    Ok((version, tensor_count, kv_count))
+}
 
+/// The `kv_count` metadata entries, keys non-empty and unique.
+fn read_metadata<R: ReadAt + ?Sized>(
+    c: &mut Cursor<'_, R>,
+    kv_count: u64,
+) -> Result<Vec<(String, Value)>, GgufError> {
     let mut metadata: Vec<(String, Value)> = Vec::with_capacity(kv_count as usize);
     for _ in 0..kv_count {
         let at = c.pos;
@@ -426,7 +481,7 @@ pub fn parse(src: &(impl ReadAt + ?Sized), check_padding: bool) -> Result<Gguf, 
             },
             Ok,
         )?;
-        let value = read_value(&mut c, t, &key)?;
+        let value = read_value(c, t, &key)?;
         metadata.push((key, value));
     }
     if let Some(key) = first_duplicate(metadata.iter().map(|(k, _)| k.as_str())) {
@@ -435,115 +490,114 @@ pub fn parse(src: &(impl ReadAt + ?Sized), check_padding: bool) -> Result<Gguf, 
             "duplicate metadata key (readers keep different copies)",
         );
     }
+    Ok(metadata)
+}
 
-    let alignment = match metadata.iter().find(|(k, _)| k == "general.alignment") {
-        None => DEFAULT_ALIGNMENT,
-        Some((_, Value::Unsigned(ValueType::U32, a))) if *a != 0 && a.is_power_of_two() => *a,
-        Some((_, v)) => {
-            return err(
-                "metadata \"general.alignment\"",
-                format!(
-                    "alignment must be a UINT32 power of two; found {:?}",
-                    v.json_text()
-                ),
-            )
-        }
-    };
+/// `general.alignment`: a UINT32 power of two, [`DEFAULT_ALIGNMENT`] when absent.
+fn alignment_of(metadata: &[(String, Value)]) -> Result<u64, GgufError> {
+    match metadata.iter().find(|(k, _)| k == "general.alignment") {
+        None => Ok(DEFAULT_ALIGNMENT),
+        Some((_, Value::Unsigned(ValueType::U32, a))) if *a != 0 && a.is_power_of_two() => Ok(*a),
+        Some((_, v)) => err(
+            "metadata \"general.alignment\"",
+            format!(
+                "alignment must be a UINT32 power of two; found {:?}",
+                v.json_text()
+            ),
+        ),
+    }
+}
 
-    let mut tensors = Vec::with_capacity(tensor_count as usize);
-    for i in 0..tensor_count {
-        let at = c.pos;
-        let len = c.string_len("tensor name", u64::MAX)?;
-        if len > MAX_TENSOR_NAME_LEN {
-            return err(
-                format!("tensor {i} (byte {at})"),
-                format!("name is {len} bytes; ggml refuses names of 64 bytes or more"),
-            );
-        }
-        let mut bytes = Vec::with_capacity(len as usize);
-        c.append(len, &mut bytes, "tensor name")?;
-        let name = String::from_utf8(bytes).or_else(|_| {
-            err(
-                format!("byte {at}"),
-                format!("name of tensor {i} is not UTF-8"),
-            )
-        })?;
-        let place = || format!("tensor {name:?}");
-        let n_dims = c.u32(&name)?;
-        if n_dims > MAX_DIMS {
+/// Tensor info `i`: its name, dimensions, type and offset, each checked as ggml checks it.
+fn read_tensor_info<R: ReadAt + ?Sized>(
+    c: &mut Cursor<'_, R>,
+    i: u64,
+) -> Result<TensorInfo, GgufError> {
+    let at = c.pos;
+    let len = c.string_len("tensor name", u64::MAX)?;
+    if len > MAX_TENSOR_NAME_LEN {
+        return err(
+            format!("tensor {i} (byte {at})"),
+            format!("name is {len} bytes; ggml refuses names of 64 bytes or more"),
+        );
+    }
+    let mut bytes = Vec::with_capacity(len as usize);
+    c.append(len, &mut bytes, "tensor name")?;
+    let name = String::from_utf8(bytes).or_else(|_| {
+        err(
+            format!("byte {at}"),
+            format!("name of tensor {i} is not UTF-8"),
+        )
+    })?;
+    let place = || format!("tensor {name:?}");
+    let n_dims = c.u32(&name)?;
+    if n_dims > MAX_DIMS {
+        return err(
+            place(),
+            format!("{n_dims} dims; ggml allows at most {MAX_DIMS}"),
+        );
+    }
+    let mut ne = Vec::with_capacity(n_dims as usize);
+    for _ in 0..n_dims {
+        let d = c.u64(&name)?;
+        if d > i64::MAX as u64 {
             return err(
                 place(),
-                format!("{n_dims} dims; ggml allows at most {MAX_DIMS}"),
+                format!("dimension {d} overflows int64, as ggml reads dimensions (it would be negative)"),
             );
         }
-        let mut ne = Vec::with_capacity(n_dims as usize);
-        for _ in 0..n_dims {
-            let d = c.u64(&name)?;
-            if d > i64::MAX as u64 {
-                return err(
-                    place(),
-                    format!("dimension {d} overflows int64, as ggml reads dimensions (it would be negative)"),
-                );
+        ne.push(d);
+    }
+    let type_id = c.u32(&name)?;
+    let offset = c.u64(&name)?;
+    let ggml_type = types::by_id(type_id);
+    let byte_len = match ggml_type {
+        Some(t) => Some(t.byte_len(&ne).or_else(|why| err(place(), why))?),
+        None => {
+            // Still check the element count: the tensor may be skipped, not the checks.
+            if ne
+                .iter()
+                .try_fold(1u64, |a, &d| a.checked_mul(d))
+                .is_none_or(|n| n > i64::MAX as u64)
+            {
+                return err(place(), format!("dimensions {ne:?} overflow"));
             }
-            ne.push(d);
+            None
         }
-        let type_id = c.u32(&name)?;
-        let offset = c.u64(&name)?;
-        let ggml_type = types::by_id(type_id);
-        let byte_len = match ggml_type {
-            Some(t) => Some(t.byte_len(&ne).or_else(|why| err(place(), why))?),
-            None => {
-                // Still check the element count: the tensor may be skipped, not the checks.
-                if ne
-                    .iter()
-                    .try_fold(1u64, |a, &d| a.checked_mul(d))
-                    .is_none_or(|n| n > i64::MAX as u64)
-                {
-                    return err(place(), format!("dimensions {ne:?} overflow"));
-                }
-                None
-            }
-        };
-        tensors.push(TensorInfo {
-            name,
-            ne,
-            type_id,
-            ggml_type,
-            offset,
-            byte_len,
-        });
-    }
-
-    if let Some(name) = first_duplicate(tensors.iter().map(|t| t.name.as_str())) {
-        return err(
-            format!("tensor {name:?}"),
-            "duplicate tensor name (ggml and gguf-py refuse it; other readers keep either)",
-        );
-    }
-
-    let header_end = c.pos;
-    let data_start = if tensor_count == 0 {
-        header_end
-    } else {
-        align(header_end, alignment)
-            .map_or_else(|| err("data section", "alignment overflows"), Ok)?
     };
-    let file_len = src.size();
-    if data_start > file_len {
-        return err(
-            "data section",
-            format!("starts at byte {data_start}, past the end of the {file_len}-byte file"),
-        );
-    }
-    let data_len = file_len - data_start;
+    Ok(TensorInfo {
+        name,
+        ne,
+        type_id,
+        ggml_type,
+        offset,
+        byte_len,
+    })
+}
 
+/// Where the tensors' offsets led: the running padded sum (until a tensor of unknown size),
+/// the end of the last tensor, and the gaps that must hold zero padding.
+struct Layout {
+    expected: Option<u64>,
+    previous_end: u64,
+    gaps: Vec<(u64, u64)>,
+}
+
+/// Checks every tensor's offset against ggml's layout.
+fn check_offsets(
+    tensors: &[TensorInfo],
+    alignment: u64,
+    header_end: u64,
+    data_start: u64,
+    data_len: u64,
+) -> Result<Layout, GgufError> {
     // ggml's layout: in tensor-info order, each offset is the running sum of padded sizes.
     // A tensor of unknown size stops the running sum; later offsets must still increase,
     // be aligned, and not overlap.
     let mut expected: Option<u64> = Some(0);
     let mut previous_end = 0u64;
     let mut gaps: Vec<(u64, u64)> = vec![(header_end, data_start)];
-    for t in &tensors {
+    for t in tensors {
         let place = format!("tensor {:?}", t.name);
         if t.offset % alignment != 0 {
             return err(
@@ -605,6 +659,27 @@ pub fn parse(src: &(impl ReadAt + ?Sized), check_padding: bool) -> Result<Gguf, 
             }
         }
     }
+    Ok(Layout {
+        expected,
+        previous_end,
+        gaps,
+    })
+}
+
+/// Nothing may follow the data; the gaps that must hold zero padding.
+fn check_end(
+    tensors: &[TensorInfo],
+    alignment: u64,
+    header_end: u64,
+    file_len: u64,
+    data_len: u64,
+    layout: Layout,
+) -> Result<Vec<(u64, u64)>, GgufError> {
+    let Layout {
+        expected,
+        previous_end,
+        mut gaps,
+    } = layout;
     // Nothing may follow the data: its end, or its end padded to the alignment (gguf-py pads
     // the last tensor; llama.cpp does not need it). With no tensors, gguf-py still pads the
     // header to the alignment.
@@ -632,29 +707,28 @@ pub fn parse(src: &(impl ReadAt + ?Sized), check_padding: bool) -> Result<Gguf, 
             );
         }
     }
-    if check_padding {
-        for (from, to) in gaps {
-            if to > from {
-                let mut pad = vec![0u8; (to - from) as usize];
-                src.read_exact_at(from, &mut pad)
-                    .or_else(|e| err(format!("byte {from}"), e))?;
-                if let Some(i) = pad.iter().position(|&b| b != 0) {
-                    return err(
-                        format!("byte {}", from + i as u64),
-                        "padding byte is not zero",
-                    );
-                }
+    Ok(gaps)
+}
+
+/// Every padding byte in `gaps` must be zero.
+fn check_zero_padding(
+    src: &(impl ReadAt + ?Sized),
+    gaps: Vec<(u64, u64)>,
+) -> Result<(), GgufError> {
+    for (from, to) in gaps {
+        if to > from {
+            let mut pad = vec![0u8; (to - from) as usize];
+            src.read_exact_at(from, &mut pad)
+                .or_else(|e| err(format!("byte {from}"), e))?;
+            if let Some(i) = pad.iter().position(|&b| b != 0) {
+                return err(
+                    format!("byte {}", from + i as u64),
+                    "padding byte is not zero",
+                );
             }
         }
     }
-    Ok(Gguf {
-        version,
-        metadata,
-        tensors,
-        alignment,
-        data_start,
-        file_len,
-    })
+    Ok(())
 }
 
 /// `o` rounded up to a multiple of `a` (a power of two).

@@ -117,6 +117,19 @@ fn values(s: &str) -> Vec<&str> {
     s.split(' ').filter(|v| !v.is_empty()).collect()
 }
 
+/// A refusal of the whole model: where, and why.
+struct Refusal {
+    place: String,
+    reason: String,
+}
+
+fn refusal(place: impl Into<String>, reason: impl Into<String>) -> Refusal {
+    Refusal {
+        place: place.into(),
+        reason: reason.into(),
+    }
+}
+
 /// Reads a LightGBM text model.
 pub fn read(data: &[u8]) -> ModelRead {
     let mut out = ModelRead::new(FORMAT);
@@ -138,7 +151,66 @@ pub fn read(data: &[u8]) -> ModelRead {
         return out;
     }
     let all = lines(data);
-    // The header.
+    match read_model(&all, data, &mut out) {
+        Ok(()) => out,
+        Err(r) => out.refuse(r.place, r.reason),
+    }
+}
+
+/// Reads the lines of a model: its header, its trees and what follows them.
+fn read_model(all: &[Line<'_>], data: &[u8], out: &mut ModelRead) -> Result<(), Refusal> {
+    let (header, first_tree) = read_header(all, out)?;
+    let max_feature = required_header(&header)?;
+    let Some(first_tree) = first_tree else {
+        out.what = "a LightGBM model of no trees".into();
+        check_tail(all, 0, data, out);
+        return Ok(());
+    };
+    let (starts, tail_from) = tree_starts(all, &header, first_tree, data.len())?;
+    let mut covered_to = first_tree;
+    for (t, &start) in starts.iter().enumerate() {
+        let Some(line) = all.get(start) else { continue };
+        if !line.text.starts_with(b"Tree=") {
+            return Err(refusal(
+                format!("line {}", start + 1),
+                format!("tree {t} starts here by tree_sizes, and this is no `Tree=` line (LightGBM refuses it)"),
+            ));
+        }
+        if start != covered_to {
+            out.lead(
+                format!("line {}", covered_to + 1),
+                format!(
+                    "lines {}..{} lie between trees; LightGBM skips them unread",
+                    covered_to + 1,
+                    start
+                ),
+            );
+        }
+        covered_to = tree(all, start, t, max_feature, out);
+        if out.refused {
+            return Ok(());
+        }
+        while all.get(covered_to).is_some_and(|l| l.text.is_empty()) {
+            covered_to += 1;
+        }
+    }
+    let tail = tail_from.unwrap_or(covered_to);
+    if tail != covered_to {
+        out.lead(
+            format!("line {}", covered_to + 1),
+            "lines after the last tree that LightGBM skips unread",
+        );
+    }
+    out.what = format!("a LightGBM model of {} trees", starts.len());
+    check_tail(all, tail, data, out);
+    Ok(())
+}
+
+/// The header's `key=value` lines, up to the first `Tree=` line (its index, if any).
+fn read_header(
+    all: &[Line<'_>],
+    out: &mut ModelRead,
+) -> Result<(HashMap<String, String>, Option<usize>), Refusal> {
     let mut header: HashMap<String, String> = HashMap::new();
     let mut first_tree = None;
     for (i, line) in all.iter().enumerate() {
@@ -159,10 +231,10 @@ pub fn read(data: &[u8]) -> ModelRead {
                 (*k, s.get(k.len() + 1..).unwrap_or("").to_owned())
             }
             _ => {
-                return out.refuse(
+                return Err(refusal(
                     format!("line {}", i + 1),
                     "a header line with more than one `=` (LightGBM refuses it: \"Wrong line at model file\")",
-                )
+                ))
             }
         };
         if !HEADER_KEYS.contains(&key) {
@@ -178,51 +250,61 @@ pub fn read(data: &[u8]) -> ModelRead {
             );
         }
     }
+    Ok((header, first_tree))
+}
+
+/// The header keys `GBDT::LoadModelFromString` requires; `max_feature_idx`.
+fn required_header(header: &HashMap<String, String>) -> Result<i64, Refusal> {
     let int = |k: &str| header.get(k).and_then(|v| v.trim().parse::<i64>().ok());
     for k in ["num_class", "label_index", "max_feature_idx"] {
         if int(k).is_none() {
-            return out.refuse(
+            return Err(refusal(
                 k,
                 "missing or not an integer: LightGBM's GBDT::LoadModelFromString requires it",
-            );
+            ));
         }
     }
     let max_feature = int("max_feature_idx").unwrap_or(-1);
     for k in ["feature_names", "feature_infos"] {
         let Some(v) = header.get(k) else {
-            return out.refuse(
+            return Err(refusal(
                 k,
                 "missing: LightGBM's GBDT::LoadModelFromString requires it",
-            );
+            ));
         };
         let n = values(v).len() as i64;
         if n != max_feature + 1 {
-            return out.refuse(
+            return Err(refusal(
                 k,
                 format!("holds {n} entries where max_feature_idx is {max_feature} (LightGBM refuses a count that disagrees)"),
-            );
+            ));
         }
     }
-    let Some(first_tree) = first_tree else {
-        out.what = "a LightGBM model of no trees".into();
-        check_tail(&all, 0, data, &mut out);
-        return out;
-    };
+    Ok(max_feature)
+}
+
+/// Where each tree's `Tree=` line is: by tree_sizes, or one after the other; and the line
+/// where what follows the trees starts.
+fn tree_starts(
+    all: &[Line<'_>],
+    header: &HashMap<String, String>,
+    first_tree: usize,
+    data_len: usize,
+) -> Result<(Vec<usize>, Option<usize>), Refusal> {
     let tree_start = all.get(first_tree).map_or(0, |l| l.at);
-    // Where each tree's `Tree=` line is: by tree_sizes, or one after the other.
     let mut starts = Vec::new();
     let tail_from;
     if let Some(sizes) = header.get("tree_sizes") {
         let mut at = tree_start as u64;
         for (i, s) in values(sizes).iter().enumerate() {
             let Ok(size) = s.parse::<u64>() else {
-                return out.refuse("tree_sizes", format!("`{s}` is not a size"));
+                return Err(refusal("tree_sizes", format!("`{s}` is not a size")));
             };
             let Some(line) = all.iter().position(|l| l.at as u64 == at) else {
-                return out.refuse(
+                return Err(refusal(
                     format!("tree_sizes.{i}"),
                     format!("tree {i} would start at byte {at}, which begins no line of the file (LightGBM reads there unchecked)"),
-                );
+                ));
             };
             starts.push(line);
             at = at.saturating_add(size);
@@ -230,16 +312,16 @@ pub fn read(data: &[u8]) -> ModelRead {
         tail_from = all
             .iter()
             .position(|l| l.at as u64 == at)
-            .or(if at == data.len() as u64 {
+            .or(if at == data_len as u64 {
                 Some(all.len())
             } else {
                 None
             });
         if tail_from.is_none() {
-            return out.refuse(
+            return Err(refusal(
                 "tree_sizes",
                 format!("the trees would end at byte {at}, which begins no line of the file"),
-            );
+            ));
         }
     } else {
         let mut i = first_tree;
@@ -252,47 +334,11 @@ pub fn read(data: &[u8]) -> ModelRead {
                 break;
             }
             starts.push(i);
-            i = tree_end(&all, i + 1);
+            i = tree_end(all, i + 1);
         }
         tail_from = Some(i);
     }
-    let mut covered_to = first_tree;
-    for (t, &start) in starts.iter().enumerate() {
-        let Some(line) = all.get(start) else { continue };
-        if !line.text.starts_with(b"Tree=") {
-            return out.refuse(
-                format!("line {}", start + 1),
-                format!("tree {t} starts here by tree_sizes, and this is no `Tree=` line (LightGBM refuses it)"),
-            );
-        }
-        if start != covered_to {
-            out.lead(
-                format!("line {}", covered_to + 1),
-                format!(
-                    "lines {}..{} lie between trees; LightGBM skips them unread",
-                    covered_to + 1,
-                    start
-                ),
-            );
-        }
-        covered_to = tree(&all, start, t, max_feature, &mut out);
-        if out.refused {
-            return out;
-        }
-        while all.get(covered_to).is_some_and(|l| l.text.is_empty()) {
-            covered_to += 1;
-        }
-    }
-    let tail = tail_from.unwrap_or(covered_to);
-    if tail != covered_to {
-        out.lead(
-            format!("line {}", covered_to + 1),
-            "lines after the last tree that LightGBM skips unread",
-        );
-    }
-    out.what = format!("a LightGBM model of {} trees", starts.len());
-    check_tail(&all, tail, data, &mut out);
-    out
+    Ok((starts, tail_from))
 }
 
 /// The line after a tree that starts at `from` (LightGBM reads at most 22 lines, to a blank).
@@ -304,64 +350,96 @@ fn tree_end(all: &[Line<'_>], from: usize) -> usize {
     i
 }
 
+/// The `key=value` lines of tree `t`, by key, with the line each is on.
+struct TreeLines {
+    t: usize,
+    kv: HashMap<&'static str, (usize, String)>,
+}
+
+impl TreeLines {
+    /// Reads the lines after the `Tree=` line `start`, up to `end`.
+    fn read(all: &[Line<'_>], start: usize, end: usize, t: usize, out: &mut ModelRead) -> Self {
+        let mut kv: HashMap<&str, (usize, String)> = HashMap::new();
+        for i in start + 1..end {
+            let Some(line) = all.get(i) else { break };
+            let s = text(line.text);
+            let Some((k, v)) = s.split_once('=') else {
+                out.fail(
+                    format!("line {}", i + 1),
+                    "a tree line with no `=` (LightGBM's Tree parser scans past the line for one)",
+                );
+                continue;
+            };
+            let key = TREE_KEYS
+                .iter()
+                .find(|(name, ..)| *name == k)
+                .map(|(name, ..)| *name);
+            let Some(key) = key else {
+                out.lead(
+                    format!("line {}", i + 1),
+                    format!("`{k}` is no tree key LightGBM reads; it ignores it"),
+                );
+                continue;
+            };
+            if kv.insert(key, (i, v.to_owned())).is_some() {
+                out.lead(
+                    format!("line {}", i + 1),
+                    format!("`{key}` is written twice in tree {t}; LightGBM keeps the last"),
+                );
+            }
+        }
+        if end == start + 23 && all.get(end).is_some_and(|l| !l.text.is_empty()) {
+            out.lead(
+                format!("line {}", end + 1),
+                format!("tree {t} goes on past the 22 lines LightGBM reads"),
+            );
+        }
+        TreeLines { t, kv }
+    }
+
+    /// Where key `k` is, for findings.
+    fn place(&self, k: &str) -> String {
+        let t = self.t;
+        match self.kv.get(k) {
+            Some((i, _)) => format!("tree {t} {k} (line {})", i + 1),
+            None => format!("tree {t} {k}"),
+        }
+    }
+
+    /// Key `k` as an integer.
+    fn scalar(&self, k: &str) -> Option<i64> {
+        self.kv
+            .get(k)
+            .and_then(|(_, v)| v.trim().parse::<i64>().ok())
+    }
+}
+
 /// Reads the tree whose `Tree=` line is `start`; returns the line after it.
 fn tree(all: &[Line<'_>], start: usize, t: usize, max_feature: i64, out: &mut ModelRead) -> usize {
     let end = tree_end(all, start + 1);
-    let mut kv: HashMap<&str, (usize, String)> = HashMap::new();
-    for i in start + 1..end {
-        let Some(line) = all.get(i) else { break };
-        let s = text(line.text);
-        let Some((k, v)) = s.split_once('=') else {
-            out.fail(
-                format!("line {}", i + 1),
-                "a tree line with no `=` (LightGBM's Tree parser scans past the line for one)",
-            );
-            continue;
-        };
-        let key = TREE_KEYS
-            .iter()
-            .find(|(name, ..)| *name == k)
-            .map(|(name, ..)| *name);
-        let Some(key) = key else {
-            out.lead(
-                format!("line {}", i + 1),
-                format!("`{k}` is no tree key LightGBM reads; it ignores it"),
-            );
-            continue;
-        };
-        if kv.insert(key, (i, v.to_owned())).is_some() {
-            out.lead(
-                format!("line {}", i + 1),
-                format!("`{key}` is written twice in tree {t}; LightGBM keeps the last"),
-            );
-        }
-    }
-    if end == start + 23 && all.get(end).is_some_and(|l| !l.text.is_empty()) {
-        out.lead(
-            format!("line {}", end + 1),
-            format!("tree {t} goes on past the 22 lines LightGBM reads"),
-        );
-    }
-    let place = |k: &str| match kv.get(k) {
-        Some((i, _)) => format!("tree {t} {k} (line {})", i + 1),
-        None => format!("tree {t} {k}"),
-    };
-    let scalar = |k: &str| kv.get(k).and_then(|(_, v)| v.trim().parse::<i64>().ok());
-    let Some(leaves) = scalar("num_leaves").filter(|&n| (1..=1 << 24).contains(&n)) else {
+    let lines = TreeLines::read(all, start, end, t, out);
+    let place = |k: &str| lines.place(k);
+    let Some(leaves) = lines
+        .scalar("num_leaves")
+        .filter(|&n| (1..=1 << 24).contains(&n))
+    else {
         out.fail(
             place("num_leaves"),
             "missing or not a count: LightGBM's Tree requires it",
         );
         return end;
     };
-    let Some(num_cat) = scalar("num_cat").filter(|&n| (0..=1 << 24).contains(&n)) else {
+    let Some(num_cat) = lines
+        .scalar("num_cat")
+        .filter(|&n| (0..=1 << 24).contains(&n))
+    else {
         out.fail(
             place("num_cat"),
             "missing or not a count: LightGBM's Tree requires it",
         );
         return end;
     };
-    let is_linear = scalar("is_linear").unwrap_or(0) != 0;
+    let is_linear = lines.scalar("is_linear").unwrap_or(0) != 0;
     let mut required = vec!["leaf_value"];
     if leaves > 1 || is_linear {
         required.extend(["left_child", "right_child", "split_feature", "threshold"]);
@@ -370,16 +448,36 @@ fn tree(all: &[Line<'_>], start: usize, t: usize, max_feature: i64, out: &mut Mo
         required.extend(["cat_boundaries", "cat_threshold"]);
     }
     for k in required {
-        if !kv.contains_key(k) {
+        if !lines.kv.contains_key(k) {
             out.fail(place(k), "missing: LightGBM's Tree requires it");
         }
     }
+    let Some(decoded) = tree_arrays(&lines, leaves, num_cat, is_linear, out) else {
+        return end;
+    };
+    check_tree_indices(&lines, &decoded, leaves, max_feature, out);
+    end
+}
+
+/// Every array of the tree as a tensor, read to the count LightGBM reads; the arrays that
+/// index (children, split features, category boundaries, linear features). `None` after a
+/// value that is not a number.
+fn tree_arrays(
+    lines: &TreeLines,
+    leaves: i64,
+    num_cat: i64,
+    is_linear: bool,
+    out: &mut ModelRead,
+) -> Option<HashMap<&'static str, Vec<f64>>> {
+    let (t, place) = (lines.t, |k: &str| lines.place(k));
     let mut decoded: HashMap<&str, Vec<f64>> = HashMap::new();
     for &(k, element, checked, count) in TREE_KEYS {
         if count == '-' {
             continue;
         }
-        let Some((_, v)) = kv.get(k) else { continue };
+        let Some((_, v)) = lines.kv.get(k) else {
+            continue;
+        };
         let n = match count {
             'L' => leaves,
             'I' => leaves - 1,
@@ -420,7 +518,7 @@ fn tree(all: &[Line<'_>], start: usize, t: usize, max_feature: i64, out: &mut Mo
                 Some(x) => nums.push(x),
                 None => {
                     out.fail(place(k), format!("`{s}` is not a value of {element}"));
-                    return end;
+                    return None;
                 }
             }
         }
@@ -457,6 +555,19 @@ fn tree(all: &[Line<'_>], start: usize, t: usize, max_feature: i64, out: &mut Mo
             decoded.insert(k, nums);
         }
     }
+    Some(decoded)
+}
+
+/// Every index stays inside its tree: children name its nodes, split features lie within
+/// `max_feature_idx`, and category boundaries rise from 0.
+fn check_tree_indices(
+    lines: &TreeLines,
+    decoded: &HashMap<&'static str, Vec<f64>>,
+    leaves: i64,
+    max_feature: i64,
+    out: &mut ModelRead,
+) {
+    let place = |k: &str| lines.place(k);
     for k in ["left_child", "right_child"] {
         if let Some(bad) = decoded.get(k).and_then(|c| {
             c.iter()
@@ -482,7 +593,6 @@ fn tree(all: &[Line<'_>], start: usize, t: usize, max_feature: i64, out: &mut Mo
             );
         }
     }
-    end
 }
 
 fn parse_value(s: &str, element: &str) -> Option<f64> {

@@ -123,6 +123,75 @@ pub fn read_header(src: &(impl ReadAt + ?Sized), base: u64, len: u64) -> Result<
             offset: base,
             reason: format!("{len} bytes do not lie in the {}-byte source", src.size()),
         })?;
+    let (version, len_width, header_len) = read_preamble(src, base, len)?;
+    let header_offset = base.saturating_add(8).saturating_add(len_width);
+    // A UTF-8 character takes at most 4 bytes: a longer header has too many characters
+    // whatever it holds, and is refused before it is read.
+    let most_bytes = if version.0 >= 3 {
+        MAX_HEADER_CHARS.saturating_mul(4)
+    } else {
+        MAX_HEADER_CHARS
+    };
+    let too_long = |n: u64| {
+        NpyError {
+        offset: base.saturating_add(8),
+        reason: format!(
+            "header length {n} is over {MAX_HEADER_CHARS} characters (NumPy's own limit, max_header_size)"
+        ),
+    }
+    };
+    if header_len > most_bytes {
+        return Err(too_long(header_len));
+    }
+    let data_offset = header_offset
+        .checked_add(header_len)
+        .filter(|&d| d <= end)
+        .ok_or_else(|| NpyError {
+            offset: base.saturating_add(8),
+            reason: format!(
+                "header length {header_len} runs past the end ({} bytes remain)",
+                end.saturating_sub(header_offset)
+            ),
+        })?;
+    // header_len is at most 40,000: a small allocation.
+    let mut text = vec![0u8; usize::try_from(header_len).unwrap_or(0)];
+    read(src, header_offset, &mut text)?;
+    let at = |i: usize| header_offset.saturating_add(i as u64);
+
+    if version.0 >= 3 {
+        match std::str::from_utf8(&text) {
+            Err(e) => return err(at(e.valid_up_to()), "the version 3.0 header is not UTF-8"),
+            Ok(s) if s.chars().count() as u64 > MAX_HEADER_CHARS => {
+                return Err(too_long(s.chars().count() as u64))
+            }
+            Ok(_) => {}
+        }
+    }
+    let entries = header_dict(&text, version, at)?;
+    let (descr, fortran, shape) = header_keys(entries, at)?;
+    let missing = |k: &str| NpyError {
+        offset: header_offset,
+        reason: format!("the header has no `{k}`"),
+    };
+    let (descr, descr_offset) = descr.ok_or_else(|| missing("descr"))?;
+    Ok(Header {
+        version,
+        header_offset,
+        data_offset,
+        data_end: end,
+        descr,
+        descr_offset,
+        fortran_order: fortran.ok_or_else(|| missing("fortran_order"))?,
+        shape: shape.ok_or_else(|| missing("shape"))?,
+    })
+}
+
+/// The magic, the format version, and the header length (its width in bytes, and its value).
+fn read_preamble(
+    src: &(impl ReadAt + ?Sized),
+    base: u64,
+    len: u64,
+) -> Result<((u8, u8), u64, u64), NpyError> {
     if len < 10 {
         return err(
             base,
@@ -167,49 +236,15 @@ pub fn read_header(src: &(impl ReadAt + ?Sized), base: u64, len: u64) -> Result<
             )
         }
     };
-    let header_offset = base.saturating_add(8).saturating_add(len_width);
-    // A UTF-8 character takes at most 4 bytes: a longer header has too many characters
-    // whatever it holds, and is refused before it is read.
-    let most_bytes = if version.0 >= 3 {
-        MAX_HEADER_CHARS.saturating_mul(4)
-    } else {
-        MAX_HEADER_CHARS
-    };
-    let too_long = |n: u64| {
-        NpyError {
-        offset: base.saturating_add(8),
-        reason: format!(
-            "header length {n} is over {MAX_HEADER_CHARS} characters (NumPy's own limit, max_header_size)"
-        ),
-    }
-    };
-    if header_len > most_bytes {
-        return Err(too_long(header_len));
-    }
-    let data_offset = header_offset
-        .checked_add(header_len)
-        .filter(|&d| d <= end)
-        .ok_or_else(|| NpyError {
-            offset: base.saturating_add(8),
-            reason: format!(
-                "header length {header_len} runs past the end ({} bytes remain)",
-                end.saturating_sub(header_offset)
-            ),
-        })?;
-    // header_len is at most 40,000: a small allocation.
-    let mut text = vec![0u8; usize::try_from(header_len).unwrap_or(0)];
-    read(src, header_offset, &mut text)?;
-    let at = |i: usize| header_offset.saturating_add(i as u64);
+    Ok((version, len_width, header_len))
+}
 
-    if version.0 >= 3 {
-        match std::str::from_utf8(&text) {
-            Err(e) => return err(at(e.valid_up_to()), "the version 3.0 header is not UTF-8"),
-            Ok(s) if s.chars().count() as u64 > MAX_HEADER_CHARS => {
-                return Err(too_long(s.chars().count() as u64))
-            }
-            Ok(_) => {}
-        }
-    }
+/// The header's dict literal, as NumPy's writer ends it: spaces, then `\n`.
+fn header_dict(
+    text: &[u8],
+    version: (u8, u8),
+    at: impl Fn(usize) -> u64,
+) -> Result<literal::Entries, NpyError> {
     match text.last() {
         Some(b'\n') => {}
         _ => {
@@ -219,11 +254,11 @@ pub fn read_header(src: &(impl ReadAt + ?Sized), base: u64, len: u64) -> Result<
             )
         }
     }
-    let (entries, dict_end) = literal::parse_dict(&text, literal::Header::for_version(version.0))
+    let (entries, dict_end) = literal::parse_dict(text, literal::Header::for_version(version.0))
         .map_err(|e| NpyError {
-        offset: at(e.offset),
-        reason: e.reason,
-    })?;
+            offset: at(e.offset),
+            reason: e.reason,
+        })?;
     let pad = text
         .get(dict_end..text.len().saturating_sub(1))
         .unwrap_or_default();
@@ -233,7 +268,18 @@ pub fn read_header(src: &(impl ReadAt + ?Sized), base: u64, len: u64) -> Result<
             "only spaces may follow the dict before the final `\\n`",
         );
     }
+    Ok(entries)
+}
 
+/// `descr` (with where it is), `fortran_order` and `shape`, where the header has them.
+type HeaderKeys = (Option<(Descr, u64)>, Option<bool>, Option<Vec<u64>>);
+
+/// The header's keys, each of its type and given once: `descr` (with where it is),
+/// `fortran_order` and `shape`, where present.
+fn header_keys(
+    entries: literal::Entries,
+    at: impl Fn(usize) -> u64,
+) -> Result<HeaderKeys, NpyError> {
     let mut descr = None;
     let mut fortran = None;
     let mut shape = None;
@@ -281,21 +327,7 @@ pub fn read_header(src: &(impl ReadAt + ?Sized), base: u64, len: u64) -> Result<
             );
         }
     }
-    let missing = |k: &str| NpyError {
-        offset: header_offset,
-        reason: format!("the header has no `{k}`"),
-    };
-    let (descr, descr_offset) = descr.ok_or_else(|| missing("descr"))?;
-    Ok(Header {
-        version,
-        header_offset,
-        data_offset,
-        data_end: end,
-        descr,
-        descr_offset,
-        fortran_order: fortran.ok_or_else(|| missing("fortran_order"))?,
-        shape: shape.ok_or_else(|| missing("shape"))?,
-    })
+    Ok((descr, fortran, shape))
 }
 
 /// What a dtype is to this plugin.

@@ -44,6 +44,12 @@ const NAMED: &[(&str, &str)] = &[
     ("BUNDLE_ENTRY", ".tensorflow.BundleEntryProto"),
     ("FINGERPRINT_DEF", ".tensorflow.FingerprintDef"),
     ("SAVED_METADATA", ".third_party.tensorflow.python.keras.protobuf.SavedMetadata"),
+    // What a MetaGraphDef's collections hold serialized (tensorflow/python/framework/
+    // meta_graph.py, import_scoped_meta_graph_with_return_elements).
+    ("VARIABLE_DEF", ".tensorflow.VariableDef"),
+    ("SAVER_DEF", ".tensorflow.SaverDef"),
+    ("COND_CONTEXT_DEF", ".tensorflow.CondContextDef"),
+    ("WHILE_CONTEXT_DEF", ".tensorflow.WhileContextDef"),
 ];
 
 /// Where each package's prost code goes, and its module path from `src/proto/`.

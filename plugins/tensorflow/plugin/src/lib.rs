@@ -1,23 +1,25 @@
 //! socair plugin for TensorFlow's files, read and judged without TensorFlow: SavedModels
 //! (`savedmodel`: `saved_model.pb`, `fingerprint.pb`, `keras_metadata.pb`), checkpoint indexes
-//! (`tf-checkpoint`), frozen GraphDefs (`tf-graphdef`) and TFLite models (`tflite`). The
-//! formats are the library `socair-tensorflow` (`plugins/tensorflow/reader`, which the
-//! archive plugin also uses); this file is the plugin's declaration (`export_plugin!`, every
-//! entry point inside `guard`) and the readers that read a file's bytes through the host's
-//! source and hand them to it. The host also opens `saved_model.pb` and `*.tflite` by name.
+//! (`tf-checkpoint`), frozen GraphDefs (`tf-graphdef`), TF1 `.meta` files (`tf-metagraph`) and
+//! TFLite models (`tflite`). The formats are the library `socair-tensorflow`
+//! (`plugins/tensorflow/reader`, which the archive plugin also uses); this file is the plugin's
+//! declaration (`export_plugin!`, every entry point inside `guard`) and the readers that read a
+//! file's bytes through the host's source and hand them to it. The host also opens
+//! `saved_model.pb` and `*.tflite` by name.
 
 use bytes::Bytes;
 use socair_plugin_api::{ByteSourceRef, OpenedFile, PluginError, ReadOptions};
 use socair_plugin_kit::export::{read_prefix, Reader};
-use socair_tensorflow::{bundle, decode, graphdef, parts, savedmodel, tflite};
+use socair_tensorflow::{bundle, decode, graphdef, metagraph, parts, savedmodel, tflite};
 use socair_tensorflow::{
-    looks_like_fingerprint, looks_like_graph_def, looks_like_keras_metadata, looks_like_saved_model,
+    looks_like_fingerprint, looks_like_graph_def, looks_like_keras_metadata, looks_like_meta_graph,
+    looks_like_saved_model,
 };
 
 socair_plugin_kit::export_plugin! {
     name: "tensorflow",
     rule_sets: [],
-    readers: [TfliteReader, CheckpointReader, SavedModelReader, GraphDefReader],
+    readers: [TfliteReader, CheckpointReader, SavedModelReader, GraphDefReader, MetaGraphReader],
     writers: [],
     encoders: [],
 }
@@ -137,6 +139,34 @@ impl Reader for GraphDefReader {
             decode::MAX_PROTO_LEN,
         )?
         .map_or_else(|refused| refused, graphdef::read))
+    }
+}
+
+/// The TF1 `.meta` reader: a bare `MetaGraphDef`, claimed by its content.
+#[derive(Debug, Clone, Copy)]
+pub struct MetaGraphReader;
+
+impl Reader for MetaGraphReader {
+    fn format(&self) -> &'static str {
+        metagraph::FORMAT
+    }
+
+    fn detect(&self, head: &[u8], file_len: u64) -> bool {
+        looks_like_meta_graph(head, file_len)
+    }
+
+    fn open(
+        &self,
+        source: &ByteSourceRef<'_>,
+        _options: &ReadOptions,
+    ) -> Result<OpenedFile, PluginError> {
+        Ok(whole(
+            source,
+            metagraph::FORMAT,
+            "a protobuf message",
+            decode::MAX_PROTO_LEN,
+        )?
+        .map_or_else(|refused| refused, metagraph::read))
     }
 }
 

@@ -11,8 +11,11 @@ use socair_plugin_kit::protobuf::walk::{self, Core, Dialect, Visitor, Walked, Wi
 pub use socair_plugin_kit::protobuf::error::{ProtoError, MAX_PROTO_LEN};
 
 /// The walk's part for TensorFlow: nothing to record beyond the kit's own checks (tensor
-/// bytes are located from prost's zero-copy slices).
-struct Plain;
+/// bytes are located from prost's zero-copy slices). `tensorflow`: the table walked is
+/// TensorFlow's [`MESSAGES`], whose map entries cost what a `BTreeMap` allocates.
+struct Plain {
+    tensorflow: bool,
+}
 
 impl Visitor for Plain {
     type Role = ();
@@ -21,7 +24,7 @@ impl Visitor for Plain {
     /// eleven slots (std's `B = 6`) and whose later ones at most a half-full node's share: the
     /// first costs twelve entries, each later one three.
     fn message_cost(&self, _field: &'static Field, child: usize, index: u64, default: u64) -> u64 {
-        if MAP_ENTRIES.binary_search(&child).is_err() {
+        if !self.tensorflow || MAP_ENTRIES.binary_search(&child).is_err() {
             return default;
         }
         let entry = MESSAGES.get(child).map_or(0, |m| m.size as u64);
@@ -60,8 +63,27 @@ pub fn decode<M: prost::Message + Default>(
     if len > MAX_PROTO_LEN {
         return Err(ProtoError::TooLarge { len });
     }
+    let walked = walk_as(data, MESSAGES, root, place)
+        .map_err(|error| ProtoError::Wire { message, error })?;
+    let m = M::decode(data.clone()).map_err(|e| ProtoError::Decode {
+        message,
+        error: e.to_string(),
+    })?;
+    Ok((m, walked))
+}
+
+/// Walks `data` as message `root` of `messages` (TensorFlow's [`MESSAGES`], or a table of
+/// its own for a message outside them), with TensorFlow's dialect and nothing decoded: whether
+/// a protobuf parser of that schema accepts it (an empty buffer is an empty message, as for
+/// every protobuf parser), and what it holds that the schema does not define.
+pub fn walk_as(
+    data: &[u8],
+    messages: &'static [socair_plugin_kit::protobuf::schema::MessageSchema],
+    root: usize,
+    place: &'static str,
+) -> Result<Walked, WireError> {
     let dialect = Dialect {
-        messages: MESSAGES,
+        messages,
         schema: "TensorFlow 2.21's schema",
         versioned: "TensorFlow 2.21's schema",
         undefined_kind: "fields TensorFlow 2.21's schema does not define",
@@ -74,13 +96,8 @@ pub fn decode<M: prost::Message + Default>(
         // 1x (outcome.rs) and the input, is about 6.5x in fact: within 64 MiB + 8x.
         overhead_factor: 7,
     };
-    let walked = walk::walk(data, dialect, root, (), &mut Plain)
-        .map_err(|error| ProtoError::Wire { message, error })?;
-    let m = M::decode(data.clone()).map_err(|e| ProtoError::Decode {
-        message,
-        error: e.to_string(),
-    })?;
-    Ok((m, walked))
+    let tensorflow = std::ptr::eq(messages, MESSAGES);
+    walk::walk(data, dialect, root, (), &mut Plain { tensorflow })
 }
 
 /// Where `part` (a zero-copy slice of `data`) starts in it, when it is one.

@@ -16,6 +16,7 @@ pub fn check_readers(data: &[u8]) {
     let _ = crate::looks_like_fingerprint(head, len);
     let _ = crate::looks_like_keras_metadata(head, len);
     let _ = crate::looks_like_graph_def(head, len);
+    let _ = crate::looks_like_meta_graph(head, len);
     let _ = crate::bundle::looks_like_index(head, len);
     let bytes = Bytes::copy_from_slice(data);
     for opened in [
@@ -23,6 +24,7 @@ pub fn check_readers(data: &[u8]) {
         crate::parts::fingerprint(bytes.clone()),
         crate::parts::keras_metadata(bytes.clone()),
         crate::graphdef::read(bytes.clone()),
+        crate::metagraph::read(bytes.clone()),
         crate::bundle::read(bytes.clone()),
         crate::tflite::read(bytes.clone(), len),
     ] {

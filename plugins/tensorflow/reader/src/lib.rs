@@ -1,7 +1,6 @@
 //! TensorFlow's files read and judged without TensorFlow: the formats of socair's
 //! tensorflow plugin (`plugins/tensorflow`, the cdylib that exports them), in a library of
-//! their own so that the archive plugin judges TensorFlow files it finds in archives with the
-//! same code ([`member`]).
+//! their own (the host reads TensorFlow files it finds in archives with the same readers).
 //!
 //! * SavedModels' `saved_model.pb` ([`savedmodel`]): every op of every meta graph and of every
 //!   library function judged against TensorFlow 2.21.0's op registry ([`ops`], [`graph`]),
@@ -11,6 +10,9 @@
 //!   strictly ([`sstable`]), every variable located in its data shard ([`bundle`]);
 //! * frozen `GraphDef`s (`.pb`): their ops judged, their `Const` nodes their weights
 //!   ([`graphdef`]);
+//! * TF1 `.meta` files (a bare `MetaGraphDef`, beside a checkpoint): judged as
+//!   `tf.compat.v1.train.import_meta_graph` loads them, by the SavedModel reader's code
+//!   ([`metagraph`], their collections by [`collection_defs`]);
 //! * TFLite FlatBuffers ([`tflite`]).
 //!
 //! The protobuf files are walked by the kit's wire pre-pass before prost decodes them
@@ -20,6 +22,7 @@
 
 pub mod bindings;
 pub mod bundle;
+pub mod collection_defs;
 pub mod crc32c;
 pub mod decode;
 pub mod dtype;
@@ -27,7 +30,7 @@ pub mod dtype;
 pub mod fuzzing;
 pub mod graph;
 pub mod graphdef;
-pub mod member;
+pub mod metagraph;
 pub mod ops;
 pub mod outcome;
 pub mod parts;
@@ -37,7 +40,9 @@ pub mod sstable;
 pub mod tensor;
 pub mod tflite;
 
-use proto::schema::{FINGERPRINT_DEF, GRAPH_DEF, MESSAGES, SAVED_METADATA, SAVED_MODEL};
+use proto::schema::{
+    FINGERPRINT_DEF, GRAPH_DEF, MESSAGES, META_GRAPH_DEF, SAVED_METADATA, SAVED_MODEL,
+};
 use socair_plugin_kit::protobuf::head::fields;
 
 /// Whether `head` starts like a `saved_model.pb`: `saved_model_schema_version` (field 1, a
@@ -126,4 +131,21 @@ pub fn looks_like_graph_def(head: &[u8], file_len: u64) -> bool {
         ok
     };
     text(0x0a) && text(0x12)
+}
+
+/// Whether `head` starts like a `.meta` file (a bare `MetaGraphDef`): `meta_info_def` (field 1,
+/// a message of at least two bytes) first, every field in the order of its number as
+/// TensorFlow serializes them, and everything the head holds a well-formed prefix of a
+/// `MetaGraphDef` (its `MetaInfoDef`'s fields and their `OpDef`s included); a file the head
+/// holds whole has a `graph_def` (field 2). A `GraphDef` also starts with field 1, whose
+/// `NodeDef` does not parse as a `MetaInfoDef` (its op name, field 2, is no `OpList`); a
+/// `SavedModel` starts with a varint.
+pub fn looks_like_meta_graph(head: &[u8], file_len: u64) -> bool {
+    let Some(f) = fields(head, file_len, MESSAGES, META_GRAPH_DEF) else {
+        return false;
+    };
+    let whole = head.len() as u64 == file_len;
+    matches!(f.first(), Some(first) if first.number == 1 && first.len.is_some_and(|l| l >= 2))
+        && f.windows(2).all(|w| w[0].number <= w[1].number)
+        && (!whole || f.iter().any(|x| x.number == 2))
 }

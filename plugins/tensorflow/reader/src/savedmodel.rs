@@ -21,8 +21,13 @@
 //! `_traced_restore` for TF2). A lookup table filled from a file is data when the file is one
 //! of the SavedModel's assets (`asset_file_def`, resolved under `assets/`).
 //!
+//! The TF1 loader also restores the meta graph's collections as `import_meta_graph` does
+//! (`SavedModelLoader.load_graph`), judged by [`crate::collection_defs::collections`].
+//!
 //! The variables live in `variables/` (read by the checkpoint reader); the `Const` nodes of the
-//! graph and its functions are fingerprinted here as tensors outside the model.
+//! graph and its functions are fingerprinted here as tensors outside the model. A TF1 `.meta`
+//! file's one meta graph is judged by this same code, as `import_meta_graph` loads it
+//! ([`Loader::ImportMetaGraph`], [`crate::metagraph`]).
 
 use crate::bindings::Bindings;
 use crate::decode::{decode, ProtoError};
@@ -97,7 +102,12 @@ pub fn read(data: Bytes) -> OpenedFile {
         } else {
             String::new()
         };
-        meta_graph(mg, &prefix, &name_prefix, &data, &mut out, &mut totals);
+        let at = MetaGraphAt {
+            prefix: &prefix,
+            name_prefix: &name_prefix,
+            loader: Loader::SavedModel,
+        };
+        meta_graph(mg, &at, &data, &mut out, &mut totals);
     }
     out.metadata.push((
         "tensorflow.meta_graphs".into(),
@@ -126,16 +136,43 @@ pub fn read(data: Bytes) -> OpenedFile {
     })
 }
 
+/// What the meta graphs of a file held, for the summary.
 #[derive(Debug, Default)]
-struct Totals {
-    tags: Vec<String>,
-    version: String,
-    nodes: u64,
-    functions: u64,
-    saver_ops: u64,
-    asset_tables: u64,
-    load_functions: u64,
-    consts: u64,
+pub(crate) struct Totals {
+    pub(crate) tags: Vec<String>,
+    pub(crate) version: String,
+    pub(crate) nodes: u64,
+    pub(crate) functions: u64,
+    pub(crate) saver_ops: u64,
+    pub(crate) asset_tables: u64,
+    pub(crate) load_functions: u64,
+    pub(crate) consts: u64,
+    /// Collection values parsed as the proto their `from_proto` function reads.
+    pub(crate) collection_protos: u64,
+    /// Collections of bytes no `from_proto` function is registered for (kept as bytes).
+    pub(crate) collections_of_bytes: u64,
+}
+
+/// Which loader reads a meta graph: what it runs and what it makes of the assets and the
+/// object graph.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Loader {
+    /// A SavedModel's loaders (the TF1, TF2 and C++ ones, see the module's documentation).
+    SavedModel,
+    /// `tf.compat.v1.train.import_meta_graph` on a bare `.meta`, then `saver.restore`
+    /// (`crate::metagraph`).
+    ImportMetaGraph,
+}
+
+/// Where a meta graph is in its file, and who loads it.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct MetaGraphAt<'a> {
+    /// Its findings' place prefix (`meta_graphs[1] `, or nothing).
+    pub(crate) prefix: &'a str,
+    /// Its metadata keys' and tensors' prefix (`meta_graph_1/`, or nothing).
+    pub(crate) name_prefix: &'a str,
+    /// Who loads it.
+    pub(crate) loader: Loader,
 }
 
 fn refused(e: ProtoError) -> OpenedFile {
@@ -200,14 +237,16 @@ pub fn node_of(tensor: &str) -> &str {
     t.split(':').next().unwrap_or(t)
 }
 
-fn meta_graph(
+/// Judges one meta graph: its graph and library by the op rules, with what `at.loader` runs.
+pub(crate) fn meta_graph(
     mg: &MetaGraphDef,
-    prefix: &str,
-    name_prefix: &str,
+    at: &MetaGraphAt<'_>,
     data: &Bytes,
     out: &mut Reading,
     totals: &mut Totals,
 ) {
+    let (prefix, name_prefix) = (at.prefix, at.name_prefix);
+    let saved_model = at.loader == Loader::SavedModel;
     let info = mg.meta_info_def.clone().unwrap_or_default();
     totals.tags.push(if info.tags.is_empty() {
         "no tags".into()
@@ -240,6 +279,70 @@ fn meta_graph(
     let mut ctx = Context::default();
     let mut roots: Vec<(String, String)> = Vec::new();
 
+    saver(mg, g, &main, &lib, at.loader, &mut ctx, &mut roots);
+    assets_and_init(mg, prefix, at.loader, &mut ctx, &mut roots, out);
+
+    // The object graph: assets bound to function arguments, resources' functions.
+    let mut load_functions: Vec<(String, String)> = Vec::new();
+    // import_meta_graph reads no object graph (tf.saved_model.load does).
+    if let Some(og) = mg.object_graph_def.as_ref().filter(|_| saved_model) {
+        object_graph(og, &lib, prefix, &mut ctx, &mut load_functions, out);
+    }
+    // The collections, which the TF1 loader and import_meta_graph restore.
+    let restored = crate::collection_defs::collections(mg, prefix, data, out);
+    totals.collection_protos += restored.protos;
+    totals.collections_of_bytes += restored.bytes;
+    ctx.bindings = Bindings::resolve(&g.node, &lib);
+    let mut load = LoadTime::default();
+    load.reach(&main, &lib, &roots, &load_functions, &ctx.bindings);
+    ctx.load_time = load;
+    totals.load_functions += ctx.load_time.functions.len() as u64;
+    if !ctx.load_time.functions.is_empty() {
+        out.metadata.push((
+            format!("tensorflow.{name_prefix}load_time_functions"),
+            listed(ctx.load_time.functions.keys().map(String::as_str), 50),
+        ));
+    }
+    let signatures: Vec<&str> = mg
+        .signature_def
+        .keys()
+        .map(String::as_str)
+        .filter(|k| *k != INIT_OP_SIGNATURE)
+        .collect();
+    if !signatures.is_empty() {
+        out.metadata.push((
+            format!("tensorflow.{name_prefix}signatures"),
+            listed(signatures, 50),
+        ));
+    }
+
+    let judged = graph::judge(&main, &lib, &ctx);
+    totals.nodes += judged.nodes;
+    totals.functions += judged.functions;
+    totals.saver_ops += judged.saver_ops;
+    totals.asset_tables += judged.asset_tables;
+    add_judged(judged, prefix, name_prefix, out);
+
+    // Constants, outside the model.
+    totals.consts += consts(&main, name_prefix, data, true, out);
+    for (fname, f) in &lib {
+        let scope = Scope::function(f);
+        totals.consts += consts(&scope, &format!("{name_prefix}{fname}/"), data, true, out);
+    }
+}
+
+/// The saver (`saver_def`): the node holding its file name, the functions that are its own
+/// save and restore subgraphs, and its restore op, which `loader` runs.
+fn saver(
+    mg: &MetaGraphDef,
+    g: &GraphDef,
+    main: &Scope<'_>,
+    lib: &BTreeMap<&str, &FunctionDef>,
+    loader: Loader,
+    ctx: &mut Context,
+    roots: &mut Vec<(String, String)>,
+) {
+    let saved_model = loader == Loader::SavedModel;
     // The saver: its file name, and the functions that are its own subgraphs.
     if let Some(sd) = &mg.saver_def {
         let filename = node_of(&sd.filename_tensor_name).to_owned();
@@ -253,7 +356,7 @@ fn meta_graph(
                 .next()
                 .is_some_and(|i| matches!(main.source(i), Source::Node(s) if s.name == filename));
             if first_is_filename {
-                for f in called(n, &lib) {
+                for f in called(n, lib) {
                     candidates.insert(f.to_owned());
                 }
             }
@@ -262,14 +365,14 @@ fn meta_graph(
         let saver_set: BTreeSet<&str> = saver_nodes.into_iter().collect();
         for n in &g.node {
             if !saver_set.contains(n.name.as_str()) {
-                for f in called(n, &lib) {
+                for f in called(n, lib) {
                     candidates.remove(f);
                 }
             }
         }
         for f in lib.values() {
             for n in &f.node_def {
-                for c in called(n, &lib) {
+                for c in called(n, lib) {
                     candidates.remove(c);
                 }
             }
@@ -282,19 +385,43 @@ fn meta_graph(
         ctx.saver_filename = Some(filename);
         ctx.saver_functions = candidates;
         if !sd.restore_op_name.is_empty() {
+            let who = if saved_model {
+                "which the C++ and TF1 loaders run"
+            } else {
+                // tensorflow/python/training/saver.py, _create_saver_from_imported_meta_graph:
+                // import_meta_graph returns Saver(saver_def=...), whose restore runs this op.
+                "which saver.restore runs after import_meta_graph"
+            };
             roots.push((
                 node_of(&sd.restore_op_name).to_owned(),
                 format!(
-                    "the saver's restore op {:?}, which the C++ and TF1 loaders run",
+                    "the saver's restore op {:?}, {who}",
                     short(node_of(&sd.restore_op_name))
                 ),
             ));
         }
     }
+}
 
-    // Assets: their names must stay inside assets/.
+/// The assets (`asset_file_def`) and the init op, as `loader` reads them.
+fn assets_and_init(
+    mg: &MetaGraphDef,
+    prefix: &str,
+    loader: Loader,
+    ctx: &mut Context,
+    roots: &mut Vec<(String, String)>,
+    out: &mut Reading,
+) {
+    let saved_model = loader == Loader::SavedModel;
+    // Assets: their names must stay inside assets/. import_meta_graph reads no asset_file_def
+    // (only the SavedModel loaders resolve assets): there they are names, and a node that
+    // reads a file is judged by the path the graph itself holds, as in a frozen GraphDef.
     let mut assets = Vec::new();
     for (i, a) in mg.asset_file_def.iter().enumerate() {
+        if !saved_model {
+            assets.push(a.filename.as_str());
+            continue;
+        }
         if let Some(t) = &a.tensor_info {
             if let Some(name) = tensor_name(t) {
                 ctx.asset_nodes.insert(node_of(name).to_owned());
@@ -333,6 +460,8 @@ fn meta_graph(
         }
     };
     let init_ops: Vec<String> = match init {
+        // import_meta_graph runs no init op: a TF1 program runs its initializers itself.
+        _ if !saved_model => Vec::new(),
         Some(i) => vec![i],
         None => {
             let main_op = from_collection("saved_model_main_op");
@@ -348,49 +477,6 @@ fn meta_graph(
             i.clone(),
             format!("the init op {:?}, which every loader runs", short(i)),
         ));
-    }
-
-    // The object graph: assets bound to function arguments, resources' functions.
-    let mut load_functions: Vec<(String, String)> = Vec::new();
-    if let Some(og) = &mg.object_graph_def {
-        object_graph(og, &lib, prefix, &mut ctx, &mut load_functions, out);
-    }
-    ctx.bindings = Bindings::resolve(&g.node, &lib);
-    let mut load = LoadTime::default();
-    load.reach(&main, &lib, &roots, &load_functions, &ctx.bindings);
-    ctx.load_time = load;
-    totals.load_functions += ctx.load_time.functions.len() as u64;
-    if !ctx.load_time.functions.is_empty() {
-        out.metadata.push((
-            format!("tensorflow.{name_prefix}load_time_functions"),
-            listed(ctx.load_time.functions.keys().map(String::as_str), 50),
-        ));
-    }
-    let signatures: Vec<&str> = mg
-        .signature_def
-        .keys()
-        .map(String::as_str)
-        .filter(|k| *k != INIT_OP_SIGNATURE)
-        .collect();
-    if !signatures.is_empty() {
-        out.metadata.push((
-            format!("tensorflow.{name_prefix}signatures"),
-            listed(signatures, 50),
-        ));
-    }
-
-    let judged = graph::judge(&main, &lib, &ctx);
-    totals.nodes += judged.nodes;
-    totals.functions += judged.functions;
-    totals.saver_ops += judged.saver_ops;
-    totals.asset_tables += judged.asset_tables;
-    add_judged(judged, prefix, name_prefix, out);
-
-    // Constants, outside the model.
-    totals.consts += consts(&main, name_prefix, data, true, out);
-    for (fname, f) in &lib {
-        let scope = Scope::function(f);
-        totals.consts += consts(&scope, &format!("{name_prefix}{fname}/"), data, true, out);
     }
 }
 

@@ -21,6 +21,8 @@ fn each_fixture_is_claimed_once() {
                 "tf-checkpoint"
             } else if name == "frozen.pb" {
                 "tf-graphdef"
+            } else if name.ends_with(".meta") {
+                "tf-metagraph"
             } else {
                 "savedmodel"
             };

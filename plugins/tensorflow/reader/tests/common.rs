@@ -27,6 +27,8 @@ pub fn claimant(data: &[u8]) -> Option<&'static str> {
         Some("savedmodel")
     } else if tf::looks_like_graph_def(head, len) {
         Some("tf-graphdef")
+    } else if tf::looks_like_meta_graph(head, len) {
+        Some("tf-metagraph")
     } else {
         None
     }
@@ -51,6 +53,7 @@ pub fn open(path: &Path) -> OpenedFile {
         }
         Some("savedmodel") => tf::savedmodel::read(bytes),
         Some("tf-graphdef") => tf::graphdef::read(bytes),
+        Some("tf-metagraph") => tf::metagraph::read(bytes),
         _ => panic!("{}: no reader claims it", path.display()),
     }
 }

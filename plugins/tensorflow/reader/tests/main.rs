@@ -6,5 +6,6 @@ mod claims;
 mod common;
 mod fuzz_regressions;
 mod indirect;
+mod metagraph;
 mod reference_files;
 mod verdicts;

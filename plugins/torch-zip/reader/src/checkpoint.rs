@@ -162,6 +162,37 @@ fn analyze_zip(src: &(impl ReadAt + ?Sized), options: &AnalyzeOptions) -> Analys
         a.unread.push((None, reason));
         return a;
     }
+    // `socair-wo/3` reads what torch's writer options and re-zipping produce as torch reads it.
+    let rules = zip::Rules {
+        torch_writer_options: options.grammar >= pickle::Grammar::V3,
+    };
+    let Some(archive) = open_torch_archive(&mut a, src, options, rules) else {
+        return a;
+    };
+    a.prefix = Some(archive.prefix.clone());
+    let torchscript_globals = judge_torchscript(&mut a, src, &archive, options);
+    check_zip_integrity(&mut a, src, &archive, options, rules);
+    check_version(&mut a, src, &archive);
+    read_byteorder(&mut a, src, &archive);
+    let alignment = storage_alignment(&mut a, src, &archive);
+    let Some(bytes) = read_data_pkl(&mut a, src, &archive) else {
+        return a;
+    };
+    let outcome = run_data_pkl(&mut a, &bytes, src.size(), options, &torchscript_globals);
+    let storages = match_storages(&mut a, &archive, &outcome);
+    judge_unread_records(&mut a, &archive, &storages.referenced);
+    locate_tensors(&mut a, src, &archive, &outcome, &storages, alignment);
+    a
+}
+
+/// The zip layer of a file that starts like one: the archive when it is read and holds some
+/// record torch's reader looks for; otherwise `None`, with the findings that say why.
+fn open_torch_archive(
+    a: &mut Analysis,
+    src: &(impl ReadAt + ?Sized),
+    options: &AnalyzeOptions,
+    rules: zip::Rules,
+) -> Option<zip::Archive> {
     let mut first = [0u8; 4];
     let is_zip =
         src.size() >= 4 && src.read_exact_at(0, &mut first).is_ok() && first == zip::LOCAL_MAGIC;
@@ -170,25 +201,21 @@ fn analyze_zip(src: &(impl ReadAt + ?Sized), options: &AnalyzeOptions) -> Analys
         a.add(Severity::Lead, "zip archive", reason);
         a.unread.push((None, reason.into()));
     };
-    // `socair-wo/3` reads what torch's writer options and re-zipping produce as torch reads it.
-    let rules = zip::Rules {
-        torch_writer_options: options.grammar >= pickle::Grammar::V3,
-    };
-    let archive = match zip::read_archive_with(src, rules) {
+    match zip::read_archive_with(src, rules) {
         Ok(archive) => {
             if !archive
                 .records
                 .iter()
                 .any(|r| torch_record_name(r.name.as_bytes()))
             {
-                not_torch(&mut a);
-                return a;
+                not_torch(a);
+                return None;
             }
-            archive
+            Some(archive)
         }
         Err(_) if is_zip && !zip_is_torch_like(src) => {
-            not_torch(&mut a);
-            return a;
+            not_torch(a);
+            None
         }
         Err(e) => {
             // torch.jit.save compresses its code records, so the zip layer refuses a
@@ -203,10 +230,19 @@ fn analyze_zip(src: &(impl ReadAt + ?Sized), options: &AnalyzeOptions) -> Analys
             a.add(Severity::Fail, format!("zip {}", e.place()), e.to_string());
             a.unread
                 .push((None, format!("the zip structure is refused: {e}")));
-            return a;
+            None
         }
-    };
-    a.prefix = Some(archive.prefix.clone());
+    }
+}
+
+/// Whether the archive is a TorchScript one, and its judgement: the globals TorchScript's own
+/// unpickler resolves (empty unless `socair-wo/3` judged its code).
+fn judge_torchscript(
+    a: &mut Analysis,
+    src: &(impl ReadAt + ?Sized),
+    archive: &zip::Archive,
+    options: &AnalyzeOptions,
+) -> Vec<String> {
     a.torchscript = archive
         .records
         .iter()
@@ -215,8 +251,7 @@ fn analyze_zip(src: &(impl ReadAt + ?Sized), options: &AnalyzeOptions) -> Analys
     // (`crate::torchscript`); `/1` and `/2` refuse it whole, as they were pinned.
     let mut torchscript_globals = Vec::new();
     if a.torchscript && options.grammar >= pickle::Grammar::V3 {
-        torchscript_globals =
-            crate::torchscript::archive::judge_archive(&mut a, src, &archive, options);
+        torchscript_globals = crate::torchscript::archive::judge_archive(a, src, archive, options);
     } else if a.torchscript {
         a.add(
             Severity::Fail,
@@ -224,7 +259,18 @@ fn analyze_zip(src: &(impl ReadAt + ?Sized), options: &AnalyzeOptions) -> Analys
             TORCHSCRIPT_FINDING,
         );
     }
+    torchscript_globals
+}
 
+/// What the zip layer says beyond its structure: a trailing comment, every record's CRC-32, and
+/// deflated storages.
+fn check_zip_integrity(
+    a: &mut Analysis,
+    src: &(impl ReadAt + ?Sized),
+    archive: &zip::Archive,
+    options: &AnalyzeOptions,
+    rules: zip::Rules,
+) {
     if archive.comment_len > 0 {
         a.add(
             Severity::Lead,
@@ -235,7 +281,31 @@ fn analyze_zip(src: &(impl ReadAt + ?Sized), options: &AnalyzeOptions) -> Analys
             ),
         );
     }
-    // Integrity: every record's CRC-32 (storages only when their bytes are read).
+    check_record_crcs(a, src, archive, options, rules);
+    let deflated_storages = archive
+        .records
+        .iter()
+        .filter(|r| !r.stored() && archive.relative(r).starts_with("data/"))
+        .count();
+    if deflated_storages > 0 {
+        a.add(
+            Severity::Lead,
+            "zip records data/…",
+            format!(
+                "{deflated_storages} storage record(s) are deflated (the archive was re-zipped: torch's writer stores them): torch.load inflates them, as socair does, but torch.load(mmap=True) maps their compressed bytes as the storage, and socair fingerprints tensors only where their bytes lie in the file, so their tensors are not read"
+            ),
+        );
+    }
+}
+
+/// Integrity: every record's CRC-32 (storages only when their bytes are read).
+fn check_record_crcs(
+    a: &mut Analysis,
+    src: &(impl ReadAt + ?Sized),
+    archive: &zip::Archive,
+    options: &AnalyzeOptions,
+    rules: zip::Rules,
+) {
     let mut crc_absent_names: Vec<String> = Vec::new();
     // Deflated records are inflated (in pieces, never held) to check their CRC-32: at most
     // 64 MiB + 8x the file in all, so a zip bomb costs no more time than a file that size.
@@ -306,23 +376,11 @@ fn analyze_zip(src: &(impl ReadAt + ?Sized), options: &AnalyzeOptions) -> Analys
             format!("{not_inflated} deflated record(s) declare more bytes than socair inflates for a file of this size (64 MiB + 8x the file, in all): not inflated, so their CRC-32 is not checked"),
         );
     }
-    let deflated_storages = archive
-        .records
-        .iter()
-        .filter(|r| !r.stored() && archive.relative(r).starts_with("data/"))
-        .count();
-    if deflated_storages > 0 {
-        a.add(
-            Severity::Lead,
-            "zip records data/…",
-            format!(
-                "{deflated_storages} storage record(s) are deflated (the archive was re-zipped: torch's writer stores them): torch.load inflates them, as socair does, but torch.load(mmap=True) maps their compressed bytes as the storage, and socair fingerprints tensors only where their bytes lie in the file, so their tensors are not read"
-            ),
-        );
-    }
+}
 
-    check_version(&mut a, src, &archive);
-    match lookup(&mut a, &archive, "byteorder") {
+/// The `byteorder` record, as torch accepts it: absent, `little` or `big`.
+fn read_byteorder(a: &mut Analysis, src: &(impl ReadAt + ?Sized), archive: &zip::Archive) {
+    match lookup(a, archive, "byteorder") {
         None => a.byteorder_record = None,
         Some(r) if r.len <= 16 => match read_record(src, r, 16).as_deref() {
             Ok(b"little") => a.byteorder_record = Some(Endian::Little),
@@ -343,9 +401,16 @@ fn analyze_zip(src: &(impl ReadAt + ?Sized), options: &AnalyzeOptions) -> Analys
             format!("byteorder record of {} bytes", r.len),
         ),
     }
+}
 
-    let alignment = storage_alignment(&mut a, src, &archive);
-    let Some(pkl) = lookup(&mut a, &archive, "data.pkl") else {
+/// The bytes of `data.pkl` (inflated when deflated), or `None` with the findings that say why
+/// it is not modeled.
+fn read_data_pkl(
+    a: &mut Analysis,
+    src: &(impl ReadAt + ?Sized),
+    archive: &zip::Archive,
+) -> Option<Vec<u8>> {
+    let Some(pkl) = lookup(a, archive, "data.pkl") else {
         a.add(
             Severity::Fail,
             format!("zip archive {:?}", archive.prefix),
@@ -356,7 +421,7 @@ fn analyze_zip(src: &(impl ReadAt + ?Sized), options: &AnalyzeOptions) -> Analys
         );
         a.unread
             .push((None, "no data.pkl: not a torch.save checkpoint".into()));
-        return a;
+        return None;
     };
     if pkl.len > MAX_PICKLE_LEN {
         a.add(
@@ -369,7 +434,7 @@ fn analyze_zip(src: &(impl ReadAt + ?Sized), options: &AnalyzeOptions) -> Analys
         );
         a.unread
             .push((None, "data.pkl is too large to model".into()));
-        return a;
+        return None;
     }
     // A deflated data.pkl is inflated into memory: at most 8 MiB more than the file, so the
     // typed model's budget still holds (64 MiB + 8x the input).
@@ -390,10 +455,10 @@ fn analyze_zip(src: &(impl ReadAt + ?Sized), options: &AnalyzeOptions) -> Analys
         );
         a.unread
             .push((None, "data.pkl inflates past what socair models".into()));
-        return a;
+        return None;
     }
-    let bytes = match read_record(src, pkl, limit) {
-        Ok(b) => b,
+    match read_record(src, pkl, limit) {
+        Ok(b) => Some(b),
         Err(e) => {
             a.add(
                 Severity::Fail,
@@ -401,20 +466,30 @@ fn analyze_zip(src: &(impl ReadAt + ?Sized), options: &AnalyzeOptions) -> Analys
                 e.clone(),
             );
             a.unread.push((None, e));
-            return a;
+            None
         }
-    };
+    }
+}
+
+/// Runs `data.pkl` through the grammar and records what it found.
+fn run_data_pkl(
+    a: &mut Analysis,
+    bytes: &[u8],
+    input_len: u64,
+    options: &AnalyzeOptions,
+    torchscript_globals: &[String],
+) -> pickle::Unpickled {
     let outcome = pickle::run(
-        &bytes,
+        bytes,
         &pickle::Options {
             reviewed: options
                 .reviewed
                 .iter()
-                .chain(&torchscript_globals)
+                .chain(torchscript_globals)
                 .cloned()
                 .collect(),
             legacy: false,
-            input_len: src.size(),
+            input_len,
             grammar: options.grammar,
             ..Default::default()
         },
@@ -439,15 +514,32 @@ fn analyze_zip(src: &(impl ReadAt + ?Sized), options: &AnalyzeOptions) -> Analys
             f.reason.clone(),
         );
     }
+    outcome
+}
 
-    // Every storage must match a record of exactly its size; every record must be expected.
+/// How the pickle's storages matched the archive's records.
+struct StorageRecords<'o> {
+    /// Per record: whether some storage names it.
+    referenced: Vec<bool>,
+    /// Storage key → index of its record, for storages whose record has exactly their size.
+    record_of: HashMap<&'o str, usize>,
+    /// The record of each storage found, in the pickle's order.
+    storage_records: Vec<usize>,
+}
+
+/// Every storage must match a record of exactly its size.
+fn match_storages<'o>(
+    a: &mut Analysis,
+    archive: &zip::Archive,
+    outcome: &'o pickle::Unpickled,
+) -> StorageRecords<'o> {
     let mut referenced = vec![false; archive.records.len()];
     // Storage key → index of its record.
     let mut record_of: HashMap<&str, usize> = HashMap::with_capacity(outcome.storages.len());
     let mut storage_records = Vec::with_capacity(outcome.storages.len());
     for s in &outcome.storages {
         let rel = format!("data/{}", s.key);
-        let found = lookup_index(&mut a, &archive, &rel);
+        let found = lookup_index(a, archive, &rel);
         if let Some(i) = found {
             referenced[i] = true;
             storage_records.push(i);
@@ -485,7 +577,17 @@ fn analyze_zip(src: &(impl ReadAt + ?Sized), options: &AnalyzeOptions) -> Analys
             }
         }
     }
-    for (r, &referenced) in archive.records.iter().zip(&referenced) {
+    StorageRecords {
+        referenced,
+        record_of,
+        storage_records,
+    }
+}
+
+/// Every record must be expected: a record no storage names and torch.save does not write is
+/// a LEAD.
+fn judge_unread_records(a: &mut Analysis, archive: &zip::Archive, referenced: &[bool]) {
+    for (r, &referenced) in archive.records.iter().zip(referenced) {
         if referenced {
             continue;
         }
@@ -516,23 +618,36 @@ fn analyze_zip(src: &(impl ReadAt + ?Sized), options: &AnalyzeOptions) -> Analys
             )
         });
     }
+}
 
-    judge_locations(&mut a, &outcome.storages);
-    let format_version = lookup(&mut a, &archive, ".format_version")
+/// Where the storages lie and the tensors over them: their locations, torch's calculated
+/// offsets (format version 1 and later), each tensor's bytes in its stored record, and a
+/// big-endian checkpoint's unswapped bytes.
+fn locate_tensors(
+    a: &mut Analysis,
+    src: &(impl ReadAt + ?Sized),
+    archive: &zip::Archive,
+    outcome: &pickle::Unpickled,
+    storages: &StorageRecords<'_>,
+    alignment: i128,
+) {
+    judge_locations(a, &outcome.storages);
+    let format_version = lookup(a, archive, ".format_version")
         .filter(|r| r.len <= 64)
         .and_then(|r| read_record(src, r, 64).ok());
     // `_load`: `can_calculate_storage_offsets = version >= b"1"` (a bytes comparison).
     if format_version.is_some_and(|v| v.as_slice() >= b"1".as_slice()) {
         calculated_offsets(
-            &mut a,
-            &archive,
+            a,
+            archive,
             &outcome.storages,
-            &storage_records,
+            &storages.storage_records,
             alignment,
         );
     }
-    model_tensors_with(&mut a, &outcome, |storage| {
-        let i = record_of
+    model_tensors_with(a, outcome, |storage| {
+        let i = storages
+            .record_of
             .get(storage.key.as_str())
             .ok_or_else(|| format!("its storage {:?} does not match a record", storage.key))?;
         let r = &archive.records[*i];
@@ -545,7 +660,6 @@ fn analyze_zip(src: &(impl ReadAt + ?Sized), options: &AnalyzeOptions) -> Analys
         Ok((r.data_offset, r.name.clone(), 0))
     });
     if a.byteorder_record == Some(Endian::Big) {
-        unswapped_big_endian(&mut a);
+        unswapped_big_endian(a);
     }
-    a
 }

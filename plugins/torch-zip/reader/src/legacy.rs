@@ -233,13 +233,52 @@ fn analyze_window(
         ..Default::default()
     };
     let profile = options.profile.max(pickle::Profile::Data);
-    let mut at = 0usize;
-    // Runs the pickle at `at` under `name`, adding its findings; `None` when the window ends
-    // inside it.
-    let one = |a: &mut Analysis, at: &mut usize, name: &str| -> Option<Option<pickle::Unpickled>> {
-        let (outcome, end) = pickle::run_one(&data[*at..], &plain);
-        if end.is_none() && truncated_window {
-            return None;
+
+    // 1. The magic number.
+    if magic_end(data).is_none() {
+        return plain_pickles(a, data, truncated_window, &plain, profile);
+    }
+    let mut pickles = PickleSequence {
+        data,
+        truncated_window,
+        options: &plain,
+        at: 0,
+    };
+    match read_legacy(&mut a, src, &mut pickles, options) {
+        Ok(()) => Some(a),
+        Err(Stop::WindowEnds) => None,
+        Err(Stop::GiveUp(why)) => {
+            a.unread.push((None, why));
+            Some(a)
+        }
+    }
+}
+
+/// Why the reading of a legacy checkpoint stopped early.
+enum Stop {
+    /// A pickle runs past the end of the window read so far: read a larger one.
+    WindowEnds,
+    /// The rest of the file is not modeled, for this reason (findings say why).
+    GiveUp(String),
+}
+
+/// The pickles at the start of a window, run one after the other.
+struct PickleSequence<'d, 'o> {
+    data: &'d [u8],
+    /// Whether the window is only the start of the file.
+    truncated_window: bool,
+    options: &'o pickle::Options,
+    /// Where the next pickle starts.
+    at: usize,
+}
+
+impl PickleSequence<'_, '_> {
+    /// Runs the pickle at `at` under `name`, adding its findings; `Ok(None)` when it does not
+    /// end, [`Stop::WindowEnds`] when the window ends inside it.
+    fn run(&mut self, a: &mut Analysis, name: &str) -> Result<Option<pickle::Unpickled>, Stop> {
+        let (outcome, end) = pickle::run_one(&self.data[self.at..], self.options);
+        if end.is_none() && self.truncated_window {
+            return Err(Stop::WindowEnds);
         }
         for f in &outcome.findings {
             a.add(
@@ -247,64 +286,138 @@ fn analyze_window(
                 format!(
                     "{name} byte {} (file byte {}, {})",
                     f.offset,
-                    *at as u64 + f.offset,
+                    self.at as u64 + f.offset,
                     f.opcode
                 ),
                 f.reason.clone(),
             );
         }
-        Some(match end {
+        Ok(match end {
             Some(end) => {
-                *at += end;
+                self.at += end;
                 Some(outcome)
             }
             None => None,
         })
-    };
-    let give_up = |mut a: Analysis, why: &str| {
-        a.unread.push((None, why.to_owned()));
-        Some(a)
-    };
-
-    // 1. The magic number.
-    let magic_ok = magic_end(data).is_some();
-    if !magic_ok {
-        return plain_pickles(a, data, truncated_window, &plain, profile);
     }
-    let Some(first) = one(&mut a, &mut at, "magic-number pickle")? else {
-        return give_up(a, "the magic-number pickle does not end");
+
+    /// [`PickleSequence::run`], giving up with `unended` when the pickle does not end.
+    fn run_to_end(
+        &mut self,
+        a: &mut Analysis,
+        name: &str,
+        unended: &str,
+    ) -> Result<pickle::Unpickled, Stop> {
+        self.run(a, name)?
+            .ok_or_else(|| Stop::GiveUp(unended.to_owned()))
+    }
+}
+
+/// Reads a legacy checkpoint whose magic-number pickle starts `pickles`: its pickles in order,
+/// then its storages, then its tensors.
+fn read_legacy(
+    a: &mut Analysis,
+    src: &(impl ReadAt + ?Sized),
+    pickles: &mut PickleSequence<'_, '_>,
+    options: &AnalyzeOptions,
+) -> Result<(), Stop> {
+    read_preamble(a, pickles)?;
+    // 4. The main pickle.
+    let main = read_main_pickle(a, pickles, options)?;
+    // 5. The storage keys.
+    let keys_place = format!("storage-key pickle (file byte {})", pickles.at);
+    let keys = pickles.run_to_end(
+        a,
+        "storage-key pickle",
+        "the storage-key pickle does not end",
+    )?;
+    let listed = match read_key_list(&keys) {
+        Ok(k) => k,
+        Err(why) => {
+            a.add(Severity::Fail, keys_place, why.clone());
+            return Err(Stop::GiveUp(why));
+        }
     };
-    if !magic_ok || !matches!(first.result, Some(Value::BigInt)) {
+    drop(keys);
+    let (roots, cursor) = place_storages(a, src, &main, &listed, &keys_place, pickles.at as u64)?;
+    for s in &main.storages {
+        if matches!(roots.get(s.key.as_str()), Some((_, None))) {
+            a.add_kind("a storage missing from the key list", Severity::Fail, || {
+                (
+                    keys_place.clone(),
+                    format!("the main pickle names storage {:?} but the key list does not: torch would leave its bytes uninitialized", s.key),
+                )
+            });
+        }
+    }
+    let size = src.size();
+    if cursor < size {
+        a.add(
+            Severity::Fail,
+            format!("file byte {cursor}"),
+            format!(
+                "{} bytes follow the last storage; torch never reads them, and a reader that looks at the end of a file (a zip reader) would",
+                size - cursor
+            ),
+        );
+    }
+    let elem = |s: &pickle::StorageRef| match s.class {
+        StorageClass::Typed(d) => d.size,
+        StorageClass::Untyped => 1,
+    };
+    judge_locations(a, &main.storages);
+    let data_of = |key: &str| roots.get(key).and_then(|(_, start)| *start);
+    model_tensors(a, &main, |storage| match &storage.view_of {
+        None => data_of(&storage.key).map(|start| (start, format!("storages[{}]", storage.key), 0)),
+        Some((root, offset)) => {
+            let base = offset.checked_mul(elem(storage))?;
+            data_of(root).map(|start| (start + base, format!("storages[{root}]"), base))
+        }
+    });
+    Ok(())
+}
+
+/// Steps 1 to 3: the magic number, the protocol version, and `sys_info`.
+fn read_preamble(a: &mut Analysis, pickles: &mut PickleSequence<'_, '_>) -> Result<(), Stop> {
+    // 1. The magic number.
+    let first = pickles.run_to_end(
+        a,
+        "magic-number pickle",
+        "the magic-number pickle does not end",
+    )?;
+    if !matches!(first.result, Some(Value::BigInt)) {
         a.add(
             Severity::Lead,
             "byte 0",
             "a pickle that does not start with torch's legacy magic number: not a torch checkpoint, whatever its name",
         );
-        return give_up(a, "not torch's legacy format (no magic number)");
+        return Err(Stop::GiveUp(
+            "not torch's legacy format (no magic number)".into(),
+        ));
     }
     // 2. The protocol version.
-    let version_at = at;
-    let Some(version) = one(&mut a, &mut at, "protocol-version pickle")? else {
-        return give_up(a, "the protocol-version pickle does not end");
-    };
+    let version_at = pickles.at;
+    let version = pickles.run_to_end(
+        a,
+        "protocol-version pickle",
+        "the protocol-version pickle does not end",
+    )?;
     if !matches!(version.result, Some(Value::Int(PROTOCOL_VERSION))) {
         a.add(
             Severity::Fail,
             format!("protocol-version pickle (file byte {version_at})"),
             format!("the protocol version is not {PROTOCOL_VERSION}, the only one torch's legacy loader reads"),
         );
-        return give_up(a, "unknown legacy protocol version");
+        return Err(Stop::GiveUp("unknown legacy protocol version".into()));
     }
     // 3. sys_info: honoured, not assumed.
-    let sys_at = at;
-    let Some(sys) = one(&mut a, &mut at, "sys_info pickle")? else {
-        return give_up(a, "the sys_info pickle does not end");
-    };
+    let sys_at = pickles.at;
+    let sys = pickles.run_to_end(a, "sys_info pickle", "the sys_info pickle does not end")?;
     let place = format!("sys_info pickle (file byte {sys_at})");
     match read_sys_info(&sys) {
         Err(why) => {
             a.add(Severity::Fail, place, why.clone());
-            return give_up(a, &why);
+            Err(Stop::GiveUp(why))
         }
         Ok(info) => {
             a.sys_info = Some(format!(
@@ -326,19 +439,27 @@ fn analyze_window(
                     ),
                 );
             }
+            Ok(())
         }
     }
-    // 4. The main pickle.
-    let main_at = at;
+}
+
+/// Step 4: the main pickle, the one that may build tensors.
+fn read_main_pickle(
+    a: &mut Analysis,
+    pickles: &mut PickleSequence<'_, '_>,
+    options: &AnalyzeOptions,
+) -> Result<pickle::Unpickled, Stop> {
+    let main_at = pickles.at;
     a.main_pickle_offset = Some(main_at as u64);
-    let Some(main) = one(&mut a, &mut at, "main pickle")? else {
+    let Some(main) = pickles.run(a, "main pickle")? else {
         // It never reached STOP: what follows cannot be told apart from it.
         a.protocol = None;
         let why = format!(
             "the main pickle leaves {} before STOP; the rest of the file is not modeled",
             options.grammar.name()
         );
-        return give_up(a, &why);
+        return Err(Stop::GiveUp(why));
     };
     for (offset, patched) in patched_module_ids(&main) {
         a.add(
@@ -350,47 +471,50 @@ fn analyze_window(
     a.protocol = main.protocol;
     a.storage_count = main.storages.len();
     a.reviewed_used = main.reviewed_used.clone();
-    // 5. The storage keys.
-    let keys_at = at;
-    let Some(keys) = one(&mut a, &mut at, "storage-key pickle")? else {
-        return give_up(a, "the storage-key pickle does not end");
-    };
-    let keys_place = format!("storage-key pickle (file byte {keys_at})");
-    let listed = match read_key_list(&keys) {
-        Ok(k) => k,
-        Err(why) => {
-            a.add(Severity::Fail, keys_place, why.clone());
-            return give_up(a, &why);
-        }
-    };
-    drop(keys);
+    Ok(main)
+}
+
+/// Each root storage by key, with where its bytes start once the key list reached it.
+type Roots<'m> = HashMap<&'m str, (&'m pickle::StorageRef, Option<u64>)>;
+
+/// Step 6: the storages, in the listed order from `cursor`; the roots and where the last
+/// storage ends.
+fn place_storages<'m>(
+    a: &mut Analysis,
+    src: &(impl ReadAt + ?Sized),
+    main: &'m pickle::Unpickled,
+    listed: &[std::rc::Rc<str>],
+    keys_place: &str,
+    mut cursor: u64,
+) -> Result<(Roots<'m>, u64), Stop> {
     // 6. The storages, in the listed order. Each root storage by key, with where its bytes
     // start once the list reached it.
-    let mut roots: HashMap<&str, (&pickle::StorageRef, Option<u64>)> = main
+    let mut roots: Roots<'m> = main
         .storages
         .iter()
         .map(|s| (s.key.as_str(), (&**s, None)))
         .collect();
-    let mut cursor = at as u64;
     let size = src.size();
-    for key in &listed {
+    for key in listed {
         let key: &str = key;
         let entry = roots.get_mut(key);
         if matches!(entry, Some((_, Some(_)))) {
             a.add(
                 Severity::Fail,
-                keys_place.clone(),
+                keys_place,
                 format!("storage key {key:?} is listed twice; torch would read its bytes twice and misplace every storage after it"),
             );
-            return give_up(a, "a storage key is listed twice");
+            return Err(Stop::GiveUp("a storage key is listed twice".into()));
         }
         let Some((storage, start_of)) = entry else {
             a.add(
                 Severity::Fail,
-                keys_place.clone(),
+                keys_place,
                 format!("storage key {key:?} is listed but the main pickle names no such storage (torch's loader stops on it)"),
             );
-            return give_up(a, "the key list names a storage the pickle does not");
+            return Err(Stop::GiveUp(
+                "the key list names a storage the pickle does not".into(),
+            ));
         };
         let storage: &pickle::StorageRef = storage;
         let mut count = [0u8; 8];
@@ -405,7 +529,7 @@ fn analyze_window(
                     "this storage's 8-byte element count runs past the end of the {size}-byte file"
                 ),
             );
-            return give_up(a, "truncated storages");
+            return Err(Stop::GiveUp("truncated storages".into()));
         }
         let count = u64::from_le_bytes(count);
         if count != storage.numel {
@@ -417,7 +541,9 @@ fn analyze_window(
                     storage.numel
                 ),
             );
-            return give_up(a, "a storage's count does not match its persistent id");
+            return Err(Stop::GiveUp(
+                "a storage's count does not match its persistent id".into(),
+            ));
         }
         let width = match storage.class {
             StorageClass::Typed(d) => d.size,
@@ -436,45 +562,14 @@ fn analyze_window(
                     "{count} elements of {width} bytes run past the end of the {size}-byte file"
                 ),
             );
-            return give_up(a, "a storage runs past the end of the file");
+            return Err(Stop::GiveUp(
+                "a storage runs past the end of the file".into(),
+            ));
         };
         *start_of = Some(start);
         cursor = end;
     }
-    for s in &main.storages {
-        if matches!(roots.get(s.key.as_str()), Some((_, None))) {
-            a.add_kind("a storage missing from the key list", Severity::Fail, || {
-                (
-                    keys_place.clone(),
-                    format!("the main pickle names storage {:?} but the key list does not: torch would leave its bytes uninitialized", s.key),
-                )
-            });
-        }
-    }
-    if cursor < size {
-        a.add(
-            Severity::Fail,
-            format!("file byte {cursor}"),
-            format!(
-                "{} bytes follow the last storage; torch never reads them, and a reader that looks at the end of a file (a zip reader) would",
-                size - cursor
-            ),
-        );
-    }
-    let elem = |s: &pickle::StorageRef| match s.class {
-        StorageClass::Typed(d) => d.size,
-        StorageClass::Untyped => 1,
-    };
-    judge_locations(&mut a, &main.storages);
-    let data_of = |key: &str| roots.get(key).and_then(|(_, start)| *start);
-    model_tensors(&mut a, &main, |storage| match &storage.view_of {
-        None => data_of(&storage.key).map(|start| (start, format!("storages[{}]", storage.key), 0)),
-        Some((root, offset)) => {
-            let base = offset.checked_mul(elem(storage))?;
-            data_of(root).map(|start| (start + base, format!("storages[{root}]"), base))
-        }
-    });
-    Some(a)
+    Ok((roots, cursor))
 }
 
 /// A file of pickles that is not a legacy checkpoint: every pickle in it (the first, and each

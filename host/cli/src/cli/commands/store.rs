@@ -42,7 +42,12 @@ pub fn airlock(ctx: Context, cmd: AirlockCommand) -> Result<u8, Fatal> {
         AirlockCommand::Review(ReviewCommand::Remove { id, key, store }) => {
             airlock::review_remove(&store.path(), &id, &key)
         }
-        AirlockCommand::Pull { path, store } => airlock::pull(&store.path(), &path),
+        AirlockCommand::Pull {
+            path,
+            as_repo,
+            revision,
+            store,
+        } => airlock::pull(&store.path(), &path, as_repo.as_deref(), &revision),
         AirlockCommand::Scan { sha256, key, store } => scan(ctx, &store.path(), &sha256, &key),
         AirlockCommand::Accept {
             sha256,

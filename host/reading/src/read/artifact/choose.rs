@@ -24,6 +24,9 @@ const FORMAT_BY_EXTENSION: &[(&str, &str)] = &[
     ("tflite", "tflite"),
     ("mlmodel", "coreml"),
     ("pmml", "pmml"),
+    ("pte", "executorch"),
+    ("t7", "torch7"),
+    ("th", "torch7"),
     // YAML has no magic: its readers find it by name, as PyYAML's users and Hydra do.
     ("yaml", "yaml"),
     ("yml", "yaml"),

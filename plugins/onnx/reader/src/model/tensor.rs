@@ -59,34 +59,89 @@ pub(super) fn describe(
     if code == 0 {
         return Ok(Err(fail("data_type is UNDEFINED (or missing)")));
     }
-    if t.dims.len() > MAX_RANK {
+    let (shape, count) = match checked_shape(t) {
+        Ok(shape) => shape,
+        Err(problem) => return Ok(Err(problem)),
+    };
+    let (external, sources) = match value_fields(t) {
+        Ok(fields) => fields,
+        Err(problem) => return Ok(Err(problem)),
+    };
+    let Some((element, width)) = element else {
         return Ok(Err(problem(
+            None,
+            format!("{onnx_name} has no fixed-width element type in socair's vocabulary"),
+        )));
+    };
+    let Some(size) = count.checked_mul(width) else {
+        return Ok(Err(fail("its size in bytes overflows 64 bits")));
+    };
+    let typed = Typed {
+        t,
+        code,
+        onnx_name,
+        element,
+        shape,
+        count,
+        size,
+    };
+    if external {
+        return Ok(external_tensor(t, size)
+            .map(|(file, offset)| typed.tensor(vec![(offset, size)], Some(file))));
+    }
+    match sources.first().copied() {
+        None if count == 0 => Ok(Ok(typed.tensor(empty(), None))),
+        None => Ok(Err(fail(format!(
+            "it holds no values for its {count} elements"
+        )))),
+        Some("raw_data") => typed.raw_data(spans, base),
+        Some(field @ ("float_data" | "double_data")) => typed.float_data(field, spans),
+        Some(field) => Ok(typed.varint_data(field)),
+    }
+}
+
+/// Zero elements: one empty range, so that every descriptor has one.
+fn empty() -> Vec<(u64, u64)> {
+    vec![(0u64, 0u64)]
+}
+
+/// The tensor's shape and element count, checked.
+fn checked_shape(t: &TensorProto) -> Result<(Vec<u64>, u64), Problem> {
+    if t.dims.len() > MAX_RANK {
+        return Err(problem(
             Some(Severity::Lead),
             format!(
                 "it has {} dimensions; numpy (NPY_MAXDIMS, which onnx.numpy_helper goes through) holds at most {MAX_RANK}",
                 t.dims.len()
             ),
-        )));
+        ));
     }
     let mut shape = Vec::with_capacity(t.dims.len());
     let mut count = 1u64;
     for (k, &d) in t.dims.iter().enumerate() {
         let Ok(d) = u64::try_from(d) else {
-            return Ok(Err(fail(format!("dims[{k}] is {d}, negative"))));
+            return Err(fail(format!("dims[{k}] is {d}, negative")));
         };
         count = match count.checked_mul(d) {
             Some(c) => c,
-            None => return Ok(Err(fail("its dims overflow 64 bits"))),
+            None => return Err(fail("its dims overflow 64 bits")),
         };
         shape.push(d);
     }
+    Ok((shape, count))
+}
+
+/// Whether the values are external, and the fields of the file that hold them: at most one,
+/// and none for an external tensor, so that no two readers take different values; a segment
+/// of a larger tensor is not assembled.
+fn value_fields(t: &TensorProto) -> Result<(bool, Vec<&'static str>), Problem> {
     let location = t.data_location.unwrap_or(0);
     if location != tensor_proto::DataLocation::Default as i32
         && location != tensor_proto::DataLocation::External as i32
     {
-        return Ok(Err(fail(format!(
+        return Err(fail(format!(
             "data_location {location} is neither DEFAULT (0) nor EXTERNAL (1)"
-        ))));
+        )));
     }
     let external = location == tensor_proto::DataLocation::External as i32;
     let sources: Vec<&str> = [
@@ -103,172 +158,194 @@ pub(super) fn describe(
     .map(|(name, _)| name)
     .collect();
     if sources.len() > 1 {
-        return Ok(Err(fail(format!(
+        return Err(fail(format!(
             "its values are in more than one field ({}): readers may take either",
             sources.join(", ")
-        ))));
-    }
-    if external && !sources.is_empty() {
-        return Ok(Err(fail(format!(
-            "data_location is EXTERNAL but it also holds {} in the file: readers may take either",
-            sources[0]
-        ))));
-    }
-    if !external && !t.external_data.is_empty() {
-        return Ok(Err(fail(
-            "it has external_data entries but data_location is not EXTERNAL: readers may take either",
         )));
     }
+    if external && !sources.is_empty() {
+        return Err(fail(format!(
+            "data_location is EXTERNAL but it also holds {} in the file: readers may take either",
+            sources[0]
+        )));
+    }
+    if !external && !t.external_data.is_empty() {
+        return Err(fail(
+            "it has external_data entries but data_location is not EXTERNAL: readers may take either",
+        ));
+    }
     if let Some(seg) = &t.segment {
-        return Ok(Err(problem(
+        return Err(problem(
             Some(Severity::Lead),
             format!(
                 "it holds only the segment {}..{} of a larger tensor; segments are not assembled",
                 seg.begin.unwrap_or(0),
                 seg.end.unwrap_or(0)
             ),
-        )));
+        ));
     }
-    let Some((element, width)) = element else {
-        return Ok(Err(problem(
-            None,
-            format!("{onnx_name} has no fixed-width element type in socair's vocabulary"),
-        )));
-    };
-    let Some(size) = count.checked_mul(width) else {
-        return Ok(Err(fail("its size in bytes overflows 64 bits")));
-    };
-    let tensor = |ranges: Vec<(u64, u64)>, file: Option<String>| Tensor {
-        name: t.name.clone().unwrap_or_default(),
-        dtype: element,
-        shape: shape.clone(),
-        ranges,
-        file,
-        inline: None,
-    };
-    let decoded = |bytes: Vec<u8>| Tensor {
-        name: t.name.clone().unwrap_or_default(),
-        dtype: element,
-        shape: shape.clone(),
-        ranges: Vec::new(),
-        file: None,
-        inline: Some(bytes),
-    };
-    if external {
-        return Ok(
-            external_tensor(t, size).map(|(file, offset)| tensor(vec![(offset, size)], Some(file)))
-        );
-    }
-    // Zero elements: one empty range, so that every descriptor has one.
-    let empty = || vec![(0u64, 0u64)];
-    match sources.first().copied() {
-        None if count == 0 => Ok(Ok(tensor(empty(), None))),
-        None => Ok(Err(fail(format!(
-            "it holds no values for its {count} elements"
-        )))),
-        Some("raw_data") => {
-            let raw = t.raw_data.as_ref().map_or(&[][..], |r| &r[..]);
-            let raw_len = raw.len() as u64;
-            if raw_len != size {
-                return Ok(Err(fail(format!(
-                    "raw_data holds {raw_len} bytes but {count} elements of {onnx_name} need {size}"
-                ))));
-            }
-            // The zero-copy slice's place in the file, cross-checked with the wire walk.
-            let walked = spans
-                .raw_data
-                .ok_or_else(|| OnnxError::Inconsistent("raw_data decoded but not walked".into()))?;
-            if raw_len > 0 {
-                let offset = (raw.as_ptr() as usize)
-                    .checked_sub(base.as_ptr() as usize)
-                    .filter(|o| o.checked_add(raw.len()).is_some_and(|e| e <= base.len()))
-                    .ok_or_else(|| {
-                        OnnxError::Inconsistent("raw_data is not a slice of the file".into())
-                    })? as u64;
-                if (offset, raw_len) != walked {
-                    return Err(OnnxError::Inconsistent(format!(
-                        "raw_data decoded at {offset}+{raw_len}, walked at {}+{}",
-                        walked.0, walked.1
-                    )));
-                }
-            }
-            Ok(Ok(tensor(vec![walked], None)))
+    Ok((external, sources))
+}
+
+/// A tensor whose type and shape are checked, before its values are found.
+struct Typed<'t> {
+    t: &'t TensorProto,
+    /// Its `data_type`.
+    code: i32,
+    /// The name onnx.proto gives its data type.
+    onnx_name: &'static str,
+    /// Its element type in socair's names.
+    element: &'static str,
+    shape: Vec<u64>,
+    count: u64,
+    /// Its size in bytes.
+    size: u64,
+}
+
+impl Typed<'_> {
+    /// The tensor over byte ranges of `file` (of the model itself when `None`).
+    fn tensor(&self, ranges: Vec<(u64, u64)>, file: Option<String>) -> Tensor {
+        Tensor {
+            name: self.t.name.clone().unwrap_or_default(),
+            dtype: self.element,
+            shape: self.shape.clone(),
+            ranges,
+            file,
+            inline: None,
         }
-        Some(field @ ("float_data" | "double_data")) => {
-            let (allowed, values, packed) = if field == "float_data" {
-                (
-                    &[1, 14][..],
-                    t.float_data.len() as u64 * 4,
-                    &spans.float_data,
-                )
-            } else {
-                (
-                    &[11, 15][..],
-                    t.double_data.len() as u64 * 8,
-                    &spans.double_data,
-                )
-            };
-            if !allowed.contains(&code) {
-                return Ok(Err(fail(format!(
-                    "{field} holds the values of a {onnx_name} tensor"
-                ))));
-            }
-            if values != size {
-                return Ok(Err(fail(format!(
-                    "{field} holds {values} bytes but {count} elements of {onnx_name} need {size}"
-                ))));
-            }
-            if spans.unpacked {
-                // A tag before some values: no byte range holds the values alone, so their
-                // own bits are the tensor's bytes (COMPLEX64: real, imaginary, as numpy views
-                // the float32 pairs).
-                return Ok(Ok(decoded(if field == "float_data" {
-                    decode::floats(&t.float_data)
-                } else {
-                    decode::doubles(&t.double_data)
-                })));
-            }
-            let walked: u64 = packed.iter().map(|s| s.1).sum();
-            if walked != values {
+    }
+
+    /// The tensor over bytes decoded from the numbers the file holds.
+    fn decoded(&self, bytes: Vec<u8>) -> Tensor {
+        Tensor {
+            name: self.t.name.clone().unwrap_or_default(),
+            dtype: self.element,
+            shape: self.shape.clone(),
+            ranges: Vec::new(),
+            file: None,
+            inline: Some(bytes),
+        }
+    }
+
+    /// Values in `raw_data`: the range of the file that holds them.
+    fn raw_data(
+        &self,
+        spans: &TensorSpans,
+        base: &Bytes,
+    ) -> Result<Result<Tensor, Problem>, OnnxError> {
+        let (count, size, onnx_name) = (self.count, self.size, self.onnx_name);
+        let raw = self.t.raw_data.as_ref().map_or(&[][..], |r| &r[..]);
+        let raw_len = raw.len() as u64;
+        if raw_len != size {
+            return Ok(Err(fail(format!(
+                "raw_data holds {raw_len} bytes but {count} elements of {onnx_name} need {size}"
+            ))));
+        }
+        // The zero-copy slice's place in the file, cross-checked with the wire walk.
+        let walked = spans
+            .raw_data
+            .ok_or_else(|| OnnxError::Inconsistent("raw_data decoded but not walked".into()))?;
+        if raw_len > 0 {
+            let offset = (raw.as_ptr() as usize)
+                .checked_sub(base.as_ptr() as usize)
+                .filter(|o| o.checked_add(raw.len()).is_some_and(|e| e <= base.len()))
+                .ok_or_else(|| {
+                    OnnxError::Inconsistent("raw_data is not a slice of the file".into())
+                })? as u64;
+            if (offset, raw_len) != walked {
                 return Err(OnnxError::Inconsistent(format!(
-                    "{field}: {values} bytes decoded, {walked} walked"
+                    "raw_data decoded at {offset}+{raw_len}, walked at {}+{}",
+                    walked.0, walked.1
                 )));
             }
-            let ranges: Vec<(u64, u64)> = packed.iter().copied().filter(|s| s.1 > 0).collect();
-            Ok(Ok(tensor(
-                if ranges.is_empty() { empty() } else { ranges },
-                None,
-            )))
         }
-        Some(field) => {
-            let allowed: &[i32] = match field {
-                "int32_data" => INT32_DATA_TYPES,
-                "int64_data" => &[7],
-                "uint64_data" => &[12, 13],
-                _ => &[8],
-            };
-            if !allowed.contains(&code) {
-                return Ok(Err(fail(format!(
-                    "{field} holds the values of a {onnx_name} tensor"
-                ))));
+        Ok(Ok(self.tensor(vec![walked], None)))
+    }
+
+    /// Values in `float_data` or `double_data`: the ranges of the packed values, or their bits
+    /// when no range holds them alone.
+    fn float_data(
+        &self,
+        field: &str,
+        spans: &TensorSpans,
+    ) -> Result<Result<Tensor, Problem>, OnnxError> {
+        let (t, count, size, onnx_name) = (self.t, self.count, self.size, self.onnx_name);
+        let (allowed, values, packed) = if field == "float_data" {
+            (
+                &[1, 14][..],
+                t.float_data.len() as u64 * 4,
+                &spans.float_data,
+            )
+        } else {
+            (
+                &[11, 15][..],
+                t.double_data.len() as u64 * 8,
+                &spans.double_data,
+            )
+        };
+        if !allowed.contains(&self.code) {
+            return Ok(Err(fail(format!(
+                "{field} holds the values of a {onnx_name} tensor"
+            ))));
+        }
+        if values != size {
+            return Ok(Err(fail(format!(
+                "{field} holds {values} bytes but {count} elements of {onnx_name} need {size}"
+            ))));
+        }
+        if spans.unpacked {
+            // A tag before some values: no byte range holds the values alone, so their
+            // own bits are the tensor's bytes (COMPLEX64: real, imaginary, as numpy views
+            // the float32 pairs).
+            return Ok(Ok(self.decoded(if field == "float_data" {
+                decode::floats(&t.float_data)
+            } else {
+                decode::doubles(&t.double_data)
+            })));
+        }
+        let walked: u64 = packed.iter().map(|s| s.1).sum();
+        if walked != values {
+            return Err(OnnxError::Inconsistent(format!(
+                "{field}: {values} bytes decoded, {walked} walked"
+            )));
+        }
+        let ranges: Vec<(u64, u64)> = packed.iter().copied().filter(|s| s.1 > 0).collect();
+        Ok(Ok(self.tensor(
+            if ranges.is_empty() { empty() } else { ranges },
+            None,
+        )))
+    }
+
+    /// Values in `int32_data`, `int64_data`, `uint64_data` or `string_data`.
+    fn varint_data(&self, field: &str) -> Result<Tensor, Problem> {
+        let (t, code, count, onnx_name) = (self.t, self.code, self.count, self.onnx_name);
+        let allowed: &[i32] = match field {
+            "int32_data" => INT32_DATA_TYPES,
+            "int64_data" => &[7],
+            "uint64_data" => &[12, 13],
+            _ => &[8],
+        };
+        if !allowed.contains(&code) {
+            return Err(fail(format!(
+                "{field} holds the values of a {onnx_name} tensor"
+            )));
+        }
+        // Varint-coded: decoded to the bytes `onnx.numpy_helper.to_array` returns, or
+        // refused where readers disagree on them (see `decode`).
+        let bytes = match field {
+            "int32_data" => decode::int32_data(code, onnx_name, &t.int32_data, count),
+            "int64_data" => decode::int64_data(onnx_name, &t.int64_data, count),
+            "uint64_data" => decode::uint64_data(code, onnx_name, &t.uint64_data, count),
+            _ => {
+                return Err(problem(
+                    None,
+                    format!("{onnx_name} values in {field} have no fixed width"),
+                ))
             }
-            // Varint-coded: decoded to the bytes `onnx.numpy_helper.to_array` returns, or
-            // refused where readers disagree on them (see `decode`).
-            let bytes = match field {
-                "int32_data" => decode::int32_data(code, onnx_name, &t.int32_data, count),
-                "int64_data" => decode::int64_data(onnx_name, &t.int64_data, count),
-                "uint64_data" => decode::uint64_data(code, onnx_name, &t.uint64_data, count),
-                _ => {
-                    return Ok(Err(problem(
-                        None,
-                        format!("{onnx_name} values in {field} have no fixed width"),
-                    )))
-                }
-            };
-            Ok(match bytes {
-                Ok(bytes) => Ok(decoded(bytes)),
-                Err(decode::Refused(why)) => Err(fail(why)),
-            })
+        };
+        match bytes {
+            Ok(bytes) => Ok(self.decoded(bytes)),
+            Err(decode::Refused(why)) => Err(fail(why)),
         }
     }
 }

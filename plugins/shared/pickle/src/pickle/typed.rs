@@ -177,6 +177,26 @@ impl Run<'_, '_> {
                 self.set_result(v);
                 return Ok(Some((self.reader.pos(), alt)));
             }
+            b'}' | b']' | b')' | b't' | 0x85..=0x87 | b's' | b'u' | b'a' | b'e' => {
+                self.typed_container_op(op)?
+            }
+            b'q' | b'r' | 0x94 | b'h' | b'j' => self.typed_memo_op(op)?,
+            b'J' | b'K' | b'M' | 0x8a | 0x8b | b'I' | b'L' | b'G' | b'N' | 0x88 | 0x89 => {
+                self.typed_number_op(op)?
+            }
+            b'U' | b'T' | b'S' | b'X' | 0x8c | 0x8d | b'B' | b'C' | 0x8e => {
+                self.typed_string_op(op)?
+            }
+            b'c' | 0x93 | b'Q' | b'R' | 0x81 | b'b' => self.typed_call_op(op)?,
+            op if super::machine::is_data_op(op) => self.data_op(op)?,
+            _ => return Err(not_typed(op)),
+        }
+        Ok(None)
+    }
+
+    /// Building tuples, lists and dicts, and filling them (SETITEM(S), APPEND(S)).
+    fn typed_container_op(&mut self, op: u8) -> Result<(), Raise> {
+        match op {
             b'}' => {
                 let v = self.new_object(Object::Dict(DictObject::default()));
                 self.push(v);
@@ -194,178 +214,6 @@ impl Run<'_, '_> {
             0x85..=0x87 => {
                 let items = self.t().stack.pop_n(usize::from(op - 0x84))?;
                 self.push_tuple(items);
-            }
-            b'q' | b'r' => {
-                let i = if op == b'q' {
-                    u64::from(self.reader.read(1)?[0])
-                } else {
-                    self.size_arg(4)? as u64
-                };
-                let v = self.t().stack.top()?.clone();
-                let cost = self.t().memo.put(i, v);
-                self.charge(cost);
-            }
-            0x94 => {
-                let v = self.t().stack.top()?.clone();
-                let t = self.t();
-                let i = t.memo.len();
-                let cost = t.memo.put(i, v);
-                self.charge(cost);
-            }
-            b'h' | b'j' => {
-                let i = if op == b'h' {
-                    u64::from(self.reader.read(1)?[0])
-                } else {
-                    self.size_arg(4)? as u64
-                };
-                let v =
-                    self.t().memo.get(i).cloned().ok_or_else(|| {
-                        Raise::Invalid(format!("memo entry {i} was never stored"))
-                    })?;
-                self.push(v);
-            }
-            b'J' => {
-                let v = self.i32_arg()?;
-                self.push(Value::Int(v.into()));
-            }
-            b'K' => {
-                let v = self.reader.read(1)?[0];
-                self.push(Value::Int(v.into()));
-            }
-            b'M' => {
-                let b = self.reader.read(2)?;
-                self.push(Value::Int(u16::from_le_bytes([b[0], b[1]]).into()));
-            }
-            0x8a => {
-                let n = usize::from(self.reader.read(1)?[0]);
-                let bytes = self.reader.read(n)?;
-                self.push(long_value(bytes));
-            }
-            // socair-wo/2 (`in_grammar` admits these only there): what Python 2 wrote.
-            0x8b => {
-                // `load_counted_long`: a signed count, negative raises.
-                let n = usize::try_from(self.i32_arg()?)
-                    .map_err(|_| Raise::Invalid("LONG pickle has negative byte count".into()))?;
-                let bytes = self.reader.read(n)?;
-                self.push(long_value(bytes));
-            }
-            b'U' | b'T' => {
-                // `load_counted_binstring`: SHORT_BINSTRING's count is one unsigned byte,
-                // BINSTRING's four signed ones (negative raises).
-                let n = if op == b'U' {
-                    usize::from(self.reader.read(1)?[0])
-                } else {
-                    usize::try_from(self.i32_arg()?).map_err(|_| {
-                        Raise::Invalid("BINSTRING pickle has negative byte count".into())
-                    })?
-                };
-                let bytes = self.reader.read(n)?;
-                self.python2_str(bytes);
-            }
-            b'S' => {
-                let line = self.line_arg(1)?;
-                let bytes = super::machine::string_line_bytes(line)?;
-                self.python2_str(&bytes);
-            }
-            b'I' | b'L' => {
-                // `load_int` and `load_long` (Modules/_pickle.c) read a line of at least one
-                // character before its newline; LONG's trailing `L` is dropped.
-                let line = self.line_arg(2)?;
-                self.check_number_text(op, line);
-                let text = match line {
-                    [digits @ .., b'L'] if op == b'L' => digits,
-                    _ => line,
-                };
-                let v = match (op, text) {
-                    // `load_int`: a two-character 0 or 1 is a bool (Python 2's protocol 0
-                    // True and False).
-                    (b'I', b"00") => Some(Value::Bool(false)),
-                    (b'I', b"01") => Some(Value::Bool(true)),
-                    _ => text::python2_decimal(text).map(|n| match n {
-                        text::Number::Small(i) => Value::Int(i),
-                        text::Number::Big => Value::BigInt,
-                    }),
-                };
-                match v {
-                    Some(v) => self.push(v),
-                    None => {
-                        self.push(Value::BigInt);
-                        let name = super::values::opcode_name(op);
-                        let shown =
-                            String::from_utf8_lossy(&line[..line.len().min(40)]).into_owned();
-                        self.leave_after = Some(format!(
-                            "{name} argument {shown:?} is not a decimal as Python 2's repr writes it: modeled no further"
-                        ));
-                    }
-                }
-            }
-            b'G' => {
-                let b = self.reader.read(8)?;
-                let v = f64::from_be_bytes(b.try_into().unwrap_or([0; 8]));
-                self.push(Value::Float(v));
-            }
-            b'N' => self.push(Value::None),
-            0x88 => self.push(Value::Bool(true)),
-            0x89 => self.push(Value::Bool(false)),
-            b'X' => self.typed_string(4)?,
-            0x8c => self.typed_string(1)?,
-            0x8d => self.typed_string(8)?,
-            b'B' | b'C' | 0x8e => {
-                let width = match op {
-                    b'B' => 4,
-                    b'C' => 1,
-                    _ => 8,
-                };
-                self.typed_bytes(width)?;
-            }
-            b'c' => {
-                let (module, name, ended) = self.global_lines(false)?;
-                self.charge(128 + module.len() + name.len());
-                let g = self.global_value(module, name);
-                if ended {
-                    return Err(super::machine::truncated_global());
-                }
-                self.push(g);
-            }
-            0x93 => {
-                let name = self.t().stack.pop()?;
-                let module = self.t().stack.pop()?;
-                match (&module, &name) {
-                    (Value::Str(m), Value::Str(n)) => {
-                        let (m, n) = (m.clone(), n.clone());
-                        self.charge(128 + m.len() + n.len());
-                        let g = self.global_value(&m, &n);
-                        self.push(g);
-                    }
-                    _ if [&module, &name].iter().any(|v| {
-                        !matches!(v, Value::Str(_) | Value::Global(_) | Value::Opaque(_))
-                    }) =>
-                    {
-                        return Err(Raise::Invalid(format!(
-                            "STACK_GLOBAL requires str, not {} and {} (type confusion hides the global from scanners)",
-                            describe(&module),
-                            describe(&name)
-                        )));
-                    }
-                    _ => {
-                        self.unnamed_global(&format!(
-                            "its operands are {} and {}, which only running the pickle would reveal",
-                            describe(&module),
-                            describe(&name)
-                        ));
-                        self.push(Value::Opaque(Rc::from("an unnamed global")));
-                    }
-                }
-            }
-            b'Q' => {
-                if self.options.profile.data() {
-                    self.note(Kind::Structure, Severity::Lead, None, || {
-                        "a persistent id outside a torch checkpoint: pickle.load raises here unless its caller passes a persistent_load, which then decides what it loads".into()
-                    });
-                }
-                let pid = self.t().stack.pop()?;
-                let storage = self.persistent_id(pid);
-                self.push(storage);
             }
             b's' => {
                 let value = self.t().stack.pop()?;
@@ -395,6 +243,184 @@ impl Run<'_, '_> {
                 let target = self.t().stack.top()?.clone();
                 self.append(target, items);
             }
+            _ => return Err(not_typed(op)),
+        }
+        Ok(())
+    }
+
+    /// The memo: BINPUT, LONG_BINPUT, MEMOIZE, BINGET, LONG_BINGET.
+    fn typed_memo_op(&mut self, op: u8) -> Result<(), Raise> {
+        match op {
+            b'q' | b'r' => {
+                let i = if op == b'q' {
+                    u64::from(self.reader.read(1)?[0])
+                } else {
+                    self.size_arg(4)? as u64
+                };
+                let v = self.t().stack.top()?.clone();
+                let cost = self.t().memo.put(i, v);
+                self.charge(cost);
+            }
+            0x94 => {
+                let v = self.t().stack.top()?.clone();
+                let t = self.t();
+                let i = t.memo.len();
+                let cost = t.memo.put(i, v);
+                self.charge(cost);
+            }
+            b'h' | b'j' => {
+                let i = if op == b'h' {
+                    u64::from(self.reader.read(1)?[0])
+                } else {
+                    self.size_arg(4)? as u64
+                };
+                let v =
+                    self.t().memo.get(i).cloned().ok_or_else(|| {
+                        Raise::Invalid(format!("memo entry {i} was never stored"))
+                    })?;
+                self.push(v);
+            }
+            _ => return Err(not_typed(op)),
+        }
+        Ok(())
+    }
+
+    /// Numbers, and the constants None, True and False.
+    fn typed_number_op(&mut self, op: u8) -> Result<(), Raise> {
+        match op {
+            b'J' => {
+                let v = self.i32_arg()?;
+                self.push(Value::Int(v.into()));
+            }
+            b'K' => {
+                let v = self.reader.read(1)?[0];
+                self.push(Value::Int(v.into()));
+            }
+            b'M' => {
+                let b = self.reader.read(2)?;
+                self.push(Value::Int(u16::from_le_bytes([b[0], b[1]]).into()));
+            }
+            0x8a => {
+                let n = usize::from(self.reader.read(1)?[0]);
+                let bytes = self.reader.read(n)?;
+                self.push(long_value(bytes));
+            }
+            // socair-wo/2 (`in_grammar` admits these only there): what Python 2 wrote.
+            0x8b => {
+                // `load_counted_long`: a signed count, negative raises.
+                let n = usize::try_from(self.i32_arg()?)
+                    .map_err(|_| Raise::Invalid("LONG pickle has negative byte count".into()))?;
+                let bytes = self.reader.read(n)?;
+                self.push(long_value(bytes));
+            }
+            b'I' | b'L' => self.typed_decimal(op)?,
+            b'G' => {
+                let b = self.reader.read(8)?;
+                let v = f64::from_be_bytes(b.try_into().unwrap_or([0; 8]));
+                self.push(Value::Float(v));
+            }
+            b'N' => self.push(Value::None),
+            0x88 => self.push(Value::Bool(true)),
+            0x89 => self.push(Value::Bool(false)),
+            _ => return Err(not_typed(op)),
+        }
+        Ok(())
+    }
+
+    /// INT and LONG, whose argument is a line of text.
+    fn typed_decimal(&mut self, op: u8) -> Result<(), Raise> {
+        // `load_int` and `load_long` (Modules/_pickle.c) read a line of at least one
+        // character before its newline; LONG's trailing `L` is dropped.
+        let line = self.line_arg(2)?;
+        self.check_number_text(op, line);
+        let text = match line {
+            [digits @ .., b'L'] if op == b'L' => digits,
+            _ => line,
+        };
+        let v = match (op, text) {
+            // `load_int`: a two-character 0 or 1 is a bool (Python 2's protocol 0
+            // True and False).
+            (b'I', b"00") => Some(Value::Bool(false)),
+            (b'I', b"01") => Some(Value::Bool(true)),
+            _ => text::python2_decimal(text).map(|n| match n {
+                text::Number::Small(i) => Value::Int(i),
+                text::Number::Big => Value::BigInt,
+            }),
+        };
+        match v {
+            Some(v) => self.push(v),
+            None => {
+                self.push(Value::BigInt);
+                let name = super::values::opcode_name(op);
+                let shown = String::from_utf8_lossy(&line[..line.len().min(40)]).into_owned();
+                self.leave_after = Some(format!(
+                    "{name} argument {shown:?} is not a decimal as Python 2's repr writes it: modeled no further"
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// Strings (Python 2's `str` too) and bytes.
+    fn typed_string_op(&mut self, op: u8) -> Result<(), Raise> {
+        match op {
+            b'U' | b'T' => {
+                // `load_counted_binstring`: SHORT_BINSTRING's count is one unsigned byte,
+                // BINSTRING's four signed ones (negative raises).
+                let n = if op == b'U' {
+                    usize::from(self.reader.read(1)?[0])
+                } else {
+                    usize::try_from(self.i32_arg()?).map_err(|_| {
+                        Raise::Invalid("BINSTRING pickle has negative byte count".into())
+                    })?
+                };
+                let bytes = self.reader.read(n)?;
+                self.python2_str(bytes);
+            }
+            b'S' => {
+                let line = self.line_arg(1)?;
+                let bytes = super::machine::string_line_bytes(line)?;
+                self.python2_str(&bytes);
+            }
+            b'X' => self.typed_string(4)?,
+            0x8c => self.typed_string(1)?,
+            0x8d => self.typed_string(8)?,
+            b'B' | b'C' | 0x8e => {
+                let width = match op {
+                    b'B' => 4,
+                    b'C' => 1,
+                    _ => 8,
+                };
+                self.typed_bytes(width)?;
+            }
+            _ => return Err(not_typed(op)),
+        }
+        Ok(())
+    }
+
+    /// Globals (GLOBAL, STACK_GLOBAL), persistent ids, calls (REDUCE, NEWOBJ) and BUILD.
+    fn typed_call_op(&mut self, op: u8) -> Result<(), Raise> {
+        match op {
+            b'c' => {
+                let (module, name, ended) = self.global_lines(false)?;
+                self.charge(128 + module.len() + name.len());
+                let g = self.global_value(module, name);
+                if ended {
+                    return Err(super::machine::truncated_global());
+                }
+                self.push(g);
+            }
+            0x93 => self.typed_stack_global()?,
+            b'Q' => {
+                if self.options.profile.data() {
+                    self.note(Kind::Structure, Severity::Lead, None, || {
+                        "a persistent id outside a torch checkpoint: pickle.load raises here unless its caller passes a persistent_load, which then decides what it loads".into()
+                    });
+                }
+                let pid = self.t().stack.pop()?;
+                let storage = self.persistent_id(pid);
+                self.push(storage);
+            }
             b'R' | 0x81 => {
                 let args = self.t().stack.pop()?;
                 let callable = self.t().stack.pop()?;
@@ -410,14 +436,42 @@ impl Run<'_, '_> {
                     self.joblib_after_build(&target)?;
                 }
             }
-            op if super::machine::is_data_op(op) => self.data_op(op)?,
-            _ => {
+            _ => return Err(not_typed(op)),
+        }
+        Ok(())
+    }
+
+    /// STACK_GLOBAL: the global its two strings name.
+    fn typed_stack_global(&mut self) -> Result<(), Raise> {
+        let name = self.t().stack.pop()?;
+        let module = self.t().stack.pop()?;
+        match (&module, &name) {
+            (Value::Str(m), Value::Str(n)) => {
+                let (m, n) = (m.clone(), n.clone());
+                self.charge(128 + m.len() + n.len());
+                let g = self.global_value(&m, &n);
+                self.push(g);
+            }
+            _ if [&module, &name]
+                .iter()
+                .any(|v| !matches!(v, Value::Str(_) | Value::Global(_) | Value::Opaque(_))) =>
+            {
                 return Err(Raise::Invalid(format!(
-                    "opcode {op:#04x} reached the typed model"
-                )))
+                    "STACK_GLOBAL requires str, not {} and {} (type confusion hides the global from scanners)",
+                    describe(&module),
+                    describe(&name)
+                )));
+            }
+            _ => {
+                self.unnamed_global(&format!(
+                    "its operands are {} and {}, which only running the pickle would reveal",
+                    describe(&module),
+                    describe(&name)
+                ));
+                self.push(Value::Opaque(Rc::from("an unnamed global")));
             }
         }
-        Ok(None)
+        Ok(())
     }
 
     fn set_result(&mut self, v: Value) {
@@ -536,4 +590,9 @@ impl Run<'_, '_> {
             ),
         }
     }
+}
+
+/// An opcode the typed model does not run (the run's loop leaves the grammar before it).
+fn not_typed(op: u8) -> Raise {
+    Raise::Invalid(format!("opcode {op:#04x} reached the typed model"))
 }

@@ -203,16 +203,18 @@ struct Walker<'a> {
     sd: StateDict,
 }
 
+/// `path.key`, or `key` at the root.
+fn join(path: &str, key: &str) -> String {
+    if path.is_empty() {
+        key.to_owned()
+    } else {
+        format!("{path}.{key}")
+    }
+}
+
 impl Walker<'_> {
     /// `excluded` says why tensors found below are not part of the model.
     fn walk(&mut self, value: &Value, path: String, depth: usize, excluded: Option<&'static str>) {
-        let join = |path: &str, key: &str| {
-            if path.is_empty() {
-                key.to_owned()
-            } else {
-                format!("{path}.{key}")
-            }
-        };
         if self.budget == 0 {
             if !self.exhausted {
                 self.exhausted = true;
@@ -229,24 +231,7 @@ impl Walker<'_> {
         let root_model = self.root_sequence && depth == 0 && excluded.is_none();
         let in_sequence = if root_model { None } else { Some(IN_SEQUENCE) };
         match value {
-            Value::Tensor(t) => match excluded {
-                // Beside the state dict: the entry is named as not carried as a whole.
-                Some(BESIDE) => self.sd.outside_named.push((path, t.clone(), None)),
-                Some(why) => {
-                    let line = format!("{path} ({why})");
-                    self.sd.outside_named.push((path, t.clone(), Some(line)));
-                }
-                None => {
-                    if !t.attributes.is_empty() {
-                        let names: Vec<&str> = t.attributes.iter().map(|a| &**a).collect();
-                        self.sd.not_carried.push(format!(
-                            "{path} (Python attributes on the tensor: {})",
-                            names.join(", ")
-                        ));
-                    }
-                    self.sd.named.push((path, t.clone()))
-                }
-            },
+            Value::Tensor(t) => self.tensor(t, path, excluded),
             Value::Composite(c) => {
                 if c.parts.is_empty() {
                     self.sd.outside.push((path, c.why.into()));
@@ -288,61 +273,8 @@ impl Walker<'_> {
                             self.walk(v, join(&path, &i.to_string()), depth + 1, in_sequence);
                         }
                     }
-                    Object::Record(r) => {
-                        if excluded.is_none() {
-                            let name = if path.is_empty() {
-                                "the checkpoint".to_owned()
-                            } else {
-                                path.clone()
-                            };
-                            self.sd.not_carried.push(format!("{name} (a {})", r.class));
-                        }
-                        if let Some(state) = &r.state {
-                            self.walk(state, path, depth + 1, Some(IN_RECORD));
-                        }
-                    }
-                    Object::Dict(d) => {
-                        if d.attrs.is_some() && excluded.is_none() {
-                            self.sd.not_carried.push(format!(
-                                "{} (the state dict's _metadata)",
-                                join(&path, "_metadata")
-                            ));
-                        }
-                        for (k, v) in &d.items {
-                            match k {
-                                Value::Str(k) => self.walk(v, join(&path, k), depth + 1, excluded),
-                                // An optimizer's state is keyed by parameter index.
-                                Value::Int(i) => {
-                                    if excluded.is_none() {
-                                        self.sd.not_carried.push(format!(
-                                            "{} (under a non-string key)",
-                                            join(&path, "<key>")
-                                        ));
-                                    }
-                                    self.walk(
-                                        v,
-                                        join(&path, &i.to_string()),
-                                        depth + 1,
-                                        Some(excluded.unwrap_or(NON_STRING_KEY)),
-                                    )
-                                }
-                                _ => {
-                                    if excluded.is_none() {
-                                        self.sd.not_carried.push(format!(
-                                            "{} (under a non-string key)",
-                                            join(&path, "<key>")
-                                        ));
-                                    }
-                                    self.walk(
-                                        v,
-                                        join(&path, "<key>"),
-                                        depth + 1,
-                                        Some(NON_STRING_KEY),
-                                    )
-                                }
-                            }
-                        }
-                    }
+                    Object::Record(r) => self.record(r, path, depth, excluded),
+                    Object::Dict(d) => self.dict(d, &path, depth, excluded),
                 }
                 self.on_path.remove(id);
             }
@@ -357,6 +289,92 @@ impl Walker<'_> {
                     .push(format!("{name} ({})", kind(outcome, other)));
             }
             _ => {}
+        }
+    }
+
+    /// A tensor at `path`: part of the model unless `excluded`.
+    fn tensor(&mut self, t: &Rc<TensorModel>, path: String, excluded: Option<&'static str>) {
+        match excluded {
+            // Beside the state dict: the entry is named as not carried as a whole.
+            Some(BESIDE) => self.sd.outside_named.push((path, t.clone(), None)),
+            Some(why) => {
+                let line = format!("{path} ({why})");
+                self.sd.outside_named.push((path, t.clone(), Some(line)));
+            }
+            None => {
+                if !t.attributes.is_empty() {
+                    let names: Vec<&str> = t.attributes.iter().map(|a| &**a).collect();
+                    self.sd.not_carried.push(format!(
+                        "{path} (Python attributes on the tensor: {})",
+                        names.join(", ")
+                    ));
+                }
+                self.sd.named.push((path, t.clone()))
+            }
+        }
+    }
+
+    /// A dataclass instance: not carried itself, its state walked as outside the model.
+    fn record(
+        &mut self,
+        r: &pickle::RecordObject,
+        path: String,
+        depth: usize,
+        excluded: Option<&'static str>,
+    ) {
+        if excluded.is_none() {
+            let name = if path.is_empty() {
+                "the checkpoint".to_owned()
+            } else {
+                path.clone()
+            };
+            self.sd.not_carried.push(format!("{name} (a {})", r.class));
+        }
+        if let Some(state) = &r.state {
+            self.walk(state, path, depth + 1, Some(IN_RECORD));
+        }
+    }
+
+    /// A dict: its string keys extend the path; other keys put what is below outside the model.
+    fn dict(
+        &mut self,
+        d: &pickle::DictObject,
+        path: &str,
+        depth: usize,
+        excluded: Option<&'static str>,
+    ) {
+        if d.attrs.is_some() && excluded.is_none() {
+            self.sd.not_carried.push(format!(
+                "{} (the state dict's _metadata)",
+                join(path, "_metadata")
+            ));
+        }
+        for (k, v) in &d.items {
+            match k {
+                Value::Str(k) => self.walk(v, join(path, k), depth + 1, excluded),
+                // An optimizer's state is keyed by parameter index.
+                Value::Int(i) => {
+                    if excluded.is_none() {
+                        self.sd
+                            .not_carried
+                            .push(format!("{} (under a non-string key)", join(path, "<key>")));
+                    }
+                    self.walk(
+                        v,
+                        join(path, &i.to_string()),
+                        depth + 1,
+                        Some(excluded.unwrap_or(NON_STRING_KEY)),
+                    )
+                }
+                _ => {
+                    if excluded.is_none() {
+                        self.sd
+                            .not_carried
+                            .push(format!("{} (under a non-string key)", join(path, "<key>")));
+                    }
+                    self.walk(v, join(path, "<key>"), depth + 1, Some(NON_STRING_KEY))
+                }
+            }
         }
     }
 }

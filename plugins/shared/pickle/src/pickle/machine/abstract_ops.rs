@@ -51,53 +51,95 @@ impl<'a> Run<'a, '_> {
 
     pub(super) fn abstract_op(&mut self, op: u8) -> Result<Option<(usize, Option<usize>)>, Raise> {
         match op {
-            b'(' => self.abs().stack.mark(),
             b'.' => {
                 let alt = self.reader.stop();
                 self.abs().stack.pop()?;
                 return Ok(Some((self.reader.pos(), alt)));
             }
+            b'(' | b'0' | b'1' | b'2' => self.abstract_stack_op(op)?,
+            b'F' | b'I' | b'L' | b'J' | b'K' | b'M' | b'G' | 0x8a | 0x8b | b'N' | 0x88 | 0x89 => {
+                self.abstract_number_op(op)?
+            }
+            b'S' | b'V' | b'T' | b'U' | b'X' | 0x8c | 0x8d | b'B' | b'C' | 0x8e | 0x96 | 0x97
+            | 0x98 => self.abstract_string_op(op)?,
+            b')'
+            | b']'
+            | b'}'
+            | 0x8f
+            | 0x85..=0x87
+            | b't'
+            | b'l'
+            | 0x91
+            | b'd'
+            | b'a'
+            | b'e'
+            | 0x90
+            | b's'
+            | b'u'
+            | b'b' => self.abstract_container_op(op)?,
+            b'R' | 0x81 | 0x92 | b'o' | b'i' | b'Q' | b'P' => self.abstract_call_op(op)?,
+            b'c' | 0x93 | 0x82..=0x84 => self.abstract_global_op(op)?,
+            b'q' | b'r' | b'p' | 0x94 | b'h' | b'j' | b'g' => self.abstract_memo_op(op)?,
+            _ => return Err(not_an_opcode(op)),
+        }
+        Ok(None)
+    }
+
+    /// MARK, POP, POP_MARK, DUP.
+    fn abstract_stack_op(&mut self, op: u8) -> Result<(), Raise> {
+        match op {
+            b'(' => self.abs().stack.mark(),
             b'0' => self.abs().stack.pop_op()?,
             b'1' => {
                 let at = self.abs().stack.marker()?;
                 self.abs().stack.truncate(at);
             }
             b'2' => self.abs().stack.dup()?,
+            _ => return Err(not_an_opcode(op)),
+        }
+        Ok(())
+    }
+
+    /// Numbers and the constants None, True and False: never a string.
+    fn abstract_number_op(&mut self, op: u8) -> Result<(), Raise> {
+        match op {
             // Numbers: their text is not validated (Python may raise where this goes on).
             b'F' | b'I' | b'L' => {
                 let line = self.line_arg(2)?;
                 self.check_number_text(op, line);
-                self.abs().stack.push(NOT_STR);
             }
             b'J' => {
                 self.reader.read(4)?;
-                self.abs().stack.push(NOT_STR);
             }
             b'K' => {
                 self.reader.read(1)?;
-                self.abs().stack.push(NOT_STR);
             }
             b'M' => {
                 self.reader.read(2)?;
-                self.abs().stack.push(NOT_STR);
             }
             b'G' => {
                 self.reader.read(8)?;
-                self.abs().stack.push(NOT_STR);
             }
             0x8a => {
                 let n = usize::from(self.reader.read(1)?[0]);
                 self.reader.read(n)?;
-                self.abs().stack.push(NOT_STR);
             }
             0x8b => {
                 let n = self.i32_arg()?;
                 let n = usize::try_from(n)
                     .map_err(|_| Raise::Invalid("LONG pickle has negative byte count".into()))?;
                 self.reader.read(n)?;
-                self.abs().stack.push(NOT_STR);
             }
-            b'N' | 0x88 | 0x89 | b')' | b']' | b'}' | 0x8f => self.abs().stack.push(NOT_STR),
+            b'N' | 0x88 | 0x89 => {}
+            _ => return Err(not_an_opcode(op)),
+        }
+        self.abs().stack.push(NOT_STR);
+        Ok(())
+    }
+
+    /// Strings (whose ids may name a global later), bytes and buffers.
+    fn abstract_string_op(&mut self, op: u8) -> Result<(), Raise> {
+        match op {
             b'S' => {
                 let line = self.line_arg(1)?;
                 let text = decode_string_line(line)?;
@@ -148,6 +190,15 @@ impl<'a> Run<'a, '_> {
             0x98 => {
                 self.abs().stack.top()?;
             }
+            _ => return Err(not_an_opcode(op)),
+        }
+        Ok(())
+    }
+
+    /// Building and filling tuples, lists, dicts and sets, and BUILD.
+    fn abstract_container_op(&mut self, op: u8) -> Result<(), Raise> {
+        match op {
+            b')' | b']' | b'}' | 0x8f => self.abs().stack.push(NOT_STR),
             0x85..=0x87 => {
                 self.abs().stack.drop_n(usize::from(op - 0x84))?;
                 self.abs().stack.push(NOT_STR);
@@ -195,13 +246,21 @@ impl<'a> Run<'a, '_> {
                 }
                 stack.pop()?;
             }
+            _ => return Err(not_an_opcode(op)),
+        }
+        Ok(())
+    }
+
+    /// The calls (REDUCE, NEWOBJ, NEWOBJ_EX, OBJ, INST) and persistent ids: each result is a
+    /// value only running the pickle would reveal.
+    fn abstract_call_op(&mut self, op: u8) -> Result<(), Raise> {
+        match op {
             b'R' | 0x81 | 0x92 => {
                 let n = if op == 0x92 { 3 } else { 2 };
                 let stack = &self.abs().stack;
                 let callable = stack.items.len().checked_sub(n).map(|i| stack.items[i]);
                 self.abs().stack.drop_n(n)?;
                 self.abstract_call(callable.unwrap_or(UNKNOWN), op != b'R');
-                self.abs().stack.push(UNKNOWN);
             }
             b'o' => {
                 let at = self.abs().stack.marker()?;
@@ -211,7 +270,6 @@ impl<'a> Run<'a, '_> {
                 let callable = self.abs().stack.items[at];
                 self.abs().stack.truncate(at);
                 self.abstract_call(callable, false);
-                self.abs().stack.push(UNKNOWN);
             }
             b'i' => {
                 // The C unpickler pops the mark first; pure Python looks the class up first.
@@ -223,8 +281,22 @@ impl<'a> Run<'a, '_> {
                 let at = self.abs().stack.marker()?;
                 self.abs().stack.truncate(at);
                 self.abstract_call(id, false);
-                self.abs().stack.push(UNKNOWN);
             }
+            b'Q' => {
+                self.abs().stack.pop()?;
+            }
+            b'P' => {
+                self.line_arg(1)?;
+            }
+            _ => return Err(not_an_opcode(op)),
+        }
+        self.abs().stack.push(UNKNOWN);
+        Ok(())
+    }
+
+    /// GLOBAL, STACK_GLOBAL and the extension-registry opcodes: the globals a pickle names.
+    fn abstract_global_op(&mut self, op: u8) -> Result<(), Raise> {
+        match op {
             b'c' => {
                 let (module, name, ended) = self.global_lines(false)?;
                 let id = self.global_id(module, name);
@@ -246,7 +318,7 @@ impl<'a> Run<'a, '_> {
                     (Some(m), Some(n)) => {
                         let id = self.global_id(&m, &n);
                         self.abs().stack.push(id);
-                        return Ok(None);
+                        return Ok(());
                     }
                     _ => {
                         let opaque =
@@ -278,14 +350,14 @@ impl<'a> Run<'a, '_> {
                 });
                 self.abs().stack.push(UNKNOWN);
             }
-            b'Q' => {
-                self.abs().stack.pop()?;
-                self.abs().stack.push(UNKNOWN);
-            }
-            b'P' => {
-                self.line_arg(1)?;
-                self.abs().stack.push(UNKNOWN);
-            }
+            _ => return Err(not_an_opcode(op)),
+        }
+        Ok(())
+    }
+
+    /// The memo: PUT, BINPUT, LONG_BINPUT, MEMOIZE, GET, BINGET, LONG_BINGET.
+    fn abstract_memo_op(&mut self, op: u8) -> Result<(), Raise> {
+        match op {
             b'q' | b'r' | b'p' => {
                 let idx = match op {
                     b'q' => Some(i64::from(self.reader.read(1)?[0])),
@@ -329,13 +401,9 @@ impl<'a> Run<'a, '_> {
                     .ok_or_else(|| Raise::Invalid(format!("memo entry {idx} was never stored")))?;
                 self.abs().stack.push(v);
             }
-            _ => {
-                return Err(Raise::Invalid(format!(
-                    "invalid load key {op:#04x}: not a pickle opcode"
-                )))
-            }
+            _ => return Err(not_an_opcode(op)),
         }
-        Ok(None)
+        Ok(())
     }
 
     /// Judges a global and gives the abstract value of its object.
@@ -398,4 +466,9 @@ impl<'a> Run<'a, '_> {
             });
         }
     }
+}
+
+/// What Python's unpickler raises on a byte that is no opcode.
+fn not_an_opcode(op: u8) -> Raise {
+    Raise::Invalid(format!("invalid load key {op:#04x}: not a pickle opcode"))
 }

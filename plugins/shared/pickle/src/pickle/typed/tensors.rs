@@ -4,10 +4,10 @@
 //! that reach them ([`super::calls`]).
 
 use crate::globals::weights_only::{int_repr_dtype, is_quantized};
-use crate::globals::{Class, Known};
+use crate::globals::{Class, Dtype, Known};
 use crate::pickle::machine::{Run, Typed, ENTRY};
 use crate::pickle::values::{
-    check_bounds, describe, Grammar, Object, Severity, StorageClass, TensorModel, Value,
+    check_bounds, describe, Grammar, Object, Severity, StorageClass, StorageRef, TensorModel, Value,
 };
 use std::mem::size_of;
 use std::rc::Rc;
@@ -222,8 +222,6 @@ impl Run<'_, '_> {
     }
 
     pub(super) fn rebuild_tensor(&mut self, args: &[Value], which: Rebuild) -> Value {
-        let gname = self.options.rules_name();
-        let v3 = which == Rebuild::V3;
         let name = match which {
             Rebuild::V1 => "_rebuild_tensor",
             Rebuild::V2 => "_rebuild_tensor_v2",
@@ -272,65 +270,8 @@ impl Run<'_, '_> {
         if matches!(which, Rebuild::V2 | Rebuild::V3) && !self.hooks_ok(name, &args[5]) {
             return opaque(name);
         }
-        if let StorageClass::Typed(d) = storage.class {
-            if !is_quantized(d) && which == Rebuild::Quantized {
-                self.structure(
-                    Severity::Fail,
-                    format!("{name} over a storage that is not quantized: torch makes an empty quantized tensor of the storage's dtype, which raises"),
-                );
-                return opaque(name);
-            }
-            if is_quantized(d) && which != Rebuild::Quantized {
-                self.structure(
-                    Severity::Lead,
-                    format!("{name} over a {} storage: torch.save rebuilds a quantized tensor with _rebuild_qtensor, which carries its scale and zero point", d.torch),
-                );
-                return opaque(name);
-            }
-        }
-        let dtype = if v3 {
-            let Value::Global(g) = &args[6] else {
-                self.structure(Severity::Fail, format!("{name} dtype is not a global"));
-                return opaque(name);
-            };
-            match (&g.class, storage.class) {
-                (Class::Known(Known::Dtype(d)), StorageClass::Untyped) => *d,
-                (Class::Known(Known::Dtype(_)), StorageClass::Typed(_)) => {
-                    self.structure(
-                        Severity::Fail,
-                        format!("{name} over a typed storage; v3 rebuilds untyped ones"),
-                    );
-                    return opaque(name);
-                }
-                _ => {
-                    self.structure(
-                        Severity::Lead,
-                        format!("{name} with dtype {}.{}: outside {gname}", g.module, g.name),
-                    );
-                    return opaque(name);
-                }
-            }
-        } else {
-            match storage.class {
-                StorageClass::Typed(d) if which == Rebuild::Quantized => match int_repr_dtype(d) {
-                    Some(int) => int,
-                    None => {
-                        self.structure(
-                            Severity::Lead,
-                            format!("a quantized {} tensor packs several values in each byte: its integer representation is not fingerprinted", d.torch),
-                        );
-                        return opaque(name);
-                    }
-                },
-                StorageClass::Typed(d) => d,
-                StorageClass::Untyped => {
-                    self.structure(
-                        Severity::Fail,
-                        format!("{name} over an untyped storage; v2 rebuilds typed ones"),
-                    );
-                    return opaque(name);
-                }
-            }
+        let Some(dtype) = self.rebuild_dtype(name, which, storage, args.get(6)) else {
+            return opaque(name);
         };
         let (conj, neg) = match args.get(fixed).filter(|_| with_metadata) {
             None => (false, false),
@@ -352,50 +293,13 @@ impl Run<'_, '_> {
             );
             return opaque(name);
         }
-        let ints = |t: &[Value]| -> Option<Vec<u64>> {
-            t.iter()
-                .map(|v| match v {
-                    Value::Int(i) => u64::try_from(*i).ok(),
-                    _ => None,
-                })
-                .collect()
-        };
-        let (Some(shape), Some(stride), Ok(storage_offset)) =
-            (ints(size), ints(stride), u64::try_from(*offset))
+        let Some((shape, stride, storage_offset)) =
+            self.rebuild_layout(name, size, stride, *offset)
         else {
-            self.structure(
-                Severity::Fail,
-                format!("{name} with a size, stride or offset that is negative or not an integer"),
-            );
             return opaque(name);
         };
-        if shape.len() != stride.len() {
-            self.structure(
-                Severity::Fail,
-                format!(
-                    "{name} with {} sizes but {} strides",
-                    shape.len(),
-                    stride.len()
-                ),
-            );
-            return opaque(name);
-        }
-        if v3 {
-            let first = self.t().untyped_dtypes.get(&storage.key).copied();
-            if let Some(first) = first {
-                if first != dtype {
-                    self.structure(
-                        Severity::Fail,
-                        format!(
-                            "storage {:?} is viewed as {} and as {}; torch.save never writes that",
-                            storage.key, first.torch, dtype.torch
-                        ),
-                    );
-                }
-            } else {
-                self.charge(storage.key.len() + ENTRY);
-                self.t().untyped_dtypes.insert(storage.key.clone(), dtype);
-            }
+        if which == Rebuild::V3 {
+            self.note_untyped_view(storage, dtype);
         }
         self.charge(size_of::<TensorModel>() + 96 + 16 * shape.len());
         let tensor = TensorModel {
@@ -418,6 +322,139 @@ impl Run<'_, '_> {
         let t = Rc::new(tensor);
         self.t().tensors.push(t.clone());
         Value::Tensor(t)
+    }
+
+    /// The dtype a rebuild gives its tensor: a quantized storage only through
+    /// `_rebuild_qtensor` (as its integer representation), the storage's own for v1 and v2,
+    /// and for v3 (an untyped storage) its `dtype` argument. `None` after the finding that says
+    /// why not.
+    fn rebuild_dtype(
+        &mut self,
+        name: &str,
+        which: Rebuild,
+        storage: &StorageRef,
+        dtype_arg: Option<&Value>,
+    ) -> Option<&'static Dtype> {
+        let gname = self.options.rules_name();
+        if let StorageClass::Typed(d) = storage.class {
+            if !is_quantized(d) && which == Rebuild::Quantized {
+                self.structure(
+                    Severity::Fail,
+                    format!("{name} over a storage that is not quantized: torch makes an empty quantized tensor of the storage's dtype, which raises"),
+                );
+                return None;
+            }
+            if is_quantized(d) && which != Rebuild::Quantized {
+                self.structure(
+                    Severity::Lead,
+                    format!("{name} over a {} storage: torch.save rebuilds a quantized tensor with _rebuild_qtensor, which carries its scale and zero point", d.torch),
+                );
+                return None;
+            }
+        }
+        if which == Rebuild::V3 {
+            let Some(Value::Global(g)) = dtype_arg else {
+                self.structure(Severity::Fail, format!("{name} dtype is not a global"));
+                return None;
+            };
+            match (&g.class, storage.class) {
+                (Class::Known(Known::Dtype(d)), StorageClass::Untyped) => Some(*d),
+                (Class::Known(Known::Dtype(_)), StorageClass::Typed(_)) => {
+                    self.structure(
+                        Severity::Fail,
+                        format!("{name} over a typed storage; v3 rebuilds untyped ones"),
+                    );
+                    None
+                }
+                _ => {
+                    self.structure(
+                        Severity::Lead,
+                        format!("{name} with dtype {}.{}: outside {gname}", g.module, g.name),
+                    );
+                    None
+                }
+            }
+        } else {
+            match storage.class {
+                StorageClass::Typed(d) if which == Rebuild::Quantized => match int_repr_dtype(d) {
+                    Some(int) => Some(int),
+                    None => {
+                        self.structure(
+                            Severity::Lead,
+                            format!("a quantized {} tensor packs several values in each byte: its integer representation is not fingerprinted", d.torch),
+                        );
+                        None
+                    }
+                },
+                StorageClass::Typed(d) => Some(d),
+                StorageClass::Untyped => {
+                    self.structure(
+                        Severity::Fail,
+                        format!("{name} over an untyped storage; v2 rebuilds typed ones"),
+                    );
+                    None
+                }
+            }
+        }
+    }
+
+    /// A rebuild's shape, stride and storage offset: non-negative integers, as many strides as
+    /// sizes. `None` after the finding that says why not.
+    fn rebuild_layout(
+        &mut self,
+        name: &str,
+        size: &[Value],
+        stride: &[Value],
+        offset: i64,
+    ) -> Option<(Vec<u64>, Vec<u64>, u64)> {
+        let ints = |t: &[Value]| -> Option<Vec<u64>> {
+            t.iter()
+                .map(|v| match v {
+                    Value::Int(i) => u64::try_from(*i).ok(),
+                    _ => None,
+                })
+                .collect()
+        };
+        let (Some(shape), Some(stride), Ok(storage_offset)) =
+            (ints(size), ints(stride), u64::try_from(offset))
+        else {
+            self.structure(
+                Severity::Fail,
+                format!("{name} with a size, stride or offset that is negative or not an integer"),
+            );
+            return None;
+        };
+        if shape.len() != stride.len() {
+            self.structure(
+                Severity::Fail,
+                format!(
+                    "{name} with {} sizes but {} strides",
+                    shape.len(),
+                    stride.len()
+                ),
+            );
+            return None;
+        }
+        Some((shape, stride, storage_offset))
+    }
+
+    /// v3 views an untyped storage as a dtype: every view of one storage must take the same.
+    fn note_untyped_view(&mut self, storage: &StorageRef, dtype: &'static Dtype) {
+        let first = self.t().untyped_dtypes.get(&storage.key).copied();
+        if let Some(first) = first {
+            if first != dtype {
+                self.structure(
+                    Severity::Fail,
+                    format!(
+                        "storage {:?} is viewed as {} and as {}; torch.save never writes that",
+                        storage.key, first.torch, dtype.torch
+                    ),
+                );
+            }
+        } else {
+            self.charge(storage.key.len() + ENTRY);
+            self.t().untyped_dtypes.insert(storage.key.clone(), dtype);
+        }
     }
 
     pub(super) fn rebuild_parameter(&mut self, args: &[Value], with_state: bool) -> Value {
