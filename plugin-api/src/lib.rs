@@ -217,6 +217,26 @@ pub enum RowStatus {
 }
 
 impl RowStatus {
+    /// How bad the status is, for the worst of several rows: PASS 0, NOT_TESTED 1, LEAD 2,
+    /// FAIL 3.
+    pub fn badness(self) -> u8 {
+        match self {
+            RowStatus::Pass => 0,
+            RowStatus::NotTested => 1,
+            RowStatus::Lead => 2,
+            RowStatus::Fail => 3,
+        }
+    }
+
+    /// The worse of two statuses (the first when they are as bad).
+    pub fn worse(self, other: RowStatus) -> RowStatus {
+        if other.badness() > self.badness() {
+            other
+        } else {
+            self
+        }
+    }
+
     /// The severity of a finding of a row with this status when the row's status says it all
     /// (a row whose findings are all of one kind): FAIL and LEAD for theirs, a note for the
     /// findings of a PASS or NOT_TESTED row (facts, not problems).
@@ -532,10 +552,14 @@ pub trait FormatReader: Send + Sync {
         let _ = (source, options, budget);
         RResult::RErr(PluginError::new(
             PluginErrorKind::Unsupported,
-            "not a container reader",
+            NOT_A_CONTAINER,
         ))
     }
 }
+
+/// The message of the [`PluginErrorKind::Unsupported`] error a reader that is not a container
+/// answers [`FormatReader::open_container`] with.
+pub const NOT_A_CONTAINER: &str = "not a container reader";
 
 /// What a container reader made of a container: the file as [`FormatReader::open`] reads it,
 /// and the members it hands back to the host to be read.

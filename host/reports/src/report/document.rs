@@ -207,17 +207,6 @@ impl From<WrittenFinding> for RowFinding {
     }
 }
 
-/// How bad a status is, for the worst of several: FAIL, then LEAD, then NOT_TESTED, then
-/// PASS.
-pub fn rank(s: RowStatus) -> u8 {
-    match s {
-        RowStatus::Pass => 0,
-        RowStatus::NotTested => 1,
-        RowStatus::Lead => 2,
-        RowStatus::Fail => 3,
-    }
-}
-
 /// A status's name in reports.
 pub fn status_name(s: RowStatus) -> &'static str {
     match s {

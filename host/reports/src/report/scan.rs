@@ -19,7 +19,7 @@ use crate::read::modeldir::FileHash;
 use crate::read::plugins::{effective_rules, LoadedPlugin, PluginSet};
 use crate::report::companion::{classify, Companion};
 use crate::report::document::{
-    rank, status_name, PluginUse, Report, ReportArtifact, Row, RowFinding, Scope, Tool,
+    status_name, PluginUse, Report, ReportArtifact, Row, RowFinding, Scope, Tool,
     DIGEST_NOT_COMPUTED, PICKLE_CHECK, SCHEMA, STRUCTURE_CHECK,
 };
 use crate::report::reference::{reference_row, Reference};
@@ -498,7 +498,7 @@ fn merge(check: String, rows: Vec<(String, ReportRow)>, in_dir: bool) -> Row {
     let status = rows
         .iter()
         .map(|(_, r)| r.status)
-        .max_by_key(|s| rank(*s))
+        .max_by_key(|s| s.badness())
         .unwrap_or(RowStatus::NotTested);
     let summary = if in_dir {
         rows.iter()

@@ -146,7 +146,7 @@ impl<T: Reader> FormatReader for Guarded<T> {
                 .unwrap_or_else(|| {
                     Err(PluginError::new(
                         PluginErrorKind::Unsupported,
-                        "not a container reader",
+                        socair_plugin_api::NOT_A_CONTAINER,
                     ))
                 })
         })

@@ -244,7 +244,7 @@ fn judge_torch(member: &mar::Member, bytes: &[u8], options: &AnalyzeOptions, row
             .find(|(c, ..)| c == row.check.as_str())
         {
             Some((_, status, summaries, all)) => {
-                *status = worse(*status, row.status);
+                *status = status.worse(row.status);
                 summaries.push(summary);
                 all.extend(findings);
             }
@@ -252,25 +252,6 @@ fn judge_torch(member: &mar::Member, bytes: &[u8], options: &AnalyzeOptions, row
                 .torch
                 .push((row.check.to_string(), row.status, vec![summary], findings)),
         }
-    }
-}
-
-fn rank(s: RowStatus) -> u8 {
-    match s {
-        RowStatus::Pass => 0,
-        RowStatus::NotTested => 1,
-        RowStatus::Lead => 2,
-        RowStatus::Fail => 3,
-        #[allow(unreachable_patterns)]
-        _ => 3,
-    }
-}
-
-fn worse(a: RowStatus, b: RowStatus) -> RowStatus {
-    if rank(b) > rank(a) {
-        b
-    } else {
-        a
     }
 }
 

@@ -1,7 +1,6 @@
 //! The properties the fuzz target checks, shared with the regression test.
 
 use crate::{read_opencv_storage, read_openvino, read_pmml};
-use socair_plugin_api::RowStatus;
 
 /// The three readers on arbitrary bytes: they return, never panic; every tensor located lies in
 /// the weights file at a range that does not overflow; a row is at least as bad as its worst
@@ -14,18 +13,13 @@ pub fn check_reader(data: &[u8]) {
     ] {
         assert_eq!(opened.rows.len(), 1);
         let row = &opened.rows[0];
-        let rank = |s: RowStatus| match s {
-            RowStatus::Fail => 2,
-            RowStatus::Lead => 1,
-            _ => 0,
-        };
         let worst = row
             .findings
             .iter()
-            .map(|f| rank(f.severity.row_status()))
+            .map(|f| f.severity.row_status().badness())
             .max()
             .unwrap_or(0);
-        assert!(rank(row.status) >= worst, "{row:?}");
+        assert!(row.status.badness() >= worst, "{row:?}");
         for t in opened.tensors.iter() {
             assert_eq!(
                 t.file.as_ref().map(|f| f.as_str()).into_option(),

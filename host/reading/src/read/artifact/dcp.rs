@@ -440,13 +440,9 @@ fn status_of(f: &Finding, row: &ReportRow) -> RowStatus {
 
 /// The worst of some statuses (PASS for none).
 fn worst(statuses: impl Iterator<Item = RowStatus>) -> RowStatus {
-    let rank = |s: &RowStatus| match s {
-        RowStatus::Fail => 3,
-        RowStatus::Lead => 2,
-        RowStatus::NotTested => 1,
-        RowStatus::Pass => 0,
-    };
-    statuses.max_by_key(rank).unwrap_or(RowStatus::Pass)
+    statuses
+        .max_by_key(|s| s.badness())
+        .unwrap_or(RowStatus::Pass)
 }
 
 /// A row of `check` with `findings` `(status, place, reason)`, at most [`MAX_FINDINGS`]

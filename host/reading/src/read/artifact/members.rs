@@ -524,9 +524,7 @@ fn fold_row(opened: &mut OpenedFile, row: ReportRow) {
     if into.status != row.status || row.names_severities {
         into.names_severities = true;
     }
-    if rank(row.status) > rank(into.status) {
-        into.status = row.status;
-    }
+    into.status = into.status.worse(row.status);
     if into.summary.len() + row.summary.len() <= MAX_SUMMARY {
         into.summary = format!("{}; {}", into.summary, row.summary).into();
     } else if !into.summary.ends_with(SUMMARIES_LEFT_OUT) {
@@ -556,15 +554,6 @@ fn cap(findings: &mut RVec<Finding>, kept: usize) {
         format!("{dropped} more findings in the members are not listed"),
     ));
     *findings = all.into();
-}
-
-fn rank(s: RowStatus) -> u8 {
-    match s {
-        RowStatus::Pass => 0,
-        RowStatus::NotTested => 1,
-        RowStatus::Lead => 2,
-        RowStatus::Fail => 3,
-    }
 }
 
 #[cfg(test)]

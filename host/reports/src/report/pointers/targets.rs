@@ -3,7 +3,7 @@
 
 use crate::read::artifact::{Artifact, FileJob};
 use crate::read::modeldir::DirLink;
-use crate::report::document::{rank, STRUCTURE_CHECK};
+use crate::report::document::STRUCTURE_CHECK;
 use socair_plugin_api::{Finding, OpenedFile, ReportRow, RowStatus, Severity};
 use std::collections::{HashMap, HashSet};
 
@@ -181,7 +181,7 @@ impl Findings {
         reason: impl Into<String>,
     ) {
         self.status = Some(match self.status {
-            Some(s) if rank(s) >= rank(status) => s,
+            Some(s) if s.badness() >= status.badness() => s,
             _ => status,
         });
         if self.list.len() < MAX_FINDINGS {
