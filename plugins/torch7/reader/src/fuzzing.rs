@@ -1,7 +1,6 @@
 //! The properties the fuzz target checks, shared with the regression test.
 
 use crate::{claims, read_torch7};
-use socair_plugin_api::RowStatus;
 
 /// The reader on arbitrary bytes: it returns, never panics, one row at least as bad as its
 /// worst listed finding, tensors whose ranges lie inside the input and whose bytes match
@@ -11,18 +10,13 @@ pub fn check_reader(data: &[u8]) {
     let opened = read_torch7(data, data.len() as u64);
     assert_eq!(opened.rows.len(), 1);
     let row = &opened.rows[0];
-    let rank = |s: RowStatus| match s {
-        RowStatus::Fail => 2,
-        RowStatus::Lead => 1,
-        _ => 0,
-    };
     let worst = row
         .findings
         .iter()
-        .map(|f| rank(f.severity.row_status()))
+        .map(|f| f.severity.row_status().badness())
         .max()
         .unwrap_or(0);
-    assert!(rank(row.status) >= worst, "{row:?}");
+    assert!(row.status.badness() >= worst, "{row:?}");
     let mut inline = 0u64;
     for t in opened.tensors.iter() {
         for r in t.ranges.iter() {
