@@ -251,6 +251,84 @@ fn an_external_link_is_judged_by_where_its_file_lies() {
     }
 }
 
+/// Files with a shared-message table (list and version 2 B-tree indexes), nested compound
+/// records, opaque elements and array elements (fixtures/hdf5/shared/, by
+/// fixtures/hdf5/make_shared.py): clean, every numeric dataset (an array type's with its
+/// dimensions appended) the bytes h5py reads, the rest listed as data.
+#[test]
+fn shared_messages_and_every_element_kind_read_as_h5py_reads_them() {
+    assert!(verdicts("hdf5/shared") >= 6);
+    assert!(tensors("hdf5/shared") >= 41);
+}
+
+/// External raw storage is judged by where its file lies (fixtures/hdf5/raw-storage/, by
+/// make_shared.py): the HDF5 library opens the named file when the dataset is read
+/// (`H5D__efl_read`), so in a scanned directory that ships it the bytes are data socair
+/// fingerprints there (the SHA-256 of what h5py reads, `[[0,1,2,3],[8,9,10,11]]` in `<f4`);
+/// one above the directory, one it lacks, or the HDF5 file scanned alone FAILs.
+#[test]
+fn external_raw_storage_is_judged_by_where_its_file_lies() {
+    for (case, want) in [
+        ("inside", "PASS"),
+        ("outside", "FAIL"),
+        ("missing", "FAIL"),
+        ("inside/model.h5", "FAIL"),
+    ] {
+        let path = fixture(&format!("hdf5/raw-storage/{case}"));
+        let r = run(socair().args(["scan", "--json"]).arg(&path));
+        let report = json(&r.stdout);
+        assert_eq!(verdict(&report), want, "{case}: {report:#}");
+        assert!(
+            report.to_string().contains("External Data Files message"),
+            "{case}: {report:#}"
+        );
+        let m = json(&run(socair().arg("tensors").arg(&path)).stdout);
+        let kernel = m["tensors"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|t| t["name"] == "dense/kernel");
+        if want == "PASS" {
+            let kernel = kernel.unwrap_or_else(|| panic!("{case}: {m:#}"));
+            assert_eq!(
+                kernel["sha256"],
+                "8250892877bb64bf08a4482699f9ec7f8b581e0ef2176ad88038f0b0259f6418"
+            );
+            assert_eq!(kernel["shape"], serde_json::json!([2, 4]));
+        } else {
+            assert!(kernel.is_none(), "{case}: {m:#}");
+        }
+    }
+}
+
+/// A virtual dataset is judged by the files its mappings name (fixtures/hdf5/virtual/, by
+/// make_shared.py): the library opens each source file (`H5F_prefix_open_file`: as named, then
+/// in the virtual dataset's directory), so a source the scanned directory ships is data (a
+/// note), one above it or the file scanned alone FAILs; a source in the file itself (`.`)
+/// opens nothing (fixtures/hdf5/features/virtual-compound.h5 is clean).
+#[test]
+fn a_virtual_dataset_is_judged_by_the_files_it_maps() {
+    for (case, want) in [
+        ("inside", "PASS"),
+        ("outside", "FAIL"),
+        ("inside/model.h5", "FAIL"),
+    ] {
+        let path = fixture(&format!("hdf5/virtual/{case}"));
+        let report = json(&run(socair().args(["scan", "--json"]).arg(&path)).stdout);
+        assert_eq!(verdict(&report), want, "{case}: {report:#}");
+        let text = report.to_string();
+        assert!(
+            text.contains("a virtual dataset mapping the dataset"),
+            "{case}: {report:#}"
+        );
+        assert_eq!(
+            text.contains("is a file of this directory, which socair reads"),
+            want == "PASS",
+            "{case}: {report:#}"
+        );
+    }
+}
+
 #[test]
 fn places_name_the_json_path_and_the_object() {
     let r = run(socair()

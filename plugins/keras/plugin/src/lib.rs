@@ -232,6 +232,20 @@ pub fn opened(a: Analysis, format: &str, file_len: u64) -> OpenedFile {
                     order(t.order),
                 )
             },
+            Bytes::Elsewhere { file, ranges } => TensorDescriptor {
+                file: ROption::RSome(file.as_str().into()),
+                ..tensor_in_file(
+                    &t.name,
+                    t.element,
+                    Some(t.element),
+                    t.shape,
+                    ranges
+                        .into_iter()
+                        .map(|(offset, len)| ByteRange { offset, len })
+                        .collect(),
+                    order(t.order),
+                )
+            },
             Bytes::Inline(bytes) => TensorDescriptor {
                 inline: ROption::RSome(bytes.into()),
                 ..tensor_in_file(

@@ -163,13 +163,22 @@ pub fn analyse(file: hdf5::File, base: u64, label: &str, reviewed: &[String]) ->
         let element = if bf16 {
             Some(("BF16", Order::Little))
         } else {
-            d.ty.element()
+            d.ty.tensor_element()
         };
         let Some((element, order)) = element else {
             match d.storage {
                 Storage::Unread(why) => a.unread.push((name, why)),
                 Storage::Deferred(why) => a.deferred.push((name, why)),
                 Storage::Data(what) => a.data.push((name, what)),
+                // Bytes h5py returns as NumPy `void` records (no `dtype` attribute marks them
+                // as bfloat16): data, located as a tensor's would be, not a tensor type.
+                _ if matches!(d.ty, Type::Opaque { .. }) => a.data.push((
+                    name,
+                    format!(
+                        "its elements are {}: data, not a tensor type",
+                        d.ty.describe()
+                    ),
+                )),
                 _ => a.unread.push((
                     name,
                     format!("its elements are {}, not a tensor type", d.ty.describe()),
@@ -183,8 +192,27 @@ pub fn analyse(file: hdf5::File, base: u64, label: &str, reviewed: &[String]) ->
             }
             Storage::Inline(b) => Bytes::Inline(b),
             Storage::Empty => Bytes::Ranges(Vec::new()),
-            Storage::Unread(why) | Storage::Data(why) => {
+            // External raw storage: named in the file beside this one, which only a host that
+            // scans their directory reads; an archive's member has no such neighbour.
+            Storage::Elsewhere { file, ranges } if label.is_empty() => {
+                Bytes::Elsewhere { file, ranges }
+            }
+            Storage::Elsewhere { file, .. } => {
+                a.unread.push((
+                    name,
+                    format!(
+                        "its bytes are in the external file {file:?}, beside no archive member"
+                    ),
+                ));
+                continue;
+            }
+            Storage::Unread(why) => {
                 a.unread.push((name, why));
+                continue;
+            }
+            // Numbers read where they lie (a virtual dataset's, from its sources): data.
+            Storage::Data(what) => {
+                a.data.push((name, what));
                 continue;
             }
             Storage::Deferred(why) => {
@@ -196,7 +224,8 @@ pub fn analyse(file: hdf5::File, base: u64, label: &str, reviewed: &[String]) ->
             name,
             element,
             order,
-            shape: d.dims.clone(),
+            // An array type's dimensions follow the dataset's, as NumPy's subarray dtypes.
+            shape: d.dims.iter().chain(d.ty.tensor_dims()).copied().collect(),
             bytes,
         });
     }

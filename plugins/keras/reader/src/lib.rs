@@ -43,6 +43,14 @@ pub enum Bytes {
     Ranges(Vec<(u64, u64)>),
     /// The bytes themselves (a deflated member's, compact storage, reordered chunks).
     Inline(Vec<u8>),
+    /// `(offset, len)` ranges of another file (HDF5 external raw storage), named relative to
+    /// the opened file's directory as the HDF5 file names it.
+    Elsewhere {
+        /// The other file.
+        file: String,
+        /// Its ranges, in row-major order.
+        ranges: Vec<(u64, u64)>,
+    },
 }
 
 /// Findings of one check: the first 256 listed, the rest counted.

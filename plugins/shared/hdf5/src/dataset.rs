@@ -68,8 +68,8 @@ impl<S: ReadAt + ?Sized> Locator<'_, '_, S> {
         d: &Stored<'_>,
     ) -> Result<Storage, Hdf5Error> {
         // A virtual dataset of any type is judged by its layout, below.
-        let tensor = d.ty.element().is_some() || matches!(d.ty, Type::Opaque { .. });
-        if !tensor && !matches!(layout, Layout::Virtual) {
+        let tensor = d.ty.tensor_element().is_some() || matches!(d.ty, Type::Opaque { .. });
+        if !tensor && !matches!(layout, Layout::Virtual { .. }) {
             return Ok(Storage::Data(format!(
                 "its elements are {}: data, not a tensor type",
                 d.ty.describe()
@@ -91,7 +91,7 @@ impl<S: ReadAt + ?Sized> Locator<'_, '_, S> {
             }
             Layout::Contiguous { addr, size: stored } => self.contiguous(place, *addr, stored.unwrap_or(bytes), bytes, size, d),
             Layout::Chunked(ch) => self.chunked(place, ch, size, bytes, d),
-            Layout::Virtual => Err(Left::Found(Severity::Fail, "a virtual dataset: its elements are read from other datasets, which may lie in other files the HDF5 library opens when it is read".into())),
+            Layout::Virtual { .. } => Err(Left::Found(Severity::Fail, "a virtual dataset: its elements are read from other datasets, which may lie in other files the HDF5 library opens when it is read".into())),
         };
         let out = match out {
             Ok(storage) if matches!(d.ty, Type::PackedInt { .. }) => {

@@ -58,7 +58,7 @@ fn store(
 /// One message of a dense store: its bytes, and the message flags its index records (for
 /// attributes: whether the message is shared, stored elsewhere).
 pub struct Message {
-    /// The message's bytes.
+    /// The message's bytes; for a shared one, its ID in the shared-message table's heap.
     pub data: Vec<u8>,
     /// The message flags (0 for links).
     pub flags: u8,
@@ -102,6 +102,12 @@ pub fn messages_in<S: ReadAt + ?Sized>(
     })?;
     let mut out = Vec::with_capacity(ids.len());
     for (id, flags) in ids {
+        // A shared attribute's ID names its message in the shared-message table's heap, not
+        // in this one (`H5A__dense_iterate_bt2_cb`, `H5Adense.c`): it is left as the ID.
+        if flags & 0x02 != 0 {
+            out.push(Message { data: id, flags });
+            continue;
+        }
         let data = heap.object(src, &id).map_err(|e| Hdf5Error::new(what, e))?;
         out.push(Message { data, flags });
     }

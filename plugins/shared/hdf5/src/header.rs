@@ -61,8 +61,11 @@ pub fn read<S: ReadAt + ?Sized>(
         let head = src.bytes(addr, prefix + width, place)?;
         let size = Cursor::with(head.get(prefix as usize..).unwrap_or_default(), 8, 8, place)
             .uint(width as usize)?;
-        let total = prefix + width + size + 4;
         let what = format!("object header of {place} at address {addr}");
+        // A size of 8 bytes could be anything: past the file, the read below refuses it.
+        let total = size
+            .checked_add(prefix + width + 4)
+            .ok_or_else(|| Hdf5Error::new(&what, format!("a first block of {size} bytes")))?;
         // The first block (after its prefix), then every continuation block (after `OCHK`),
         // each ending in its checksum.
         pending.push_back((addr, total));

@@ -10,14 +10,17 @@
 //! [`btree2`]), their filters undone (deflate, shuffle, Fletcher-32, scale-offset, szip,
 //! n-bit, h5py's LZF: [`filters`])
 //! and what was never written read as the fill value; of a group whose links are in dense
-//! storage, the external links in its fractal heap ([`fheap`]).
+//! storage, the external links in its fractal heap ([`fheap`]); messages kept once in the
+//! shared-message table ([`sohm`]); array elements of numbers as more dimensions.
 //!
 //! It names every dataset's bytes as byte ranges of the file where they lie there in row-major
 //! order, and otherwise assembles them (tiles, filtered chunks, fill values) within a budget,
 //! so a host fingerprints them as h5py reads them. What makes the HDF5 library
 //! open other files is a [`Severity::Fail`] finding naming the object: external raw storage
-//! (the External Data Files message), external links, virtual datasets, and user-defined
-//! filters (ids 256 and above, loaded from plugin libraries). Everything else outside the
+//! (the External Data Files message, [`external`]: its bytes named as ranges of that file),
+//! external links, virtual datasets mapped from other files ([`vds`]), each about the file
+//! it opens (`Finding::file`, which a host scanning that file's directory judges), and
+//! user-defined filters (ids 256 and above, loaded from plugin libraries). Everything else outside the
 //! subset is a [`Severity::Lead`] finding, and a malformed structure an [`Hdf5Error`] naming
 //! the place.
 //!
@@ -36,6 +39,7 @@ pub mod btree2;
 pub mod chunk_index;
 pub mod dataset;
 pub mod dense;
+pub mod external;
 pub mod fheap;
 pub mod filters;
 pub mod header;
@@ -43,9 +47,11 @@ pub mod io;
 pub mod messages;
 pub mod model;
 pub mod nbit;
+pub mod sohm;
 pub mod superblock;
 pub mod szip;
 pub mod types;
+pub mod vds;
 pub mod walk;
 
 pub use model::{

@@ -70,8 +70,14 @@ pub enum Layout {
     },
     /// Chunks, found through an index.
     Chunked(Chunking),
-    /// A virtual dataset: its elements are read from other datasets, in this file or others.
-    Virtual,
+    /// A virtual dataset: its elements are read from other datasets, in this file or others,
+    /// as the global heap object its mappings are in lists them ([`crate::vds`]).
+    Virtual {
+        /// The global heap collection's address.
+        heap: u64,
+        /// The object's index there.
+        index: u32,
+    },
 }
 
 /// A chunked layout: the chunk's shape and where the index of its chunks is.
@@ -210,7 +216,10 @@ pub fn layout(data: &[u8], offsets: u8, lengths: u8) -> Result<Layout, Hdf5Error
             };
             chunking(version, dims, index, flags)?
         }
-        3 if version >= 4 => Layout::Virtual,
+        3 if version >= 4 => Layout::Virtual {
+            heap: c.addr()?,
+            index: c.u32()?,
+        },
         k => {
             return Err(Hdf5Error::new(
                 what,
@@ -489,8 +498,29 @@ pub struct RawAttribute {
     pub data: Vec<u8>,
 }
 
-/// Parses an attribute message (versions 1 to 3).
+/// Parses an attribute message (versions 1 to 3) whose datatype and dataspace are its own.
 pub fn attribute(data: &[u8], offsets: u8, lengths: u8) -> Result<RawAttribute, Hdf5Error> {
+    attribute_with(data, offsets, lengths, &mut |_, _| {
+        Err(Hdf5Error::new(
+            "attribute message",
+            "its datatype or dataspace is shared (stored elsewhere): not read",
+        ))
+    })
+}
+
+/// What gives a shared message's bytes: (message type, the shared message) to its own bytes.
+pub type Resolve<'r> = dyn FnMut(u16, &[u8]) -> Result<Vec<u8>, Hdf5Error> + 'r;
+
+/// Parses an attribute message (versions 1 to 3); a datatype or dataspace it shares
+/// (`H5O_ATTR_FLAG_TYPE_SHARED`, `H5O_ATTR_FLAG_SPACE_SHARED`: the field holds a shared
+/// message, `H5O__attr_decode`, `H5Oattr.c`) is the bytes `resolve` gives for (message type,
+/// shared message).
+pub fn attribute_with(
+    data: &[u8],
+    offsets: u8,
+    lengths: u8,
+    resolve: &mut Resolve<'_>,
+) -> Result<RawAttribute, Hdf5Error> {
     let mut c = Cursor::with(data, offsets, lengths, "attribute message");
     let version = c.u8()?;
     let flags = c.u8()?;
@@ -505,18 +535,31 @@ pub fn attribute(data: &[u8], offsets: u8, lengths: u8) -> Result<RawAttribute, 
             format!("version {version}: HDF5 writes 1 to 3"),
         ));
     }
-    if flags & 0b11 != 0 {
+    // Version 1 reserves the byte (`H5O__attr_decode`, `H5Oattr.c`: flags from version 2);
+    // the library refuses an undefined flag.
+    let flags = if version == 1 { 0 } else { flags };
+    if flags & !0b11 != 0 {
         return Err(Hdf5Error::new(
             "attribute message",
-            "its datatype or dataspace is shared (stored elsewhere): not read",
+            format!("flags {flags:#x}: HDF5 defines bits 0 and 1"),
         ));
     }
     let pad = |n: usize| if version == 1 { (n + 7) & !7 } else { n };
     let name = c.take(pad(name_len))?;
     let end = name.iter().position(|&b| b == 0).unwrap_or(name.len());
     let name = String::from_utf8_lossy(name.get(..end).unwrap_or_default()).into_owned();
-    let ty = types::datatype(c.take(pad(type_len))?, offsets, lengths)?;
-    let dims = types::dataspace(c.take(pad(space_len))?, offsets, lengths)?;
+    let mut field = |len: usize, shared: bool, kind: u16| -> Result<Vec<u8>, Hdf5Error> {
+        let bytes = c.take(pad(len))?;
+        if shared {
+            resolve(kind, bytes)
+        } else {
+            Ok(bytes.to_vec())
+        }
+    };
+    let ty_bytes = field(type_len, flags & 0b01 != 0, kind::DATATYPE)?;
+    let space_bytes = field(space_len, flags & 0b10 != 0, kind::DATASPACE)?;
+    let ty = types::datatype(&ty_bytes, offsets, lengths)?;
+    let dims = types::dataspace(&space_bytes, offsets, lengths)?;
     Ok(RawAttribute {
         name,
         ty,

@@ -68,6 +68,16 @@ pub enum Type {
         /// Bytes.
         size: u32,
     },
+    /// An array of a fixed shape of a numeric element (`H5T_ARRAY`), which h5py reads as
+    /// that many more dimensions of its base type (NumPy's subarray dtype).
+    Array {
+        /// The base type: one with an [`Type::element`].
+        base: Box<Type>,
+        /// The array's dimensions.
+        dims: Vec<u64>,
+        /// Bytes of the whole array.
+        size: u32,
+    },
     /// Any other type: what it is, and its element size.
     Other {
         /// What it is, for a reason.
@@ -87,6 +97,7 @@ impl Type {
             | Type::Complex { size, .. }
             | Type::FixedString { size, .. }
             | Type::Opaque { size }
+            | Type::Array { size, .. }
             | Type::Other { size, .. } => u64::from(*size),
             Type::Bool => 1,
             // Length (4), collection address, object index (4).
@@ -158,7 +169,25 @@ impl Type {
             Type::FixedString { size, .. } => format!("a string of {size} bytes"),
             Type::VarString => "a variable-length string".into(),
             Type::Opaque { size } => format!("an opaque type of {size} bytes"),
+            Type::Array { base, dims, .. } => format!("an array {dims:?} of {}", base.describe()),
             Type::Other { what, .. } => what.clone(),
+        }
+    }
+
+    /// The element type of the tensor h5py reads (an array's base type's: see
+    /// [`Type::tensor_dims`]).
+    pub fn tensor_element(&self) -> Option<(&'static str, Order)> {
+        match self {
+            Type::Array { base, .. } => base.element(),
+            t => t.element(),
+        }
+    }
+
+    /// The dimensions h5py appends to a dataset's for each element (an array's shape).
+    pub fn tensor_dims(&self) -> &[u64] {
+        match self {
+            Type::Array { dims, .. } => dims,
+            _ => &[],
         }
     }
 }
@@ -293,6 +322,14 @@ pub enum Storage {
     Inline(Vec<u8>),
     /// No elements.
     Empty,
+    /// `(offset, len)` ranges, in row-major order, of another file (external raw storage:
+    /// [`crate::external`]), named as the file names it.
+    Elsewhere {
+        /// The file, as the External Data Files message names it.
+        file: String,
+        /// Its ranges holding the elements.
+        ranges: Vec<(u64, u64)>,
+    },
     /// Located, but assembling its bytes (chunks in tiles, filtered, or never written) needs
     /// the data, which a read of headers only does not read: why.
     Deferred(String),

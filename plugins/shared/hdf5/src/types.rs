@@ -138,7 +138,7 @@ pub fn datatype(data: &[u8], offsets: u8, lengths: u8) -> Result<Type, Hdf5Error
         )?
         .unwrap_or_else(|| other("a compound type")),
         7 => other("a reference"),
-        10 => other("an array type"),
+        10 => array(&mut c, version, size, offsets, lengths)?,
         11 => other("a complex type"),
         k => {
             return Err(Hdf5Error::new(
@@ -179,7 +179,12 @@ fn complex(
         if version == 1 {
             c.skip(1 + 3 + 4 + 4 + 16)?; // an array member's rank, permutation and sizes
         }
-        // The member's own datatype message: 8 bytes and a float's 12 of properties.
+        // The member's own datatype message: 8 bytes and a float's 12 of properties. A member
+        // of another class (a nested compound, an array, a string) has a message of another
+        // length: then this is no complex number, and the compound is data.
+        if c.rest().first().map(|head| head & 0x0f) != Some(1) {
+            return Ok(None);
+        }
         let member = c.take(20)?;
         parts.push((name, offset, datatype(member, offsets, lengths)?));
     }
@@ -196,6 +201,53 @@ fn complex(
             }
         }
         _ => None,
+    })
+}
+
+/// An array type (`H5O__dtype_decode_helper`, `H5Odtype.c`, `H5T_ARRAY`): its rank, its
+/// dimensions of 4 bytes (version 2 also a reserved 3 bytes and a permutation, never used),
+/// its base type. One of a numeric base whose size is the array's is a [`Type::Array`];
+/// any other is data.
+fn array(
+    c: &mut Cursor<'_>,
+    version: u8,
+    size: u32,
+    offsets: u8,
+    lengths: u8,
+) -> Result<Type, Hdf5Error> {
+    let other = |what: &str| Type::Other {
+        what: what.to_owned(),
+        size,
+    };
+    let rank = c.u8()?;
+    // `H5S_MAX_RANK`.
+    if rank == 0 || rank > 32 || version < 2 {
+        return Ok(other("an array type"));
+    }
+    if version == 2 {
+        c.skip(3)?;
+    }
+    let mut dims = Vec::with_capacity(usize::from(rank));
+    for _ in 0..rank {
+        dims.push(u64::from(c.u32()?));
+    }
+    if version == 2 {
+        c.skip(4 * usize::from(rank))?;
+    }
+    let base = datatype(c.rest(), offsets, lengths)?;
+    let count = elements(&dims);
+    let fits = count
+        .and_then(|n| n.checked_mul(base.size(offsets)))
+        .is_some_and(|n| n == u64::from(size));
+    let numeric = base.element().is_some() && !matches!(base, Type::PackedInt { .. });
+    Ok(if numeric && fits {
+        Type::Array {
+            base: Box::new(base),
+            dims,
+            size,
+        }
+    } else {
+        other("an array type")
     })
 }
 

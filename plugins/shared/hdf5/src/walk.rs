@@ -3,6 +3,7 @@
 
 use crate::btree::{self, GlobalHeaps};
 use crate::dense;
+use crate::external;
 use crate::fheap;
 use crate::filters;
 use crate::header;
@@ -12,10 +13,12 @@ use crate::model::{
     Attribute, Dataset, File, Finding, Findings, Hdf5Error, Kind, Object, Options, Severity,
     Storage, Value, UNDEFINED,
 };
+use crate::sohm;
 use crate::superblock;
 use crate::types::{self, Type};
+use crate::vds;
 use socair_plugin_api::ReadAt;
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 /// Groups nested this deep are read ahead of the walk ([`crate::ahead`]) no further (Keras
 /// nests five or six); the walk itself goes as deep as the file does, bounded by
@@ -61,6 +64,10 @@ struct Walk<'a, S: ReadAt + ?Sized> {
     chunks_left: u64,
     /// Path bytes that may still be held ([`path_budget`]).
     paths_left: u64,
+    /// The shared-message table's indexes ([`sohm`]), from the superblock extension.
+    shared_indexes: Vec<sohm::Index>,
+    /// The shared-message heaps opened, by address.
+    shared_heaps: HashMap<u64, fheap::Heap>,
 }
 
 /// Reads the file (see [`crate::read`]).
@@ -76,6 +83,8 @@ pub fn read<S: ReadAt + ?Sized>(src: &S, options: Options) -> Result<File, Hdf5E
         text_left: text_budget(src.size()),
         chunks_left: chunk_budget(src.size()),
         paths_left: path_budget(src.size()),
+        shared_indexes: Vec::new(),
+        shared_heaps: HashMap::new(),
     };
     let mut early = Vec::new();
     let sb = superblock::read(&mut w.src, &mut early)?;
@@ -118,6 +127,33 @@ struct Messages {
     group_like: bool,
     /// Why its storage is not read (a shared message not read).
     unread_why: Option<String>,
+}
+
+/// Where a dataset in external storage keeps its bytes ([`external::ranges`]): ranges of
+/// another file, or why not (data of no tensor type is listed as data).
+fn external_storage(
+    slots: Option<&Result<Vec<external::Slot>, String>>,
+    ty: &Type,
+    dims: &[u64],
+    offsets: u8,
+) -> Storage {
+    if ty.tensor_element().is_none() {
+        return Storage::Data(format!(
+            "its elements are {}: data, not a tensor type",
+            ty.describe()
+        ));
+    }
+    let Some(bytes) = types::elements(dims).and_then(|n| n.checked_mul(ty.size(offsets))) else {
+        return Storage::Unread(format!("its dimensions {dims:?} overflow"));
+    };
+    match slots {
+        Some(Ok(slots)) => match external::ranges(slots, bytes) {
+            Ok((file, ranges)) => Storage::Elsewhere { file, ranges },
+            Err(why) => Storage::Unread(why),
+        },
+        Some(Err(why)) => Storage::Unread(why.clone()),
+        None => Storage::Unread("no External Data Files message".into()),
+    }
 }
 
 /// An object's path for a place: `/` and its path.
@@ -235,7 +271,7 @@ impl<S: ReadAt + ?Sized> Walk<'_, S> {
         attribute_info: &[u8],
         place: &str,
     ) -> Result<Vec<Attribute>, Hdf5Error> {
-        let (o, l) = (self.src.offsets, self.src.lengths);
+        let o = self.src.offsets;
         let mut out = Vec::new();
         let store = dense::attributes(attribute_info, o)?;
         let messages = match store {
@@ -252,12 +288,20 @@ impl<S: ReadAt + ?Sized> Walk<'_, S> {
             }
         };
         for m in messages {
-            // `H5O_MSG_FLAG_SHARED`: the message itself is stored elsewhere.
-            if m.flags & 0x02 != 0 {
-                self.find(Severity::Lead, place.to_owned(), "an attribute in dense storage whose message is shared (stored in another object): not read".into());
-                continue;
-            }
-            match messages::attribute(&m.data, o, l) {
+            // `H5O_MSG_FLAG_SHARED`: the record's ID names the message in the shared-message
+            // table's heap (`H5A__dense_iterate_bt2_cb`, `H5Adense.c`).
+            let m = if m.flags & 0x02 != 0 {
+                match self.table_message_bytes(kind::ATTRIBUTE, &m.data) {
+                    Ok(r) => r.data,
+                    Err(why) => {
+                        self.find(Severity::Lead, place.to_owned(), format!("an attribute in dense storage whose message is shared, {why}: not read"));
+                        continue;
+                    }
+                }
+            } else {
+                m.data
+            };
+            match self.attribute(&m, place) {
                 Ok(raw) => {
                     let value = self.value(&raw, place)?;
                     out.push(Attribute {
@@ -283,7 +327,16 @@ impl<S: ReadAt + ?Sized> Walk<'_, S> {
         let place = "superblock extension";
         for m in header::read(&mut self.src, addr, place)? {
             match m.kind {
-                kind::SHARED_TABLE | kind::BTREE_K | kind::FSINFO => {}
+                kind::SHARED_TABLE => {
+                    let o = self.src.offsets;
+                    let table = sohm::table_message(&m.data, o)
+                        .and_then(|(at, n)| sohm::table(&mut self.src, at, n));
+                    match table {
+                        Ok(indexes) => self.shared_indexes = indexes,
+                        Err(e) => self.find(Severity::Lead, place.into(), format!("its shared-message table not read ({}: {}): the messages objects share through it are not read", e.place, e.reason)),
+                    }
+                }
+                kind::BTREE_K | kind::FSINFO => {}
                 kind::DRIVER_INFO => self.find(Severity::Lead, place.into(), "it names a file driver's information (the family, multi or split drivers, which keep the file's data in other files): not read".into()),
                 k => self.find(Severity::Lead, place.into(), format!("a message of type {k:#x}, which the HDF5 library does not store in a superblock extension: not read")),
             }
@@ -293,7 +346,8 @@ impl<S: ReadAt + ?Sized> Walk<'_, S> {
 
     /// A shared message's own bytes (`H5O__shared_decode`, `H5Oshared.c`): for a message
     /// another object header holds (a committed datatype, as `f["t"] = np.dtype(...)` makes),
-    /// that header's message of the same type; one in the shared-message heap is not read.
+    /// that header's message of the same type; for one in the shared-message table, the
+    /// object its heap ID names in the heap of the index of its type ([`Walk::table_message_bytes`]).
     fn shared(&mut self, m: &header::Message, place: &str) -> Result<header::Message, String> {
         let (o, l) = (self.src.offsets, self.src.lengths);
         let mut c = Cursor::with(&m.data, o, l, "shared message");
@@ -307,9 +361,9 @@ impl<S: ReadAt + ?Sized> Walk<'_, S> {
             2 => c.addr(),
             3 if kind == 2 => c.addr(),
             3 if kind == 1 => {
-                return Err(
-                    "kept in the file's shared-message heap, which socair does not read".into(),
-                )
+                // `H5O_fheap_id_t`: 8 bytes.
+                let id = c.take(8).map_err(|e| e.reason)?.to_vec();
+                return self.table_message_bytes(m.kind, &id);
             }
             v => return Err(format!("in a shared message of version {v}, type {kind}")),
         }
@@ -319,6 +373,101 @@ impl<S: ReadAt + ?Sized> Walk<'_, S> {
         msgs.into_iter()
             .find(|s| s.kind == m.kind && !s.shared())
             .ok_or_else(|| format!("and the object header at address {addr} holds no such message"))
+    }
+
+    /// The message of type `message` whose bytes are the object `id` of the shared-message
+    /// heap of its type's index (`H5SM_get_fheap_addr`, `H5SM.c`; `H5O__shared_read`,
+    /// `H5Oshared.c`).
+    fn table_message_bytes(&mut self, message: u16, id: &[u8]) -> Result<header::Message, String> {
+        let heap_at = sohm::heap_for(&self.shared_indexes, message).ok_or_else(|| {
+            format!("kept in the shared-message table, where no index holds messages of type {message:#x}")
+        })?;
+        if !self.shared_heaps.contains_key(&heap_at) {
+            let heap = fheap::open(&mut self.src, heap_at).map_err(|e| {
+                format!(
+                    "kept in the shared-message heap, not read ({}: {})",
+                    e.place, e.reason
+                )
+            })?;
+            self.shared_heaps.insert(heap_at, heap);
+        }
+        let heap = self
+            .shared_heaps
+            .get(&heap_at)
+            .ok_or("a shared-message heap not kept")?;
+        let data = heap
+            .object(&mut self.src, id)
+            .map_err(|why| format!("kept in the shared-message heap, not read ({why})"))?;
+        Ok(header::Message {
+            kind: message,
+            flags: 0,
+            data,
+        })
+    }
+
+    /// A virtual dataset's storage ([`vds`]): data, its elements read from the datasets its
+    /// mappings name, in this file or others; a FAIL about each other file the library opens
+    /// for it ([`Finding::file`]: a note when it is one of the scanned directory's files that
+    /// socair reads). Mappings not read leave the dataset a FAIL, as any unread virtual one.
+    fn virtual_storage(&mut self, layout: &messages::Layout, place: &str) -> Storage {
+        let &messages::Layout::Virtual { heap, index } = layout else {
+            return Storage::Unread("not a virtual dataset".into());
+        };
+        let (o, l) = (self.src.offsets, self.src.lengths);
+        let what = format!("{place}'s virtual dataset mappings");
+        let read = self
+            .heaps
+            .object(&mut self.src, heap, index, &what)
+            .and_then(|block| vds::mappings(block, o, l));
+        let maps = match read {
+            Ok(maps) => maps,
+            Err(e) => {
+                let why = format!("a virtual dataset whose mappings were not read ({}: {}): its elements are read from other datasets, which may lie in other files the HDF5 library opens when it is read", e.place, e.reason);
+                self.find(Severity::Fail, place.to_owned(), why.clone());
+                return Storage::Unread(why);
+            }
+        };
+        let mut files: Vec<&str> = Vec::new();
+        for m in &maps {
+            if m.file != "." && !files.contains(&m.file.as_str()) {
+                files.push(&m.file);
+            }
+        }
+        for file in files.iter().take(8) {
+            let dataset = maps
+                .iter()
+                .find(|m| m.file == *file)
+                .map(|m| m.dataset.as_str())
+                .unwrap_or_default();
+            self.find_about(Severity::Fail, place.to_owned(), format!("a virtual dataset mapping the dataset {dataset:?} of the file {file:?}: the HDF5 library opens that file (as named, then in this file's directory, then the working directory) when the dataset is read"), file);
+        }
+        if files.len() > 8 {
+            self.find(Severity::Fail, place.to_owned(), format!("a virtual dataset mapping datasets of {} other files: the HDF5 library opens them when the dataset is read", files.len()));
+        }
+        let whence = if files.is_empty() {
+            "this file".to_owned()
+        } else {
+            format!("{} other file(s) and this one", files.len())
+        };
+        Storage::Data(format!("a virtual dataset: its elements are those of {} mapped dataset(s) in {whence}, read where they lie", maps.len()))
+    }
+
+    /// An attribute message, its shared datatype or dataspace read ([`Walk::shared`]).
+    fn attribute(&mut self, data: &[u8], place: &str) -> Result<messages::RawAttribute, Hdf5Error> {
+        let (o, l) = (self.src.offsets, self.src.lengths);
+        messages::attribute_with(data, o, l, &mut |message, bytes| {
+            let shared = header::Message {
+                kind: message,
+                flags: 0b10,
+                data: bytes.to_vec(),
+            };
+            self.shared(&shared, place).map(|m| m.data).map_err(|why| {
+                Hdf5Error::new(
+                    "attribute message",
+                    format!("its message of type {message:#x} is shared, {why}"),
+                )
+            })
+        })
     }
 
     /// An object header's messages read: what the object is made of.
@@ -358,7 +507,7 @@ impl<S: ReadAt + ?Sized> Walk<'_, S> {
                 m
             };
             match m.kind {
-                kind::ATTRIBUTE => match messages::attribute(&m.data, o, l) {
+                kind::ATTRIBUTE => match self.attribute(&m.data, &place) {
                     Ok(raw) => {
                         let value = self.value(&raw, &place)?;
                         h.attributes.push(Attribute {
@@ -447,10 +596,9 @@ impl<S: ReadAt + ?Sized> Walk<'_, S> {
             group_like,
             unread_why,
         } = self.messages(&msgs, &path, &place)?;
-        if let Some(ext) = &external {
-            let names = self.external_names(ext, &place);
-            self.find(Severity::Fail, place.clone(), format!("its raw data lives in other files (an External Data Files message naming {names}): the HDF5 library reads them when the dataset is read, so loading this file reads those files, a local secret into the weights"));
-        }
+        let slots = external
+            .as_ref()
+            .map(|ext| self.external_slots(ext, &place));
         if let Some(fs) = &filters {
             self.judge_plugin_filters(fs, &place);
         }
@@ -464,12 +612,14 @@ impl<S: ReadAt + ?Sized> Walk<'_, S> {
                 let fill = fill.or(fill_old).unwrap_or_default();
                 let storage = match (&unread_why, &external, dims.as_ref()) {
                     (Some(why), _, _) => Storage::Unread(why.clone()),
-                    (_, Some(_), _) => Storage::Unread(
-                        "its bytes are in other files (external storage), never read by socair"
-                            .into(),
-                    ),
+                    (_, Some(_), Some(d)) => {
+                        external_storage(slots.as_ref(), &ty, d, self.src.offsets)
+                    }
                     (_, _, None) => {
                         Storage::Unread("a null dataspace: it holds no elements".into())
+                    }
+                    (None, None, Some(_)) if matches!(layout, messages::Layout::Virtual { .. }) => {
+                        self.virtual_storage(&layout, &place)
                     }
                     (None, None, Some(d)) => {
                         let stored = crate::dataset::Stored {
@@ -567,23 +717,53 @@ impl<S: ReadAt + ?Sized> Walk<'_, S> {
         Ok(next)
     }
 
-    fn external_names(&mut self, ext: &messages::External, place: &str) -> String {
-        let heap = btree::local_heap(&mut self.src, ext.heap, place).unwrap_or_default();
-        let names: Vec<String> = ext
-            .slots
-            .iter()
-            .take(8)
-            .map(|(name, _, _)| {
-                btree::heap_string(&heap, *name, place)
-                    .map(|n| format!("{n:?}"))
-                    .unwrap_or_else(|_| "a name not read".into())
-            })
-            .collect();
-        if names.is_empty() {
-            "no file".into()
+    /// A dataset's external storage ([`external`]): its slots, their names read from the
+    /// message's local heap, and a FAIL naming each file the library opens to read it, about
+    /// that file ([`Finding::file`]: the host makes it a note when the file is one of the
+    /// scanned directory's that socair reads, the bytes socair fingerprints there).
+    fn external_slots(
+        &mut self,
+        ext: &messages::External,
+        place: &str,
+    ) -> Result<Vec<external::Slot>, String> {
+        let heap = btree::local_heap(&mut self.src, ext.heap, place);
+        let unlimited = if self.src.lengths >= 8 {
+            u64::MAX
         } else {
-            names.join(", ")
+            (1u64 << (8 * u32::from(self.src.lengths))) - 1
+        };
+        let mut slots = Vec::new();
+        let mut named: Vec<String> = Vec::new();
+        for &(name, offset, size) in &ext.slots {
+            let name = heap
+                .as_ref()
+                .map_err(|e| e.reason.clone())
+                .and_then(|h| btree::heap_string(h, name, place).map_err(|e| e.reason));
+            match name {
+                Ok(name) => {
+                    if !named.contains(&name) && named.len() < 8 {
+                        named.push(name.clone());
+                        self.find_about(Severity::Fail, place.to_owned(), format!("its raw data lives in the file {name:?} (an External Data Files message): the HDF5 library opens that file, as named or against the working directory, when the dataset is read; outside the scanned directory, that reads a local file into the weights"), &name);
+                    }
+                    slots.push(external::Slot {
+                        name,
+                        offset,
+                        size: (size != unlimited).then_some(size),
+                    });
+                }
+                Err(why) => {
+                    self.find(Severity::Fail, place.to_owned(), format!("its raw data lives in other files (an External Data Files message) whose names were not read ({why}): the HDF5 library opens them when the dataset is read"));
+                    return Err(
+                        "its bytes are in other files (external storage) whose names were not read"
+                            .into(),
+                    );
+                }
+            }
         }
+        if ext.slots.is_empty() {
+            self.find(Severity::Fail, place.to_owned(), "an External Data Files message of no slot: the HDF5 library refuses to read the dataset".into());
+        }
+        Ok(slots)
     }
 
     /// An attribute's value; a malformed one is an error naming the attribute.
@@ -724,6 +904,7 @@ impl<S: ReadAt + ?Sized> Walk<'_, S> {
                 Value::Strings(out)
             }
             Type::Other { what, .. } => Value::Other(what.clone()),
+            Type::Array { .. } => Value::Other(raw.ty.describe()),
             // Widened to `Type::Int` above; never met here.
             Type::PackedInt { .. } => Value::Other(raw.ty.describe()),
             Type::Opaque { size } => Value::Other(format!("an opaque type of {size} bytes")),

@@ -34,6 +34,13 @@ const DENSE: &[u8] = include_bytes!("../../../../fixtures/hdf5/dense-links/dense
 const DENSE_ORDER: &[u8] =
     include_bytes!("../../../../fixtures/hdf5/dense-links/dense-track-order.h5");
 
+/// A shared-message table indexed by B-trees, array elements, external raw storage and a
+/// virtual dataset (fixtures/hdf5/shared/, raw-storage/, virtual/, by make_shared.py).
+const SHARED_BTREE: &[u8] = include_bytes!("../../../../fixtures/hdf5/shared/shared-btree.h5");
+const ARRAYS: &[u8] = include_bytes!("../../../../fixtures/hdf5/shared/array-elements.h5");
+const RAW_STORAGE: &[u8] = include_bytes!("../../../../fixtures/hdf5/raw-storage/inside/model.h5");
+const VIRTUAL: &[u8] = include_bytes!("../../../../fixtures/hdf5/virtual/inside/model.h5");
+
 /// The files whose every dataset the reader reaches.
 const VALID: &[&[u8]] = &[
     LAYOUTS,
@@ -63,6 +70,10 @@ const ALL: &[&[u8]] = &[
     DENSE_ATTRIBUTES,
     DENSE_LINKS,
     DEEP,
+    SHARED_BTREE,
+    ARRAYS,
+    RAW_STORAGE,
+    VIRTUAL,
 ];
 
 fn opts() -> Options {
@@ -159,6 +170,15 @@ fn byte_flips_never_panic_and_stay_bounded() {
             }
         }
     }
+}
+
+/// What `cargo fuzz run hdf5_reader` found (fixtures/hdf5/hostile/fuzz-header-size.h5): a
+/// version 2 object header whose first block claims a size of nearly 2^64 bytes, which
+/// overflowed the header's length: refused, naming the header.
+#[test]
+fn a_header_of_an_impossible_size_is_refused() {
+    let bytes = include_bytes!("../../../../fixtures/hdf5/hostile/fuzz-header-size.h5");
+    assert!(read(&bytes[..], opts()).is_err());
 }
 
 #[test]
