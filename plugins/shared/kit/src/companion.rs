@@ -254,6 +254,41 @@ pub fn classify(rel: &str, input: &(impl Contents + ?Sized), unread: &str) -> Co
             ))
         }
     };
+    if let Some(code) = code(name, ext.as_deref(), head, input) {
+        return code;
+    }
+    if ext.as_deref() == Some("json") {
+        return json_document(input);
+    }
+    if ext.as_deref() == Some("jinja") {
+        return jinja_template(input);
+    }
+    if let Some(judged) = tokenizer_model(name, ext.as_deref(), input) {
+        return judged;
+    }
+    if let Some(judged) = checkpoint_state_file(name, input) {
+        return judged;
+    }
+    let text_like = ext.as_deref().is_some_and(|e| TEXT_EXTENSIONS.contains(&e))
+        || TEXT_NAMES
+            .iter()
+            .any(|t| name == *t || name.strip_prefix(t).is_some_and(|r| r.starts_with('.')));
+    if text_like {
+        return text_file(input);
+    }
+    Companion::Lead(format!(
+        "{unread}, and it is neither JSON nor text: nothing in it was checked"
+    ))
+}
+
+/// A LEAD for code, by its first bytes `head` (a native executable or library, a `#!`
+/// script) or its extension, or data for an empty `__init__.py`; none for anything else.
+fn code(
+    name: &str,
+    ext: Option<&str>,
+    head: &[u8],
+    input: &(impl Contents + ?Sized),
+) -> Option<Companion> {
     let native = head.starts_with(b"\x7fELF")
         || head.starts_with(b"MZ")
         || matches!(
@@ -263,147 +298,151 @@ pub fn classify(rel: &str, input: &(impl Contents + ?Sized), unread: &str) -> Co
                 | [0xca, 0xfe, 0xba, 0xbe]
         );
     if native {
-        return Companion::Lead(
+        return Some(Companion::Lead(
             "a native executable or library: code, which no plugin reads".into(),
-        );
+        ));
     }
     if head.starts_with(b"#!") {
-        return Companion::Lead(
+        return Some(Companion::Lead(
             "a script (it starts with `#!`): code, which no plugin reads".into(),
-        );
+        ));
     }
     if name == "__init__.py" && is_blank(input) {
-        return Companion::Data(
+        return Some(Companion::Data(
             "an empty `__init__.py` (nothing but whitespace): importing it runs nothing",
+        ));
+    }
+    let e = ext.filter(|e| CODE_EXTENSIONS.contains(e))?;
+    let why = if e.starts_with("py") || e == "ipynb" {
+        "Python code, which `transformers` imports and runs when a model is loaded with trust_remote_code=True"
+    } else {
+        "code, which no plugin reads"
+    };
+    Some(Companion::Lead(format!("a .{e} file: {why}")))
+}
+
+/// A `.json` file: data once it parses, unless its chat templates reach outside the template
+/// or its `auto_map` names custom model code.
+fn json_document(input: &(impl Contents + ?Sized)) -> Companion {
+    if input.len() > MAX_JSON {
+        return Companion::Lead(format!(
+            "a JSON file of {} bytes, larger than the {MAX_JSON} socair parses: nothing in it was checked",
+            input.len()
+        ));
+    }
+    let bytes = match input.all() {
+        Ok(b) => b,
+        Err(e) => {
+            return Companion::Lead(format!(
+                "it cannot be read ({e}): nothing in it was checked"
+            ))
+        }
+    };
+    let top = match serde_json::from_slice::<TopLevel>(&bytes) {
+        Ok(top) => top,
+        Err(e) => {
+            return Companion::Lead(format!(
+                "named .json but not JSON ({e}): nothing in it was checked"
+            ))
+        }
+    };
+    let mut templates = Vec::new();
+    for value in &top.chat_templates {
+        match templates_of(value) {
+            Ok(found) => templates.extend(found),
+            Err(why) => return Companion::Lead(why),
+        }
+    }
+    let judged = judge_templates(&templates);
+    if let Some(fail @ Companion::Fail { .. }) = judged {
+        return fail;
+    }
+    if top.auto_map {
+        return Companion::Lead(
+            "its `auto_map` names custom model code, which `transformers` downloads or imports and runs when the model is loaded with trust_remote_code=True".into(),
         );
     }
-    if let Some(e) = ext.as_deref().filter(|e| CODE_EXTENSIONS.contains(e)) {
-        let why = if e.starts_with("py") || e == "ipynb" {
-            "Python code, which `transformers` imports and runs when a model is loaded with trust_remote_code=True"
-        } else {
-            "code, which no plugin reads"
-        };
-        return Companion::Lead(format!("a .{e} file: {why}"));
+    if let Some(lead) = judged {
+        return lead;
     }
-    if ext.as_deref() == Some("json") {
-        if input.len() > MAX_JSON {
-            return Companion::Lead(format!(
-                "a JSON file of {} bytes, larger than the {MAX_JSON} socair parses: nothing in it was checked",
-                input.len()
-            ));
-        }
-        let bytes = match input.all() {
-            Ok(b) => b,
-            Err(e) => {
-                return Companion::Lead(format!(
-                    "it cannot be read ({e}): nothing in it was checked"
-                ))
-            }
-        };
-        let top = match serde_json::from_slice::<TopLevel>(&bytes) {
-            Ok(top) => top,
-            Err(e) => {
-                return Companion::Lead(format!(
-                    "named .json but not JSON ({e}): nothing in it was checked"
-                ))
-            }
-        };
-        let mut templates = Vec::new();
-        for value in &top.chat_templates {
-            match templates_of(value) {
-                Ok(found) => templates.extend(found),
-                Err(why) => return Companion::Lead(why),
-            }
-        }
-        let judged = judge_templates(&templates);
-        if let Some(fail @ Companion::Fail { .. }) = judged {
-            return fail;
-        }
-        if top.auto_map {
-            return Companion::Lead(
-                "its `auto_map` names custom model code, which `transformers` downloads or imports and runs when the model is loaded with trust_remote_code=True".into(),
-            );
-        }
-        if let Some(lead) = judged {
-            return lead;
-        }
-        if templates.is_empty() {
-            return Companion::Data("a JSON document, parsed as data");
-        }
-        return Companion::Data(
-            "a JSON document, parsed as data; its chat template parsed as Jinja, and it reaches nothing outside the template",
-        );
+    if templates.is_empty() {
+        return Companion::Data("a JSON document, parsed as data");
     }
-    if ext.as_deref() == Some("jinja") {
-        if input.len() > jinja::MAX_TEMPLATE as u64 {
-            return Companion::Lead(format!(
-                "a template of {} bytes, larger than the {} socair parses: nothing in it was checked",
-                input.len(),
-                jinja::MAX_TEMPLATE
-            ));
-        }
-        return match input.all() {
-            Ok(b) => match std::str::from_utf8(&b) {
-                // transformers opens it with encoding="utf-8".
-                Ok(text) => judge_templates(&[("template".to_owned(), text)]).unwrap_or(
-                    Companion::Data("a chat template, parsed as Jinja: it reaches nothing outside the template"),
-                ),
-                Err(_) => Companion::Lead(
-                    "a .jinja file that is not UTF-8, which transformers refuses to read: nothing in it was checked".into(),
-                ),
-            },
-            Err(e) => Companion::Lead(format!("it cannot be read ({e}): nothing in it was checked")),
-        };
+    Companion::Data(
+        "a JSON document, parsed as data; its chat template parsed as Jinja, and it reaches nothing outside the template",
+    )
+}
+
+/// A `.jinja` chat template, judged as Jinja.
+fn jinja_template(input: &(impl Contents + ?Sized)) -> Companion {
+    if input.len() > jinja::MAX_TEMPLATE as u64 {
+        return Companion::Lead(format!(
+            "a template of {} bytes, larger than the {} socair parses: nothing in it was checked",
+            input.len(),
+            jinja::MAX_TEMPLATE
+        ));
     }
-    if let Some(judged) = tokenizer_model(name, ext.as_deref(), input) {
-        return judged;
+    match input.all() {
+        Ok(b) => match std::str::from_utf8(&b) {
+            // transformers opens it with encoding="utf-8".
+            Ok(text) => judge_templates(&[("template".to_owned(), text)]).unwrap_or(
+                Companion::Data("a chat template, parsed as Jinja: it reaches nothing outside the template"),
+            ),
+            Err(_) => Companion::Lead(
+                "a .jinja file that is not UTF-8, which transformers refuses to read: nothing in it was checked".into(),
+            ),
+        },
+        Err(e) => Companion::Lead(format!("it cannot be read ({e}): nothing in it was checked")),
     }
+}
+
+/// TensorFlow's `checkpoint` state file, when its first bytes say it is one and it is UTF-8;
+/// none otherwise.
+fn checkpoint_state_file(name: &str, input: &(impl Contents + ?Sized)) -> Option<Companion> {
     const STATE: &[u8] = b"model_checkpoint_path: ";
     let mut first = [0u8; STATE.len()];
-    if name == "checkpoint"
-        && (STATE.len() as u64..=MAX_TEXT).contains(&input.len())
-        && input.head(&mut first).is_ok()
-        && first == STATE
+    if name != "checkpoint"
+        || !(STATE.len() as u64..=MAX_TEXT).contains(&input.len())
+        || input.head(&mut first).is_err()
+        || first != STATE
     {
-        // TensorFlow's checkpoint state file, a text proto (crate::checkpoint_state): read
-        // whole only once its first bytes say so, and decoded in place.
-        let bytes = input.all().ok();
-        if let Some(text) = bytes.as_deref().and_then(|b| std::str::from_utf8(b).ok()) {
-            return match checkpoint_state::read(text) {
-                Ok(_) => Companion::Data(
-                    "TensorFlow's checkpoint state (a CheckpointState text proto), every checkpoint it names inside the directory: read as data",
-                ),
-                Err(e) => Companion::Lead(format!(
-                    "TensorFlow's checkpoint state file, but line {}: {}: nothing in it was checked",
-                    e.line, e.what
-                )),
-            };
-        }
+        return None;
     }
-    let text_like = ext.as_deref().is_some_and(|e| TEXT_EXTENSIONS.contains(&e))
-        || TEXT_NAMES
-            .iter()
-            .any(|t| name == *t || name.strip_prefix(t).is_some_and(|r| r.starts_with('.')));
-    if text_like {
-        if input.len() > MAX_TEXT {
-            return Companion::Lead(format!(
-                "a text file of {} bytes, larger than the {MAX_TEXT} socair reads: nothing in it was checked",
-                input.len()
-            ));
-        }
-        return match input.all() {
-            Ok(b) if !b.contains(&0) && std::str::from_utf8(&b).is_ok() => {
-                Companion::Data("UTF-8 text, read as data")
-            }
-            Ok(_) => Companion::Lead(
-                "named as text but not UTF-8 text (or it holds NUL bytes): nothing in it was checked".into(),
-            ),
-            Err(e) => Companion::Lead(format!("it cannot be read ({e}): nothing in it was checked")),
-        };
+    // TensorFlow's checkpoint state file, a text proto (crate::checkpoint_state): read
+    // whole only once its first bytes say so, and decoded in place.
+    let bytes = input.all().ok();
+    let text = bytes.as_deref().and_then(|b| std::str::from_utf8(b).ok())?;
+    Some(match checkpoint_state::read(text) {
+        Ok(_) => Companion::Data(
+            "TensorFlow's checkpoint state (a CheckpointState text proto), every checkpoint it names inside the directory: read as data",
+        ),
+        Err(e) => Companion::Lead(format!(
+            "TensorFlow's checkpoint state file, but line {}: {}: nothing in it was checked",
+            e.line, e.what
+        )),
+    })
+}
+
+/// A file named as text: data when it is UTF-8 without NUL bytes.
+fn text_file(input: &(impl Contents + ?Sized)) -> Companion {
+    if input.len() > MAX_TEXT {
+        return Companion::Lead(format!(
+            "a text file of {} bytes, larger than the {MAX_TEXT} socair reads: nothing in it was checked",
+            input.len()
+        ));
     }
-    Companion::Lead(format!(
-        "{unread}, and it is neither JSON nor text: nothing in it was checked"
-    ))
+    match input.all() {
+        Ok(b) if !b.contains(&0) && std::str::from_utf8(&b).is_ok() => {
+            Companion::Data("UTF-8 text, read as data")
+        }
+        Ok(_) => Companion::Lead(
+            "named as text but not UTF-8 text (or it holds NUL bytes): nothing in it was checked"
+                .into(),
+        ),
+        Err(e) => Companion::Lead(format!(
+            "it cannot be read ({e}): nothing in it was checked"
+        )),
+    }
 }
 
 /// The largest `config.json` searched for serialized Keras objects.

@@ -42,43 +42,14 @@ pub const MAX_INDEX_LEN: u64 = 1 << 31;
 /// Reads a checkpoint index.
 pub fn read(data: Bytes) -> OpenedFile {
     let mut out = Reading::new(FORMAT, data.len() as u64);
-    let max_entries = usize::try_from(socair_plugin_kit::bounded::described_limit(
-        data.len() as u64
-    ))
-    .unwrap_or(usize::MAX)
-    .saturating_mul(4);
-    let entries = match sstable::entries(&data, max_entries) {
+    let entries = match index_entries(&data) {
         Ok(e) => e,
-        Err(e) if e.what.starts_with(sstable::TOO_MANY) => {
-            // Not evidence of anything: more than this reader reads for a file of this size.
-            let mut out = Reading::new(FORMAT, data.len() as u64);
-            out.note(
-                "entries past the budget",
-                Severity::Lead,
-                || format!("{} (byte {})", e.place, e.offset),
-                || e.what.clone(),
-            );
-            return out.finish(|_| "TensorFlow checkpoint index with more entries than this reader reads for a file of its size: nothing located".into());
-        }
-        Err(e) => return refused(e.to_string(), format!("{} (byte {})", e.place, e.offset)),
+        Err(report) => return *report,
     };
-    let Some(first) = entries.first().filter(|e| e.key.is_empty()) else {
-        return refused(
-            "its first entry is not the bundle header (the empty key): BundleReader refuses it"
-                .into(),
-            "index entry 0".into(),
-        );
+    let header = match bundle_header(&data, &entries, &mut out) {
+        Ok(h) => h,
+        Err(report) => return *report,
     };
-    let header: BundleHeaderProto = match decode(&value(&data, first), BUNDLE_HEADER, "header") {
-        Ok((h, w)) => {
-            out.walked(&w);
-            h
-        }
-        Err(e) => return refused(e.to_string(), format!("header: {}", e.place())),
-    };
-    if let Err(why) = check_header(&header) {
-        return refused(why, "header".into());
-    }
     let order = if header.endianness == 1 {
         ByteOrder::Big
     } else {
@@ -87,147 +58,14 @@ pub fn read(data: Bytes) -> OpenedFile {
     let shards = header.num_shards;
     out.metadata
         .push(("tensorflow.bundle.shards".into(), shards.to_string()));
-    let mut described = 0u64;
-    let mut object_graph = false;
+    let mut tally = Tally::default();
     for e in &entries[1..] {
-        let name = String::from_utf8_lossy(&e.key).into_owned();
-        let place = || format!("entry {:?}", short(&name));
-        if e.key.first() == Some(&0) {
-            // A slice of a partitioned variable, stored under an encoded slice key.
-            out.unread(
-                "slices of partitioned variables",
-                Some(&name),
-                format!(
-                    "{}: a slice of a partitioned variable (TF1 PartitionedVariable), not read",
-                    place()
-                ),
-                false,
-            );
-            continue;
-        }
-        let entry: BundleEntryProto = match decode(&value(&data, e), BUNDLE_ENTRY, "entry") {
-            Ok((entry, w)) => {
-                for f in w.findings {
-                    out.note(
-                        "entry wire findings",
-                        f.severity,
-                        || format!("{} {}", place(), f.place),
-                        || f.reason,
-                    );
-                }
-                entry
-            }
-            Err(err) => {
-                out.note("entries that are not sound", Severity::Fail, place, || {
-                    err.to_string()
-                });
-                out.unread(
-                    "entries that are not sound",
-                    Some(&name),
-                    format!("{}: {err}", place()),
-                    false,
-                );
-                continue;
-            }
-        };
-        if !entry.slices.is_empty() {
-            out.unread(
-                "slices of partitioned variables",
-                Some(&name),
-                format!(
-                    "{}: a partitioned variable of {} slices, not read",
-                    place(),
-                    entry.slices.len()
-                ),
-                false,
-            );
-            continue;
-        }
-        let dt = match dtype(entry.dtype) {
-            Some(dt) => dt,
-            // A string tensor (the object graph a TF2 checkpoint keeps under
-            // `_CHECKPOINTABLE_OBJECT_GRAPH`, a vocabulary): its stored bytes (each string's
-            // length, a checksum, the strings) fingerprinted as they are, outside the model.
-            None if entry.dtype == 7 => DType {
-                name: "DT_STRING",
-                width: 0,
-                element: None,
-            },
-            None => {
-                out.unread(
-                    "tensors that are not numeric",
-                    Some(&name),
-                    format!(
-                        "{}: a {} tensor, not a weight socair fingerprints",
-                        place(),
-                        crate::dtype::name(entry.dtype)
-                    ),
-                    true,
-                );
-                continue;
-            }
-        };
-        let outside = dt.width == 0;
-        if e.key == OBJECT_GRAPH_KEY {
-            object_graph = true;
-        }
-        let checked = (|| {
-            if entry.shard_id < 0 || entry.shard_id >= shards {
-                return Err(format!(
-                    "shard {} of a bundle of {shards} shards",
-                    entry.shard_id
-                ));
-            }
-            let (shape, n) = shape_of(entry.shape.as_ref())?;
-            let size = n
-                .checked_mul(dt.width)
-                .ok_or("its size overflows 64 bits")?;
-            let offset =
-                u64::try_from(entry.offset).map_err(|_| format!("offset {}", entry.offset))?;
-            let len = u64::try_from(entry.size).map_err(|_| format!("size {}", entry.size))?;
-            if dt.width > 0 && len != size {
-                return Err(format!(
-                    "it says it holds {len} bytes but {shape:?} elements of {} take {size} (BundleReader: \"Invalid size in bundle entry\")",
-                    dt.name
-                ));
-            }
-            offset.checked_add(len).ok_or("its end overflows 64 bits")?;
-            Ok((shape, offset, len))
-        })();
-        match checked {
-            Ok((shape, offset, len)) => {
-                if !out.room() {
-                    continue;
-                }
-                let file = format!("{{stem}}.data-{:05}-of-{:05}", entry.shard_id, shards);
-                crate::outcome::located(
-                    &mut out,
-                    &name,
-                    Located {
-                        dtype: dt,
-                        shape,
-                        bytes: Data::Range(offset, len),
-                        extra_values: false,
-                    },
-                    order,
-                    Some(&file),
-                    outside,
-                );
-                described += 1;
-            }
-            Err(why) => {
-                out.note("entries TensorFlow refuses", Severity::Fail, place, || {
-                    format!("{why}: TensorFlow refuses to restore it")
-                });
-                out.unread(
-                    "entries TensorFlow refuses",
-                    Some(&name),
-                    format!("{}: {why}", place()),
-                    false,
-                );
-            }
-        }
+        entry(&data, e, shards, order, &mut tally, &mut out);
     }
+    let Tally {
+        described,
+        object_graph,
+    } = tally;
     let total = entries.len() - 1;
     out.finish(|status| match status {
         RowStatus::Pass => format!(
@@ -243,6 +81,229 @@ pub fn read(data: Bytes) -> OpenedFile {
             thousands(total as u64)
         ),
     })
+}
+
+/// What the entries hold, counted for the summary.
+#[derive(Default)]
+struct Tally {
+    /// Tensors located in the data shards.
+    described: u64,
+    /// Whether the TF2 object graph is among them.
+    object_graph: bool,
+}
+
+/// The index's entries, or the report when the table is not sound or holds more entries
+/// than this reader reads for a file of its size.
+fn index_entries(data: &Bytes) -> Result<Vec<Entry>, Box<OpenedFile>> {
+    let max_entries = usize::try_from(socair_plugin_kit::bounded::described_limit(
+        data.len() as u64
+    ))
+    .unwrap_or(usize::MAX)
+    .saturating_mul(4);
+    match sstable::entries(data, max_entries) {
+        Ok(e) => Ok(e),
+        Err(e) if e.what.starts_with(sstable::TOO_MANY) => {
+            // Not evidence of anything: more than this reader reads for a file of this size.
+            let mut out = Reading::new(FORMAT, data.len() as u64);
+            out.note(
+                "entries past the budget",
+                Severity::Lead,
+                || format!("{} (byte {})", e.place, e.offset),
+                || e.what.clone(),
+            );
+            Err(Box::new(out.finish(|_| "TensorFlow checkpoint index with more entries than this reader reads for a file of its size: nothing located".into())))
+        }
+        Err(e) => Err(Box::new(refused(
+            e.to_string(),
+            format!("{} (byte {})", e.place, e.offset),
+        ))),
+    }
+}
+
+/// The bundle header, the first entry, as `BundleReader` accepts it, or the refusal.
+fn bundle_header(
+    data: &Bytes,
+    entries: &[Entry],
+    out: &mut Reading,
+) -> Result<BundleHeaderProto, Box<OpenedFile>> {
+    let Some(first) = entries.first().filter(|e| e.key.is_empty()) else {
+        return Err(Box::new(refused(
+            "its first entry is not the bundle header (the empty key): BundleReader refuses it"
+                .into(),
+            "index entry 0".into(),
+        )));
+    };
+    let header: BundleHeaderProto = match decode(&value(data, first), BUNDLE_HEADER, "header") {
+        Ok((h, w)) => {
+            out.walked(&w);
+            h
+        }
+        Err(e) => {
+            return Err(Box::new(refused(
+                e.to_string(),
+                format!("header: {}", e.place()),
+            )))
+        }
+    };
+    if let Err(why) = check_header(&header) {
+        return Err(Box::new(refused(why, "header".into())));
+    }
+    Ok(header)
+}
+
+/// One tensor entry: located in its data shard when TensorFlow would restore it, else
+/// listed as not read (and judged when TensorFlow refuses it).
+fn entry(
+    data: &Bytes,
+    e: &Entry,
+    shards: i32,
+    order: ByteOrder,
+    tally: &mut Tally,
+    out: &mut Reading,
+) {
+    let name = String::from_utf8_lossy(&e.key).into_owned();
+    let place = || format!("entry {:?}", short(&name));
+    if e.key.first() == Some(&0) {
+        // A slice of a partitioned variable, stored under an encoded slice key.
+        out.unread(
+            "slices of partitioned variables",
+            Some(&name),
+            format!(
+                "{}: a slice of a partitioned variable (TF1 PartitionedVariable), not read",
+                place()
+            ),
+            false,
+        );
+        return;
+    }
+    let entry: BundleEntryProto = match decode(&value(data, e), BUNDLE_ENTRY, "entry") {
+        Ok((entry, w)) => {
+            for f in w.findings {
+                out.note(
+                    "entry wire findings",
+                    f.severity,
+                    || format!("{} {}", place(), f.place),
+                    || f.reason,
+                );
+            }
+            entry
+        }
+        Err(err) => {
+            out.note("entries that are not sound", Severity::Fail, place, || {
+                err.to_string()
+            });
+            out.unread(
+                "entries that are not sound",
+                Some(&name),
+                format!("{}: {err}", place()),
+                false,
+            );
+            return;
+        }
+    };
+    if !entry.slices.is_empty() {
+        out.unread(
+            "slices of partitioned variables",
+            Some(&name),
+            format!(
+                "{}: a partitioned variable of {} slices, not read",
+                place(),
+                entry.slices.len()
+            ),
+            false,
+        );
+        return;
+    }
+    let dt = match dtype(entry.dtype) {
+        Some(dt) => dt,
+        // A string tensor (the object graph a TF2 checkpoint keeps under
+        // `_CHECKPOINTABLE_OBJECT_GRAPH`, a vocabulary): its stored bytes (each string's
+        // length, a checksum, the strings) fingerprinted as they are, outside the model.
+        None if entry.dtype == 7 => DType {
+            name: "DT_STRING",
+            width: 0,
+            element: None,
+        },
+        None => {
+            out.unread(
+                "tensors that are not numeric",
+                Some(&name),
+                format!(
+                    "{}: a {} tensor, not a weight socair fingerprints",
+                    place(),
+                    crate::dtype::name(entry.dtype)
+                ),
+                true,
+            );
+            return;
+        }
+    };
+    let outside = dt.width == 0;
+    if e.key == OBJECT_GRAPH_KEY {
+        tally.object_graph = true;
+    }
+    match restorable(&entry, shards, &dt) {
+        Ok((shape, offset, len)) => {
+            if !out.room() {
+                return;
+            }
+            let file = format!("{{stem}}.data-{:05}-of-{:05}", entry.shard_id, shards);
+            crate::outcome::located(
+                out,
+                &name,
+                Located {
+                    dtype: dt,
+                    shape,
+                    bytes: Data::Range(offset, len),
+                    extra_values: false,
+                },
+                order,
+                Some(&file),
+                outside,
+            );
+            tally.described += 1;
+        }
+        Err(why) => {
+            out.note("entries TensorFlow refuses", Severity::Fail, place, || {
+                format!("{why}: TensorFlow refuses to restore it")
+            });
+            out.unread(
+                "entries TensorFlow refuses",
+                Some(&name),
+                format!("{}: {why}", place()),
+                false,
+            );
+        }
+    }
+}
+
+/// An entry's shape and byte range `(offset, len)` in its shard, as `BundleReader` checks
+/// them (a shard within the count, a size that is the shape's), or why TensorFlow refuses it.
+fn restorable(
+    entry: &BundleEntryProto,
+    shards: i32,
+    dt: &DType,
+) -> Result<(Vec<u64>, u64, u64), String> {
+    if entry.shard_id < 0 || entry.shard_id >= shards {
+        return Err(format!(
+            "shard {} of a bundle of {shards} shards",
+            entry.shard_id
+        ));
+    }
+    let (shape, n) = shape_of(entry.shape.as_ref())?;
+    let size = n
+        .checked_mul(dt.width)
+        .ok_or("its size overflows 64 bits")?;
+    let offset = u64::try_from(entry.offset).map_err(|_| format!("offset {}", entry.offset))?;
+    let len = u64::try_from(entry.size).map_err(|_| format!("size {}", entry.size))?;
+    if dt.width > 0 && len != size {
+        return Err(format!(
+            "it says it holds {len} bytes but {shape:?} elements of {} take {size} (BundleReader: \"Invalid size in bundle entry\")",
+            dt.name
+        ));
+    }
+    offset.checked_add(len).ok_or("its end overflows 64 bits")?;
+    Ok((shape, offset, len))
 }
 
 fn value(data: &Bytes, e: &Entry) -> Bytes {

@@ -276,6 +276,10 @@ pub fn judge(main: &Scope<'_>, library: &BTreeMap<&str, &FunctionDef>, ctx: &Con
     out
 }
 
+/// Reports one finding about the node being judged: its kind, severity and reason (the
+/// node's place and when its op runs are added).
+type Push<'p> = dyn FnMut(&'static str, Severity, &dyn Fn() -> String) + 'p;
+
 fn judge_scope(
     scope: &Scope<'_>,
     main: &Scope<'_>,
@@ -296,195 +300,247 @@ fn judge_scope(
                 reason: format!("{}; {}", reason(), ctx.load_time.when(scope, n)),
             })
         };
-        for f in called(n, library) {
-            if !library.contains_key(f) && f != n.op {
-                push(
-                    "calls to functions the library lacks",
-                    Severity::Lead,
-                    &|| {
-                        format!(
-                        "it calls function {:?}, which the graph's library does not define (a function registered in the process that loads it)",
-                        short(f)
-                    )
-                    },
-                );
-            }
-        }
-        if library.contains_key(n.op.as_str()) {
-            // A call by op name: the function's own nodes are judged.
-            continue;
-        }
-        let Some(op) = ops::lookup(&n.op) else {
-            push("ops not in TensorFlow's registry", Severity::Lead, &|| {
-                format!(
-                    "op {:?} is not one of TensorFlow 2.21.0's {} registered ops: a custom op, from a native library the loading process must load (tf.load_op_library)",
-                    short(&n.op),
-                    ops::count()
-                )
-            });
-            continue;
-        };
-        match op.class {
-            Class::Compute | Class::State => {}
-            Class::File => push("ops that touch files", Severity::Fail, &|| {
-                format!("op {} touches files ({})", op.name, op.why)
-            }),
-            Class::Code => push("ops that run code", Severity::Fail, &|| {
-                format!("op {} runs code ({})", op.name, op.why)
-            }),
-            Class::Net => push("ops that reach the network", Severity::Fail, &|| {
-                format!("op {} reaches the network ({})", op.name, op.why)
-            }),
-            Class::Cluster => push(
-                "ops that talk to other devices or tasks",
+        judge_node(scope, main, library, ctx, n, out, &mut push);
+    }
+}
+
+/// Judges node `n` of `scope`: the functions it calls, and its op by its class.
+fn judge_node(
+    scope: &Scope<'_>,
+    main: &Scope<'_>,
+    library: &BTreeMap<&str, &FunctionDef>,
+    ctx: &Context,
+    n: &NodeDef,
+    out: &mut Judged,
+    push: &mut Push<'_>,
+) {
+    for f in called(n, library) {
+        if !library.contains_key(f) && f != n.op {
+            push(
+                "calls to functions the library lacks",
                 Severity::Lead,
-                &|| format!("op {} {}", op.name, op.why),
-            ),
-            Class::Lead => push("ops outside the allow-list", Severity::Lead, &|| {
-                format!(
-                    "op {} is stateful and not on the allow-list of computational ops (ops/OPS.md)",
-                    op.name
+                &|| {
+                    format!(
+                    "it calls function {:?}, which the graph's library does not define (a function registered in the process that loads it)",
+                    short(f)
                 )
-            }),
-            Class::Checkpoint => {
-                let paths: &[usize] = if op.name == "MergeV2Checkpoints" {
-                    &[0, 1]
-                } else {
-                    &[0]
-                };
-                let ours = paths.iter().all(|&i| {
-                    data_inputs(n)
-                        .nth(i)
-                        .is_some_and(|inp| derives_from_filename(scope, inp, ctx, 0))
-                });
-                if ours {
-                    out.saver_ops += 1;
-                } else {
-                    push("checkpoint ops outside the saver", Severity::Fail, &|| {
-                        format!(
-                            "op {} {}, and its path is not the loader's checkpoint file name: outside the save/restore subgraph TensorFlow's saver writes, it reads or writes whatever file the graph names",
-                            op.name,
-                            op.why.split_once(": ").map_or(op.why, |(_, w)| w)
-                        )
-                    });
-                }
+                },
+            );
+        }
+    }
+    if library.contains_key(n.op.as_str()) {
+        // A call by op name: the function's own nodes are judged.
+        return;
+    }
+    let Some(op) = ops::lookup(&n.op) else {
+        push("ops not in TensorFlow's registry", Severity::Lead, &|| {
+            format!(
+                "op {:?} is not one of TensorFlow 2.21.0's {} registered ops: a custom op, from a native library the loading process must load (tf.load_op_library)",
+                short(&n.op),
+                ops::count()
+            )
+        });
+        return;
+    };
+    match op.class {
+        Class::Compute | Class::State => {}
+        Class::File => push("ops that touch files", Severity::Fail, &|| {
+            format!("op {} touches files ({})", op.name, op.why)
+        }),
+        Class::Code => push("ops that run code", Severity::Fail, &|| {
+            format!("op {} runs code ({})", op.name, op.why)
+        }),
+        Class::Net => push("ops that reach the network", Severity::Fail, &|| {
+            format!("op {} reaches the network ({})", op.name, op.why)
+        }),
+        Class::Cluster => push(
+            "ops that talk to other devices or tasks",
+            Severity::Lead,
+            &|| format!("op {} {}", op.name, op.why),
+        ),
+        Class::Lead => push("ops outside the allow-list", Severity::Lead, &|| {
+            format!(
+                "op {} is stateful and not on the allow-list of computational ops (ops/OPS.md)",
+                op.name
+            )
+        }),
+        Class::Checkpoint => judge_checkpoint_op(scope, ctx, n, op, out, push),
+        Class::TableFile => {
+            let src = data_inputs(n).nth(1).map_or(Asset::Unknown, |i| {
+                asset_source(scope, main, library, i, ctx, 0)
+            });
+            judge_table_file(op, src, out, push);
+        }
+        Class::Print => {
+            if let Some(reason) = print_to_file(scope, ctx, n) {
+                push("ops that touch files", Severity::Fail, &|| reason.clone());
             }
-            Class::TableFile => {
-                let src = data_inputs(n).nth(1).map_or(Asset::Unknown, |i| {
-                    asset_source(scope, main, library, i, ctx, 0)
-                });
-                match src {
-                    Asset::Model => out.asset_tables += 1,
-                    Asset::Const(path) => push(
-                        "tables read from files the graph names",
-                        Severity::Fail,
-                        &|| {
-                            format!(
-                            "op {} fills a lookup table from {:?}, a file the graph names rather than one of the model's assets",
-                            op.name,
-                            short(&path)
-                        )
-                        },
-                    ),
-                    Asset::Unknown => push(
-                        "tables read from files the graph names",
-                        Severity::Lead,
-                        &|| {
-                            format!(
-                            "op {} fills a lookup table from a file whose name this reader cannot trace to one of the model's assets",
-                            op.name
-                        )
-                        },
-                    ),
-                }
+        }
+        Class::Debug => {
+            if let Some(reason) = debug_dump(scope, ctx, n, op) {
+                push("ops that touch files", Severity::Fail, &|| reason.clone());
             }
-            Class::Print => {
-                // logging_ops.cc (PrintV2Op's constructor): `file://<path>` appends to that
-                // file; the other accepted streams are stdout, stderr and log(...).
-                let hit = attr_values(scope, n, "output_stream", ctx).find_map(|(via, b)| {
-                    match b {
-                        Bound::Value(v, path) => {
-                            let s = string_of(&v)?;
-                            s.starts_with("file://").then(|| {
-                                format!(
-                                    "op PrintV2 appends to the file {:?} (its output_stream attr{})",
-                                    short(&s),
-                                    bound_by(via, &path)
-                                )
-                            })
-                        }
-                        Bound::Unknown(why) => Some(unresolved("PrintV2", "output_stream", via, &why, "file://<path>, which appends to that file")),
-                    }
-                });
-                if let Some(reason) = hit {
-                    push("ops that touch files", Severity::Fail, &|| reason.clone());
-                }
-            }
-            Class::Debug => {
-                let mut hit = attr_values(scope, n, "debug_urls", ctx).find_map(|(via, b)| {
-                    match b {
-                        Bound::Value(v, path) => {
-                            let urls = strings_of(&v);
-                            (!urls.is_empty()).then(|| {
-                                format!(
-                                    "op {} sends tensors to {:?} (its debug_urls attr{}: file:// writes a dump, grpc:// connects)",
-                                    op.name,
-                                    urls.iter().map(|u| short(u)).collect::<Vec<_>>(),
-                                    bound_by(via, &path)
-                                )
-                            })
-                        }
-                        Bound::Unknown(why) => Some(unresolved(op.name, "debug_urls", via, &why, "a file:// or grpc:// URL, which writes a dump or connects")),
-                    }
-                });
-                if hit.is_none() && op.name == "DebugIdentityV2" {
-                    hit = attr_values(scope, n, "tfdbg_run_id", ctx).find_map(|(via, b)| match b {
-                        Bound::Value(v, path) => string_of(&v).filter(|s| !s.is_empty()).map(|s| {
-                            format!(
-                                "op DebugIdentityV2 writes tfdbg dumps for run {:?} (its tfdbg_run_id attr{})",
-                                short(&s),
-                                bound_by(via, &path)
-                            )
-                        }),
-                        Bound::Unknown(why) => Some(unresolved(op.name, "tfdbg_run_id", via, &why, "a run id, for which it writes dumps")),
-                    });
-                }
-                if let Some(reason) = hit {
-                    push("ops that touch files", Severity::Fail, &|| reason.clone());
-                }
-            }
-            Class::AttrFile => {
-                let Some(rule) = ops::attr_file(op.name) else {
-                    continue;
-                };
-                let hit = attr_values(scope, n, rule.attr, ctx).find_map(|(via, b)| match b {
-                    Bound::Value(v, path) => {
-                        let s = string_of(&v)?;
-                        (!(rule.opens_nothing)(&s)).then(|| {
-                            format!(
-                                "op {} opens the file {:?} (its {} attr{}; {})",
-                                op.name,
-                                short(&s),
-                                rule.attr,
-                                bound_by(via, &path),
-                                op.why
-                            )
-                        })
-                    }
-                    Bound::Unknown(why) => Some(unresolved(
-                        op.name,
-                        rule.attr,
-                        via,
-                        &why,
-                        "a file path, which its kernel opens",
-                    )),
-                });
-                if let Some(reason) = hit {
-                    push("ops that touch files", Severity::Fail, &|| reason.clone());
-                }
+        }
+        Class::AttrFile => {
+            if let Some(reason) = attr_file_opened(scope, ctx, n, op) {
+                push("ops that touch files", Severity::Fail, &|| reason.clone());
             }
         }
     }
+}
+
+/// A checkpoint op: the saver's own when its path(s) derive from the loader's checkpoint file
+/// name, a FAIL otherwise.
+fn judge_checkpoint_op(
+    scope: &Scope<'_>,
+    ctx: &Context,
+    n: &NodeDef,
+    op: &ops::Op,
+    out: &mut Judged,
+    push: &mut Push<'_>,
+) {
+    let paths: &[usize] = if op.name == "MergeV2Checkpoints" {
+        &[0, 1]
+    } else {
+        &[0]
+    };
+    let ours = paths.iter().all(|&i| {
+        data_inputs(n)
+            .nth(i)
+            .is_some_and(|inp| derives_from_filename(scope, inp, ctx, 0))
+    });
+    if ours {
+        out.saver_ops += 1;
+    } else {
+        push("checkpoint ops outside the saver", Severity::Fail, &|| {
+            format!(
+                "op {} {}, and its path is not the loader's checkpoint file name: outside the save/restore subgraph TensorFlow's saver writes, it reads or writes whatever file the graph names",
+                op.name,
+                op.why.split_once(": ").map_or(op.why, |(_, w)| w)
+            )
+        });
+    }
+}
+
+/// An op filling a lookup table from a file: data when the file is one of the model's assets,
+/// a FAIL when the graph names the file, a LEAD when its name cannot be traced.
+fn judge_table_file(op: &ops::Op, src: Asset, out: &mut Judged, push: &mut Push<'_>) {
+    match src {
+        Asset::Model => out.asset_tables += 1,
+        Asset::Const(path) => push(
+            "tables read from files the graph names",
+            Severity::Fail,
+            &|| {
+                format!(
+                "op {} fills a lookup table from {:?}, a file the graph names rather than one of the model's assets",
+                op.name,
+                short(&path)
+            )
+            },
+        ),
+        Asset::Unknown => push(
+            "tables read from files the graph names",
+            Severity::Lead,
+            &|| {
+                format!(
+                "op {} fills a lookup table from a file whose name this reader cannot trace to one of the model's assets",
+                op.name
+            )
+            },
+        ),
+    }
+}
+
+/// Why a PrintV2 node appends to a file, if it can.
+fn print_to_file(scope: &Scope<'_>, ctx: &Context, n: &NodeDef) -> Option<String> {
+    // logging_ops.cc (PrintV2Op's constructor): `file://<path>` appends to that
+    // file; the other accepted streams are stdout, stderr and log(...).
+    attr_values(scope, n, "output_stream", ctx).find_map(|(via, b)| match b {
+        Bound::Value(v, path) => {
+            let s = string_of(&v)?;
+            s.starts_with("file://").then(|| {
+                format!(
+                    "op PrintV2 appends to the file {:?} (its output_stream attr{})",
+                    short(&s),
+                    bound_by(via, &path)
+                )
+            })
+        }
+        Bound::Unknown(why) => Some(unresolved(
+            "PrintV2",
+            "output_stream",
+            via,
+            &why,
+            "file://<path>, which appends to that file",
+        )),
+    })
+}
+
+/// Why a debug op writes a dump or connects, if it can: its `debug_urls`, or for
+/// DebugIdentityV2 its `tfdbg_run_id`.
+fn debug_dump(scope: &Scope<'_>, ctx: &Context, n: &NodeDef, op: &ops::Op) -> Option<String> {
+    let hit = attr_values(scope, n, "debug_urls", ctx).find_map(|(via, b)| {
+        match b {
+            Bound::Value(v, path) => {
+                let urls = strings_of(&v);
+                (!urls.is_empty()).then(|| {
+                    format!(
+                        "op {} sends tensors to {:?} (its debug_urls attr{}: file:// writes a dump, grpc:// connects)",
+                        op.name,
+                        urls.iter().map(|u| short(u)).collect::<Vec<_>>(),
+                        bound_by(via, &path)
+                    )
+                })
+            }
+            Bound::Unknown(why) => Some(unresolved(op.name, "debug_urls", via, &why, "a file:// or grpc:// URL, which writes a dump or connects")),
+        }
+    });
+    if hit.is_some() || op.name != "DebugIdentityV2" {
+        return hit;
+    }
+    attr_values(scope, n, "tfdbg_run_id", ctx).find_map(|(via, b)| match b {
+        Bound::Value(v, path) => string_of(&v).filter(|s| !s.is_empty()).map(|s| {
+            format!(
+                "op DebugIdentityV2 writes tfdbg dumps for run {:?} (its tfdbg_run_id attr{})",
+                short(&s),
+                bound_by(via, &path)
+            )
+        }),
+        Bound::Unknown(why) => Some(unresolved(
+            op.name,
+            "tfdbg_run_id",
+            via,
+            &why,
+            "a run id, for which it writes dumps",
+        )),
+    })
+}
+
+/// Why an op whose attribute names a file ([`ops::attr_file`]) opens one, if it can.
+fn attr_file_opened(scope: &Scope<'_>, ctx: &Context, n: &NodeDef, op: &ops::Op) -> Option<String> {
+    let rule = ops::attr_file(op.name)?;
+    attr_values(scope, n, rule.attr, ctx).find_map(|(via, b)| match b {
+        Bound::Value(v, path) => {
+            let s = string_of(&v)?;
+            (!(rule.opens_nothing)(&s)).then(|| {
+                format!(
+                    "op {} opens the file {:?} (its {} attr{}; {})",
+                    op.name,
+                    short(&s),
+                    rule.attr,
+                    bound_by(via, &path),
+                    op.why
+                )
+            })
+        }
+        Bound::Unknown(why) => Some(unresolved(
+            op.name,
+            rule.attr,
+            via,
+            &why,
+            "a file path, which its kernel opens",
+        )),
+    })
 }
 
 /// What attribute `key` of node `n` in `scope` can hold when the node runs, each value with

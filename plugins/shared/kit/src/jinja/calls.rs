@@ -14,26 +14,23 @@
 //! reaches an attribute only through the filters that take one (`map('attr', n)`), a test
 //! name reaches none; an unresolved one is still a LEAD, as the issue asks.
 
+mod builtins;
+
 use super::names::{
     format_attributes, name_verdict, parts, takes_names, Split, ATTRIBUTE_ARGS, TEST_ARGS,
 };
 use super::types::Severity;
-use super::values::{self, capitalize, map_strs, printf, simple_format, strip, title, Arg, Vals};
+use super::values::{self, Arg, Vals};
 use super::walk::{start, Walk};
+use builtins::{
+    abs_filter, case_or_trim, container_method, format_filter, int_filter, kwarg, length_filter,
+    list_filter, pick_element, positional, replace_filter, reverse_filter, sequence_filter,
+    str_method,
+};
 use minijinja::machinery::ast::{self, Expr};
 
 /// How deep `map('map', 'map', ...)` is followed.
 const MAX_FILTER_DEPTH: usize = 4;
-
-fn positional(args: &[Arg]) -> Vec<&Arg> {
-    args.iter()
-        .filter(|a| a.kw.is_none() && a.splat == 0)
-        .collect()
-}
-
-fn kwarg<'a>(args: &'a [Arg], name: &str) -> Option<&'a Arg> {
-    args.iter().find(|a| a.kw.as_deref() == Some(name))
-}
 
 impl Walk<'_> {
     /// A subscript's key: jinja2's `getitem` resolves a string key as an attribute when
@@ -245,262 +242,159 @@ impl Walk<'_> {
     ) -> Vals {
         let pos = positional(args);
         let arg = |i: usize| pos.get(i).map(|a| &a.v);
-        let mut out = Vals::default();
         let templated_args = args.iter().any(|a| a.v.templated());
-        match name {
-            "string" | "e" | "escape" | "forceescape" | "safe" => out = input.text(),
+        let mut out = match name {
+            "string" | "e" | "escape" | "forceescape" | "safe" => input.text(),
             "lower" | "upper" | "capitalize" | "title" | "trim" => {
-                let t = input.text();
-                let chars = arg(0).map(Vals::text);
-                out = match (name, &chars) {
-                    ("trim", Some(c)) => {
-                        map_strs(&[&t, c], |s| Some(strip(s[0], Some(s[1]), true, true)))
-                    }
-                    _ => map_strs(&[&t], |s| {
-                        Some(match name {
-                            "lower" => s[0].to_lowercase(),
-                            "upper" => s[0].to_uppercase(),
-                            "capitalize" => capitalize(s[0]),
-                            "title" => title(s[0]),
-                            _ => strip(s[0], None, true, true),
-                        })
-                    }),
-                };
-                // The caller's text, cased or trimmed, is still the caller's.
-                if t.plain && chars.as_ref().is_none_or(|c| !c.templated()) {
-                    if !t.templated() {
-                        out.partial.clear();
-                    }
-                    out.plain = true;
-                }
+                case_or_trim(name, input, arg(0))
             }
-            "replace" => {
-                let (t, old, new) = (
-                    input.text(),
-                    arg(0).map(Vals::text).unwrap_or_default(),
-                    arg(1).map(Vals::text).unwrap_or_default(),
-                );
-                let count = arg(2).and_then(|c| c.ints.iter().next().copied());
-                out = map_strs(&[&t, &old, &new], |s| {
-                    values::replace(s[0], s[1], s[2], count)
-                });
-                if t.plain && !new.templated() {
-                    out.partial.remove(&(String::new(), String::new()));
-                    out.plain = true;
-                    if !t.templated() {
-                        out.partial.clear();
-                    }
-                }
-            }
-            "format" => {
-                let t = input.text();
-                let texts: Vec<Vals> = pos.iter().map(|a| a.v.text()).collect();
-                let mut inputs = vec![&t];
-                inputs.extend(texts.iter());
-                out = map_strs(&inputs, |s| printf(s[0], &s[1..]));
-                if t.plain && !templated_args && !t.templated() {
-                    out = Vals::plain();
-                }
-            }
-            "join" => {
-                let sep = arg(0).map(Vals::text).unwrap_or_else(|| Vals::str(""));
-                if pos.len() > 1 || kwarg(args, "attribute").is_some() {
-                    out = Vals::unknown();
-                } else {
-                    for l in &input.lists {
-                        let mut acc = Vals::str("");
-                        for (i, item) in l.iter().enumerate() {
-                            if i > 0 {
-                                acc = values::concat(&acc, &sep);
-                            }
-                            acc = values::concat(&acc, &item.text());
-                        }
-                        out.join(&acc);
-                    }
-                    for s in &input.strs {
-                        let chars: Vec<Vals> =
-                            s.chars().map(|c| Vals::str(&c.to_string())).collect();
-                        out.join(&self.apply_filter("join", &Vals::list(chars), args, depth + 1));
-                    }
-                    if !input.partial.is_empty() || !input.maps.is_empty() || input.bag.is_some() {
-                        out.join(&Vals::unknown());
-                    }
-                    if input.plain {
-                        if sep.templated() {
-                            out.join(&Vals::unknown());
-                        } else {
-                            out.plain = true;
-                        }
-                    }
-                }
-            }
-            "first" | "last" | "random" | "min" | "max" => {
-                if matches!(name, "first" | "last") && input.lists.iter().all(|l| !l.is_empty()) {
-                    for l in &input.lists {
-                        let item = if name == "first" {
-                            &l[0]
-                        } else {
-                            &l[l.len() - 1]
-                        };
-                        out.join(item);
-                    }
-                    let mut rest = input.clone();
-                    rest.lists.clear();
-                    out.join(&rest.elements());
-                } else {
-                    out = input.elements();
-                }
-                out.other = true;
-            }
-            "list" => {
-                out = input.clone();
-                out.strs.clear();
-                for s in &input.strs {
-                    out.join(&Vals::list(
-                        s.chars().map(|c| Vals::str(&c.to_string())).collect(),
-                    ));
-                }
-                if !input.partial.is_empty() {
-                    out.add_bag(Vals::unknown());
-                }
-            }
-            "reverse" => {
-                out.plain = input.plain;
-                for s in &input.strs {
-                    out.add_str(s.chars().rev().collect());
-                }
-                for l in &input.lists {
-                    out.join(&Vals::list(l.iter().rev().cloned().collect()));
-                }
-                for (p, s) in &input.partial {
-                    out.add_partial(s.chars().rev().collect(), p.chars().rev().collect());
-                }
-                if !input.maps.is_empty() || input.bag.is_some() {
-                    out.add_bag(input.elements());
-                }
-            }
+            "replace" => replace_filter(input, &pos),
+            "format" => format_filter(input, &pos, templated_args),
+            "join" => self.join_filter(input, args, &pos, depth),
+            "first" | "last" | "random" | "min" | "max" => pick_element(name, input),
+            "list" => list_filter(input),
+            "reverse" => reverse_filter(input),
             "default" | "d" => {
-                out = input.clone();
+                let mut out = input.clone();
                 if let Some(a) = arg(0) {
                     out.join(a);
                 }
+                out
             }
-            "length" | "count" | "wordcount" => {
-                for s in &input.strs {
-                    out.ints.insert(s.chars().count() as i128);
-                }
-                for l in &input.lists {
-                    out.ints.insert(l.len() as i128);
-                }
-                out.plain = input.plain
-                    || input.bag.is_some()
-                    || !input.partial.is_empty()
-                    || !input.maps.is_empty();
-            }
-            "int" => {
-                out.ints.extend(input.ints.iter().copied());
-                for s in &input.strs {
-                    out.ints.insert(s.trim().parse::<i128>().unwrap_or(0));
-                }
-                out.plain = input.plain || !input.partial.is_empty();
-                out.other = input.other;
-            }
-            "abs" => {
-                out.ints = input.ints.iter().filter_map(|i| i.checked_abs()).collect();
-                out.plain = input.plain;
-                out.other = input.other;
-            }
+            "length" | "count" | "wordcount" => length_filter(input),
+            "int" => int_filter(input),
+            "abs" => abs_filter(input),
             "float" | "round" | "sum" | "filesizeformat" | "tojson" | "pprint" | "urlencode"
             | "xmlattr" | "items" | "dictsort"
                 if !input.templated() =>
             {
-                out.plain = input.plain;
-                out.other = !input.plain;
+                Vals {
+                    plain: input.plain,
+                    other: !input.plain,
+                    ..Vals::default()
+                }
             }
             "sort" | "unique" | "select" | "reject" | "selectattr" | "rejectattr" | "batch"
-            | "slice" | "groupby" | "dictsort" | "items" => {
-                let mut el = input.elements();
-                if matches!(name, "dictsort" | "items") {
-                    el = Vals::default();
-                    for m in &input.maps {
-                        for (k, v) in m {
-                            el.join(&Vals::list(vec![k.clone(), v.clone()]));
-                        }
-                    }
-                    // `do_items`/`do_dictsort` take a mapping and raise on anything else.
-                    el.plain = input.plain;
-                }
-                if input.templated() {
-                    out.add_bag(el);
-                }
-                out.plain = input.plain;
-            }
-            "map" => {
-                let p = positional(args);
-                match p.first() {
-                    Some(f)
-                        if depth < MAX_FILTER_DEPTH
-                            && f.v.partial.is_empty()
-                            && !f.v.plain
-                            && !f.v.strs.is_empty() =>
-                    {
-                        let rest: Vec<Arg> = args
-                            .iter()
-                            .filter(|a| !std::ptr::eq(*a, *f))
-                            .cloned()
-                            .collect();
-                        for fname in f.v.strs.clone() {
-                            for l in &input.lists {
-                                let items = l
-                                    .iter()
-                                    .map(|i| self.apply_filter(&fname, i, &rest, depth + 1))
-                                    .collect();
-                                out.join(&Vals::list(items));
-                            }
-                            let mut rest_in = input.clone();
-                            rest_in.lists.clear();
-                            if rest_in.templated() {
-                                let el = rest_in.elements();
-                                let mapped = self.apply_filter(&fname, &el, &rest, depth + 1);
-                                out.add_bag(mapped);
-                            }
-                        }
-                        out.plain = input.plain;
-                    }
-                    _ => {
-                        if input.templated() {
-                            out.add_bag(Vals::unknown());
-                        }
-                        out.plain = input.plain;
-                    }
-                }
-            }
-            "attr" => {
-                let n = arg(0)
-                    .or_else(|| kwarg(args, "name").map(|a| &a.v))
-                    .cloned()
-                    .unwrap_or_default();
-                let at = pos.first().map_or(0, |a| a.at);
-                self.format_by_name(at, input, &n);
-                for s in &n.strs {
-                    out.join(&self.getattr(input, s));
-                }
-                if !n.partial.is_empty() || n.plain {
-                    out.join(&Vals::unknown());
-                }
-                out.plain |= input.plain;
-            }
+            | "slice" | "groupby" | "dictsort" | "items" => sequence_filter(name, input),
+            "map" => self.map_filter(input, args, depth),
+            "attr" => self.attr_filter(input, args, &pos),
             _ => {
+                let mut out = Vals::default();
                 if input.templated() || templated_args {
                     out.join(&Vals::unknown());
                 }
                 out.plain = input.plain;
                 out.other = input.other;
+                out
             }
-        }
+        };
         if out.is_empty() {
             out.other = true;
         }
+        out
+    }
+
+    /// The `join` filter, its separator the first of the positional arguments `pos`: a string
+    /// is joined as the list of its characters.
+    fn join_filter(&mut self, input: &Vals, args: &[Arg], pos: &[&Arg], depth: usize) -> Vals {
+        let mut out = Vals::default();
+        let sep = pos
+            .first()
+            .map(|a| a.v.text())
+            .unwrap_or_else(|| Vals::str(""));
+        if pos.len() > 1 || kwarg(args, "attribute").is_some() {
+            return Vals::unknown();
+        }
+        for l in &input.lists {
+            let mut acc = Vals::str("");
+            for (i, item) in l.iter().enumerate() {
+                if i > 0 {
+                    acc = values::concat(&acc, &sep);
+                }
+                acc = values::concat(&acc, &item.text());
+            }
+            out.join(&acc);
+        }
+        for s in &input.strs {
+            let chars: Vec<Vals> = s.chars().map(|c| Vals::str(&c.to_string())).collect();
+            out.join(&self.apply_filter("join", &Vals::list(chars), args, depth + 1));
+        }
+        if !input.partial.is_empty() || !input.maps.is_empty() || input.bag.is_some() {
+            out.join(&Vals::unknown());
+        }
+        if input.plain {
+            if sep.templated() {
+                out.join(&Vals::unknown());
+            } else {
+                out.plain = true;
+            }
+        }
+        out
+    }
+
+    /// The `map` filter: a filter named in the template applied to each element, followed
+    /// [`MAX_FILTER_DEPTH`] deep.
+    fn map_filter(&mut self, input: &Vals, args: &[Arg], depth: usize) -> Vals {
+        let mut out = Vals::default();
+        let p = positional(args);
+        match p.first() {
+            Some(f)
+                if depth < MAX_FILTER_DEPTH
+                    && f.v.partial.is_empty()
+                    && !f.v.plain
+                    && !f.v.strs.is_empty() =>
+            {
+                let rest: Vec<Arg> = args
+                    .iter()
+                    .filter(|a| !std::ptr::eq(*a, *f))
+                    .cloned()
+                    .collect();
+                for fname in f.v.strs.clone() {
+                    for l in &input.lists {
+                        let items = l
+                            .iter()
+                            .map(|i| self.apply_filter(&fname, i, &rest, depth + 1))
+                            .collect();
+                        out.join(&Vals::list(items));
+                    }
+                    let mut rest_in = input.clone();
+                    rest_in.lists.clear();
+                    if rest_in.templated() {
+                        let el = rest_in.elements();
+                        let mapped = self.apply_filter(&fname, &el, &rest, depth + 1);
+                        out.add_bag(mapped);
+                    }
+                }
+                out.plain = input.plain;
+            }
+            _ => {
+                if input.templated() {
+                    out.add_bag(Vals::unknown());
+                }
+                out.plain = input.plain;
+            }
+        }
+        out
+    }
+
+    /// The `attr` filter: the attribute it names looked up (and judged).
+    fn attr_filter(&mut self, input: &Vals, args: &[Arg], pos: &[&Arg]) -> Vals {
+        let mut out = Vals::default();
+        let n = pos
+            .first()
+            .map(|a| &a.v)
+            .or_else(|| kwarg(args, "name").map(|a| &a.v))
+            .cloned()
+            .unwrap_or_default();
+        let at = pos.first().map_or(0, |a| a.at);
+        self.format_by_name(at, input, &n);
+        for s in &n.strs {
+            out.join(&self.getattr(input, s));
+        }
+        if !n.partial.is_empty() || n.plain {
+            out.join(&Vals::unknown());
+        }
+        out.plain |= input.plain;
         out
     }
 
@@ -706,154 +600,18 @@ impl Walk<'_> {
     /// What `base.name(args)` returns.
     fn method(&mut self, base: &Vals, name: &str, args: &[Arg]) -> Vals {
         let pos = positional(args);
-        let texts: Vec<Vals> = pos.iter().map(|a| a.v.text()).collect();
         let templated_args = args.iter().any(|a| a.v.templated());
         let mut out = Vals::default();
         // Strings written in the template.
         if !base.strs.is_empty() || !base.partial.is_empty() {
-            let s = str_part(base);
-            let t = |i: usize| texts.get(i).cloned().unwrap_or_default();
-            let r = match name {
-                "lower" | "casefold" => Some(map_strs(&[&s], |x| Some(x[0].to_lowercase()))),
-                "upper" => Some(map_strs(&[&s], |x| Some(x[0].to_uppercase()))),
-                "title" => Some(map_strs(&[&s], |x| Some(title(x[0])))),
-                "capitalize" => Some(map_strs(&[&s], |x| Some(capitalize(x[0])))),
-                "swapcase" => Some(map_strs(&[&s], |x| {
-                    Some(
-                        x[0].chars()
-                            .flat_map(|c| {
-                                if c.is_uppercase() {
-                                    c.to_lowercase().collect::<Vec<_>>()
-                                } else {
-                                    c.to_uppercase().collect()
-                                }
-                            })
-                            .collect(),
-                    )
-                })),
-                "strip" | "lstrip" | "rstrip" => {
-                    let (l, r) = (name != "rstrip", name != "lstrip");
-                    Some(match pos.first() {
-                        Some(_) => map_strs(&[&s, &t(0)], |x| Some(strip(x[0], Some(x[1]), l, r))),
-                        None => map_strs(&[&s], |x| Some(strip(x[0], None, l, r))),
-                    })
-                }
-                "replace" => {
-                    let count = pos.get(2).and_then(|a| a.v.ints.iter().next().copied());
-                    Some(map_strs(&[&s, &t(0), &t(1)], |x| {
-                        values::replace(x[0], x[1], x[2], count)
-                    }))
-                }
-                "removeprefix" => Some(map_strs(&[&s, &t(0)], |x| {
-                    Some(x[0].strip_prefix(x[1]).unwrap_or(x[0]).to_owned())
-                })),
-                "removesuffix" => Some(map_strs(&[&s, &t(0)], |x| {
-                    Some(x[0].strip_suffix(x[1]).unwrap_or(x[0]).to_owned())
-                })),
-                "format" if args.iter().all(|a| a.kw.is_none() && a.splat == 0) => {
-                    let mut inputs = vec![&s];
-                    inputs.extend(texts.iter());
-                    Some(map_strs(&inputs, |x| simple_format(x[0], &x[1..])))
-                }
-                "join" => {
-                    let mut o = Vals::default();
-                    let seq = pos.first().map(|a| a.v.clone()).unwrap_or_default();
-                    for l in &seq.lists {
-                        let mut acc = Vals::str("");
-                        for (i, item) in l.iter().enumerate() {
-                            if i > 0 {
-                                acc = values::concat(&acc, &s);
-                            }
-                            acc = values::concat(&acc, &item.text());
-                        }
-                        o.join(&acc);
-                    }
-                    if seq.plain
-                        || !seq.partial.is_empty()
-                        || seq.bag.is_some()
-                        || !seq.strs.is_empty()
-                        || !seq.maps.is_empty()
-                    {
-                        o.join(&Vals::unknown());
-                    }
-                    Some(o)
-                }
-                "split" | "rsplit" | "splitlines" | "partition" | "rpartition" => {
-                    let mut o = Vals::default();
-                    let sep = t(0);
-                    for x in &s.strs {
-                        let pieces: Vec<Vals> = if sep.strs.is_empty() {
-                            x.split_whitespace().map(Vals::str).collect()
-                        } else {
-                            sep.strs
-                                .iter()
-                                .filter(|p| !p.is_empty())
-                                .flat_map(|p| {
-                                    x.split(p.as_str()).map(Vals::str).collect::<Vec<_>>()
-                                })
-                                .collect()
-                        };
-                        o.add_bag(pieces.into_iter().fold(Vals::default(), |a, b| a.union(&b)));
-                        o.add_bag(Vals::str(x));
-                    }
-                    if !s.partial.is_empty() || sep.plain || !sep.partial.is_empty() {
-                        o.add_bag(Vals::unknown());
-                    }
-                    Some(o)
-                }
-                "format" | "format_map" | "center" | "ljust" | "rjust" | "zfill" | "expandtabs"
-                | "encode" | "translate" => Some(Vals::unknown()),
-                _ => None,
-            };
-            match r {
+            match str_method(name, &str_part(base), args) {
                 Some(v) => out.join(&v),
                 None => out.other = true,
             }
         }
         // Dicts and lists written in the template, cyclers.
         if !base.maps.is_empty() || !base.lists.is_empty() || base.bag.is_some() {
-            match name {
-                "get" | "pop" | "setdefault" => {
-                    let key = pos
-                        .first()
-                        .map(|a| a.v.clone())
-                        .unwrap_or_else(Vals::unknown);
-                    out.join(&base.item(&key));
-                    if let Some(dflt) = pos.get(1) {
-                        out.join(&dflt.v);
-                    }
-                    if name == "pop" && pos.is_empty() {
-                        out.join(&base.elements());
-                    }
-                }
-                "values" | "keys" | "items" => {
-                    let mut el = Vals::default();
-                    for m in &base.maps {
-                        for (k, v) in m {
-                            el.join(&match name {
-                                "values" => v.clone(),
-                                "keys" => k.clone(),
-                                _ => Vals::list(vec![k.clone(), v.clone()]),
-                            });
-                        }
-                    }
-                    if let Some(b) = &base.bag {
-                        el.join(b);
-                    }
-                    out.add_bag(el);
-                }
-                "next" | "current" | "copy" => {
-                    if name == "copy" {
-                        let mut c = base.clone();
-                        c.strs.clear();
-                        c.partial.clear();
-                        out.join(&c);
-                    } else {
-                        out.join(&base.elements());
-                    }
-                }
-                _ => out.other = true,
-            }
+            container_method(base, name, &pos, &mut out);
         }
         // `loop.cycle(...)` returns one of its arguments.
         if name == "cycle" {

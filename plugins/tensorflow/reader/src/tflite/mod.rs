@@ -132,6 +132,24 @@ enum BufferAt {
     Range(u64, u64),
 }
 
+/// An operator code: the builtin code and, for a custom op, its `custom_code`.
+type OpCode = (i32, Option<String>);
+
+/// What the model's subgraphs hold, counted for the summary.
+#[derive(Default)]
+struct Tally {
+    operators: u64,
+    /// Constant tensors fingerprinted.
+    described: u64,
+    flex_ops: u64,
+    /// Tensors with quantization parameters.
+    quantized: u64,
+    /// How many operators use each operator code (by index).
+    used_codes: BTreeMap<usize, u64>,
+    /// How many tensors so far bore each name, to tell later ones apart.
+    names: BTreeMap<String, u64>,
+}
+
 fn model(data: &Bytes, file_len: u64, out: &mut Reading) -> Result<String, FbError> {
     let buf = Buf::new(data)?;
     if data.get(4..8) != Some(b"TFL3") {
@@ -153,8 +171,44 @@ fn model(data: &Bytes, file_len: u64, out: &mut Reading) -> Result<String, FbErr
             short(&String::from_utf8_lossy(d)),
         ));
     }
-    // Operator codes: (builtin code, custom code).
-    let mut codes: Vec<(i32, Option<String>)> = Vec::new();
+    let codes = operator_codes(&m)?;
+    let buffers = buffers(&m, file_len, out)?;
+    external_buffer_groups(&m, out)?;
+    metadata_and_signatures(&m, out)?;
+    let Some(subgraphs) = m.vector(2, 4)? else {
+        out.note(
+            "subgraphs",
+            Severity::Fail,
+            || "model.subgraphs".into(),
+            || "no subgraph: the interpreter refuses the model".into(),
+        );
+        return Ok("TFLite model with no subgraph".into());
+    };
+    let mut tally = Tally::default();
+    for s in 0..subgraphs.len {
+        let sg = subgraphs.table(s)?;
+        operators(data, &sg, s, &codes, &mut tally, out)?;
+        let Some(tensors) = sg.vector(0, 4)? else {
+            continue;
+        };
+        for t in 0..tensors.len {
+            tensor(&tensors.table(t)?, s, t, &buffers, &mut tally, out)?;
+        }
+    }
+    let builtins = judge_codes(&codes, &tally.used_codes, out);
+    Ok(format!(
+        "TFLite model (schema {version}): {} operators ({} distinct builtin ops{}) judged; {} constant tensors fingerprinted; quantization parameters of {} tensors kept in the metadata",
+        thousands(tally.operators),
+        builtins,
+        if tally.flex_ops > 0 { format!(" and {} Flex (TensorFlow) ops", tally.flex_ops) } else { String::new() },
+        thousands(tally.described),
+        thousands(tally.quantized)
+    ))
+}
+
+/// The model's operator codes, in order.
+fn operator_codes(m: &Table<'_>) -> Result<Vec<OpCode>, FbError> {
+    let mut codes: Vec<OpCode> = Vec::new();
     if let Some(v) = m.vector(1, 4)? {
         for i in 0..v.len {
             let c = v.table(i)?;
@@ -168,7 +222,12 @@ fn model(data: &Bytes, file_len: u64, out: &mut Reading) -> Result<String, FbErr
             codes.push((code, custom));
         }
     }
-    // Buffers.
+    Ok(codes)
+}
+
+/// Where each of the model's buffers lies, judging buffers given twice or past the end of the
+/// file, and a sentinel buffer 0 that holds bytes.
+fn buffers(m: &Table<'_>, file_len: u64, out: &mut Reading) -> Result<Vec<BufferAt>, FbError> {
     let mut buffers: Vec<BufferAt> = Vec::new();
     if let Some(v) = m.vector(4, 4)? {
         for i in 0..v.len {
@@ -203,7 +262,11 @@ fn model(data: &Bytes, file_len: u64, out: &mut Reading) -> Result<String, FbErr
             "buffer 0, which tensors without data point to, holds bytes (the schema requires it empty)".into()
         });
     }
-    // External buffer groups: files beside the model.
+    Ok(buffers)
+}
+
+/// External buffer groups: files beside the model, a LEAD, or outside its directory, a FAIL.
+fn external_buffer_groups(m: &Table<'_>, out: &mut Reading) -> Result<(), FbError> {
     if let Some(groups) = m.vector(8, 4)? {
         for i in 0..groups.len {
             let name = groups
@@ -221,7 +284,11 @@ fn model(data: &Bytes, file_len: u64, out: &mut Reading) -> Result<String, FbErr
             }
         }
     }
-    let mut meta_buffers = BTreeSet::new();
+    Ok(())
+}
+
+/// The names of the model's metadata entries and signatures, kept in the metadata.
+fn metadata_and_signatures(m: &Table<'_>, out: &mut Reading) -> Result<(), FbError> {
     if let Some(v) = m.vector(6, 4)? {
         let mut names = Vec::new();
         for i in 0..v.len {
@@ -231,7 +298,8 @@ fn model(data: &Bytes, file_len: u64, out: &mut Reading) -> Result<String, FbErr
                     .map(|s| String::from_utf8_lossy(s).into_owned())
                     .unwrap_or_default(),
             );
-            meta_buffers.insert(t.scalar::<u32>(1, 0)?);
+            // The entry's buffer index is not used, but a malformed one refuses the file.
+            t.scalar::<u32>(1, 0)?;
         }
         out.metadata.push((
             "tflite.metadata".into(),
@@ -253,185 +321,209 @@ fn model(data: &Bytes, file_len: u64, out: &mut Reading) -> Result<String, FbErr
             listed(keys.iter().map(String::as_str), 50),
         ));
     }
-    let Some(subgraphs) = m.vector(2, 4)? else {
-        out.note(
-            "subgraphs",
-            Severity::Fail,
-            || "model.subgraphs".into(),
-            || "no subgraph: the interpreter refuses the model".into(),
-        );
-        return Ok("TFLite model with no subgraph".into());
+    Ok(())
+}
+
+/// Counts subgraph `s`'s operators and the codes they use, judging each Flex op's `NodeDef`.
+fn operators(
+    data: &Bytes,
+    sg: &Table<'_>,
+    s: usize,
+    codes: &[OpCode],
+    tally: &mut Tally,
+    out: &mut Reading,
+) -> Result<(), FbError> {
+    let Some(ops) = sg.vector(3, 4)? else {
+        return Ok(());
     };
-    let mut used_codes: BTreeMap<usize, u64> = BTreeMap::new();
-    let mut names: BTreeMap<String, u64> = BTreeMap::new();
-    let (mut operators, mut described, mut flex_ops) = (0u64, 0u64, 0u64);
-    let mut quantized = 0u64;
-    for s in 0..subgraphs.len {
-        let sg = subgraphs.table(s)?;
-        if let Some(ops) = sg.vector(3, 4)? {
-            for o in 0..ops.len {
-                operators += 1;
-                let op = ops.table(o)?;
-                let idx: u32 = op.scalar(0, 0)?;
-                let Some((code, custom)) = codes.get(idx as usize) else {
-                    out.note("operators without a code", Severity::Fail, || format!("subgraph {s} operator {o}"), || {
-                        format!("opcode_index {idx} past the model's {} operator codes: the interpreter refuses it", codes.len())
-                    });
-                    continue;
-                };
-                *used_codes.entry(idx as usize).or_default() += 1;
-                if *code == CUSTOM {
-                    let custom = custom.clone().unwrap_or_default();
-                    if let Some(tf_op) = custom.strip_prefix("Flex") {
-                        flex_ops += 1;
-                        flex(data, &op, s, o, tf_op, &custom, out)?;
-                    }
-                }
-            }
-        }
-        let Some(tensors) = sg.vector(0, 4)? else {
+    for o in 0..ops.len {
+        tally.operators += 1;
+        let op = ops.table(o)?;
+        let idx: u32 = op.scalar(0, 0)?;
+        let Some((code, custom)) = codes.get(idx as usize) else {
+            out.note("operators without a code", Severity::Fail, || format!("subgraph {s} operator {o}"), || {
+                format!("opcode_index {idx} past the model's {} operator codes: the interpreter refuses it", codes.len())
+            });
             continue;
         };
-        for t in 0..tensors.len {
-            let tensor = tensors.table(t)?;
-            let b: u32 = tensor.scalar(2, 0)?;
-            let raw = tensor
-                .string(3)?
-                .map(|s| String::from_utf8_lossy(s).into_owned())
-                .unwrap_or_default();
-            let mut name = if s > 0 {
-                format!("subgraph{s}/{raw}")
-            } else {
-                raw
-            };
-            let seen = names.entry(name.clone()).or_default();
-            *seen += 1;
-            if *seen > 1 {
-                name = format!("{name}#{}", *seen - 1);
+        *tally.used_codes.entry(idx as usize).or_default() += 1;
+        if *code == CUSTOM {
+            let custom = custom.clone().unwrap_or_default();
+            if let Some(tf_op) = custom.strip_prefix("Flex") {
+                tally.flex_ops += 1;
+                flex(data, &op, s, o, tf_op, &custom, out)?;
             }
-            if let Some(q) = tensor.table(4)? {
-                if let Some(desc) = quantization(&q)? {
-                    quantized += 1;
-                    if out.metadata.len() < 10_000 {
-                        out.metadata
-                            .push((format!("tflite.quantization.{}", short(&name)), desc));
-                    }
-                }
-            }
-            let ext: u32 = tensor.scalar(10, 0)?;
-            if ext != 0 {
-                out.unread("tensors in files beside the model", Some(&name), format!("subgraph {s} tensor {t}: its bytes lie in external buffer {ext}, in a file beside the model, which this reader does not read"), false);
-                continue;
-            }
-            let Some(&at) = buffers.get(b as usize) else {
-                out.note(
-                    "tensors without a buffer",
-                    Severity::Fail,
-                    || format!("subgraph {s} tensor {t} {:?}", short(&name)),
-                    || {
-                        format!(
-                            "buffer {b} past the model's {} buffers: the interpreter refuses it",
-                            buffers.len()
-                        )
-                    },
-                );
-                continue;
-            };
-            let BufferAt::Range(offset, len) = at else {
-                continue;
-            };
-            let ty: i8 = tensor.scalar(1, 0)?;
-            let shape: Vec<u64> = match tensor.vector(0, 4)? {
-                Some(v) => {
-                    let mut dims = Vec::with_capacity(v.len.min(64));
-                    for i in 0..v.len {
-                        dims.push(v.get::<i32>(i)?);
-                    }
-                    match dims
-                        .iter()
-                        .map(|&d| u64::try_from(d))
-                        .collect::<Result<Vec<u64>, _>>()
-                    {
-                        Ok(d) if d.len() <= crate::tensor::MAX_RANK => d,
-                        _ => {
-                            out.note(
-                                "constant tensors the interpreter refuses",
-                                Severity::Fail,
-                                || format!("subgraph {s} tensor {t} {:?}", short(&name)),
-                                || format!("a constant tensor of shape {dims:?}"),
-                            );
-                            continue;
-                        }
-                    }
-                }
-                None => Vec::new(),
-            };
-            let place = || format!("subgraph {s} tensor {t} {:?}", short(&name));
-            if tensor.table(6)?.is_some() {
-                out.unread(
-                    "sparse tensors",
-                    Some(&name),
-                    format!(
-                        "{}: a sparse tensor (its buffer holds the compressed values), not read",
-                        place()
-                    ),
-                    false,
-                );
-                continue;
-            }
-            let Some((tname, width, element)) = tensor_type(ty) else {
-                out.note("tensors of unknown types", Severity::Lead, place, || {
-                    format!("tensor type {ty} is not one of TFLite 2.21's")
-                });
-                continue;
-            };
-            if width == 0 {
-                out.unread(
-                    "tensors that are not fixed-width",
-                    Some(&name),
-                    format!(
-                        "{}: a {tname} tensor, whose buffer this reader does not fingerprint",
-                        place()
-                    ),
-                    true,
-                );
-                continue;
-            }
-            let n = shape.iter().try_fold(1u64, |a, &d| a.checked_mul(d));
-            if n.and_then(|n| n.checked_mul(width)) != Some(len) {
-                out.note("constant tensors the interpreter refuses", Severity::Fail, place, || {
-                    format!("its buffer holds {len} bytes but {shape:?} elements of {tname} take {} (the interpreter refuses it)", n.and_then(|n| n.checked_mul(width)).map_or("more than 2^64".into(), |b| b.to_string()))
-                });
-                continue;
-            }
-            if !out.room() {
-                continue;
-            }
-            crate::outcome::located(
-                out,
-                &name,
-                Located {
-                    dtype: crate::dtype::DType {
-                        name: tname,
-                        width,
-                        element,
-                    },
-                    shape,
-                    bytes: Data::Range(offset, len),
-                    extra_values: false,
-                },
-                ByteOrder::Little,
-                None,
-                false,
-            );
-            described += 1;
         }
     }
-    // Each code used, judged once.
+    Ok(())
+}
+
+/// Tensor `t` of subgraph `s`: its quantization parameters kept, and its constant buffer, if
+/// any, fingerprinted with its type and shape once the interpreter would accept it.
+fn tensor(
+    tensor: &Table<'_>,
+    s: usize,
+    t: usize,
+    buffers: &[BufferAt],
+    tally: &mut Tally,
+    out: &mut Reading,
+) -> Result<(), FbError> {
+    let b: u32 = tensor.scalar(2, 0)?;
+    let raw = tensor
+        .string(3)?
+        .map(|s| String::from_utf8_lossy(s).into_owned())
+        .unwrap_or_default();
+    let mut name = if s > 0 {
+        format!("subgraph{s}/{raw}")
+    } else {
+        raw
+    };
+    let seen = tally.names.entry(name.clone()).or_default();
+    *seen += 1;
+    if *seen > 1 {
+        name = format!("{name}#{}", *seen - 1);
+    }
+    if let Some(q) = tensor.table(4)? {
+        if let Some(desc) = quantization(&q)? {
+            tally.quantized += 1;
+            if out.metadata.len() < 10_000 {
+                out.metadata
+                    .push((format!("tflite.quantization.{}", short(&name)), desc));
+            }
+        }
+    }
+    let ext: u32 = tensor.scalar(10, 0)?;
+    if ext != 0 {
+        out.unread("tensors in files beside the model", Some(&name), format!("subgraph {s} tensor {t}: its bytes lie in external buffer {ext}, in a file beside the model, which this reader does not read"), false);
+        return Ok(());
+    }
+    let Some(&at) = buffers.get(b as usize) else {
+        out.note(
+            "tensors without a buffer",
+            Severity::Fail,
+            || format!("subgraph {s} tensor {t} {:?}", short(&name)),
+            || {
+                format!(
+                    "buffer {b} past the model's {} buffers: the interpreter refuses it",
+                    buffers.len()
+                )
+            },
+        );
+        return Ok(());
+    };
+    let BufferAt::Range(offset, len) = at else {
+        return Ok(());
+    };
+    let ty: i8 = tensor.scalar(1, 0)?;
+    let Some(shape) = constant_shape(tensor, s, t, &name, out)? else {
+        return Ok(());
+    };
+    let place = || format!("subgraph {s} tensor {t} {:?}", short(&name));
+    if tensor.table(6)?.is_some() {
+        out.unread(
+            "sparse tensors",
+            Some(&name),
+            format!(
+                "{}: a sparse tensor (its buffer holds the compressed values), not read",
+                place()
+            ),
+            false,
+        );
+        return Ok(());
+    }
+    let Some((tname, width, element)) = tensor_type(ty) else {
+        out.note("tensors of unknown types", Severity::Lead, place, || {
+            format!("tensor type {ty} is not one of TFLite 2.21's")
+        });
+        return Ok(());
+    };
+    if width == 0 {
+        out.unread(
+            "tensors that are not fixed-width",
+            Some(&name),
+            format!(
+                "{}: a {tname} tensor, whose buffer this reader does not fingerprint",
+                place()
+            ),
+            true,
+        );
+        return Ok(());
+    }
+    let n = shape.iter().try_fold(1u64, |a, &d| a.checked_mul(d));
+    if n.and_then(|n| n.checked_mul(width)) != Some(len) {
+        out.note("constant tensors the interpreter refuses", Severity::Fail, place, || {
+            format!("its buffer holds {len} bytes but {shape:?} elements of {tname} take {} (the interpreter refuses it)", n.and_then(|n| n.checked_mul(width)).map_or("more than 2^64".into(), |b| b.to_string()))
+        });
+        return Ok(());
+    }
+    if !out.room() {
+        return Ok(());
+    }
+    crate::outcome::located(
+        out,
+        &name,
+        Located {
+            dtype: crate::dtype::DType {
+                name: tname,
+                width,
+                element,
+            },
+            shape,
+            bytes: Data::Range(offset, len),
+            extra_values: false,
+        },
+        ByteOrder::Little,
+        None,
+        false,
+    );
+    tally.described += 1;
+    Ok(())
+}
+
+/// The shape of constant tensor `t` of subgraph `s` (a scalar when it has none), or none,
+/// judged, when a dimension is negative or the rank is past what socair describes.
+fn constant_shape(
+    tensor: &Table<'_>,
+    s: usize,
+    t: usize,
+    name: &str,
+    out: &mut Reading,
+) -> Result<Option<Vec<u64>>, FbError> {
+    let Some(v) = tensor.vector(0, 4)? else {
+        return Ok(Some(Vec::new()));
+    };
+    let mut dims = Vec::with_capacity(v.len.min(64));
+    for i in 0..v.len {
+        dims.push(v.get::<i32>(i)?);
+    }
+    match dims
+        .iter()
+        .map(|&d| u64::try_from(d))
+        .collect::<Result<Vec<u64>, _>>()
+    {
+        Ok(d) if d.len() <= crate::tensor::MAX_RANK => Ok(Some(d)),
+        _ => {
+            out.note(
+                "constant tensors the interpreter refuses",
+                Severity::Fail,
+                || format!("subgraph {s} tensor {t} {:?}", short(name)),
+                || format!("a constant tensor of shape {dims:?}"),
+            );
+            Ok(None)
+        }
+    }
+}
+
+/// Judges each operator code used, once: a custom op a LEAD, a builtin code not in the schema
+/// a LEAD; the builtin and custom ops used kept in the metadata. Returns how many distinct
+/// builtin ops are used.
+fn judge_codes(codes: &[OpCode], used_codes: &BTreeMap<usize, u64>, out: &mut Reading) -> usize {
     let mut builtins = BTreeSet::new();
     let mut customs = BTreeSet::new();
-    for (&idx, &count) in &used_codes {
-        let (code, custom) = &codes[idx];
+    for (&idx, &count) in used_codes {
+        let Some((code, custom)) = codes.get(idx) else {
+            continue;
+        };
         if *code == CUSTOM {
             let c = custom.clone().unwrap_or_default();
             if c.starts_with("Flex") {
@@ -466,15 +558,7 @@ fn model(data: &Bytes, file_len: u64, out: &mut Reading) -> Result<String, FbErr
             listed(customs.iter().map(String::as_str), 200),
         ));
     }
-    let _ = meta_buffers;
-    Ok(format!(
-        "TFLite model (schema {version}): {} operators ({} distinct builtin ops{}) judged; {} constant tensors fingerprinted; quantization parameters of {} tensors kept in the metadata",
-        thousands(operators),
-        builtins.len(),
-        if flex_ops > 0 { format!(" and {flex_ops} Flex (TensorFlow) ops") } else { String::new() },
-        thousands(described),
-        thousands(quantized)
-    ))
+    builtins.len()
 }
 
 /// A tensor's quantization parameters for the metadata, when it has any.
