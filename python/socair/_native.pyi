@@ -63,6 +63,8 @@ _Outcome = Literal[
     "lower_precision",
     "differs",
     "not_comparable",
+    "same_weights_quantized",
+    "differs_beyond_quantization",
 ]
 _MatchedBy = Literal["name", "alias", "content", "values", "role"]
 _Transform = Literal["unpermute", "transpose"]
@@ -356,6 +358,10 @@ class Summary:
     def transposed(self) -> int: ...
     @property
     def aliased(self) -> int: ...
+    @property
+    def same_weights_quantized(self) -> int: ...
+    @property
+    def differs_beyond_quantization(self) -> int: ...
 
 @final
 class Accounting:
@@ -379,6 +385,10 @@ class Accounting:
     def only_in_artifact(self) -> int: ...
     @property
     def only_in_reference(self) -> int: ...
+    @property
+    def same_weights_quantized(self) -> int: ...
+    @property
+    def differs_beyond_quantization(self) -> int: ...
 
 @final
 class Comparison:

@@ -182,6 +182,8 @@ record! {
         lower_precision: usize,
         transposed: usize,
         aliased: usize,
+        same_weights_quantized: usize,
+        differs_beyond_quantization: usize,
     }
 }
 
@@ -197,6 +199,8 @@ record! {
         differs: usize,
         only_in_artifact: usize,
         only_in_reference: usize,
+        same_weights_quantized: usize,
+        differs_beyond_quantization: usize,
     }
 }
 
@@ -303,6 +307,8 @@ impl Comparison {
                 lower_precision: s.lower_precision,
                 transposed: s.transposed,
                 aliased: s.aliased,
+                same_weights_quantized: s.same_weights_quantized,
+                differs_beyond_quantization: s.differs_beyond_quantization,
             },
             accounting: Accounting {
                 identical: a.identical,
@@ -314,6 +320,8 @@ impl Comparison {
                 differs: a.differs,
                 only_in_artifact: a.only_in_artifact,
                 only_in_reference: a.only_in_reference,
+                same_weights_quantized: a.same_weights_quantized,
+                differs_beyond_quantization: a.differs_beyond_quantization,
             },
             numbers_missing: c.numbers_missing.clone(),
             pairs: c.pairs.iter().map(pair).collect::<PyResult<_>>()?,

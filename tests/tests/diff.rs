@@ -27,9 +27,25 @@ fn every_comparison_gives_the_expected_counts_and_pairs() {
             .arg(fixture(&format!("diff/{r}"))));
         let c = json(&out.stdout);
         assert_eq!(c["schema"], "socair.tensors.diff/v1");
-        for (k, v) in case["counts"].as_object().unwrap() {
-            assert_eq!(&c["summary"][k], v, "{a} vs {r}: {k}: {}", out.stderr);
+        // expected.json says what the two files' encodings allow ("not comparable": a
+        // block-quantized tensor against a float); with both models at hand the quantized one
+        // is measured against its blocks' bounds, and every such pair here is a float tensor
+        // quantized by gguf-py's reference quantizer: the same weights, quantized.
+        fn measured(k: &str) -> &str {
+            match k {
+                "not_comparable" => "same_weights_quantized",
+                other => other,
+            }
         }
+        for (k, v) in case["counts"].as_object().unwrap() {
+            assert_eq!(
+                &c["summary"][measured(k)],
+                v,
+                "{a} vs {r}: {k}: {}",
+                out.stderr
+            );
+        }
+        assert_eq!(c["summary"]["not_comparable"], 0, "{a} vs {r}");
         let own_name_match = case["counts"]["identical"].as_u64().unwrap()
             + case["counts"]["same_values"].as_u64().unwrap();
         let all_match = case["pairs"].as_array().unwrap().len() as u64 == own_name_match
@@ -49,7 +65,7 @@ fn every_comparison_gives_the_expected_counts_and_pairs() {
             let outcome = p["outcome"].as_str().unwrap();
             let want = match outcome {
                 "renamed" | "renamed_identical" | "renamed_same_values" => None,
-                other => Some(other),
+                other => Some(measured(other)),
             };
             if let Some(w) = want {
                 assert_eq!(got["outcome"], w, "{a} vs {r}: {}", p["artifact"]);
@@ -200,6 +216,22 @@ const ACCOUNTING_KEYS: [&str; 8] = [
     "only_in_reference",
 ];
 
+/// The transform tensor `gguf` has in the f32 conversion of `case`'s model.
+fn f32_transform(conversions: &[Value], case: &Value, gguf: &str) -> String {
+    let f32_case = conversions
+        .iter()
+        .find(|c| c["reference"] == case["reference"] && c["outtype"] == "f32")
+        .expect("an f32 conversion of the same model");
+    f32_case["tensors"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["gguf"] == gguf)
+        .and_then(|t| t["transform"].as_str())
+        .unwrap_or_else(|| panic!("{gguf} in the f32 conversion"))
+        .to_owned()
+}
+
 #[test]
 fn llama_cpp_conversions_are_accounted_for_in_either_order() {
     let expected = json(&std::fs::read_to_string(fixture("diff/llamacpp/expected.json")).unwrap());
@@ -242,9 +274,17 @@ fn llama_cpp_conversions_are_accounted_for_in_either_order() {
                     ("only_in_reference", false) => &case["counts"]["only_in_artifact"],
                     _ => &case["counts"][k],
                 };
+                // expected.json counts the Q8_0 weights as not comparable by their encodings;
+                // measured, each is its HF tensor quantized by the converter.
+                let k = match k {
+                    "not_comparable" => "same_weights_quantized",
+                    other => other,
+                };
                 assert_eq!(&c["accounting"][k], want, "{label}: {k}: {}", out.stderr);
             }
             assert_eq!(c["accounting"]["differs"], 0, "{label}");
+            assert_eq!(c["accounting"]["not_comparable"], 0, "{label}");
+            assert_eq!(c["accounting"]["differs_beyond_quantization"], 0, "{label}");
             // Every GGUF tensor with the HF tensor it came from, transformed as the converter did.
             for t in case["tensors"].as_array().unwrap() {
                 let g = t["gguf"].as_str().unwrap();
@@ -261,7 +301,7 @@ fn llama_cpp_conversions_are_accounted_for_in_either_order() {
                     .unwrap_or_else(|| panic!("{label}: {g} not paired: {}", out.stderr));
                 assert_eq!(pair[hs]["name"], t["hf"], "{label}: {g}");
                 let want_outcome = match t["how"].as_str().unwrap() {
-                    "quantized" => "not_comparable",
+                    "quantized" => "same_weights_quantized",
                     "lower_precision" => "lower_precision",
                     "identical" => "identical",
                     _ => match t["transform"].as_str().unwrap() {
@@ -271,7 +311,15 @@ fn llama_cpp_conversions_are_accounted_for_in_either_order() {
                     },
                 };
                 assert_eq!(pair["outcome"], want_outcome, "{label}: {g}");
-                let transform = match t["transform"].as_str().unwrap() {
+                // expected.json names no transform for the Q8_0 weights (it could not compare
+                // their values); the converter reshapes a tensor alike at every outtype, so
+                // the transform is the one the same tensor has in the f32 conversion.
+                let how_converted = if t["how"] == "quantized" {
+                    f32_transform(conversions, case, g)
+                } else {
+                    t["transform"].as_str().unwrap().to_owned()
+                };
+                let transform = match how_converted.as_str() {
                     "none" => Value::Null,
                     other => Value::from(other),
                 };
@@ -298,14 +346,14 @@ fn llama_cpp_conversions_are_accounted_for_in_either_order() {
                     a["lower_precision"],
                     a["unpermuted"],
                     a["transposed"],
-                    a["not_comparable"],
+                    a["same_weights_quantized"],
                     a["only_in_artifact"].as_u64().unwrap()
                         + a["only_in_reference"].as_u64().unwrap()
                 ));
             }
         }
     }
-    eprintln!("artifact         ide sam low unp tra n/c left\n{table}");
+    eprintln!("artifact         ide sam low unp tra qua left\n{table}");
 }
 
 #[test]

@@ -19,6 +19,7 @@ mod coreml;
 mod crfsuite;
 mod dcp;
 mod diff;
+mod diff_quantized;
 mod digest;
 mod executorch;
 mod faults;

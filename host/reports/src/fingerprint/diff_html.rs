@@ -9,7 +9,7 @@
 //! draws in well under a second.
 
 use crate::fingerprint::diff::{layer_of, Comparison, Outcome, Pair, Side, Transform};
-use crate::fingerprint::diff_text::{how, numbers_line};
+use crate::fingerprint::diff_text::{how, numbers_line, quantized_line};
 use std::collections::HashMap;
 use std::fmt::Write;
 
@@ -27,12 +27,16 @@ const CODES: &[(&str, &str)] = &[
     ("differs", "#d6604d"),
     ("only in artifact", "#f1a340"),
     ("only in reference", "#762a83"),
+    ("quantized", "#35978f"),
+    ("beyond quantization", "#67001f"),
 ];
 
 fn code_of(p: &Pair) -> usize {
     match (p.outcome, p.transform) {
         (Outcome::NotComparable, _) => 5,
         (Outcome::Differs, _) => 6,
+        (Outcome::SameWeightsQuantized, _) => 9,
+        (Outcome::DiffersBeyondQuantization, _) => 10,
         (_, Some(Transform::Unpermute)) => 3,
         (_, Some(Transform::Transpose)) => 4,
         (Outcome::Identical, None) => 0,
@@ -189,7 +193,11 @@ fn table_of_pairs(out: &mut String, title: &str, pairs: &[&Pair], numbers: bool)
     }
     let _ = write!(out, "<h2>{} ({})</h2><table><tr><th>artifact</th><th>reference</th><th>dtypes</th><th>{}</th></tr>", escape(title), pairs.len(), if numbers { "numbers" } else { "how" });
     for p in pairs.iter().take(TABLE_LIMIT) {
-        let detail = if numbers { numbers_line(p) } else { how(p) };
+        let detail = match (numbers, &p.quantized) {
+            (true, Some(_)) => quantized_line(p),
+            (true, None) => numbers_line(p),
+            (false, _) => how(p),
+        };
         let _ = write!(
             out,
             "<tr><td>{}</td><td>{}</td><td>{} {:?} / {} {:?}</td><td>{}</td></tr>",
@@ -285,7 +293,7 @@ var grid=new Int32Array(rows*cols).fill(-1);
 for(var pass=0;pass<2;pass++){
  for(var k=0;k<n;k++){
   var L=cells[5*k],c=usedRole.get(cells[5*k+1]),code=cells[5*k+2],rel=cells[5*k+3];
-  if((code<5)!==(pass===0))continue;
+  if((code<5||code===9)!==(pass===0))continue;
   grid[L*cols+c]=k;
   g.fillStyle=code===6?redScale(rel):COLORS[code];
   var h=Math.max(1,ch-(ch>4?1:0)),y=top+L*ch;
@@ -356,11 +364,16 @@ pub fn render(c: &Comparison, summary_text: &str) -> String {
         a.differs,
         a.only_in_artifact,
         a.only_in_reference,
+        a.same_weights_quantized,
+        a.differs_beyond_quantization,
     ]
     .into_iter()
     .enumerate()
     {
-        chip(&mut out, code, count);
+        // The quantized outcomes only when a side is quantized: most comparisons have none.
+        if code < 9 || count > 0 {
+            chip(&mut out, code, count);
+        }
     }
     out.push_str("</div><div class=\"note\">differs is shaded by relative L2 change: 10<sup>−7</sup><span class=\"scale\"></span>1 · hover a cell for the tensor</div>");
     if let Some(why) = &c.numbers_missing {
@@ -388,6 +401,12 @@ pub fn render(c: &Comparison, summary_text: &str) -> String {
         &differs,
         true,
     );
+    let beyond: Vec<&Pair> = c
+        .pairs
+        .iter()
+        .filter(|p| p.outcome == Outcome::DiffersBeyondQuantization)
+        .collect();
+    table_of_pairs(&mut out, "Differ beyond quantization", &beyond, true);
     table_of_sides(&mut out, "Only in the artifact", &c.only_in_artifact);
     table_of_sides(&mut out, "Only in the reference", &c.only_in_reference);
     let not_comparable: Vec<&Pair> = c
@@ -412,10 +431,20 @@ pub fn render(c: &Comparison, summary_text: &str) -> String {
                 || p.reference.alias_of.is_some())
                 && !matches!(
                     p.outcome,
-                    Outcome::Differs | Outcome::NotComparable | Outcome::LowerPrecision
+                    Outcome::Differs
+                        | Outcome::NotComparable
+                        | Outcome::LowerPrecision
+                        | Outcome::SameWeightsQuantized
+                        | Outcome::DiffersBeyondQuantization
                 )
         })
         .collect();
+    let quantized: Vec<&Pair> = c
+        .pairs
+        .iter()
+        .filter(|p| p.outcome == Outcome::SameWeightsQuantized)
+        .collect();
+    table_of_pairs(&mut out, "Same weights, quantized", &quantized, true);
     table_of_pairs(
         &mut out,
         "Same weights under another name, alias or layout",

@@ -59,6 +59,67 @@ pub fn numbers_line(p: &Pair) -> String {
     s
 }
 
+/// What a quantized pair's numbers say, in a few words: the errors against the blocks'
+/// bounds and, beyond them, the rows.
+pub fn quantized_line(p: &Pair) -> String {
+    let Some(n) = &p.quantized else {
+        return p
+            .numbers_missing
+            .as_ref()
+            .map(|w| format!("no numbers: {w}"))
+            .unwrap_or_default();
+    };
+    let mut s = format!(
+        "max error {}, RMS {} (bound RMS {}, {} bound)",
+        short(n.max_abs_error),
+        short(n.rms_error),
+        short(n.rms_bound),
+        n.bound.replace('_', "-")
+    );
+    if n.elements_beyond_bound > 0 {
+        let _ = write!(
+            s,
+            "; {} of {} elements in {} of {} rows beyond their block's bound (up to {}x)",
+            n.elements_beyond_bound,
+            n.elements,
+            n.rows_beyond_bound,
+            n.rows,
+            short(n.max_error_over_bound)
+        );
+    }
+    if !n.same_weights {
+        let rows: Vec<String> = n
+            .rows_listed
+            .iter()
+            .take(5)
+            .map(|r| {
+                format!(
+                    "row {} (max error {} vs bound {})",
+                    r.row,
+                    short(r.max_abs_error),
+                    short(r.bound_at_max)
+                )
+            })
+            .collect();
+        if !rows.is_empty() {
+            let _ = write!(s, ": {}", rows.join(", "));
+            if n.rows_beyond_bound > rows.len() as u64 {
+                s.push_str(", …");
+            }
+        }
+    }
+    s
+}
+
+/// What was undone to line a pair up, as a suffix.
+fn transform_suffix(p: &Pair) -> &'static str {
+    match p.transform {
+        Some(Transform::Unpermute) => ", after undoing llama.cpp's Q/K permutation",
+        Some(Transform::Transpose) => ", transposed",
+        None => "",
+    }
+}
+
 /// How a pair holds the same weights, in a few words.
 pub fn how(p: &Pair) -> String {
     let mut s = match p.outcome {
@@ -72,23 +133,29 @@ pub fn how(p: &Pair) -> String {
         }
         Outcome::SameValuesTransposed => "same values transposed".into(),
         Outcome::LowerPrecision => {
-            let mut s = format!(
-                "same values at lower precision ({} vs {}, rounded to nearest even)",
-                p.artifact.dtype, p.reference.dtype
-            );
-            match p.transform {
-                Some(Transform::Unpermute) => {
-                    s.push_str(", after undoing llama.cpp's Q/K permutation")
-                }
-                Some(Transform::Transpose) => s.push_str(", transposed"),
-                None => {}
-            }
-            s
+            format!(
+                "same values at lower precision ({} vs {}, rounded to nearest even{})",
+                p.artifact.dtype,
+                p.reference.dtype,
+                transform_suffix(p)
+            )
         }
         Outcome::Differs => "differs".into(),
         Outcome::NotComparable => format!(
             "not comparable ({} vs {})",
             p.artifact.dtype, p.reference.dtype
+        ),
+        Outcome::SameWeightsQuantized => format!(
+            "same weights, quantized ({} vs {}{})",
+            p.artifact.dtype,
+            p.reference.dtype,
+            transform_suffix(p)
+        ),
+        Outcome::DiffersBeyondQuantization => format!(
+            "differs beyond quantization ({} vs {}{})",
+            p.artifact.dtype,
+            p.reference.dtype,
+            transform_suffix(p)
         ),
     };
     if p.renamed {
@@ -132,7 +199,7 @@ pub fn summary(c: &Comparison, limit: usize) -> String {
     let paired = c.pairs.len();
     let _ = writeln!(
         out,
-        "{:?} against {:?}: {} pairs; same weights: {} ({} identical, {} same values, {} at lower precision, {} unpermuted, {} transposed{}{}); {} differ; {} not comparable; {} only in the artifact; {} only in the reference; {} unread",
+        "{:?} against {:?}: {} pairs; same weights: {} ({} identical, {} same values, {} at lower precision, {} unpermuted, {} transposed{}{}{}); {} differ{}; {} not comparable; {} only in the artifact; {} only in the reference; {} unread",
         c.artifact.name,
         c.reference.name,
         paired,
@@ -152,7 +219,20 @@ pub fn summary(c: &Comparison, limit: usize) -> String {
         } else {
             String::new()
         },
-        a.differs,
+        if a.same_weights_quantized > 0 {
+            format!(", {} quantized", a.same_weights_quantized)
+        } else {
+            String::new()
+        },
+        a.differs + a.differs_beyond_quantization,
+        if a.differs_beyond_quantization > 0 {
+            format!(
+                " ({} beyond quantization)",
+                a.differs_beyond_quantization
+            )
+        } else {
+            String::new()
+        },
         a.not_comparable,
         a.only_in_artifact,
         a.only_in_reference,
@@ -185,6 +265,27 @@ pub fn summary(c: &Comparison, limit: usize) -> String {
         };
         format!("{name}{shapes}: {}", numbers_line(p))
     });
+    let beyond: Vec<&Pair> = c
+        .pairs
+        .iter()
+        .filter(|p| p.outcome == Outcome::DiffersBeyondQuantization)
+        .collect();
+    list(
+        &mut out,
+        "differ beyond quantization",
+        beyond.into_iter(),
+        limit,
+        |p| {
+            format!(
+                "{} ({} vs {} {}): {}",
+                side_name(&p.artifact),
+                p.artifact.dtype,
+                p.reference.dtype,
+                side_name(&p.reference),
+                quantized_line(p)
+            )
+        },
+    );
     let not_comparable: Vec<&Pair> = c
         .pairs
         .iter()
@@ -205,9 +306,17 @@ pub fn summary(c: &Comparison, limit: usize) -> String {
                 || p.transform.is_some()
                 || p.artifact.alias_of.is_some()
                 || p.reference.alias_of.is_some()
-                || p.outcome == Outcome::LowerPrecision
+                || matches!(
+                    p.outcome,
+                    Outcome::LowerPrecision | Outcome::SameWeightsQuantized
+                )
         })
-        .filter(|p| !matches!(p.outcome, Outcome::Differs | Outcome::NotComparable))
+        .filter(|p| {
+            !matches!(
+                p.outcome,
+                Outcome::Differs | Outcome::NotComparable | Outcome::DiffersBeyondQuantization
+            )
+        })
         .collect();
     list(
         &mut out,
@@ -239,6 +348,7 @@ pub fn summary(c: &Comparison, limit: usize) -> String {
         if c.matches {
             "every tensor matches under its own name".to_owned()
         } else if a.differs == 0
+            && a.differs_beyond_quantization == 0
             && a.not_comparable == 0
             && a.only_in_artifact == 0
             && a.only_in_reference == 0

@@ -11,4 +11,5 @@ pub mod diff_text;
 pub mod hashing;
 pub mod manifest;
 pub mod numeric;
+pub mod quantized;
 pub mod unpermute;

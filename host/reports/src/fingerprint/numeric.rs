@@ -298,16 +298,7 @@ impl<'a> FlatTensor<'a> {
                 "its bytes were decoded by its reader: numbers are computed from file bytes".into(),
             );
         }
-        let mut ranges = Vec::with_capacity(t.ranges.len());
-        let mut total = 0u64;
-        for r in t.ranges.iter() {
-            let end = r.offset.checked_add(r.len).ok_or("a range overflows")?;
-            if end > file.len() {
-                return Err("a range lies past the end of its file".into());
-            }
-            ranges.push((total, r.offset, r.len));
-            total = total.checked_add(r.len).ok_or("its size overflows")?;
-        }
+        let (ranges, total) = logical_ranges(file, t)?;
         let elements = t
             .shape
             .iter()
@@ -336,36 +327,71 @@ impl<'a> FlatTensor<'a> {
         &self.shape
     }
 
+    /// Its element count.
+    pub fn elements(&self) -> u64 {
+        self.elements
+    }
+
     /// Reads `out.len()` elements from element `first` on, widened to binary32 bits.
-    fn read(&self, first: u64, out: &mut [u32], raw: &mut Vec<u8>) -> io::Result<()> {
+    pub(crate) fn read(&self, first: u64, out: &mut [u32], raw: &mut Vec<u8>) -> io::Result<()> {
         let w = self.float.width();
         raw.resize(out.len() * w, 0);
-        let mut at = first * w as u64;
-        let mut filled = 0usize;
-        // Ranges are few (one for every format but sharded views); find the first by scan.
-        let mut i = self
-            .ranges
-            .iter()
-            .rposition(|&(start, _, _)| start <= at)
-            .ok_or_else(|| io::Error::other("read before the tensor"))?;
-        while filled < raw.len() {
-            let (start, offset, len) = *self
-                .ranges
-                .get(i)
-                .ok_or_else(|| io::Error::other("read past the tensor"))?;
-            let within = at - start;
-            let n = ((len - within) as usize).min(raw.len() - filled);
-            self.file
-                .read_exact_at(offset + within, &mut raw[filled..filled + n])?;
-            filled += n;
-            at += n as u64;
-            i += 1;
-        }
+        read_logical(self.file, &self.ranges, first * w as u64, raw)?;
         for (dst, src) in out.iter_mut().zip(raw.chunks_exact(w)) {
             *dst = self.float.widen(src, self.big);
         }
         Ok(())
     }
+}
+
+/// A tensor's byte ranges: `(logical start, file offset, length)` each, in order.
+pub(crate) type LogicalRanges = Vec<(u64, u64, u64)>;
+
+/// Fills `buf` from logical byte `at` of a tensor stored as `ranges` (`(logical start, file
+/// offset, length)` each, in order) in `file`.
+pub(crate) fn read_logical(
+    file: &InputFile,
+    ranges: &[(u64, u64, u64)],
+    mut at: u64,
+    buf: &mut [u8],
+) -> io::Result<()> {
+    let mut filled = 0usize;
+    // Ranges are few (one for every format but sharded views); find the first by scan.
+    let mut i = ranges
+        .iter()
+        .rposition(|&(start, _, _)| start <= at)
+        .ok_or_else(|| io::Error::other("read before the tensor"))?;
+    while filled < buf.len() {
+        let (start, offset, len) = *ranges
+            .get(i)
+            .ok_or_else(|| io::Error::other("read past the tensor"))?;
+        let within = at - start;
+        let n = ((len - within) as usize).min(buf.len() - filled);
+        file.read_exact_at(offset + within, &mut buf[filled..filled + n])?;
+        filled += n;
+        at += n as u64;
+        i += 1;
+    }
+    Ok(())
+}
+
+/// The `(logical start, file offset, length)` of each of `t`'s ranges, checked to lie in
+/// `file`, and their total length.
+pub(crate) fn logical_ranges(
+    file: &InputFile,
+    t: &TensorDescriptor,
+) -> Result<(LogicalRanges, u64), String> {
+    let mut ranges = Vec::with_capacity(t.ranges.len());
+    let mut total = 0u64;
+    for r in t.ranges.iter() {
+        let end = r.offset.checked_add(r.len).ok_or("a range overflows")?;
+        if end > file.len() {
+            return Err("a range lies past the end of its file".into());
+        }
+        ranges.push((total, r.offset, r.len));
+        total = total.checked_add(r.len).ok_or("its size overflows")?;
+    }
+    Ok((ranges, total))
 }
 
 /// How the reference's elements line up with the artifact's.
@@ -386,10 +412,10 @@ pub enum Alignment {
 }
 
 /// Elements per piece.
-const PIECE: usize = CHUNK / 4;
+pub(crate) const PIECE: usize = CHUNK / 4;
 
 /// The reference row holding artifact row `row` under llama.cpp's permutation.
-fn permuted_row(row: u64, rows: u64, n_head: u64, reference_permuted: bool) -> u64 {
+pub(crate) fn permuted_row(row: u64, rows: u64, n_head: u64, reference_permuted: bool) -> u64 {
     let d = rows / n_head / 2;
     let (h, within) = (row / (2 * d), row % (2 * d));
     if reference_permuted {
@@ -555,7 +581,7 @@ pub struct Moments {
 }
 
 impl Moments {
-    fn new() -> Moments {
+    pub(crate) fn new() -> Moments {
         Moments {
             elements: 0,
             nonfinite: 0,
@@ -567,7 +593,7 @@ impl Moments {
         }
     }
 
-    fn push(&mut self, x: f32) {
+    pub(crate) fn push(&mut self, x: f32) {
         self.elements += 1;
         if !x.is_finite() {
             self.nonfinite += 1;
@@ -581,7 +607,7 @@ impl Moments {
         self.max = self.max.max(x);
     }
 
-    fn finish(mut self) -> Moments {
+    pub(crate) fn finish(mut self) -> Moments {
         if self.elements == self.nonfinite {
             self.min = 0.0;
             self.max = 0.0;
@@ -647,50 +673,6 @@ pub fn float_moments(t: &FlatTensor<'_>) -> Result<Moments, String> {
             m.push(f32::from_bits(b));
         }
         at += n as u64;
-    }
-    Ok(m.finish())
-}
-
-/// The statistics of a GGUF `Q8_0` tensor's dequantized values: blocks of 32 elements, each
-/// an F16 scale `d` then 32 signed bytes `q`, value `d · q` (ggml's `dequantize_row_q8_0`).
-pub fn q8_0_moments(file: &InputFile, t: &TensorDescriptor) -> Result<Moments, String> {
-    const BLOCK: usize = 34;
-    if t.dtype.as_str() != "Q8_0" || t.strides.is_some() {
-        return Err("not a contiguous Q8_0 tensor".into());
-    }
-    let elements = t
-        .shape
-        .iter()
-        .try_fold(1u64, |a, &d| a.checked_mul(d))
-        .ok_or("its shape overflows")?;
-    if t.inline.is_some() {
-        return Err("its bytes were decoded by its reader".into());
-    }
-    let total: u64 = t.ranges.iter().map(|r| r.len).sum();
-    if !elements.is_multiple_of(32) || elements / 32 * BLOCK as u64 != total {
-        return Err("its bytes do not hold whole Q8_0 blocks for its shape".into());
-    }
-    let mut m = Moments::new();
-    let mut buf = vec![0u8; (CHUNK / BLOCK) * BLOCK];
-    for r in t.ranges.iter() {
-        if r.len % BLOCK as u64 != 0 {
-            return Err("a range does not hold whole Q8_0 blocks".into());
-        }
-        let mut at = 0u64;
-        while at < r.len {
-            let n = ((r.len - at) as usize).min(buf.len());
-            file.read_exact_at(r.offset + at, &mut buf[..n])
-                .map_err(|e| format!("reading tensor bytes failed: {e}"))?;
-            for block in buf[..n].chunks_exact(BLOCK) {
-                let d = f32::from_bits(crate::fingerprint::hashing::f16_to_f32_bits(
-                    u16::from_le_bytes([block[0], block[1]]),
-                ));
-                for &q in &block[2..] {
-                    m.push(d * f32::from(q as i8));
-                }
-            }
-            at += n as u64;
-        }
     }
     Ok(m.finish())
 }

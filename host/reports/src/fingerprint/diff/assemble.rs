@@ -50,10 +50,14 @@ pub(super) fn assemble(
         match p.outcome {
             Outcome::LowerPrecision => summary.lower_precision += 1,
             Outcome::SameValuesTransposed => summary.transposed += 1,
+            Outcome::SameWeightsQuantized => summary.same_weights_quantized += 1,
+            Outcome::DiffersBeyondQuantization => summary.differs_beyond_quantization += 1,
             _ => {}
         }
         match (p.transform, p.outcome) {
             (_, Outcome::NotComparable) => accounting.not_comparable += 1,
+            (_, Outcome::SameWeightsQuantized) => accounting.same_weights_quantized += 1,
+            (_, Outcome::DiffersBeyondQuantization) => accounting.differs_beyond_quantization += 1,
             (_, Outcome::Differs) => accounting.differs += 1,
             (Some(Transform::Unpermute), _) => accounting.unpermuted += 1,
             (Some(Transform::Transpose), _) => accounting.transposed += 1,

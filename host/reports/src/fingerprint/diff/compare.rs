@@ -110,6 +110,7 @@ fn new_pair(
         reference: er.side(),
         numbers: None,
         numbers_missing: None,
+        quantized: None,
     }
 }
 

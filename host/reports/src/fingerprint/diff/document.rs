@@ -3,6 +3,7 @@
 //! either side. Apart from the passes that fill it.
 
 use crate::fingerprint::numeric::Numbers;
+use crate::fingerprint::quantized::QuantizedNumbers;
 use serde::Serialize;
 
 /// The comparison's schema name. Still v1: every v1 field keeps its meaning; fields and
@@ -35,8 +36,15 @@ pub enum Outcome {
     LowerPrecision,
     /// Another shape, or other contents.
     Differs,
-    /// No encoding in common.
+    /// No encoding in common (a quantized tensor against a float one whose bytes are not both
+    /// at hand, or that could not be measured).
     NotComparable,
+    /// A block-quantized tensor whose dequantized values lie within the error its blocks'
+    /// format implies of the float one's: the same weights, quantized.
+    SameWeightsQuantized,
+    /// A block-quantized tensor whose dequantized values lie beyond that error of the float
+    /// one's: other weights (its `quantized` numbers name the rows).
+    DiffersBeyondQuantization,
 }
 
 /// What was undone to line the two tensors up.
@@ -61,8 +69,9 @@ pub enum MatchedBy {
     Content,
     /// Equal values after a transform, or a rounded copy, found by comparing values.
     Values,
-    /// A quantized and a float tensor of the same role: same shape, and the nearest
-    /// dequantized statistics or the only candidate in the layer.
+    /// A quantized and a float tensor of the same role: same element count and a shape that
+    /// lines up, confirmed within the quantization's bounds, else the nearest dequantized
+    /// statistics or the only candidate in the layer.
     Role,
 }
 
@@ -105,6 +114,9 @@ pub struct Pair {
     /// Why a pair that differs has no numbers.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub numbers_missing: Option<String>,
+    /// For a quantized tensor against a float one: the errors against the blocks' bounds.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub quantized: Option<QuantizedNumbers>,
 }
 
 /// Counts per outcome.
@@ -134,6 +146,10 @@ pub struct Summary {
     pub transposed: usize,
     /// Pairs in which one name is an alias.
     pub aliased: usize,
+    /// Pairs of a quantized tensor holding a float one's weights, under any name.
+    pub same_weights_quantized: usize,
+    /// Pairs of a quantized tensor beyond a float one's weights, under any name.
+    pub differs_beyond_quantization: usize,
 }
 
 /// Every pair and leftover counted once, by what makes it the same weights or not: the
@@ -150,10 +166,14 @@ pub struct Accounting {
     pub unpermuted: usize,
     /// Equal (or rounded) values after a transposition.
     pub transposed: usize,
-    /// A quantized tensor against a float one.
+    /// A quantized tensor against a float one, not measured.
     pub not_comparable: usize,
+    /// A quantized tensor within its blocks' bounds of a float one (any transform).
+    pub same_weights_quantized: usize,
     /// Other shapes or contents.
     pub differs: usize,
+    /// A quantized tensor beyond its blocks' bounds of a float one.
+    pub differs_beyond_quantization: usize,
     /// Only in the artifact.
     pub only_in_artifact: usize,
     /// Only in the reference.
@@ -161,9 +181,14 @@ pub struct Accounting {
 }
 
 impl Accounting {
-    /// Pairs that hold the same weights (exactly, or as a rounded copy).
+    /// Pairs that hold the same weights (exactly, as a rounded copy, or quantized).
     pub fn same_weights(&self) -> usize {
-        self.identical + self.same_values + self.lower_precision + self.unpermuted + self.transposed
+        self.identical
+            + self.same_values
+            + self.lower_precision
+            + self.unpermuted
+            + self.transposed
+            + self.same_weights_quantized
     }
 }
 

@@ -30,6 +30,7 @@ mod assemble;
 mod compare;
 mod document;
 mod load;
+mod quantized;
 mod roles;
 mod sides;
 #[cfg(test)]

@@ -4,7 +4,7 @@
 
 use super::document::{MatchedBy, Outcome, Pair, Side, Transform};
 use crate::fingerprint::manifest::{TensorEntry, TensorManifest};
-use crate::fingerprint::numeric;
+use crate::fingerprint::numeric::{self, Alignment};
 use crate::fingerprint::unpermute::Unpermuted;
 use crate::read::source::InputFile;
 use socair_plugin_api::TensorDescriptor;
@@ -52,6 +52,11 @@ impl Entry<'_> {
     pub(super) fn is_float(&self) -> bool {
         numeric::Float::of(&self.t.dtype).is_some()
     }
+
+    /// Whether its type is one of ggml's block-quantized ones.
+    pub(super) fn is_quantized(&self) -> bool {
+        crate::fingerprint::quantized::quantized_format(&self.t.dtype).is_some()
+    }
 }
 
 pub(super) fn entries(m: &TensorManifest) -> Vec<Entry<'_>> {
@@ -93,3 +98,48 @@ pub(super) struct Pairing {
 
 pub(super) type NewPair<'f> =
     dyn Fn(&Entry<'_>, &Entry<'_>, Outcome, MatchedBy, Option<Transform>) -> Pair + 'f;
+
+/// The alignments under which two tensors' values may line up: as they are, unpermuted (a Q
+/// or K projection, either side the GGUF) or transposed.
+pub(super) fn alignments(
+    ea: &Entry<'_>,
+    er: &Entry<'_>,
+    ab: &ModelBytes<'_>,
+    rb: &ModelBytes<'_>,
+) -> Vec<(Alignment, Option<Transform>)> {
+    use crate::fingerprint::unpermute::heads_for;
+    let (sa, sr) = (&ea.t.shape, &er.t.shape);
+    let mut out = Vec::new();
+    if sa == sr {
+        out.push((Alignment::Same, None));
+        let permuted = |bytes: &ModelBytes<'_>, e: &Entry<'_>| {
+            bytes
+                .permuted
+                .get(&e.t.file)
+                .and_then(|&h| heads_for(&e.t.name, h))
+        };
+        if let Some(n_head) = permuted(ab, ea) {
+            out.push((
+                Alignment::Unpermute {
+                    n_head,
+                    reference_permuted: false,
+                },
+                Some(Transform::Unpermute),
+            ));
+        }
+        if let Some(n_head) = permuted(rb, er) {
+            out.push((
+                Alignment::Unpermute {
+                    n_head,
+                    reference_permuted: true,
+                },
+                Some(Transform::Unpermute),
+            ));
+        }
+    }
+    if numeric::applies(Alignment::Transposed, sa, sr) {
+        out.push((Alignment::Transposed, Some(Transform::Transpose)));
+    }
+    out.retain(|(al, _)| numeric::applies(*al, sa, sr));
+    out
+}

@@ -4,8 +4,9 @@
 //! Apart from the passes over manifests, which need no bytes.
 
 use super::document::{MatchedBy, Outcome, Transform};
+use super::quantized;
 use super::roles::role_pass;
-use super::sides::{Entry, ModelBytes, NewPair, Pairing};
+use super::sides::{alignments, Entry, ModelBytes, NewPair, Pairing};
 use crate::fingerprint::numeric::{self, Alignment, FlatTensor, Moments, Numbers};
 use rayon::prelude::*;
 use std::collections::HashMap;
@@ -15,51 +16,6 @@ use std::collections::HashMap;
 const CANDIDATE_BUDGET: u64 = 50_000_000;
 /// Candidates compared in full per tensor, best statistics first.
 const VERIFY_PER_TENSOR: usize = 3;
-
-/// The alignments under which two tensors' values may line up: as they are, unpermuted (a Q
-/// or K projection, either side the GGUF) or transposed.
-fn alignments(
-    ea: &Entry<'_>,
-    er: &Entry<'_>,
-    ab: &ModelBytes<'_>,
-    rb: &ModelBytes<'_>,
-) -> Vec<(Alignment, Option<Transform>)> {
-    use crate::fingerprint::unpermute::heads_for;
-    let (sa, sr) = (&ea.t.shape, &er.t.shape);
-    let mut out = Vec::new();
-    if sa == sr {
-        out.push((Alignment::Same, None));
-        let permuted = |bytes: &ModelBytes<'_>, e: &Entry<'_>| {
-            bytes
-                .permuted
-                .get(&e.t.file)
-                .and_then(|&h| heads_for(&e.t.name, h))
-        };
-        if let Some(n_head) = permuted(ab, ea) {
-            out.push((
-                Alignment::Unpermute {
-                    n_head,
-                    reference_permuted: false,
-                },
-                Some(Transform::Unpermute),
-            ));
-        }
-        if let Some(n_head) = permuted(rb, er) {
-            out.push((
-                Alignment::Unpermute {
-                    n_head,
-                    reference_permuted: true,
-                },
-                Some(Transform::Unpermute),
-            ));
-        }
-    }
-    if numeric::applies(Alignment::Transposed, sa, sr) {
-        out.push((Alignment::Transposed, Some(Transform::Transpose)));
-    }
-    out.retain(|(al, _)| numeric::applies(*al, sa, sr));
-    out
-}
 
 fn flat<'a>(bytes: &'a ModelBytes<'a>, e: &Entry<'_>) -> Result<FlatTensor<'a>, String> {
     let (file, t) = bytes
@@ -136,7 +92,8 @@ pub(super) fn by_values_pass(
     role_pass(a, r, ab, rb, p, new_pair, &left_a.moments, &left_r.moments);
 }
 
-/// Pass 3a: each pair by name whose outcome is `Differs` gets its numbers (or why there are none),
+/// Pass 3a: each pair by name of a quantized tensor and a float one is measured against the
+/// blocks' bounds; each pair by name whose outcome is `Differs` gets its numbers (or why there are none),
 /// and its outcome and transform when the numbers show the same weights rounded or
 /// transposed.
 fn numbers_by_name(
@@ -146,6 +103,27 @@ fn numbers_by_name(
     rb: &ModelBytes<'_>,
     p: &mut Pairing,
 ) {
+    // A quantized tensor and a float one of one name: measured against the blocks' bounds.
+    let quantized_jobs: Vec<usize> = p
+        .pairs
+        .iter()
+        .enumerate()
+        .filter(|(_, (i, j, pair))| {
+            pair.outcome == Outcome::NotComparable
+                && quantized::quantized_against_float(&a[*i], &r[*j])
+        })
+        .map(|(k, _)| k)
+        .collect();
+    let measured: Vec<(usize, Result<quantized::Measured, String>)> = quantized_jobs
+        .par_iter()
+        .map(|&k| {
+            let (i, j, _) = &p.pairs[k];
+            (k, quantized::measure(&a[*i], &r[*j], ab, rb))
+        })
+        .collect();
+    for (k, result) in measured {
+        quantized::record(&mut p.pairs[k].2, result);
+    }
     let jobs: Vec<usize> = p
         .pairs
         .iter()
