@@ -167,37 +167,16 @@ pub fn opened(a: Analysis, format: &str, file_len: u64) -> OpenedFile {
     }
     let limit = socair_plugin_kit::bounded::described_limit(file_len);
     let mut structure = a.structure;
-    let mut tensors = Vec::new();
-    let mut unread = Vec::new();
+    let mut unread = unread_datasets(&a.unread, &a.deferred, &a.data);
     for (name, why) in &a.unread {
         structure.add(
             Severity::Lead,
             format!("dataset /{name}"),
             format!("not located: {why}"),
         );
-        unread.push(Unread {
-            tensor: ROption::RSome(name.as_str().into()),
-            reason: why.as_str().into(),
-            outside_model: false,
-        });
-    }
-    for (name, why) in &a.deferred {
-        // Headers only: located, not assembled; the scan's scope says the data was not read.
-        unread.push(Unread {
-            tensor: ROption::RSome(name.as_str().into()),
-            reason: why.as_str().into(),
-            outside_model: false,
-        });
-    }
-    for (name, what) in &a.data {
-        // Sound data of no tensor type: listed as outside the tensor model, not a finding.
-        unread.push(Unread {
-            tensor: ROption::RSome(name.as_str().into()),
-            reason: what.as_str().into(),
-            outside_model: true,
-        });
     }
     let total = a.tensors.len();
+    let mut tensors = Vec::new();
     for t in a.tensors {
         if tensors.len() as u64 >= limit {
             unread.push(Unread {
@@ -207,130 +186,29 @@ pub fn opened(a: Analysis, format: &str, file_len: u64) -> OpenedFile {
             });
             continue;
         }
-        tensors.push(match t.bytes {
-            Bytes::Ranges(ranges) => TensorDescriptor {
-                // In a stored weights member, a one-range tensor is also a place in that zip
-                // record: a conversion's second path reads it there through the `zip` crate.
-                origin: match (&a.record, ranges.as_slice()) {
-                    (Some((member, start)), [(offset, _)]) if offset >= start => {
-                        ROption::RSome(TensorOrigin {
-                            container: member.as_str().into(),
-                            offset: offset - start,
-                        })
-                    }
-                    _ => ROption::RNone,
-                },
-                ..tensor_in_file(
-                    &t.name,
-                    t.element,
-                    Some(t.element),
-                    t.shape,
-                    ranges
-                        .into_iter()
-                        .map(|(offset, len)| ByteRange { offset, len })
-                        .collect(),
-                    order(t.order),
-                )
-            },
-            Bytes::Elsewhere { file, ranges } => TensorDescriptor {
-                file: ROption::RSome(file.as_str().into()),
-                ..tensor_in_file(
-                    &t.name,
-                    t.element,
-                    Some(t.element),
-                    t.shape,
-                    ranges
-                        .into_iter()
-                        .map(|(offset, len)| ByteRange { offset, len })
-                        .collect(),
-                    order(t.order),
-                )
-            },
-            Bytes::Inline(bytes) => TensorDescriptor {
-                inline: ROption::RSome(bytes.into()),
-                ..tensor_in_file(
-                    &t.name,
-                    t.element,
-                    Some(t.element),
-                    t.shape,
-                    Vec::new(),
-                    order(t.order),
-                )
-            },
-        });
+        tensors.push(descriptor(t, a.record.as_ref()));
     }
     if total as u64 > limit {
         structure.add(Severity::Lead, "file", format!("{total} weights, more than the {limit} socair describes for a file of this size: the rest are not fingerprinted"));
     }
-    let located = tensors.len();
+    let summary = structure_summary(
+        &a.kind,
+        a.plain_hdf5,
+        tensors.len(),
+        a.unread.len(),
+        a.data.len(),
+        &structure,
+    );
     let mut rows = vec![ReportRow {
         check: STRUCTURE_CHECK.into(),
         status: status(structure.worst),
-        summary: format!(
-            "{}: {located} {} located{}{}{}",
-            a.kind,
-            // A Keras file's datasets are its weights; any other HDF5 file's are datasets.
-            if a.plain_hdf5 {
-                "dataset(s)"
-            } else {
-                "weight(s)"
-            },
-            if a.unread.is_empty() {
-                String::new()
-            } else {
-                format!(", {} not located", a.unread.len())
-            },
-            if a.data.is_empty() {
-                String::new()
-            } else {
-                format!(", {} of data that is no tensor listed", a.data.len())
-            },
-            match structure.worst {
-                None => "; the structure is within what h5py and keras.saving write".to_owned(),
-                Some(Severity::Lead) => "; parts lie outside what socair models".to_owned(),
-                // Every FAIL about another file (an external link): the host judges those
-                // by where the file lies, so the summary says what they are, not a verdict.
-                Some(Severity::Fail)
-                    if structure.more == 0
-                        && structure
-                            .shown
-                            .iter()
-                            .all(|f| f.severity != Severity::Fail || f.file.is_some()) =>
-                    "; it links to other files its loader opens, each judged by where it lies"
-                        .to_owned(),
-                Some(Severity::Fail) =>
-                    "; it makes its loader read other files or is malformed".to_owned(),
-            }
-        )
-        .into(),
+        summary: summary.into(),
         findings: structure.to_api("structure findings"),
         names_severities: false,
     }];
     // An HDF5 file nothing marks as Keras' (no model_config, no layer_names, no Keras 3 vars)
     // is no model Keras loads: its config check does not apply, and is not listed as a gap.
-    let config = match &a.config {
-        None if a.plain_hdf5 => None,
-        Some(o) => Some(ReportRow {
-            check: CONFIG_CHECK.into(),
-            status: status(o.found.worst),
-            summary: match o.found.worst {
-                None => format!("{} serialized object(s), every one a Keras layer, model, optimizer or other modeling object the grammar holds (socair-keras 1: keras 3.15.1, tf-keras 2.21)", o.objects),
-                Some(Severity::Lead) => format!("{} serialized object(s); some lie outside the grammar (custom objects, names it does not model): a person should look", o.objects),
-                Some(Severity::Fail) => format!("{} serialized object(s); the config runs code or touches files when Keras loads it", o.objects),
-            }
-            .into(),
-            findings: o.found.to_api("config findings"),
-            names_severities: false,
-        }),
-        None => Some(ReportRow {
-            check: CONFIG_CHECK.into(),
-            status: RowStatus::NotTested,
-            summary: a.no_config.as_str().into(),
-            findings: RVec::new(),
-            names_severities: false,
-        }),
-    };
-    rows.extend(config);
+    rows.extend(config_row(a.config.as_ref(), a.plain_hdf5, &a.no_config));
     if format == KERAS_FORMAT {
         rows.push(ReportRow {
             check: MEMBERS_CHECK.into(),
@@ -356,5 +234,153 @@ pub fn opened(a: Analysis, format: &str, file_len: u64) -> OpenedFile {
             .collect(),
         not_carried: RVec::new(),
         facts: Default::default(),
+    }
+}
+
+/// What `socair tensors` lists unread: datasets not located (`unread`), located but not
+/// assembled in a headers-only read (`deferred`), and sound data of no tensor type (`data`:
+/// outside the tensor model, not a finding).
+fn unread_datasets(
+    not_located: &[(String, String)],
+    deferred: &[(String, String)],
+    data: &[(String, String)],
+) -> Vec<Unread> {
+    let entry = |(name, why): &(String, String), outside_model: bool| Unread {
+        tensor: ROption::RSome(name.as_str().into()),
+        reason: why.as_str().into(),
+        outside_model,
+    };
+    not_located
+        .iter()
+        .chain(deferred)
+        .map(|e| entry(e, false))
+        .chain(data.iter().map(|e| entry(e, true)))
+        .collect()
+}
+
+/// A located dataset as the plugin API describes it: byte ranges of the file (in a stored
+/// weights member, `record`, a one-range tensor is also a place in that zip record: a
+/// conversion's second path reads it there through the `zip` crate), ranges of another file,
+/// or its assembled bytes.
+fn descriptor(t: socair_keras::Tensor, record: Option<&(String, u64)>) -> TensorDescriptor {
+    let socair_keras::Tensor {
+        name,
+        element,
+        shape,
+        order: byte_order,
+        bytes,
+        ..
+    } = t;
+    let in_file = |ranges: Vec<(u64, u64)>| {
+        tensor_in_file(
+            &name,
+            element,
+            Some(element),
+            shape,
+            ranges
+                .into_iter()
+                .map(|(offset, len)| ByteRange { offset, len })
+                .collect(),
+            order(byte_order),
+        )
+    };
+    match bytes {
+        Bytes::Ranges(ranges) => TensorDescriptor {
+            origin: match (record, ranges.as_slice()) {
+                (Some((member, start)), [(offset, _)]) if offset >= start => {
+                    ROption::RSome(TensorOrigin {
+                        container: member.as_str().into(),
+                        offset: offset - start,
+                    })
+                }
+                _ => ROption::RNone,
+            },
+            ..in_file(ranges)
+        },
+        Bytes::Elsewhere { file, ranges } => TensorDescriptor {
+            file: ROption::RSome(file.as_str().into()),
+            ..in_file(ranges)
+        },
+        Bytes::Inline(bytes) => TensorDescriptor {
+            inline: ROption::RSome(bytes.into()),
+            ..in_file(Vec::new())
+        },
+    }
+}
+
+/// The structure row's summary: what was located, what not, and what the worst finding means.
+fn structure_summary(
+    kind: &str,
+    plain_hdf5: bool,
+    located: usize,
+    not_located: usize,
+    data: usize,
+    structure: &socair_plugin_kit::model::Findings,
+) -> String {
+    format!(
+        "{kind}: {located} {} located{}{}{}",
+        // A Keras file's datasets are its weights; any other HDF5 file's are datasets.
+        if plain_hdf5 {
+            "dataset(s)"
+        } else {
+            "weight(s)"
+        },
+        if not_located == 0 {
+            String::new()
+        } else {
+            format!(", {not_located} not located")
+        },
+        if data == 0 {
+            String::new()
+        } else {
+            format!(", {data} of data that is no tensor listed")
+        },
+        match structure.worst {
+            None => "; the structure is within what h5py and keras.saving write".to_owned(),
+            Some(Severity::Lead) => "; parts lie outside what socair models".to_owned(),
+            // Every FAIL about another file (an external link): the host judges those by
+            // where the file lies, so the summary says what they are, not a verdict.
+            Some(Severity::Fail)
+                if structure.more == 0
+                    && structure
+                        .shown
+                        .iter()
+                        .all(|f| f.severity != Severity::Fail || f.file.is_some()) =>
+                "; it links to other files its loader opens, each judged by where it lies"
+                    .to_owned(),
+            Some(Severity::Fail) =>
+                "; it makes its loader read other files or is malformed".to_owned(),
+        }
+    )
+}
+
+/// The Keras config row: the grammar's verdict on the config, a gap when a Keras file has
+/// none, nothing for an HDF5 file nothing marks as Keras'.
+fn config_row(
+    config: Option<&socair_keras::grammar::Judged>,
+    plain_hdf5: bool,
+    no_config: &str,
+) -> Option<ReportRow> {
+    match config {
+        None if plain_hdf5 => None,
+        Some(o) => Some(ReportRow {
+            check: CONFIG_CHECK.into(),
+            status: status(o.found.worst),
+            summary: match o.found.worst {
+                None => format!("{} serialized object(s), every one a Keras layer, model, optimizer or other modeling object the grammar holds (socair-keras 1: keras 3.15.1, tf-keras 2.21)", o.objects),
+                Some(Severity::Lead) => format!("{} serialized object(s); some lie outside the grammar (custom objects, names it does not model): a person should look", o.objects),
+                Some(Severity::Fail) => format!("{} serialized object(s); the config runs code or touches files when Keras loads it", o.objects),
+            }
+            .into(),
+            findings: o.found.to_api("config findings"),
+            names_severities: false,
+        }),
+        None => Some(ReportRow {
+            check: CONFIG_CHECK.into(),
+            status: RowStatus::NotTested,
+            summary: no_config.into(),
+            findings: RVec::new(),
+            names_severities: false,
+        }),
     }
 }

@@ -77,6 +77,18 @@ pub fn analyse(file: hdf5::File, base: u64, label: &str, reviewed: &[String]) ->
             format!("{} more findings not listed", file.findings.more),
         );
     }
+    judge_config(&mut a, &file, label, reviewed);
+    take_datasets(&mut a, file.objects, base, label);
+    if a.config.is_none() && a.no_config.is_empty() {
+        a.no_config = "no model_config to judge".into();
+    }
+    a
+}
+
+/// What the file is (a legacy Keras model, Keras weights, any HDF5 file), its Keras version,
+/// and its `model_config` and `training_config` judged by the grammar.
+fn judge_config(a: &mut Analysis, file: &hdf5::File, label: &str, reviewed: &[String]) {
+    let place = |p: &str| format!("{label}{p}");
     let root = file.object("");
     let text = |name: &str| -> Option<Result<String, String>> {
         let v = root?.attribute(name)?;
@@ -155,7 +167,12 @@ pub fn analyse(file: hdf5::File, base: u64, label: &str, reviewed: &[String]) ->
         }
     }
     a.config = outcome;
-    for o in file.objects {
+}
+
+/// The datasets, consumed: each a tensor (its ranges moved by `base`, where the file starts in
+/// the opened one) or listed as unread, deferred or data, with why.
+fn take_datasets(a: &mut Analysis, objects: Vec<hdf5::Object>, base: u64, label: &str) {
+    for o in objects {
         let marked_bf16 = matches!(o.attribute("dtype"), Some(Value::Strings(s)) if s.len() == 1 && s[0] == "bfloat16");
         let Kind::Dataset(d) = o.kind else { continue };
         let name = o.path;
@@ -229,8 +246,4 @@ pub fn analyse(file: hdf5::File, base: u64, label: &str, reviewed: &[String]) ->
             bytes,
         });
     }
-    if a.config.is_none() && a.no_config.is_empty() {
-        a.no_config = "no model_config to judge".into();
-    }
-    a
 }
