@@ -142,7 +142,15 @@ impl Session {
     /// The `socair.tensors.diff/v1` comparison `socair tensors diff` prints.
     fn diff(&self, py: Python<'_>, a: PathBuf, b: PathBuf) -> PyResult<fingerprint::Comparison> {
         let c = py
-            .detach(|| diff::compare_paths(&a, &b, &self.plugins, &ReaderChoice::default()))
+            .detach(|| {
+                diff::compare_paths(
+                    &a,
+                    &b,
+                    &self.plugins,
+                    &ReaderChoice::default(),
+                    &diff::read_manifest,
+                )
+            })
             .map_err(error)?;
         fingerprint::Comparison::new(&c)
     }

@@ -53,6 +53,7 @@ mod remote_keys;
 mod reviews;
 mod scale;
 mod serve;
+mod signed_reference;
 mod skops;
 mod structure;
 mod template;

@@ -26,6 +26,9 @@ pub const SCAN_PREDICATE: &str = "https://socair.ai/scan/v1";
 pub const ACCEPTANCE_PREDICATE: &str = "https://socair.ai/acceptance/v1";
 /// The predicate type of a review of a pickle global (`socair airlock review add`).
 pub const REVIEW_PREDICATE: &str = "https://socair.ai/review/v1";
+/// Predicate type of a signed tensor manifest (its predicate is the `socair.tensors/v1`
+/// manifest, its subject the model).
+pub const TENSORS_PREDICATE: &str = "https://socair.ai/tensors/v1";
 /// Predicate type of a derivation record.
 pub const DERIVATION_PREDICATE: &str = "https://socair.ai/derivation/v1";
 

@@ -172,9 +172,15 @@ pub enum Command {
         #[arg(long, value_name = "PROFILE", value_parser = ["sklearn"])]
         profile: Option<String>,
         /// A reviewed model's manifest (`socair tensors --out`): adds the Tensor reference row.
-        /// (SOCAIR_TENSOR_REFERENCE=MANIFEST does the same.)
+        /// (SOCAIR_TENSOR_REFERENCE=MANIFEST does the same.) A signed manifest (`socair
+        /// tensors --sign`) is verified first with --reference-pub: one that does not verify
+        /// stops the scan.
         #[arg(long, value_name = "MANIFEST")]
         reference: Option<PathBuf>,
+        /// The public key (K.pub) a signed reference manifest must verify under (repeatable;
+        /// SOCAIR_TENSOR_REFERENCE_PUB=K.pub does the same).
+        #[arg(long, value_name = "KEY.pub")]
+        reference_pub: Vec<PathBuf>,
         /// Write the report here (atomically) instead of to standard output.
         #[arg(long, value_name = "FILE")]
         out: Option<PathBuf>,
@@ -415,6 +421,14 @@ pub enum Command {
         /// Write the manifest here (atomically) instead of to standard output.
         #[arg(long, value_name = "FILE")]
         out: Option<PathBuf>,
+        /// Sign the manifest with --key: write a DSSE envelope holding an in-toto Statement
+        /// whose subject is the model's digest and whose predicate is the manifest (accepted
+        /// as a reference wherever a manifest is, verified with the key's K.pub).
+        #[arg(long, requires = "key")]
+        sign: bool,
+        /// The private key to sign with (`socair keygen`).
+        #[arg(long, value_name = "KEY", requires = "sign")]
+        key: Option<PathBuf>,
         /// Print the JSON document even on a terminal (it is what goes to a pipe or a file).
         #[arg(long)]
         json: bool,
@@ -767,5 +781,9 @@ pub enum TensorsAction {
         /// Name at most this many tensors per list in the summary on standard error.
         #[arg(long, value_name = "N", default_value_t = 10)]
         limit: usize,
+        /// The public key (K.pub) a signed manifest on either side must verify under
+        /// (repeatable; SOCAIR_TENSOR_REFERENCE_PUB=K.pub does the same).
+        #[arg(long = "pub", value_name = "KEY.pub")]
+        public_keys: Vec<PathBuf>,
     },
 }

@@ -63,6 +63,7 @@ fn dispatch(cli: Cli) -> Result<u8, Fatal> {
             reviewed_classes,
             profile,
             reference,
+            reference_pub,
             out,
             json,
         } => scan::scan(
@@ -75,6 +76,7 @@ fn dispatch(cli: Cli) -> Result<u8, Fatal> {
                 reviewed_classes,
                 profile,
                 reference,
+                reference_pub,
                 out,
                 json,
             },
@@ -87,15 +89,18 @@ fn dispatch(cli: Cli) -> Result<u8, Fatal> {
                     out,
                     html,
                     limit,
+                    public_keys,
                 }),
             ..
-        } => tensors::diff(ctx, &artifact, &reference, out, html, limit),
+        } => tensors::diff(ctx, &artifact, &reference, out, html, limit, &public_keys),
         Command::Tensors {
             path: Some(path),
             out,
             json,
+            sign,
+            key,
             action: None,
-        } => tensors::fingerprint(ctx, &path, out, json),
+        } => tensors::fingerprint(ctx, &path, out, json, key.filter(|_| sign).as_deref()),
         Command::Tensors { .. } => Err(Fatal("socair tensors needs a path".into())),
         Command::Keygen { out, algorithm } => signing::keygen(&out, algorithm),
         Command::Sign {

@@ -27,11 +27,15 @@ pub const REFERENCE_CHECK: &str = "Tensor reference";
 /// Most findings the reference row lists before summarising the rest.
 const MAX_REFERENCE_FINDINGS: usize = socair_plugin_kit::bounded::FINDINGS_PER_KIND;
 
-/// Reads the reference manifest; an error (which stops the scan) names the file.
-pub fn read_reference(path: &Path) -> Result<Reference, String> {
+/// Reads the reference manifest with `manifests` (which may verify a signed one); an error
+/// (which stops the scan) names the file.
+pub fn read_reference(
+    path: &Path,
+    manifests: diff::ManifestReader<'_>,
+) -> Result<Reference, String> {
     let bytes = std::fs::read(path)
         .map_err(|e| format!("{}: cannot read the tensor reference: {e}", path.display()))?;
-    let manifest = diff::read_manifest(path)?.ok_or_else(|| {
+    let manifest = manifests(path)?.ok_or_else(|| {
         format!(
             "{}: the tensor reference is not a {} manifest",
             path.display(),

@@ -19,9 +19,13 @@ pub fn diff(
     out: Option<PathBuf>,
     html: Option<PathBuf>,
     limit: usize,
+    public_keys: &[PathBuf],
 ) -> Result<u8, Fatal> {
+    let keys = reference_keys(public_keys)?;
+    let manifests = |p: &Path| socair_signing::reference::read_any_manifest(p, &keys);
     let set = ctx.plugins_warned();
-    let comparison = diff::compare_paths(artifact, reference, &set, &ctx.readers).map_err(Fatal)?;
+    let comparison =
+        diff::compare_paths(artifact, reference, &set, &ctx.readers, &manifests).map_err(Fatal)?;
     emit(out.as_deref(), &to_json_bytes(&comparison))?;
     let summary = diff_text::summary(&comparison, limit);
     if let Some(page) = html {
@@ -45,12 +49,34 @@ pub fn fingerprint(
     path: &Path,
     out: Option<PathBuf>,
     json: bool,
+    sign_with: Option<&Path>,
 ) -> Result<u8, Fatal> {
+    // The key is read first: a key that cannot be read stops before the model is.
+    let key = sign_with
+        .map(socair_signing::signing::load_signing_key)
+        .transpose()
+        .map_err(|e| Fatal(e.to_string()))?;
     let set = ctx.plugins_warned();
     let manifest =
         manifest::fingerprint(path, &set, &ctx.readers).map_err(|e| Fatal(e.to_string()))?;
     say_fetched(0);
-    if for_a_person(json, out.as_deref()) {
+    if let Some(key) = key {
+        if manifest.artifact.sha256.len() != 64 {
+            return Err(Fatal(format!(
+                "{}: the model's digest was not computed, so there is no subject to sign",
+                path.display()
+            )));
+        }
+        emit(
+            out.as_deref(),
+            &socair_signing::reference::sign_manifest(&manifest, &key),
+        )?;
+        say_fingerprinted(&manifest);
+        eprintln!(
+            "socair: signed with key {} (verify with its .pub: scan --reference-pub, tensors diff --pub)",
+            socair_signing::signing::keyid(&key.verifying_key())
+        );
+    } else if for_a_person(json, out.as_deref()) {
         emit(None, human::tensors_report(&manifest).as_bytes())?;
     } else {
         emit(out.as_deref(), &to_json_bytes(&manifest))?;
@@ -92,4 +118,25 @@ fn say_fingerprinted(manifest: &TensorManifest) {
             manifest.unread.len() - STDERR_FINDINGS
         );
     }
+}
+
+/// The environment variable naming the public key a signed reference manifest must verify
+/// under, when no flag names one.
+pub const REFERENCE_PUB_ENV: &str = "SOCAIR_TENSOR_REFERENCE_PUB";
+
+/// The public keys a signed manifest must verify under: the flags', else
+/// `SOCAIR_TENSOR_REFERENCE_PUB`'s; a key that cannot be read stops the command.
+pub fn reference_keys(flags: &[PathBuf]) -> Result<Vec<ed25519_dalek::VerifyingKey>, Fatal> {
+    let from_env = std::env::var_os(REFERENCE_PUB_ENV)
+        .filter(|p| !p.is_empty())
+        .map(PathBuf::from);
+    let paths: Vec<PathBuf> = if flags.is_empty() {
+        from_env.into_iter().collect()
+    } else {
+        flags.to_vec()
+    };
+    paths
+        .iter()
+        .map(|p| socair_signing::signing::load_public_key(p).map_err(|e| Fatal(e.to_string())))
+        .collect()
 }

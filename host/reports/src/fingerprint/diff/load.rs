@@ -30,14 +30,15 @@ pub enum Loaded<'p> {
 }
 
 impl<'p> Loaded<'p> {
-    /// Reads `path`: a manifest file, or a model to fingerprint (its files stay open for the
-    /// numbers).
+    /// Reads `path`: a manifest file (read by `manifests`), or a model to fingerprint (its
+    /// files stay open for the numbers).
     pub fn load(
         path: &std::path::Path,
         plugins: &'p PluginSet,
         choice: &ReaderChoice,
+        manifests: ManifestReader<'_>,
     ) -> Result<Loaded<'p>, String> {
-        if let Some(m) = read_manifest(path)? {
+        if let Some(m) = manifests(path)? {
             return Ok(Loaded::Manifest(m));
         }
         let artifact = Artifact::resolve(path, plugins, choice).map_err(|e| e.to_string())?;
@@ -124,16 +125,23 @@ impl<'p> Loaded<'p> {
     }
 }
 
-/// Compares the models (or manifests) at two paths, reading both in parallel.
+/// Reads a path as a manifest (`Ok(None)`: not one): [`read_manifest`], or a reader that also
+/// verifies signed manifests (the signing crate's).
+pub type ManifestReader<'a> =
+    &'a (dyn Fn(&std::path::Path) -> Result<Option<TensorManifest>, String> + Sync);
+
+/// Compares the models (or manifests, read by `manifests`) at two paths, reading both in
+/// parallel.
 pub fn compare_paths(
     artifact: &std::path::Path,
     reference: &std::path::Path,
     plugins: &PluginSet,
     choice: &ReaderChoice,
+    manifests: ManifestReader<'_>,
 ) -> Result<Comparison, String> {
     let (a, r) = rayon::join(
-        || Loaded::load(artifact, plugins, choice),
-        || Loaded::load(reference, plugins, choice),
+        || Loaded::load(artifact, plugins, choice, manifests),
+        || Loaded::load(reference, plugins, choice, manifests),
     );
     let (a, r) = (a?, r?);
     let (ab, rb) = (a.bytes(), r.bytes());
@@ -197,6 +205,12 @@ pub fn read_manifest(path: &std::path::Path) -> Result<Option<TensorManifest>, S
         Ok(v) => v,
         Err(_) => return Ok(None),
     };
+    if value.get("payloadType").is_some() {
+        return Err(format!(
+            "{}: a signed tensor manifest (a DSSE envelope): it is read only once verified, with its signer's public key (--reference-pub KEY.pub)",
+            path.display()
+        ));
+    }
     match value.get("schema").and_then(|s| s.as_str()) {
         Some(crate::fingerprint::manifest::SCHEMA) => {
             serde_json::from_value(value).map(Some).map_err(|e| {

@@ -41,6 +41,6 @@ pub use compare::{compare, diff};
 pub use document::{
     Accounting, Comparison, MatchedBy, Named, Outcome, Pair, Side, Summary, Transform, SCHEMA,
 };
-pub use load::{compare_paths, read_manifest, tensor_formats, Loaded};
+pub use load::{compare_paths, read_manifest, tensor_formats, Loaded, ManifestReader};
 pub use roles::layer_of;
 pub use sides::{ModelBytes, SideInput};

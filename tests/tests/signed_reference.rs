@@ -1,0 +1,179 @@
+//! Signed tensor manifests (`socair tensors M --sign --key K`): a DSSE envelope over an in-toto
+//! Statement whose subject is the model and whose predicate is its `socair.tensors/v1`
+//! manifest, accepted as a reference once verified (`scan --reference-pub`,
+//! `SOCAIR_TENSOR_REFERENCE_PUB`, `tensors diff --pub`); one that does not verify stops the
+//! command.
+
+use crate::common::{fixture, json, run, socair};
+use std::path::{Path, PathBuf};
+
+const MODEL: &str = "diff/quantized/model.safetensors";
+
+fn keygen(dir: &Path, name: &str) -> PathBuf {
+    let k = dir.join(name);
+    assert_eq!(run(socair().arg("keygen").arg("--out").arg(&k)).code, 0);
+    k
+}
+
+fn pub_of(k: &Path) -> PathBuf {
+    PathBuf::from(format!("{}.pub", k.display()))
+}
+
+/// Signs the fixture model's manifest with `key` into `out`.
+fn signed_manifest(key: &Path, out: &Path) {
+    let r = run(socair()
+        .arg("tensors")
+        .arg(fixture(MODEL))
+        .arg("--sign")
+        .arg("--key")
+        .arg(key)
+        .arg("--out")
+        .arg(out));
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(r.stderr.contains("signed with key"), "{}", r.stderr);
+}
+
+fn reference_row(report: &serde_json::Value) -> serde_json::Value {
+    report["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["check"] == "Tensor reference")
+        .cloned()
+        .expect("a Tensor reference row")
+}
+
+#[test]
+fn a_signed_manifest_is_an_in_toto_statement_about_the_model() {
+    let dir = tempfile::tempdir().unwrap();
+    let key = keygen(dir.path(), "k");
+    let env = dir.path().join("ref.json");
+    signed_manifest(&key, &env);
+    let e = json(&std::fs::read_to_string(&env).unwrap());
+    assert_eq!(e["payloadType"], "application/vnd.in-toto+json");
+    use base64::Engine;
+    let payload = base64::engine::general_purpose::STANDARD
+        .decode(e["payload"].as_str().unwrap())
+        .unwrap();
+    let statement = json(std::str::from_utf8(&payload).unwrap());
+    assert_eq!(statement["predicateType"], "https://socair.ai/tensors/v1");
+    assert_eq!(statement["predicate"]["schema"], "socair.tensors/v1");
+    // The subject is the model's digest, the one its unsigned manifest names.
+    let unsigned = run(socair().arg("tensors").arg(fixture(MODEL)).arg("--json"));
+    let m = json(&unsigned.stdout);
+    assert_eq!(
+        statement["subject"][0]["digest"]["sha256"],
+        m["artifact"]["sha256"]
+    );
+    assert_eq!(statement["predicate"], m);
+}
+
+#[test]
+fn a_verified_signed_manifest_is_a_reference_and_an_unverified_one_stops_the_scan() {
+    let dir = tempfile::tempdir().unwrap();
+    let key = keygen(dir.path(), "k");
+    let other = keygen(dir.path(), "other");
+    let env = dir.path().join("ref.json");
+    signed_manifest(&key, &env);
+
+    let ok = run(socair()
+        .arg("scan")
+        .arg(fixture(MODEL))
+        .arg("--reference")
+        .arg(&env)
+        .arg("--reference-pub")
+        .arg(pub_of(&key))
+        .arg("--json"));
+    assert_eq!(ok.code, 0, "{}", ok.stderr);
+    assert_eq!(reference_row(&json(&ok.stdout))["status"], "PASS");
+
+    // The same through the environment.
+    let by_env = run(socair()
+        .arg("scan")
+        .arg(fixture(MODEL))
+        .arg("--json")
+        .env("SOCAIR_TENSOR_REFERENCE", &env)
+        .env("SOCAIR_TENSOR_REFERENCE_PUB", pub_of(&key)));
+    assert_eq!(by_env.code, 0, "{}", by_env.stderr);
+    assert_eq!(reference_row(&json(&by_env.stdout))["status"], "PASS");
+
+    // A tampered payload: one character of the manifest changed.
+    let text = std::fs::read_to_string(&env).unwrap();
+    let mut e = json(&text);
+    let p = e["payload"].as_str().unwrap().to_owned();
+    let at = p.len() / 2;
+    let swapped = if &p[at..at + 1] == "A" { "B" } else { "A" };
+    e["payload"] = format!("{}{}{}", &p[..at], swapped, &p[at + 1..]).into();
+    let tampered = dir.path().join("tampered.json");
+    std::fs::write(&tampered, serde_json::to_vec(&e).unwrap()).unwrap();
+
+    for (reference, keys, why) in [
+        (&tampered, vec![pub_of(&key)], "no signature verifies"),
+        (&env, vec![pub_of(&other)], "no signature verifies"),
+        (&env, vec![], "no public key to verify it with"),
+    ] {
+        let mut cmd = socair();
+        cmd.arg("scan")
+            .arg(fixture(MODEL))
+            .arg("--reference")
+            .arg(reference)
+            .arg("--json")
+            .env_remove("SOCAIR_TENSOR_REFERENCE_PUB");
+        for k in &keys {
+            cmd.arg("--reference-pub").arg(k);
+        }
+        let stopped = run(&mut cmd);
+        assert_eq!(stopped.code, 2, "{why}: {}", stopped.stderr);
+        assert!(stopped.stdout.is_empty(), "no report: {}", stopped.stdout);
+        assert!(stopped.stderr.contains(why), "{}", stopped.stderr);
+        assert!(
+            stopped
+                .stderr
+                .contains(reference.file_name().unwrap().to_str().unwrap()),
+            "names the file: {}",
+            stopped.stderr
+        );
+    }
+}
+
+#[test]
+fn tensors_diff_reads_a_signed_manifest_as_it_reads_the_unsigned_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let key = keygen(dir.path(), "k");
+    let env = dir.path().join("ref.json");
+    signed_manifest(&key, &env);
+    let plain = dir.path().join("plain.json");
+    let r = run(socair()
+        .arg("tensors")
+        .arg(fixture(MODEL))
+        .arg("--out")
+        .arg(&plain));
+    assert_eq!(r.code, 0);
+    let artifact = fixture("diff/quantized/llama-q8_0.gguf");
+    let signed = run(socair()
+        .args(["tensors", "diff"])
+        .arg(&artifact)
+        .arg(&env)
+        .arg("--pub")
+        .arg(pub_of(&key)));
+    let unsigned = run(socair()
+        .args(["tensors", "diff"])
+        .arg(&artifact)
+        .arg(&plain));
+    assert_eq!(signed.code, unsigned.code);
+    let (s, u) = (json(&signed.stdout), json(&unsigned.stdout));
+    assert_eq!(s["accounting"], u["accounting"]);
+    assert_eq!(s["pairs"], u["pairs"]);
+    // Without the key the envelope is not read as anything else.
+    let refused = run(socair()
+        .args(["tensors", "diff"])
+        .arg(&artifact)
+        .arg(&env)
+        .env_remove("SOCAIR_TENSOR_REFERENCE_PUB"));
+    assert_eq!(refused.code, 2, "{}", refused.stderr);
+    assert!(
+        refused.stderr.contains("signed tensor manifest"),
+        "{}",
+        refused.stderr
+    );
+}
