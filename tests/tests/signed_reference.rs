@@ -4,7 +4,7 @@
 //! `SOCAIR_TENSOR_REFERENCE_PUB`, `tensors diff --pub`); one that does not verify stops the
 //! command.
 
-use crate::common::{fixture, json, run, socair};
+use crate::common::{fixture, json, run, socair, Store};
 use std::path::{Path, PathBuf};
 
 const MODEL: &str = "diff/quantized/model.safetensors";
@@ -175,5 +175,62 @@ fn tensors_diff_reads_a_signed_manifest_as_it_reads_the_unsigned_one() {
         refused.stderr.contains("signed tensor manifest"),
         "{}",
         refused.stderr
+    );
+}
+
+#[test]
+fn with_a_store_a_signed_manifest_needs_a_key_holding_the_reference_role() {
+    let store = Store::new();
+    let reviewer = PathBuf::from(store.key("reviewer", "reference"));
+    let scanner = PathBuf::from(store.key("scanner", "scan"));
+    let dir = tempfile::tempdir().unwrap();
+    let (by_reviewer, by_scanner) = (dir.path().join("r.json"), dir.path().join("s.json"));
+    signed_manifest(&reviewer, &by_reviewer);
+    signed_manifest(&scanner, &by_scanner);
+    let scan = |reference: &Path| {
+        run(socair()
+            .arg("scan")
+            .arg(fixture(MODEL))
+            .arg("--reference")
+            .arg(reference)
+            .arg("--reference-store")
+            .arg(store.path())
+            .arg("--json"))
+    };
+    let ok = scan(&by_reviewer);
+    assert_eq!(ok.code, 0, "{}", ok.stderr);
+    assert_eq!(reference_row(&json(&ok.stdout))["status"], "PASS");
+    // A key the store trusts, but not to vouch for weights.
+    let refused = scan(&by_scanner);
+    assert_eq!(refused.code, 2, "{}", refused.stderr);
+    assert!(
+        refused.stderr.contains("no signature verifies"),
+        "{}",
+        refused.stderr
+    );
+    // socair verify names the role a tensor manifest needs.
+    let v = run(socair()
+        .arg("verify")
+        .arg(&by_reviewer)
+        .arg("--store")
+        .arg(store.path()));
+    assert_eq!(v.code, 0, "{}{}", v.stdout, v.stderr);
+    assert!(
+        format!("{}{}", v.stdout, v.stderr).contains("role `reference`"),
+        "{}{}",
+        v.stdout,
+        v.stderr
+    );
+    // The same store keys for tensors diff.
+    let d = run(socair()
+        .args(["tensors", "diff"])
+        .arg(fixture(MODEL))
+        .arg(&by_reviewer)
+        .arg("--store")
+        .arg(store.path()));
+    assert_eq!(
+        d.code, 0,
+        "the model against its own signed manifest: {}",
+        d.stderr
     );
 }

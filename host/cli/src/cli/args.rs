@@ -179,8 +179,12 @@ pub enum Command {
         reference: Option<PathBuf>,
         /// The public key (K.pub) a signed reference manifest must verify under (repeatable;
         /// SOCAIR_TENSOR_REFERENCE_PUB=K.pub does the same).
-        #[arg(long, value_name = "KEY.pub")]
+        #[arg(long, value_name = "KEY.pub", conflicts_with = "reference_store")]
         reference_pub: Vec<PathBuf>,
+        /// A store whose trust policy's `reference` keys a signed reference manifest must
+        /// verify under (instead of --reference-pub).
+        #[arg(long, value_name = "STORE")]
+        reference_store: Option<PathBuf>,
         /// Write the report here (atomically) instead of to standard output.
         #[arg(long, value_name = "FILE")]
         out: Option<PathBuf>,
@@ -249,7 +253,7 @@ pub enum Command {
     ///
     /// The signature must verify under the public key (--pub) or a key of the store's trust
     /// policy (--store, else $SOCAIR_STORE, else ./socair-store). With a store, the signer must
-    /// hold the role that fits what it signed (scan, accept, derive). With ARTIFACT (a file or
+    /// hold the role that fits what it signed (scan, accept, derive, reference). With ARTIFACT (a file or
     /// a model directory), it must hash to the statement's subject. For a derivation record,
     /// --input must hash to the record's input, and with the output (ARTIFACT or --output)
     /// every tensor is re-hashed from both. A scan attestation must hold no FAIL or LEAD row.
@@ -562,13 +566,13 @@ pub enum AirlockCommand {
         #[command(flatten)]
         store: StoreArg,
     },
-    /// Add a public key to the store's trust policy with roles scan, accept and/or derive.
+    /// Add a public key to the store's trust policy with roles scan, accept, derive and/or reference (signed tensor manifests).
     ///
     /// Example: socair airlock trust operator.key.pub --role scan,accept
     Trust {
         /// The public key (SPKI PEM, as `socair keygen` writes K.pub).
         public_key: PathBuf,
-        /// Roles, comma-separated: scan, accept, derive.
+        /// Roles, comma-separated: scan, accept, derive, reference.
         #[arg(long, value_delimiter = ',', required = true, value_parser = PossibleValuesParser::new(ROLES))]
         role: Vec<String>,
         #[command(flatten)]
@@ -783,7 +787,11 @@ pub enum TensorsAction {
         limit: usize,
         /// The public key (K.pub) a signed manifest on either side must verify under
         /// (repeatable; SOCAIR_TENSOR_REFERENCE_PUB=K.pub does the same).
-        #[arg(long = "pub", value_name = "KEY.pub")]
+        #[arg(long = "pub", value_name = "KEY.pub", conflicts_with = "store")]
         public_keys: Vec<PathBuf>,
+        /// A store whose trust policy's `reference` keys a signed manifest must verify under
+        /// (instead of --pub).
+        #[arg(long, value_name = "STORE")]
+        store: Option<PathBuf>,
     },
 }

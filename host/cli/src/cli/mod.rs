@@ -64,6 +64,7 @@ fn dispatch(cli: Cli) -> Result<u8, Fatal> {
             profile,
             reference,
             reference_pub,
+            reference_store,
             out,
             json,
         } => scan::scan(
@@ -76,7 +77,10 @@ fn dispatch(cli: Cli) -> Result<u8, Fatal> {
                 reviewed_classes,
                 profile,
                 reference,
-                reference_pub,
+                reference_keys: tensors::KeySource {
+                    public: reference_pub,
+                    store: reference_store,
+                },
                 out,
                 json,
             },
@@ -90,9 +94,21 @@ fn dispatch(cli: Cli) -> Result<u8, Fatal> {
                     html,
                     limit,
                     public_keys,
+                    store,
                 }),
             ..
-        } => tensors::diff(ctx, &artifact, &reference, out, html, limit, &public_keys),
+        } => tensors::diff(
+            ctx,
+            &artifact,
+            &reference,
+            out,
+            html,
+            limit,
+            &tensors::KeySource {
+                public: public_keys,
+                store,
+            },
+        ),
         Command::Tensors {
             path: Some(path),
             out,

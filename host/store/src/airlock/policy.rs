@@ -8,8 +8,9 @@ use std::path::Path;
 
 /// The policy's schema name.
 pub const POLICY_SCHEMA: &str = "socair.policy/v1";
-/// Roles a key may hold.
-pub const ROLES: &[&str] = &["scan", "accept", "derive"];
+/// Roles a key may hold: `reference` signs tensor manifests that scans and diffs compare
+/// with (`socair tensors --sign`).
+pub const ROLES: &[&str] = &["scan", "accept", "derive", "reference"];
 
 /// A trusted key.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -1,6 +1,7 @@
 //! `socair verify`: can I trust this file? An envelope's signature is only the first
 //! condition. With a store, the signer's role must fit what it signed (a scan by a `scan` key,
-//! an acceptance by an `accept` key, a derivation by a `derive` key); with an artifact, its
+//! an acceptance by an `accept` key, a derivation by a `derive` key, a tensor manifest by a
+//! `reference` key); with an artifact, its
 //! bytes must hash to the statement's subject; with a derivation record's input, the input's
 //! bytes must hash to the record's; and a scan attestation must hold no FAIL or LEAD row.
 //! Every condition that does not hold is listed, the first one first.
@@ -43,6 +44,7 @@ pub fn role_for(predicate_type: &str) -> Option<&'static str> {
         signing::SCAN_PREDICATE => Some("scan"),
         signing::ACCEPTANCE_PREDICATE => Some("accept"),
         signing::DERIVATION_PREDICATE => Some("derive"),
+        signing::TENSORS_PREDICATE => Some("reference"),
         _ => None,
     }
 }

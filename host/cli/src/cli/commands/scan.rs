@@ -55,8 +55,8 @@ pub struct ScanArgs {
     pub profile: Option<String>,
     /// `--reference`: a tensor manifest to compare the model with.
     pub reference: Option<PathBuf>,
-    /// `--reference-pub`: keys a signed reference must verify under.
-    pub reference_pub: Vec<PathBuf>,
+    /// `--reference-pub` / `--reference-store`: the keys a signed reference must verify under.
+    pub reference_keys: super::tensors::KeySource,
     /// `--out`.
     pub out: Option<PathBuf>,
     /// `--json`.
@@ -74,13 +74,13 @@ pub fn scan(mut ctx: Context, args: ScanArgs) -> Result<u8, Fatal> {
         reviewed_classes,
         profile,
         reference,
-        reference_pub,
+        reference_keys,
         out,
         json,
     } = args;
     ctx.ask_profile(profile.as_deref());
     let reviewed = reviewed_list(reviewed_classes)?;
-    let reference = reference_manifest(reference, &reference_pub)?;
+    let reference = reference_manifest(reference, &reference_keys)?;
     let set = ctx.plugins_warned();
     if format == Format::Text && (json || out.is_some()) {
         return Err(Fatal(
@@ -132,9 +132,12 @@ pub fn scan(mut ctx: Context, args: ScanArgs) -> Result<u8, Fatal> {
 
 /// The tensor manifest to compare with: `--reference`, else the older
 /// `SOCAIR_TENSOR_REFERENCE`, read now so that a missing file, or a signed one that does not
-/// verify under `keys` (`--reference-pub`, else `SOCAIR_TENSOR_REFERENCE_PUB`), stops the scan
-/// before it starts.
-fn reference_manifest(flag: Option<PathBuf>, keys: &[PathBuf]) -> Result<Option<Reference>, Fatal> {
+/// verify under `keys` (`--reference-pub`, `--reference-store`, else
+/// `SOCAIR_TENSOR_REFERENCE_PUB`), stops the scan before it starts.
+fn reference_manifest(
+    flag: Option<PathBuf>,
+    keys: &super::tensors::KeySource,
+) -> Result<Option<Reference>, Fatal> {
     let reference = flag.or_else(|| {
         std::env::var_os(REFERENCE_ENV)
             .filter(|p| !p.is_empty())
@@ -143,7 +146,7 @@ fn reference_manifest(flag: Option<PathBuf>, keys: &[PathBuf]) -> Result<Option<
     let Some(path) = reference else {
         return Ok(None);
     };
-    let keys = super::tensors::reference_keys(keys)?;
+    let keys = keys.keys()?;
     let manifests = |p: &std::path::Path| socair_signing::reference::read_any_manifest(p, &keys);
     Ok(Some(read_reference(&path, &manifests).map_err(Fatal)?))
 }

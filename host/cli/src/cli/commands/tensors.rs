@@ -19,9 +19,9 @@ pub fn diff(
     out: Option<PathBuf>,
     html: Option<PathBuf>,
     limit: usize,
-    public_keys: &[PathBuf],
+    keys: &KeySource,
 ) -> Result<u8, Fatal> {
-    let keys = reference_keys(public_keys)?;
+    let keys = keys.keys()?;
     let manifests = |p: &Path| socair_signing::reference::read_any_manifest(p, &keys);
     let set = ctx.plugins_warned();
     let comparison =
@@ -124,19 +124,46 @@ fn say_fingerprinted(manifest: &TensorManifest) {
 /// under, when no flag names one.
 pub const REFERENCE_PUB_ENV: &str = "SOCAIR_TENSOR_REFERENCE_PUB";
 
-/// The public keys a signed manifest must verify under: the flags', else
-/// `SOCAIR_TENSOR_REFERENCE_PUB`'s; a key that cannot be read stops the command.
-pub fn reference_keys(flags: &[PathBuf]) -> Result<Vec<ed25519_dalek::VerifyingKey>, Fatal> {
-    let from_env = std::env::var_os(REFERENCE_PUB_ENV)
-        .filter(|p| !p.is_empty())
-        .map(PathBuf::from);
-    let paths: Vec<PathBuf> = if flags.is_empty() {
-        from_env.into_iter().collect()
-    } else {
-        flags.to_vec()
-    };
-    paths
-        .iter()
-        .map(|p| socair_signing::signing::load_public_key(p).map_err(|e| Fatal(e.to_string())))
-        .collect()
+/// Where the keys a signed manifest must verify under come from.
+#[derive(Debug, Default)]
+pub struct KeySource {
+    /// Public key files (`--pub`, `--reference-pub`).
+    pub public: Vec<PathBuf>,
+    /// A store whose trust policy's `reference` keys count.
+    pub store: Option<PathBuf>,
+}
+
+impl KeySource {
+    /// The keys: the store's `reference` keys, else the flags', else
+    /// `SOCAIR_TENSOR_REFERENCE_PUB`'s; a key or store that cannot be read stops the command.
+    pub fn keys(&self) -> Result<Vec<ed25519_dalek::VerifyingKey>, Fatal> {
+        if let Some(store) = &self.store {
+            let root = crate::airlock::store::default_path(Some(store.clone()));
+            let opened =
+                crate::airlock::store::Store::open(&root).map_err(|e| Fatal(e.to_string()))?;
+            let policy = opened.policy().map_err(|e| Fatal(e.to_string()))?;
+            let keys = policy
+                .keys_with_role("reference")
+                .map_err(|e| Fatal(e.to_string()))?;
+            if keys.is_empty() {
+                return Err(Fatal(format!(
+                    "{}: the store trusts no key with the role `reference` (socair airlock trust K.pub --role reference)",
+                    root.display()
+                )));
+            }
+            return Ok(keys);
+        }
+        let from_env = std::env::var_os(REFERENCE_PUB_ENV)
+            .filter(|p| !p.is_empty())
+            .map(PathBuf::from);
+        let paths: Vec<PathBuf> = if self.public.is_empty() {
+            from_env.into_iter().collect()
+        } else {
+            self.public.clone()
+        };
+        paths
+            .iter()
+            .map(|p| socair_signing::signing::load_public_key(p).map_err(|e| Fatal(e.to_string())))
+            .collect()
+    }
 }
