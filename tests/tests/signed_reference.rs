@@ -234,3 +234,83 @@ fn with_a_store_a_signed_manifest_needs_a_key_holding_the_reference_role() {
         d.stderr
     );
 }
+
+#[test]
+fn a_feed_gives_the_reference_for_the_scanned_models_name_verified() {
+    let dir = tempfile::tempdir().unwrap();
+    let key = keygen(dir.path(), "k");
+    // The reviewed model, under the name the feed files it by.
+    let reviewed = dir.path().join("reviewed").join("tiny-bert");
+    std::fs::create_dir_all(&reviewed).unwrap();
+    for f in std::fs::read_dir(fixture("safetensors/tiny-bert")).unwrap() {
+        let f = f.unwrap().path();
+        std::fs::copy(&f, reviewed.join(f.file_name().unwrap())).unwrap();
+    }
+    let env = dir.path().join("tiny-bert.tensors.dsse.json");
+    let r = run(socair()
+        .arg("tensors")
+        .arg(&reviewed)
+        .args(["--sign", "--key"])
+        .arg(&key)
+        .arg("--out")
+        .arg(&env));
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let feed = dir.path().join("feed");
+    let p = run(socair()
+        .args(["tensors", "publish"])
+        .arg(&env)
+        .arg("--feed")
+        .arg(&feed));
+    assert_eq!(p.code, 0, "{}", p.stderr);
+    let index = json(&std::fs::read_to_string(feed.join("socair.feed.json")).unwrap());
+    assert_eq!(index["schema"], "socair.tensors.feed/v1");
+    let digest = index["models"]["tiny-bert"][0].as_str().unwrap().to_owned();
+    let filed = feed
+        .join("tiny-bert")
+        .join(format!("{digest}.tensors.dsse.json"));
+    assert!(filed.is_file());
+
+    let scan = |model: &Path| {
+        run(socair()
+            .arg("scan")
+            .arg(model)
+            .arg("--reference-feed")
+            .arg(&feed)
+            .arg("--reference-pub")
+            .arg(pub_of(&key))
+            .arg("--json"))
+    };
+    let same = scan(&reviewed);
+    assert_eq!(same.code, 0, "{}", same.stderr);
+    assert_eq!(reference_row(&json(&same.stdout))["status"], "PASS");
+
+    // Another model presented under the reviewed name: its weights are not the reference's.
+    let impostor = dir.path().join("impostor").join("tiny-bert");
+    std::fs::create_dir_all(&impostor).unwrap();
+    std::fs::copy(fixture(MODEL), impostor.join("model.safetensors")).unwrap();
+    let other = scan(&impostor);
+    assert_eq!(other.code, 1, "{}", other.stderr);
+    assert_eq!(reference_row(&json(&other.stdout))["status"], "LEAD");
+
+    // A model the feed has no manifest for, and a tampered manifest: the scan stops.
+    let unknown = scan(&fixture(MODEL));
+    assert_eq!(unknown.code, 2);
+    assert!(
+        unknown.stderr.contains("no signed manifest for the model"),
+        "{}",
+        unknown.stderr
+    );
+    let mut e = json(&std::fs::read_to_string(&filed).unwrap());
+    let sig = e["signatures"][0]["sig"].as_str().unwrap().to_owned();
+    let flipped = if sig.starts_with('A') { "B" } else { "A" };
+    e["signatures"][0]["sig"] = format!("{flipped}{}", &sig[1..]).into();
+    std::fs::write(&filed, serde_json::to_vec(&e).unwrap()).unwrap();
+    let tampered = scan(&reviewed);
+    assert_eq!(tampered.code, 2, "{}", tampered.stderr);
+    assert!(tampered.stdout.is_empty());
+    assert!(
+        tampered.stderr.contains("no signature verifies"),
+        "{}",
+        tampered.stderr
+    );
+}

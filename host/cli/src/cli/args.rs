@@ -185,6 +185,10 @@ pub enum Command {
         /// verify under (instead of --reference-pub).
         #[arg(long, value_name = "STORE")]
         reference_store: Option<PathBuf>,
+        /// A feed of signed manifests (`socair tensors publish`): the one last published
+        /// under the scanned model's name is the reference, verified as --reference is.
+        #[arg(long, value_name = "DIR", conflicts_with = "reference")]
+        reference_feed: Option<PathBuf>,
         /// Write the report here (atomically) instead of to standard output.
         #[arg(long, value_name = "FILE")]
         out: Option<PathBuf>,
@@ -756,6 +760,18 @@ pub enum AirlockCommand {
 /// `socair tensors` subcommands.
 #[derive(Debug, Subcommand)]
 pub enum TensorsAction {
+    /// File a signed manifest (`socair tensors M --sign`) in a feed directory under its
+    /// model's name and digest, listed last for that name: `scan --reference-feed DIR` then
+    /// compares a model of that name with it.
+    ///
+    /// Example: socair tensors publish tiny-bert.tensors.dsse.json --feed /srv/feed
+    Publish {
+        /// The signed manifest.
+        envelope: PathBuf,
+        /// The feed directory (created when missing).
+        #[arg(long, value_name = "DIR")]
+        feed: PathBuf,
+    },
     /// Compare an artifact with a reference, tensor by tensor (socair.tensors.diff/v1).
     ///
     /// Either side is a model (file or directory, any format a plugin reads) or a manifest

@@ -65,6 +65,7 @@ fn dispatch(cli: Cli) -> Result<u8, Fatal> {
             reference,
             reference_pub,
             reference_store,
+            reference_feed,
             out,
             json,
         } => scan::scan(
@@ -81,6 +82,7 @@ fn dispatch(cli: Cli) -> Result<u8, Fatal> {
                     public: reference_pub,
                     store: reference_store,
                 },
+                reference_feed,
                 out,
                 json,
             },
@@ -109,6 +111,10 @@ fn dispatch(cli: Cli) -> Result<u8, Fatal> {
                 store,
             },
         ),
+        Command::Tensors {
+            action: Some(TensorsAction::Publish { envelope, feed }),
+            ..
+        } => tensors::publish(&envelope, &feed),
         Command::Tensors {
             path: Some(path),
             out,

@@ -57,6 +57,8 @@ pub struct ScanArgs {
     pub reference: Option<PathBuf>,
     /// `--reference-pub` / `--reference-store`: the keys a signed reference must verify under.
     pub reference_keys: super::tensors::KeySource,
+    /// `--reference-feed`: a feed of signed manifests to take the reference from.
+    pub reference_feed: Option<PathBuf>,
     /// `--out`.
     pub out: Option<PathBuf>,
     /// `--json`.
@@ -75,11 +77,21 @@ pub fn scan(mut ctx: Context, args: ScanArgs) -> Result<u8, Fatal> {
         profile,
         reference,
         reference_keys,
+        reference_feed,
         out,
         json,
     } = args;
     ctx.ask_profile(profile.as_deref());
     let reviewed = reviewed_list(reviewed_classes)?;
+    let reference = match reference_feed {
+        Some(feed) => Some(super::tensors::reference_from_feed(
+            &feed,
+            &paths,
+            &each,
+            &reference_keys,
+        )?),
+        None => reference,
+    };
     let reference = reference_manifest(reference, &reference_keys)?;
     let set = ctx.plugins_warned();
     if format == Format::Text && (json || out.is_some()) {

@@ -167,3 +167,58 @@ impl KeySource {
             .collect()
     }
 }
+
+/// `socair tensors publish ENVELOPE --feed DIR`: files a signed manifest in a feed.
+pub fn publish(envelope: &Path, feed: &Path) -> Result<u8, Fatal> {
+    let bytes =
+        std::fs::read(envelope).map_err(|e| Fatal(format!("{}: {e}", envelope.display())))?;
+    let written = socair_signing::feed::publish(feed, &bytes)
+        .map_err(|e| Fatal(format!("{}: {e}", envelope.display())))?;
+    eprintln!(
+        "socair: published {} as {} (scans with --reference-feed {} compare a model of that name with it)",
+        envelope.display(),
+        written.display(),
+        feed.display()
+    );
+    Ok(EXIT_OK)
+}
+
+/// The signed manifest in `feed` a scan of `paths` compares with: the one last published under
+/// the scanned model's name (one local path: its file or directory name), checked against
+/// `keys` here so that a feed that cannot vouch stops the scan before it starts.
+pub fn reference_from_feed(
+    feed: &Path,
+    paths: &[PathBuf],
+    each: &[PathBuf],
+    keys: &KeySource,
+) -> Result<PathBuf, Fatal> {
+    let [path] = paths else {
+        return Err(Fatal(
+            "--reference-feed compares one model: give one path (not --each)".into(),
+        ));
+    };
+    if !each.is_empty() {
+        return Err(Fatal(
+            "--reference-feed compares one model: give one path (not --each)".into(),
+        ));
+    }
+    let name = path
+        .canonicalize()
+        .ok()
+        .and_then(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
+        .ok_or_else(|| {
+            Fatal(format!(
+                "{}: --reference-feed takes the model's name from a local file or directory",
+                path.display()
+            ))
+        })?;
+    let keys = keys.keys()?;
+    let (found, signed) = socair_signing::feed::pick(feed, &name, &keys).map_err(Fatal)?;
+    eprintln!(
+        "socair: the reference is {} (signed by key {}), from the feed {}",
+        found.display(),
+        signed.keyid,
+        feed.display()
+    );
+    Ok(found)
+}
