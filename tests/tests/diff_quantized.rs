@@ -159,3 +159,58 @@ fn the_terminal_names_the_tensor_and_rows_beyond_quantization() {
         assert!(line.contains(row), "{line}");
     }
 }
+
+/// The GGUFs ggml's own searching quantizers wrote (make_search_quants.py): Q4_K, whose
+/// reference quantizer searches scales, and Q4_0 under an importance matrix.
+#[test]
+fn searching_quantizers_are_the_same_weights_and_their_edits_are_not() {
+    let expected =
+        json(&std::fs::read_to_string(fixture("diff/quantized/search-expected.json")).unwrap());
+    let cases = expected["cases"].as_array().unwrap();
+    assert_eq!(cases.len(), 6);
+    for case in cases {
+        let name = case["artifact"].as_str().unwrap();
+        let out = run(socair()
+            .args(["tensors", "diff"])
+            .arg(fixture(&format!("diff/quantized/{name}")))
+            .arg(fixture("diff/quantized/search-model.safetensors")));
+        let c = json(&out.stdout);
+        let pairs = c["pairs"].as_array().unwrap();
+        assert_eq!(pairs.len(), 2, "{name}: {}", out.stderr);
+        for p in pairs {
+            let q = &p["quantized"];
+            assert_eq!(q["imatrix"], name.contains("imatrix"), "{name}");
+            let g = p["artifact"]["name"].as_str().unwrap();
+            let edit = &case["edited"];
+            if edit.is_null() || edit["gguf"] != g {
+                // The quantizer's own error: a little past the bound, scattered.
+                assert_eq!(p["outcome"], "same_weights_quantized", "{name}: {g}: {q}");
+                assert_eq!(q["outlier_rows"], 0);
+                assert_eq!(q["outlier_columns"], 0);
+                let share =
+                    q["elements_beyond_bound"].as_f64().unwrap() / q["elements"].as_f64().unwrap();
+                assert!(share < 0.01, "{name}: {g}: {share}");
+                continue;
+            }
+            assert_eq!(p["outcome"], "differs_beyond_quantization", "{name}: {q}");
+            let (kind, listed) = if edit.get("rows").is_some() {
+                ("rows", "rows_listed")
+            } else {
+                ("columns", "columns_listed")
+            };
+            assert_eq!(q[format!("outlier_{kind}")], 3, "{name}: {q}");
+            let mut top: Vec<u64> = q[listed].as_array().unwrap()[..3]
+                .iter()
+                .map(|r| r["row"].as_u64().unwrap())
+                .collect();
+            top.sort_unstable();
+            let want: Vec<u64> = edit[kind]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|r| r.as_u64().unwrap())
+                .collect();
+            assert_eq!(top, want, "{name}: {q}");
+        }
+    }
+}

@@ -87,23 +87,31 @@ pub fn quantized_line(p: &Pair) -> String {
             short(n.max_error_over_bound)
         );
     }
+    if n.imatrix {
+        s.push_str("; quantized under an importance matrix");
+    }
     if !n.same_weights {
-        let rows: Vec<String> = n
-            .rows_listed
+        // The lines that stand out: columns when only they do, else rows.
+        let (what, listed, total) = if n.outlier_columns > 0 && n.outlier_rows == 0 {
+            ("column", &n.columns_listed, n.columns_beyond_bound)
+        } else {
+            ("row", &n.rows_listed, n.rows_beyond_bound)
+        };
+        let lines: Vec<String> = listed
             .iter()
             .take(5)
             .map(|r| {
                 format!(
-                    "row {} (max error {} vs bound {})",
+                    "{what} {} (max error {} vs bound {})",
                     r.row,
                     short(r.max_abs_error),
                     short(r.bound_at_max)
                 )
             })
             .collect();
-        if !rows.is_empty() {
-            let _ = write!(s, ": {}", rows.join(", "));
-            if n.rows_beyond_bound > rows.len() as u64 {
+        if !lines.is_empty() {
+            let _ = write!(s, ": {}", lines.join(", "));
+            if total > lines.len() as u64 {
                 s.push_str(", …");
             }
         }

@@ -105,6 +105,15 @@ impl<'p> Loaded<'p> {
             if let Some(h) = crate::fingerprint::unpermute::permutation_heads(file) {
                 bytes.permuted.insert(job.rel.clone(), h);
             }
+            // llama-quantize's keys (tools/quantize/quantize.cpp: LLM_KV_QUANTIZE_IMATRIX_*).
+            if file.format.as_str() == "gguf"
+                && file
+                    .metadata
+                    .iter()
+                    .any(|kv| kv.0.as_str().starts_with("quantize.imatrix."))
+            {
+                bytes.imatrix.insert(job.rel.clone());
+            }
             for t in file.tensors.iter() {
                 if let Ok(input) = artifact.input_of(job, t) {
                     bytes

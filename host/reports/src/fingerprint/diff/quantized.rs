@@ -1,7 +1,7 @@
 //! A quantized tensor and a float one measured against each other (the rules are in
 //! `fingerprint::quantized`): under each line-up the two shapes allow (as they are, with
-//! llama.cpp's Q/K permutation undone, transposed), the first that shows the same weights,
-//! quantized, else the first measured. Used for pairs by name (pass 3a) and to confirm
+//! llama.cpp's Q/K permutation undone, transposed), the best measured (within the bounds,
+//! else the fewest elements past them). Used for pairs by name (pass 3a) and to confirm
 //! candidates of the same role (pass 3c).
 
 use super::document::{Outcome, Pair, Transform};
@@ -40,8 +40,27 @@ pub(super) fn measure(
         .get(&key(ef))
         .ok_or("its bytes are not at hand")?;
     let q = QuantizedTensor::new(qfile, qt)?;
+    let imatrix = qb.imatrix.contains(&eq.t.file);
     let f = FlatTensor::new(ffile, ft)?;
-    let mut first: Option<Result<Measured, String>> = None;
+    // Every line-up is measured and the best kept: one within the bounds everywhere, else
+    // the one that shows the same weights with the fewest elements past them, else the one
+    // with the fewest past them. (The first that shows the same weights is not enough: a
+    // grid-only type allows a little scattered excess, which a Q projection measured without
+    // undoing llama.cpp's permutation must not be judged by.)
+    let mut best: Option<Result<Measured, String>> = None;
+    let rank = |m: &Result<Measured, String>| match m {
+        Ok((n, _)) => (
+            if n.elements_beyond_bound == 0 {
+                0
+            } else if n.same_weights {
+                1
+            } else {
+                2
+            },
+            n.elements_beyond_bound,
+        ),
+        Err(_) => (3, u64::MAX),
+    };
     for (al, transform) in alignments(ea, er, ab, rb) {
         // The line-ups are the artifact's; the quantized side reads as the artifact.
         let al = match al {
@@ -54,13 +73,15 @@ pub(super) fn measure(
             },
             other => other,
         };
-        let measured = quantized::compare(&q, &f, al).map(|n| (n, transform));
-        if matches!(&measured, Ok((n, _)) if n.same_weights) {
+        let measured = quantized::compare(&q, &f, al, imatrix).map(|n| (n, transform));
+        if matches!(&measured, Ok((n, _)) if n.elements_beyond_bound == 0) {
             return measured;
         }
-        first.get_or_insert(measured);
+        if best.as_ref().is_none_or(|b| rank(&measured) < rank(b)) {
+            best = Some(measured);
+        }
     }
-    first.unwrap_or_else(|| {
+    best.unwrap_or_else(|| {
         Err(format!(
             "shapes {:?} and {:?} do not line up",
             ea.t.shape, er.t.shape

@@ -18,6 +18,9 @@ pub struct ModelBytes<'a> {
     pub tensors: HashMap<(String, String), (&'a InputFile, &'a TensorDescriptor)>,
     /// `(Q heads, K heads)` per GGUF file of a permuted architecture.
     pub permuted: HashMap<String, (u64, u64)>,
+    /// GGUF files whose metadata says an importance matrix steered their quantization
+    /// (`quantize.imatrix.*`, which llama-quantize writes).
+    pub imatrix: std::collections::HashSet<String>,
 }
 
 /// One side of a comparison.
