@@ -580,3 +580,109 @@ fn huggingface_hub_downloads_through_the_airlock() {
         "{stdout}"
     );
 }
+
+/// A gateway with `--upstream` (another socair serve, whose store holds the tiny BERT
+/// promoted and the GPT-2 accepted and promoted): a revision the gateway's store lacks is
+/// fetched once, scanned and signed with the gateway's key, promoted when its own gate lets it
+/// through, and served; the GPT-2, accepted upstream but not here, is held for a person.
+#[test]
+fn pull_through_fetches_scans_and_gates_what_the_store_lacks() {
+    let up = Served::new();
+    up.ok(&[
+        "airlock",
+        "accept",
+        &up.gpt2,
+        "--row",
+        "Format and structure",
+        "--reason",
+        "accepted upstream",
+        "--key",
+        &up.scan_key,
+    ]);
+    up.ok(&["airlock", "promote", &up.gpt2]);
+    let upstream = up.serve(&[]);
+
+    let dir = tempfile::tempdir().unwrap();
+    let (store, key) = (dir.path().join("gateway"), dir.path().join("gateway.key"));
+    let ok = |args: &[&str]| {
+        let r = run(socair().args(args).arg("--store").arg(&store));
+        assert_eq!(r.code, 0, "{args:?}: {}", r.stderr);
+    };
+    ok(&["airlock", "init"]);
+    assert_eq!(run(socair().arg("keygen").arg("--out").arg(&key)).code, 0);
+    ok(&[
+        "airlock",
+        "trust",
+        &format!("{}.pub", key.display()),
+        "--role",
+        "scan",
+    ]);
+    let gateway = Server::start(
+        &store,
+        dir.path(),
+        &[
+            "--upstream",
+            &upstream.url(),
+            "--key",
+            key.to_str().unwrap(),
+        ],
+    );
+
+    // Two clients ask for the same revision at once: one pull serves both.
+    let (a, b) = std::thread::scope(|scope| {
+        let ask = || scope.spawn(|| gateway.get("/api/models/org/tiny/revision/main"));
+        let (a, b) = (ask(), ask());
+        (a.join().unwrap(), b.join().unwrap())
+    });
+    assert_eq!(a.status, 200, "{}", String::from_utf8_lossy(&a.body));
+    assert_eq!(b.status, 200);
+    let info: serde_json::Value = serde_json::from_slice(&a.body).unwrap();
+    let files = info["siblings"].as_array().unwrap().len();
+    assert_eq!(
+        files,
+        std::fs::read_dir(fixture("safetensors/tiny-bert"))
+            .unwrap()
+            .count()
+    );
+    let commit = info["sha"].as_str().unwrap();
+    let got = gateway.get(&format!("/org/tiny/resolve/{commit}/config.json"));
+    assert_eq!(got.status, 200);
+    assert_eq!(
+        got.body,
+        std::fs::read(fixture("safetensors/tiny-bert/config.json")).unwrap()
+    );
+    let metrics = String::from_utf8(gateway.get("/metrics").body).unwrap();
+    assert!(
+        metrics.contains(&format!("socair_serve_upstream_fetches_total {files}\n")),
+        "each file fetched once: {metrics}"
+    );
+    assert!(
+        metrics.contains("socair_serve_upstream_pulls_total{outcome=\"passed\"} 1"),
+        "{metrics}"
+    );
+    // Signed by the gateway's key and promoted in its store, every step in its log.
+    let log = run(socair().args(["airlock", "log", "--store"]).arg(&store));
+    assert_eq!(log.code, 0, "{}", log.stderr);
+    for action in ["\"pull\"", "\"map\"", "\"scan\"", "\"promote\""] {
+        assert!(log.stdout.contains(action), "{action}: {}", log.stdout);
+    }
+
+    // Accepted upstream is not accepted here: held, with the command that would let it in.
+    let held = gateway.get("/org/gpt2/resolve/main/config.json");
+    assert_eq!(held.status, 403, "{}", String::from_utf8_lossy(&held.body));
+    assert_eq!(held.header("x-error-code"), Some("GatedRepo"));
+    let why = held.header("x-error-message").unwrap();
+    assert!(why.contains("socair airlock accept"), "{why}");
+    assert!(why.contains("NOT_TESTED Format and structure"), "{why}");
+
+    // What the upstream does not serve is not pulled: its refusal is the answer's reason.
+    let evil = gateway.get("/api/models/org/evil/revision/main");
+    assert_eq!(evil.status, 502, "{}", String::from_utf8_lossy(&evil.body));
+    let why = evil.header("x-error-message").unwrap();
+    assert!(why.contains("403"), "{why}");
+    assert!(!store
+        .join("incoming")
+        .read_dir()
+        .unwrap()
+        .any(|e| { e.unwrap().path().join("evil").exists() }));
+}

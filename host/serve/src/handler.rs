@@ -17,6 +17,7 @@ use crate::metrics::Metrics;
 use crate::paths::{self, Route};
 use crate::ranges::{self, Wanted};
 use crate::tokens::{Credentials, Tokens};
+use crate::upstream;
 use hyper::header::{self, HeaderValue};
 use hyper::{Method, Request, Response, StatusCode};
 use socair_store::airlock::repos::{self, RepoFile, RepoRecord};
@@ -40,6 +41,8 @@ pub struct State {
     pub metrics: Metrics,
     /// Told one line per request (`METHOD PATH STATUS`), when set; the command line prints it.
     pub access_log: Option<AccessLog>,
+    /// The hub a revision the store lacks is pulled through from, when set.
+    pub upstream: Option<crate::upstream::Upstream>,
 }
 
 /// A response being built.
@@ -189,11 +192,23 @@ async fn find(state: &Arc<State>, repo: &str, revision: &str) -> Result<Found, A
             None,
         ));
     }
-    let (s, repo, revision) = (state.clone(), repo.to_owned(), revision.to_owned());
-    let found = tokio::task::spawn_blocking(move || catalog::find(&s.store, &repo, &revision))
-        .await
-        .map_err(|e| e.to_string())
-        .and_then(|r| r);
+    let ask = |state: &Arc<State>| {
+        let (s, repo, revision) = (state.clone(), repo.to_owned(), revision.to_owned());
+        tokio::task::spawn_blocking(move || catalog::find(&s.store, &repo, &revision))
+    };
+    let mut found = ask(state).await.map_err(|e| e.to_string()).and_then(|r| r);
+    // A revision the store lacks is pulled through from the upstream, then asked again.
+    if state.upstream.is_some() && matches!(found, Ok(Found::NotFound { .. })) {
+        if let Err(why) = pull_through(state, repo, revision).await {
+            return Err(error(
+                StatusCode::BAD_GATEWAY,
+                "",
+                &format!("socair serve: pulling {repo}@{revision} from the upstream failed: {why}"),
+                None,
+            ));
+        }
+        found = ask(state).await.map_err(|e| e.to_string()).and_then(|r| r);
+    }
     match found {
         Ok(Found::NotFound { repo_known: false }) => Err(error(
             StatusCode::NOT_FOUND,
@@ -224,6 +239,32 @@ async fn find(state: &Arc<State>, repo: &str, revision: &str) -> Result<Found, A
             None,
         )),
     }
+}
+
+/// Pulls `repo` at `revision` through from the upstream unless the store has it by the time
+/// this request holds the revision's lock (another request pulled it); the caller then asks
+/// the store again.
+async fn pull_through(state: &Arc<State>, repo: &str, revision: &str) -> Result<(), String> {
+    let Some(up) = state.upstream.as_ref() else {
+        return Ok(());
+    };
+    let lock = up.lock_for(repo, revision).await;
+    let _held = lock.lock().await;
+    let (s, r, v) = (state.clone(), repo.to_owned(), revision.to_owned());
+    let found = tokio::task::spawn_blocking(move || catalog::find(&s.store, &r, &v))
+        .await
+        .map_err(|e| e.to_string())??;
+    if !matches!(found, Found::NotFound { .. }) {
+        return Ok(());
+    }
+    let (staged, _commit) = upstream::fetch(up, &state.metrics, repo, revision).await?;
+    let (s, r, v) = (state.clone(), repo.to_owned(), revision.to_owned());
+    tokio::task::spawn_blocking(move || {
+        let up = s.upstream.as_ref().ok_or("no upstream")?;
+        upstream::admit(&s.store, up, &s.metrics, &staged, &r, &v)
+    })
+    .await
+    .map_err(|e| e.to_string())?
 }
 
 /// The record of a served revision.

@@ -11,8 +11,8 @@
 //! listening loop ([`server`]) and the counters ([`metrics`]). May use the store crate; never
 //! the command line (`socair serve`'s arguments live there, and call [`serve`]).
 //!
-//! Designed for a pull-through from an upstream hub to come: [`catalog::find`] is where a
-//! revision the store lacks would be fetched, scanned and promoted before it is answered.
+//! With an upstream hub ([`upstream`]), a revision the store lacks is fetched, scanned,
+//! signed and promoted (when the gate lets it through) before it is answered.
 
 pub mod body;
 pub mod catalog;
@@ -23,6 +23,7 @@ pub mod paths;
 pub mod ranges;
 pub mod server;
 pub mod tokens;
+pub mod upstream;
 
 use socair_store::airlock::store::Store;
 use std::net::SocketAddr;
@@ -32,7 +33,6 @@ use std::sync::Arc;
 pub use handler::AccessLog;
 
 /// What `socair serve` was asked.
-#[derive(Clone)]
 pub struct Options {
     /// The store.
     pub store: PathBuf,
@@ -44,6 +44,12 @@ pub struct Options {
     pub access_log: Option<AccessLog>,
     /// How long a client has to send a request's headers.
     pub header_timeout: std::time::Duration,
+    /// Pull-through: the upstream hub's address, the scan key and the readers.
+    pub upstream: Option<(
+        String,
+        ed25519_dalek::SigningKey,
+        socair_store::read::plugins::PluginSet,
+    )>,
 }
 
 /// Serves the store until a shutdown signal; `bound` is told the address once it listens.
@@ -60,11 +66,16 @@ pub fn serve(options: Options, bound: impl FnOnce(SocketAddr)) -> Result<(), Str
         .as_deref()
         .map(tokens::Tokens::load)
         .transpose()?;
+    let upstream = options
+        .upstream
+        .map(|(base, key, plugins)| upstream::Upstream::new(&base, key, plugins))
+        .transpose()?;
     let state = Arc::new(handler::State {
         store,
         tokens,
         metrics: metrics::Metrics::default(),
         access_log: options.access_log.clone(),
+        upstream,
     });
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()

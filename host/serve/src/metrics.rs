@@ -1,7 +1,7 @@
 //! The server's counters, written in the Prometheus text exposition format (version 0.0.4):
 //! requests by route and status, bytes of files sent, refusals by the verdict behind them,
-//! requests refused for their credentials, and upstream fetches (none until the server pulls
-//! through from an upstream hub).
+//! requests refused for their credentials, files fetched from an upstream hub and revisions
+//! pulled through from it.
 
 use std::collections::BTreeMap;
 use std::fmt::Write;
@@ -13,6 +13,7 @@ use std::sync::{Arc, Mutex};
 pub struct Metrics {
     requests: Mutex<BTreeMap<(&'static str, u16), u64>>,
     refusals: Mutex<BTreeMap<&'static str, u64>>,
+    pulls: Mutex<BTreeMap<&'static str, u64>>,
     /// Bytes of file bodies sent.
     pub bytes_sent: Arc<AtomicU64>,
     /// Requests refused for a missing or unknown bearer token.
@@ -36,6 +37,14 @@ impl Metrics {
         }
     }
 
+    /// Counts a revision pulled through from the upstream, by its scan's outcome (`passed`:
+    /// no FAIL or LEAD; `held`: the gate decides, and refuses without an acceptance).
+    pub fn pulled(&self, outcome: &'static str) {
+        if let Ok(mut m) = self.pulls.lock() {
+            *m.entry(outcome).or_default() += 1;
+        }
+    }
+
     /// The Prometheus text.
     pub fn render(&self) -> String {
         let mut out = String::new();
@@ -54,6 +63,15 @@ impl Metrics {
                 let _ = writeln!(
                     out,
                     "socair_serve_refusals_total{{verdict=\"{verdict}\"}} {n}"
+                );
+            }
+        }
+        out.push_str("# HELP socair_serve_upstream_pulls_total Revisions pulled through from the upstream, by their scan's outcome.\n# TYPE socair_serve_upstream_pulls_total counter\n");
+        if let Ok(m) = self.pulls.lock() {
+            for (outcome, n) in m.iter() {
+                let _ = writeln!(
+                    out,
+                    "socair_serve_upstream_pulls_total{{outcome=\"{outcome}\"}} {n}"
                 );
             }
         }

@@ -408,6 +408,15 @@ pub enum Command {
         /// Write no line per request on standard error.
         #[arg(long)]
         quiet: bool,
+        /// Pull a revision the store lacks through from this hub (https://huggingface.co, or
+        /// another socair serve): fetched, scanned as a model directory, signed with --key and
+        /// promoted when the gate lets it through, then served (docs/serve.md).
+        #[arg(long, value_name = "URL", requires = "key")]
+        upstream: Option<String>,
+        /// The key pulled-through scans are signed with; the store must trust it with the role
+        /// `scan` (socair airlock trust K.pub --role scan).
+        #[arg(long, value_name = "K", requires = "upstream")]
+        key: Option<PathBuf>,
         #[command(flatten)]
         store: StoreArg,
     },

@@ -189,7 +189,17 @@ fn dispatch(cli: Cli) -> Result<u8, Fatal> {
             tokens,
             header_timeout,
             quiet,
+            upstream,
+            key,
             store,
-        } => commands::serve::serve(&store.path(), listen, tokens, header_timeout, quiet),
+        } => commands::serve::serve(
+            ctx,
+            &store.path(),
+            listen,
+            tokens,
+            header_timeout,
+            quiet,
+            upstream.zip(key),
+        ),
     }
 }

@@ -6,15 +6,29 @@ use crate::cli::exit::{Fatal, EXIT_OK};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-/// `socair serve [--listen ADDR] [--tokens FILE] [--header-timeout SECS] [--quiet] [--store S]`.
+/// `socair serve [--listen ADDR] [--tokens FILE] [--header-timeout SECS] [--quiet]
+/// [--upstream URL --key K] [--store S]`.
 pub fn serve(
+    ctx: super::context::Context,
     store: &Path,
     listen: String,
     tokens: Option<PathBuf>,
     header_timeout: u64,
     quiet: bool,
+    upstream: Option<(String, PathBuf)>,
 ) -> Result<u8, Fatal> {
+    // The key and the readers are loaded before the server listens: a key that cannot be
+    // read stops it there.
+    let upstream = match upstream {
+        Some((url, key)) => {
+            let key = socair_signing::signing::load_signing_key(&key)
+                .map_err(|e| Fatal(e.to_string()))?;
+            Some((url, key, ctx.plugins_warned()))
+        }
+        None => None,
+    };
     let options = socair_serve::Options {
+        upstream,
         store: store.to_owned(),
         listen,
         tokens,
