@@ -164,18 +164,7 @@ pub async fn fetch(
         encode_path(repo),
         encode(revision)
     );
-    let response = up
-        .client
-        .get(&url)
-        .send()
-        .await
-        .map_err(|e| format!("the upstream {}: {e}", up.base))?;
-    if !response.status().is_success() {
-        return Err(format!(
-            "the upstream answered {} for {repo}@{revision}",
-            response.status()
-        ));
-    }
+    let response = get(up, &url, &format!("{repo}@{revision}")).await?;
     let info = read_limited(response, MAX_INFO).await?;
     let info: serde_json::Value = serde_json::from_slice(&info)
         .map_err(|e| format!("the upstream's description of {repo}@{revision}: {e}"))?;
@@ -243,18 +232,7 @@ async fn fetch_file(
         encode(commit),
         encode_path(path)
     );
-    let mut response = up
-        .client
-        .get(&url)
-        .send()
-        .await
-        .map_err(|e| format!("the upstream {}: {path}: {e}", up.base))?;
-    if !response.status().is_success() {
-        return Err(format!(
-            "the upstream answered {} for {repo}/{path}",
-            response.status()
-        ));
-    }
+    let mut response = get(up, &url, &format!("{repo}/{path}")).await?;
     // An LFS file's ETag (`X-Linked-Etag` when redirected) is its SHA-256.
     let expected = ["x-linked-etag", "etag"].iter().find_map(|h| {
         let v = response.headers().get(*h)?.to_str().ok()?;
@@ -292,6 +270,23 @@ async fn fetch_file(
     }
     metrics.upstream_fetches.fetch_add(1, Ordering::Relaxed);
     Ok(())
+}
+
+/// A GET of `url` from the upstream that answered with success; an error names `what`.
+async fn get(up: &Upstream, url: &str, what: &str) -> Result<reqwest::Response, String> {
+    let response = up
+        .client
+        .get(url)
+        .send()
+        .await
+        .map_err(|e| format!("the upstream {}: {what}: {e}", up.base))?;
+    if !response.status().is_success() {
+        return Err(format!(
+            "the upstream answered {} for {what}",
+            response.status()
+        ));
+    }
+    Ok(response)
 }
 
 /// The body of `response`, refused past `limit` bytes.

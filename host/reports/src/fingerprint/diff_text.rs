@@ -29,14 +29,18 @@ pub fn short(x: f64) -> String {
     }
 }
 
+/// Why a pair has no numbers, in a few words (empty when it says nothing).
+fn no_numbers(p: &Pair) -> String {
+    p.numbers_missing
+        .as_ref()
+        .map(|w| format!("no numbers: {w}"))
+        .unwrap_or_default()
+}
+
 /// What the numbers of a pair say, in a few words.
 pub fn numbers_line(p: &Pair) -> String {
     let Some(n) = &p.numbers else {
-        return p
-            .numbers_missing
-            .as_ref()
-            .map(|w| format!("no numbers: {w}"))
-            .unwrap_or_default();
+        return no_numbers(p);
     };
     let mut s = format!(
         "{} of {} elements changed, max |Δ| {}",
@@ -63,11 +67,7 @@ pub fn numbers_line(p: &Pair) -> String {
 /// bounds and, beyond them, the rows.
 pub fn quantized_line(p: &Pair) -> String {
     let Some(n) = &p.quantized else {
-        return p
-            .numbers_missing
-            .as_ref()
-            .map(|w| format!("no numbers: {w}"))
-            .unwrap_or_default();
+        return no_numbers(p);
     };
     let mut s = format!(
         "max error {}, RMS {} (bound RMS {}, {} bound)",
