@@ -686,3 +686,124 @@ fn pull_through_fetches_scans_and_gates_what_the_store_lacks() {
         .unwrap()
         .any(|e| { e.unwrap().path().join("evil").exists() }));
 }
+
+/// A fake upstream hub (tests/python/fake_hub.py) holding a clean repository and a malicious
+/// one: through a pulling gateway, eight clients at once get the clean one (each file fetched
+/// from the upstream once), and the malicious one is refused with socair's reason; with
+/// huggingface_hub installed, the real client downloads the clean one and raises socair's
+/// reason for the other.
+#[test]
+fn a_pulling_gateway_admits_the_clean_repository_and_blocks_the_malicious_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let hub_root = dir.path().join("hub");
+    let (clean, evil) = (hub_root.join("org/clean"), hub_root.join("org/evil"));
+    for d in [&clean, &evil] {
+        std::fs::create_dir_all(d).unwrap();
+    }
+    for f in std::fs::read_dir(fixture("safetensors/tiny-bert")).unwrap() {
+        let f = f.unwrap().path();
+        std::fs::copy(&f, clean.join(f.file_name().unwrap())).unwrap();
+    }
+    std::fs::copy(
+        fixture("safetensors/tiny-bert/config.json"),
+        evil.join("config.json"),
+    )
+    .unwrap();
+    std::fs::copy(
+        fixture("torch/malicious/pickle-builtins-exec.pt"),
+        evil.join("pytorch_model.bin"),
+    )
+    .unwrap();
+    let mut hub = Command::new(python())
+        .arg(repo().join("tests/python/fake_hub.py"))
+        .arg(&hub_root)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("python3 runs the fake hub");
+    let mut hub_out = BufReader::new(hub.stdout.take().unwrap());
+    let mut line = String::new();
+    hub_out.read_line(&mut line).unwrap();
+    let hub_url = line.trim().to_owned();
+    assert!(hub_url.starts_with("http://"), "{line:?}");
+
+    let (store, key) = (dir.path().join("gateway"), dir.path().join("gateway.key"));
+    let ok = |args: &[&str]| {
+        let r = run(socair().args(args).arg("--store").arg(&store));
+        assert_eq!(r.code, 0, "{args:?}: {}", r.stderr);
+    };
+    ok(&["airlock", "init"]);
+    assert_eq!(run(socair().arg("keygen").arg("--out").arg(&key)).code, 0);
+    ok(&[
+        "airlock",
+        "trust",
+        &format!("{}.pub", key.display()),
+        "--role",
+        "scan",
+    ]);
+    let gateway = Server::start(
+        &store,
+        dir.path(),
+        &["--upstream", &hub_url, "--key", key.to_str().unwrap()],
+    );
+    let answers: Vec<Answer> = std::thread::scope(|scope| {
+        let asks: Vec<_> = (0..8)
+            .map(|_| scope.spawn(|| gateway.get("/org/clean/resolve/main/config.json")))
+            .collect();
+        asks.into_iter().map(|a| a.join().unwrap()).collect()
+    });
+    for a in &answers {
+        assert_eq!(a.status, 200, "{}", String::from_utf8_lossy(&a.body));
+        assert_eq!(a.body, std::fs::read(clean.join("config.json")).unwrap());
+    }
+    let files = std::fs::read_dir(&clean).unwrap().count();
+    let metrics = String::from_utf8(gateway.get("/metrics").body).unwrap();
+    assert!(
+        metrics.contains(&format!("socair_serve_upstream_fetches_total {files}\n")),
+        "{metrics}"
+    );
+    let blocked = gateway.get("/org/evil/resolve/main/config.json");
+    assert_eq!(blocked.status, 403);
+    let why = blocked.header("x-error-message").unwrap();
+    assert!(why.contains("FAIL Pickle opcode scan"), "{why}");
+    assert!(
+        metrics.contains("socair_serve_upstream_pulls_total{outcome=\"passed\"} 1"),
+        "{metrics}"
+    );
+
+    // The real client, when installed (required in CI).
+    let has_hub = Command::new(python())
+        .args(["-c", "import huggingface_hub"])
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    if has_hub {
+        let out = Command::new(python())
+            .arg(repo().join("tests/python/serve_client.py"))
+            .args(["--endpoint", &gateway.url()])
+            .arg(format!("--served=org/clean={}", clean.display()))
+            .args(["--blocked", "org/evil=FAIL Pickle opcode scan"])
+            .env_remove("HF_HUB_OFFLINE")
+            .env("HF_HOME", dir.path().join("hf-home"))
+            .output()
+            .unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success(),
+            "{stdout}\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(
+            stdout.contains("ok snapshot_download org/clean"),
+            "{stdout}"
+        );
+    } else {
+        assert!(
+            std::env::var("SOCAIR_REQUIRE_HF").as_deref() != Ok("1"),
+            "SOCAIR_REQUIRE_HF=1 but huggingface_hub is not installed for {}",
+            python()
+        );
+    }
+    let _ = hub.kill();
+    let _ = hub.wait();
+}
