@@ -152,9 +152,50 @@ record! {
 }
 
 record! {
+    /// A row (or column) of a float tensor holding elements past their blocks' bounds: its
+    /// index, how many, the largest error and its block's bound, and the RMS of its elements'
+    /// error-to-bound ratios.
+    LineBeyond {
+        row: u64,
+        elements_beyond_bound: u64,
+        max_abs_error: f64,
+        bound_at_max: f64,
+        rms_error_over_bound: f64,
+    }
+}
+
+record! {
+    /// A block-quantized tensor against a float one: the errors against each block's bound,
+    /// the rows and columns past it, and whether they are the same weights, quantized
+    /// (docs/diff.md, "Across quantization").
+    QuantizedNumbers {
+        quantized_type: String,
+        bound: String,
+        imatrix: bool,
+        elements: u64,
+        elements_beyond_bound: u64,
+        nonfinite_changed: u64,
+        max_abs_error: f64,
+        rms_error: f64,
+        rms_bound: f64,
+        max_error_over_bound: f64,
+        rows: u64,
+        rows_beyond_bound: u64,
+        outlier_rows: u64,
+        rows_listed: Vec<LineBeyond>,
+        columns: u64,
+        columns_beyond_bound: u64,
+        outlier_columns: u64,
+        columns_listed: Vec<LineBeyond>,
+        same_weights: bool,
+    }
+}
+
+record! {
     /// A paired tensor: how the two compare, whether they were paired by content rather than
     /// by name, how they were found, what was undone to line them up, both sides, and the
-    /// numbers (or why there are none).
+    /// numbers (or why there are none); for a quantized tensor against a float one, the
+    /// quantized numbers.
     Pair {
         outcome: String,
         renamed: bool,
@@ -164,6 +205,43 @@ record! {
         reference: Side,
         numbers: Option<Numbers>,
         numbers_missing: Option<String>,
+        quantized: Option<QuantizedNumbers>,
+    }
+}
+
+fn lines(list: &[socair_reports::fingerprint::quantized::RowBeyond]) -> Vec<LineBeyond> {
+    list.iter()
+        .map(|l| LineBeyond {
+            row: l.row,
+            elements_beyond_bound: l.elements_beyond_bound,
+            max_abs_error: l.max_abs_error,
+            bound_at_max: l.bound_at_max,
+            rms_error_over_bound: l.rms_error_over_bound,
+        })
+        .collect()
+}
+
+fn quantized(q: &socair_reports::fingerprint::quantized::QuantizedNumbers) -> QuantizedNumbers {
+    QuantizedNumbers {
+        quantized_type: q.quantized_type.clone(),
+        bound: q.bound.to_owned(),
+        imatrix: q.imatrix,
+        elements: q.elements,
+        elements_beyond_bound: q.elements_beyond_bound,
+        nonfinite_changed: q.nonfinite_changed,
+        max_abs_error: q.max_abs_error,
+        rms_error: q.rms_error,
+        rms_bound: q.rms_bound,
+        max_error_over_bound: q.max_error_over_bound,
+        rows: q.rows,
+        rows_beyond_bound: q.rows_beyond_bound,
+        outlier_rows: q.outlier_rows,
+        rows_listed: lines(&q.rows_listed),
+        columns: q.columns,
+        columns_beyond_bound: q.columns_beyond_bound,
+        outlier_columns: q.outlier_columns,
+        columns_listed: lines(&q.columns_listed),
+        same_weights: q.same_weights,
     }
 }
 
@@ -280,6 +358,7 @@ fn pair(p: &d::Pair) -> PyResult<Pair> {
             narrower_is_rounded_wider: n.narrower_is_rounded_wider,
         }),
         numbers_missing: p.numbers_missing.clone(),
+        quantized: p.quantized.as_ref().map(quantized),
     })
 }
 

@@ -228,6 +228,8 @@ fn native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<fingerprint::ComparedModel>()?;
     m.add_class::<fingerprint::Side>()?;
     m.add_class::<fingerprint::Numbers>()?;
+    m.add_class::<fingerprint::QuantizedNumbers>()?;
+    m.add_class::<fingerprint::LineBeyond>()?;
     m.add_class::<fingerprint::Pair>()?;
     m.add_class::<fingerprint::Summary>()?;
     m.add_class::<fingerprint::Accounting>()?;

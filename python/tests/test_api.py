@@ -104,6 +104,22 @@ def test_diff_of_two_models_does_not_match():
     assert c.matches is False
 
 
+def test_diff_across_quantization_names_the_edited_rows():
+    quantized = FIXTURES / "diff/quantized"
+    c = socair.diff(quantized / "llama-q4_0-edited.gguf", quantized / "model.safetensors")
+    assert c.accounting.same_weights_quantized == 15
+    assert c.accounting.differs_beyond_quantization == 1
+    (edited,) = [p for p in c.pairs if p.outcome == "differs_beyond_quantization"]
+    assert edited.artifact.name == "blk.1.attn_v.weight"
+    q = edited.quantized
+    assert q is not None and q.quantized_type == "Q4_0" and not q.same_weights
+    assert sorted(r.row for r in q.rows_listed) == [3, 17, 29]
+    assert q.outlier_rows == 3
+    # The classes hold what the JSON says.
+    as_json = next(p for p in c.to_dict()["pairs"] if p["outcome"] == "differs_beyond_quantization")
+    assert as_json["quantized"]["elements_beyond_bound"] == q.elements_beyond_bound
+
+
 @pytest.mark.skipif(not CLI, reason="SOCAIR_CLI (the socair binary to compare with) not set")
 @pytest.mark.parametrize("rel", SAMPLES)
 def test_report_json_is_what_the_cli_prints(rel):

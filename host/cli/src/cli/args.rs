@@ -788,8 +788,11 @@ pub enum TensorsAction {
     /// not comparable, lower precision; aliases a safetensors file records count as names),
     /// then by content for names the other side lacks (renamed; llama Q/K projections also
     /// after undoing llama.cpp's row permutation, either side the GGUF), then, when both sides
-    /// are models, by values (rounded copies, transposed 2-D tensors, quantized tensors
-    /// against floats of the same role); the rest is only in one side. Tensors that differ get
+    /// are models, by values (rounded copies, transposed 2-D tensors, and a block-quantized
+    /// GGUF tensor against a float one of its name or role, held to each block's error bound:
+    /// same_weights_quantized, or differs_beyond_quantization naming the rows or columns);
+    /// the rest is only in one side. A signed manifest (`socair tensors --sign`) is verified
+    /// with --pub or --store first. Tensors that differ get
     /// numbers (elements changed, max |Δ|, relative L2, cosine). Writes the comparison as JSON
     /// and a summary naming tensors to standard error. Exits 0 only when every tensor on both
     /// sides matches under its own name, 1 otherwise, 2 when a side cannot be read.
