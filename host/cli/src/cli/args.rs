@@ -813,6 +813,10 @@ pub enum TensorsAction {
         /// Name at most this many tensors per list in the summary on standard error.
         #[arg(long, value_name = "N", default_value_t = 10)]
         limit: usize,
+        /// Print the JSON comparison even on a terminal (it is what goes to a pipe or a file;
+        /// on a terminal the summary is printed instead, its verdict first).
+        #[arg(long)]
+        json: bool,
         /// The public key (K.pub) a signed manifest on either side must verify under
         /// (repeatable; SOCAIR_TENSOR_REFERENCE_PUB=K.pub does the same).
         #[arg(long = "pub", value_name = "KEY.pub", conflicts_with = "store")]

@@ -95,6 +95,7 @@ fn dispatch(cli: Cli) -> Result<u8, Fatal> {
                     out,
                     html,
                     limit,
+                    json,
                     public_keys,
                     store,
                 }),
@@ -110,6 +111,7 @@ fn dispatch(cli: Cli) -> Result<u8, Fatal> {
                 public: public_keys,
                 store,
             },
+            json,
         ),
         Command::Tensors {
             action: Some(TensorsAction::Publish { envelope, feed }),

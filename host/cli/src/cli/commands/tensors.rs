@@ -10,8 +10,10 @@ use crate::fingerprint::manifest::{self, TensorManifest};
 use crate::fingerprint::{diff, diff_html, diff_text};
 use std::path::{Path, PathBuf};
 
-/// `socair tensors diff ARTIFACT REFERENCE [--out F] [--html PAGE] [--limit N]`: the comparison
-/// as JSON, its summary on standard error; exit 1 when they differ.
+/// `socair tensors diff ARTIFACT REFERENCE [--out F] [--html PAGE] [--limit N] [--json]`: the
+/// comparison as JSON, its summary on standard error; on a terminal (no --out, no --json) the
+/// summary alone, its verdict first; exit 1 when they differ.
+#[allow(clippy::too_many_arguments)]
 pub fn diff(
     ctx: Context,
     artifact: &Path,
@@ -20,20 +22,36 @@ pub fn diff(
     html: Option<PathBuf>,
     limit: usize,
     keys: &KeySource,
+    json: bool,
 ) -> Result<u8, Fatal> {
     let keys = keys.keys()?;
     let manifests = |p: &Path| socair_signing::reference::read_any_manifest(p, &keys);
     let set = ctx.plugins_warned();
     let comparison =
         diff::compare_paths(artifact, reference, &set, &ctx.readers, &manifests).map_err(Fatal)?;
-    emit(out.as_deref(), &to_json_bytes(&comparison))?;
     let summary = diff_text::summary(&comparison, limit);
     if let Some(page) = html {
         let rendered = diff_html::render(&comparison, &summary);
         emit(Some(&page), rendered.as_bytes())?;
     }
-    for line in summary.lines() {
-        eprintln!("socair: {line}");
+    if for_a_person(json, out.as_deref()) {
+        // The verdict (the summary's last line) first, then the accounting and the lists.
+        let mut lines: Vec<&str> = summary.lines().collect();
+        let verdict = lines.pop().unwrap_or_default().trim();
+        let mut text = format!("Verdict: {verdict}\n");
+        for line in lines {
+            text.push_str(line);
+            text.push('\n');
+        }
+        text.push_str(
+            "Next: --json (or --out FILE) for every pair and its numbers, --html PAGE for a map of the layers.\n",
+        );
+        emit(None, text.as_bytes())?;
+    } else {
+        emit(out.as_deref(), &to_json_bytes(&comparison))?;
+        for line in summary.lines() {
+            eprintln!("socair: {line}");
+        }
     }
     Ok(if comparison.matches {
         EXIT_OK
