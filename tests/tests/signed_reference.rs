@@ -314,3 +314,82 @@ fn a_feed_gives_the_reference_for_the_scanned_models_name_verified() {
         tampered.stderr
     );
 }
+
+#[test]
+fn a_feed_is_read_the_same_from_a_web_server() {
+    use std::io::BufRead;
+    let dir = tempfile::tempdir().unwrap();
+    let key = keygen(dir.path(), "k");
+    let env = dir.path().join("m.tensors.dsse.json");
+    signed_manifest(&key, &env);
+    let feed = dir.path().join("feed");
+    let p = run(socair()
+        .args(["tensors", "publish"])
+        .arg(&env)
+        .arg("--feed")
+        .arg(&feed));
+    assert_eq!(p.code, 0, "{}", p.stderr);
+    // The feed directory served as it is by a static web server (with byte ranges).
+    let python = std::env::var("SOCAIR_TEST_PYTHON")
+        .ok()
+        .filter(|p| !p.is_empty())
+        .unwrap_or_else(|| "python3".into());
+    /// Stopped when dropped, a failed assertion included.
+    struct Killed(std::process::Child);
+    impl Drop for Killed {
+        fn drop(&mut self) {
+            let _ = self.0.kill();
+            let _ = self.0.wait();
+        }
+    }
+    let mut server = Killed(
+        std::process::Command::new(python)
+            .arg(crate::common::repo().join("tests/python/range_server.py"))
+            .arg(&feed)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .expect("python3 serves the feed"),
+    );
+    let mut port = String::new();
+    std::io::BufReader::new(server.0.stdout.take().unwrap())
+        .read_line(&mut port)
+        .unwrap();
+    let url = format!("http://127.0.0.1:{}", port.trim());
+    let scan = || {
+        run(socair()
+            .arg("scan")
+            .arg(fixture(MODEL))
+            .arg("--reference-feed")
+            .arg(&url)
+            .arg("--reference-pub")
+            .arg(pub_of(&key))
+            .arg("--json")
+            // Plain HTTP is for a local server only: socair asks for it to be said.
+            .env("AWS_ALLOW_HTTP", "true"))
+    };
+    let ok = scan();
+    assert_eq!(ok.code, 0, "{}", ok.stderr);
+    assert_eq!(reference_row(&json(&ok.stdout))["status"], "PASS");
+    assert!(ok.stderr.contains(&url), "{}", ok.stderr);
+    // A manifest changed on the server stops the scan.
+    let filed = std::fs::read_dir(feed.join("model.safetensors"))
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    let mut e = json(&std::fs::read_to_string(&filed).unwrap());
+    let sig = e["signatures"][0]["sig"].as_str().unwrap().to_owned();
+    let flipped = if sig.starts_with('A') { "B" } else { "A" };
+    e["signatures"][0]["sig"] = format!("{flipped}{}", &sig[1..]).into();
+    std::fs::write(&filed, serde_json::to_vec(&e).unwrap()).unwrap();
+    let stopped = scan();
+    drop(server);
+    assert_eq!(stopped.code, 2, "{}", stopped.stderr);
+    assert!(
+        stopped.stderr.contains("no signature verifies"),
+        "{}",
+        stopped.stderr
+    );
+}

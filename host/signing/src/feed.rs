@@ -3,6 +3,9 @@
 //! (`scan --reference-feed`), so that a published model's fingerprints can be compared without
 //! the model.
 //!
+//! A feed is written as a directory and read from one, or from the same layout at an
+//! `https://` or `s3://` prefix.
+//!
 //! The layout (`docs/diff.md`, "A feed of signed manifests"):
 //!
 //! ```text
@@ -16,10 +19,12 @@
 //! verified when it is read, and one whose statement does not name the model and digest it is
 //! filed under is refused.
 
+use crate::read::source::{is_remote, InputFile};
 use crate::reference::{open_signed_manifest, SignedManifest};
 use crate::signing::{decode_base64, Statement, TENSORS_PREDICATE};
 use ed25519_dalek::VerifyingKey;
 use serde::{Deserialize, Serialize};
+use sha2::Digest;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
@@ -79,23 +84,27 @@ pub fn manifest_path(feed: &Path, name: &str, sha256: &str) -> Result<PathBuf, S
     Ok(feed.join(name).join(format!("{sha256}.tensors.dsse.json")))
 }
 
+/// A feed document's bytes, refused past [`MAX_DOCUMENT`]: a file, or an object at an
+/// `https://` or `s3://` address (a feed published to a web server or a bucket).
 fn read_bounded(path: &Path) -> Result<Vec<u8>, String> {
-    let len = std::fs::metadata(path)
-        .map_err(|e| format!("{}: {e}", path.display()))?
-        .len();
-    if len > MAX_DOCUMENT {
+    let at = |e: std::io::Error| format!("{}: {e}", path.display());
+    let file = InputFile::open(path).map_err(at)?;
+    if file.len() > MAX_DOCUMENT {
         return Err(format!(
-            "{}: {len} bytes, more than a feed document may hold ({MAX_DOCUMENT})",
-            path.display()
+            "{}: {} bytes, more than a feed document may hold ({MAX_DOCUMENT})",
+            path.display(),
+            file.len()
         ));
     }
-    std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))
+    let mut bytes = vec![0u8; file.len() as usize];
+    file.read_exact_at(0, &mut bytes).map_err(at)?;
+    Ok(bytes)
 }
 
 /// Reads the feed's index; a feed without one is empty.
 pub fn read_index(feed: &Path) -> Result<FeedIndex, String> {
     let path = feed.join(INDEX);
-    if !path.exists() {
+    if !is_remote(feed) && !path.exists() {
         return Ok(FeedIndex {
             schema: FEED_SCHEMA.into(),
             models: BTreeMap::new(),
@@ -140,8 +149,15 @@ pub fn subject_of(envelope: &[u8]) -> Result<(String, String), String> {
 }
 
 /// Files `envelope` in the feed under its subject's name and digest and lists it last in the
-/// index (published again, it moves to the end). Returns where it was written.
+/// index (published again, it moves to the end). Returns where it was written. A feed is
+/// published as a directory; served over `https://` or copied to `s3://`, it is read there.
 pub fn publish(feed: &Path, envelope: &[u8]) -> Result<PathBuf, String> {
+    if is_remote(feed) {
+        return Err(format!(
+            "{}: publish writes a feed directory; serve it over https:// or copy it to s3:// to read it there",
+            feed.display()
+        ));
+    }
     let (name, sha256) = subject_of(envelope)?;
     let path = manifest_path(feed, &name, &sha256)?;
     let mut index = read_index(feed)?;
@@ -161,11 +177,7 @@ pub fn publish(feed: &Path, envelope: &[u8]) -> Result<PathBuf, String> {
 /// The verified manifest a scan of the model named `name` compares with: the last one
 /// published under that name, verified against `keys`; its statement must be about that
 /// name and digest.
-pub fn pick(
-    feed: &Path,
-    name: &str,
-    keys: &[VerifyingKey],
-) -> Result<(PathBuf, SignedManifest), String> {
+pub fn pick(feed: &Path, name: &str, keys: &[VerifyingKey]) -> Result<Picked, String> {
     let index = read_index(feed)?;
     let sha256 = index
         .models
@@ -188,7 +200,23 @@ pub fn pick(
             signed.manifest.artifact.sha256
         ));
     }
-    Ok((path, signed))
+    Ok(Picked {
+        sha256: crate::base::digest::hex(&sha2::Sha256::digest(&bytes)),
+        location: path,
+        signed,
+    })
+}
+
+/// The manifest a feed gave: where it was, the SHA-256 of its envelope's bytes, and what it
+/// holds, verified.
+#[derive(Debug, Clone)]
+pub struct Picked {
+    /// The envelope's file or address.
+    pub location: PathBuf,
+    /// The SHA-256 of the envelope's bytes.
+    pub sha256: String,
+    /// The verified manifest.
+    pub signed: SignedManifest,
 }
 
 #[cfg(test)]

@@ -90,9 +90,8 @@ pub fn scan(mut ctx: Context, args: ScanArgs) -> Result<u8, Fatal> {
             &each,
             &reference_keys,
         )?),
-        None => reference,
+        None => reference_manifest(reference, &reference_keys)?,
     };
-    let reference = reference_manifest(reference, &reference_keys)?;
     let set = ctx.plugins_warned();
     if format == Format::Text && (json || out.is_some()) {
         return Err(Fatal(

@@ -209,7 +209,7 @@ pub fn reference_from_feed(
     paths: &[PathBuf],
     each: &[PathBuf],
     keys: &KeySource,
-) -> Result<PathBuf, Fatal> {
+) -> Result<crate::report::reference::Reference, Fatal> {
     let [path] = paths else {
         return Err(Fatal(
             "--reference-feed compares one model: give one path (not --each)".into(),
@@ -231,12 +231,21 @@ pub fn reference_from_feed(
             ))
         })?;
     let keys = keys.keys()?;
-    let (found, signed) = socair_signing::feed::pick(feed, &name, &keys).map_err(Fatal)?;
+    let picked = socair_signing::feed::pick(feed, &name, &keys).map_err(Fatal)?;
     eprintln!(
         "socair: the reference is {} (signed by key {}), from the feed {}",
-        found.display(),
-        signed.keyid,
+        picked.location.display(),
+        picked.signed.keyid,
         feed.display()
     );
-    Ok(found)
+    Ok(crate::report::reference::Reference {
+        named: crate::report::document::NamedDigest {
+            name: picked
+                .location
+                .file_name()
+                .map_or_else(String::new, |n| n.to_string_lossy().into_owned()),
+            sha256: picked.sha256,
+        },
+        manifest: picked.signed.manifest,
+    })
 }
