@@ -22,7 +22,8 @@
 //!   wrongly, or other weights, leaves most elements past it).
 //!
 //! Streamed: a piece of rows at a time (at most [`PIECE`] elements of each side), one
-//! accumulator per row of the float (rows beyond [`MAX_ROWS`] are refused, not summed).
+//! accumulator per row and per column of the float (more than [`MAX_ROWS`] of either is
+//! refused, not summed).
 
 use crate::fingerprint::numeric::{
     logical_ranges, permuted_row, read_logical, Alignment, FlatTensor, Moments, PIECE,
@@ -32,7 +33,8 @@ use serde::Serialize;
 use socair_ggml_quants::{self as ggml, BoundKind, Format};
 use socair_plugin_api::TensorDescriptor;
 
-/// Rows of the float side tracked one by one at most (each a few words of memory).
+/// Rows (and columns) of the float side tracked one by one at most (each a few words of
+/// memory).
 pub const MAX_ROWS: u64 = 1 << 22;
 /// Rows named in a comparison's numbers at most, the worst first.
 pub const ROWS_LISTED: usize = 16;
@@ -269,9 +271,11 @@ pub fn compare(
     }
     let f_row_len = f.shape().last().copied().unwrap_or(1).max(1);
     let f_rows = f.elements() / f_row_len;
-    if f_rows > MAX_ROWS {
+    // One accumulator per row and per column: both bounded, so a tensor of a hostile shape
+    // costs no more than [`MAX_ROWS`] of each.
+    if f_rows > MAX_ROWS || f_row_len > MAX_ROWS {
         return Err(format!(
-            "{f_rows} rows are more than {MAX_ROWS} to compare row by row"
+            "{f_rows} rows of {f_row_len} are more than {MAX_ROWS} to compare line by line"
         ));
     }
     let mut rows = vec![RowSums::default(); f_rows as usize];
