@@ -192,11 +192,7 @@ async fn find(state: &Arc<State>, repo: &str, revision: &str) -> Result<Found, A
             None,
         ));
     }
-    let ask = |state: &Arc<State>| {
-        let (s, repo, revision) = (state.clone(), repo.to_owned(), revision.to_owned());
-        tokio::task::spawn_blocking(move || catalog::find(&s.store, &repo, &revision))
-    };
-    let mut found = ask(state).await.map_err(|e| e.to_string()).and_then(|r| r);
+    let mut found = ask_store(state, repo, revision).await;
     // A revision the store lacks is pulled through from the upstream, then asked again.
     if state.upstream.is_some() && matches!(found, Ok(Found::NotFound { .. })) {
         if let Err(why) = pull_through(state, repo, revision).await {
@@ -207,7 +203,7 @@ async fn find(state: &Arc<State>, repo: &str, revision: &str) -> Result<Found, A
                 None,
             ));
         }
-        found = ask(state).await.map_err(|e| e.to_string()).and_then(|r| r);
+        found = ask_store(state, repo, revision).await;
     }
     match found {
         Ok(Found::NotFound { repo_known: false }) => Err(error(
@@ -241,6 +237,14 @@ async fn find(state: &Arc<State>, repo: &str, revision: &str) -> Result<Found, A
     }
 }
 
+/// What the store says of `repo` at `revision`, asked on a blocking thread.
+async fn ask_store(state: &Arc<State>, repo: &str, revision: &str) -> Result<Found, String> {
+    let (s, repo, revision) = (state.clone(), repo.to_owned(), revision.to_owned());
+    tokio::task::spawn_blocking(move || catalog::find(&s.store, &repo, &revision))
+        .await
+        .map_err(|e| e.to_string())?
+}
+
 /// Pulls `repo` at `revision` through from the upstream unless the store has it by the time
 /// this request holds the revision's lock (another request pulled it); the caller then asks
 /// the store again.
@@ -250,14 +254,13 @@ async fn pull_through(state: &Arc<State>, repo: &str, revision: &str) -> Result<
     };
     let lock = up.lock_for(repo, revision).await;
     let _held = lock.lock().await;
-    let (s, r, v) = (state.clone(), repo.to_owned(), revision.to_owned());
-    let found = tokio::task::spawn_blocking(move || catalog::find(&s.store, &r, &v))
-        .await
-        .map_err(|e| e.to_string())??;
-    if !matches!(found, Found::NotFound { .. }) {
+    if !matches!(
+        ask_store(state, repo, revision).await?,
+        Found::NotFound { .. }
+    ) {
         return Ok(());
     }
-    let (staged, _commit) = upstream::fetch(up, &state.metrics, repo, revision).await?;
+    let staged = upstream::fetch(up, &state.metrics, repo, revision).await?;
     let (s, r, v) = (state.clone(), repo.to_owned(), revision.to_owned());
     tokio::task::spawn_blocking(move || {
         let up = s.upstream.as_ref().ok_or("no upstream")?;

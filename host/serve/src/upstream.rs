@@ -148,13 +148,14 @@ fn encode_path(path: &str) -> String {
 }
 
 /// Fetches `repo` at `revision` from the upstream into a staging folder: the revision's commit
-/// and files, then every file, streamed and hashed. Nothing reaches the store here.
+/// and files, then every file of that commit, streamed and hashed. Nothing reaches the store
+/// here.
 pub async fn fetch(
     up: &Upstream,
     metrics: &Metrics,
     repo: &str,
     revision: &str,
-) -> Result<(Staged, String), String> {
+) -> Result<Staged, String> {
     let staged = Staged {
         dir: staging_dir(repo)?,
     };
@@ -189,7 +190,7 @@ pub async fn fetch(
         check_sibling(path)?;
         fetch_file(up, metrics, repo, &commit, path, &staged.dir).await?;
     }
-    Ok((staged, commit))
+    Ok(staged)
 }
 
 /// Admits a fetched revision (blocking): pulled into the store as a model directory, recorded
