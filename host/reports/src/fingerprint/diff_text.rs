@@ -76,14 +76,23 @@ pub fn quantized_line(p: &Pair) -> String {
         short(n.rms_bound),
         n.bound.replace('_', "-")
     );
+    // The lines told of: columns when only they stand out, else rows.
+    let (what, listed, beyond, total) = if n.outlier_columns > 0 && n.outlier_rows == 0 {
+        (
+            "column",
+            &n.columns_listed,
+            n.columns_beyond_bound,
+            n.columns,
+        )
+    } else {
+        ("row", &n.rows_listed, n.rows_beyond_bound, n.rows)
+    };
     if n.elements_beyond_bound > 0 {
         let _ = write!(
             s,
-            "; {} of {} elements in {} of {} rows beyond their block's bound (up to {}x)",
+            "; {} of {} elements in {beyond} of {total} {what}s beyond their block's bound (up to {}x)",
             n.elements_beyond_bound,
             n.elements,
-            n.rows_beyond_bound,
-            n.rows,
             short(n.max_error_over_bound)
         );
     }
@@ -91,12 +100,6 @@ pub fn quantized_line(p: &Pair) -> String {
         s.push_str("; quantized under an importance matrix");
     }
     if !n.same_weights {
-        // The lines that stand out: columns when only they do, else rows.
-        let (what, listed, total) = if n.outlier_columns > 0 && n.outlier_rows == 0 {
-            ("column", &n.columns_listed, n.columns_beyond_bound)
-        } else {
-            ("row", &n.rows_listed, n.rows_beyond_bound)
-        };
         let lines: Vec<String> = listed
             .iter()
             .take(5)
@@ -111,7 +114,7 @@ pub fn quantized_line(p: &Pair) -> String {
             .collect();
         if !lines.is_empty() {
             let _ = write!(s, ": {}", lines.join(", "));
-            if total > lines.len() as u64 {
+            if beyond > lines.len() as u64 {
                 s.push_str(", …");
             }
         }
