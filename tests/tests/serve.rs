@@ -4,7 +4,7 @@
 //! requests, tokens, shutdown), then through the real `huggingface_hub` client
 //! (tests/python/serve_client.py) when it is installed: required when SOCAIR_REQUIRE_HF=1.
 
-use crate::common::{fixture, repo, run, socair};
+use crate::common::{fixture, python, repo, run, socair};
 use sha2::{Digest, Sha256};
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
@@ -523,14 +523,6 @@ fn tokens_guard_everything_but_health_and_shutdown_is_graceful() {
     }
 }
 
-/// The Python that runs the client: SOCAIR_TEST_PYTHON, else `python3`.
-fn python() -> String {
-    std::env::var("SOCAIR_TEST_PYTHON")
-        .ok()
-        .filter(|p| !p.is_empty())
-        .unwrap_or_else(|| "python3".into())
-}
-
 #[test]
 fn huggingface_hub_downloads_through_the_airlock() {
     let has_hub = Command::new(python())
@@ -581,6 +573,31 @@ fn huggingface_hub_downloads_through_the_airlock() {
     );
 }
 
+/// A new store in `dir` trusting a new key with the role `scan`, served with `--upstream
+/// upstream --key` that key: the store's path and the running gateway.
+fn pulling_gateway(dir: &Path, upstream: &str) -> (PathBuf, Server) {
+    let (store, key) = (dir.join("gateway"), dir.join("gateway.key"));
+    let ok = |args: &[&str]| {
+        let r = run(socair().args(args).arg("--store").arg(&store));
+        assert_eq!(r.code, 0, "{args:?}: {}", r.stderr);
+    };
+    ok(&["airlock", "init"]);
+    assert_eq!(run(socair().arg("keygen").arg("--out").arg(&key)).code, 0);
+    ok(&[
+        "airlock",
+        "trust",
+        &format!("{}.pub", key.display()),
+        "--role",
+        "scan",
+    ]);
+    let gateway = Server::start(
+        &store,
+        dir,
+        &["--upstream", upstream, "--key", key.to_str().unwrap()],
+    );
+    (store, gateway)
+}
+
 /// A gateway with `--upstream` (another socair serve, whose store holds the tiny BERT
 /// promoted and the GPT-2 accepted and promoted): a revision the gateway's store lacks is
 /// fetched once, scanned and signed with the gateway's key, promoted when its own gate lets it
@@ -603,30 +620,7 @@ fn pull_through_fetches_scans_and_gates_what_the_store_lacks() {
     let upstream = up.serve(&[]);
 
     let dir = tempfile::tempdir().unwrap();
-    let (store, key) = (dir.path().join("gateway"), dir.path().join("gateway.key"));
-    let ok = |args: &[&str]| {
-        let r = run(socair().args(args).arg("--store").arg(&store));
-        assert_eq!(r.code, 0, "{args:?}: {}", r.stderr);
-    };
-    ok(&["airlock", "init"]);
-    assert_eq!(run(socair().arg("keygen").arg("--out").arg(&key)).code, 0);
-    ok(&[
-        "airlock",
-        "trust",
-        &format!("{}.pub", key.display()),
-        "--role",
-        "scan",
-    ]);
-    let gateway = Server::start(
-        &store,
-        dir.path(),
-        &[
-            "--upstream",
-            &upstream.url(),
-            "--key",
-            key.to_str().unwrap(),
-        ],
-    );
+    let (store, gateway) = pulling_gateway(dir.path(), &upstream.url());
 
     // Two clients ask for the same revision at once: one pull serves both.
     let (a, b) = std::thread::scope(|scope| {
@@ -727,25 +721,7 @@ fn a_pulling_gateway_admits_the_clean_repository_and_blocks_the_malicious_one() 
     let hub_url = line.trim().to_owned();
     assert!(hub_url.starts_with("http://"), "{line:?}");
 
-    let (store, key) = (dir.path().join("gateway"), dir.path().join("gateway.key"));
-    let ok = |args: &[&str]| {
-        let r = run(socair().args(args).arg("--store").arg(&store));
-        assert_eq!(r.code, 0, "{args:?}: {}", r.stderr);
-    };
-    ok(&["airlock", "init"]);
-    assert_eq!(run(socair().arg("keygen").arg("--out").arg(&key)).code, 0);
-    ok(&[
-        "airlock",
-        "trust",
-        &format!("{}.pub", key.display()),
-        "--role",
-        "scan",
-    ]);
-    let gateway = Server::start(
-        &store,
-        dir.path(),
-        &["--upstream", &hub_url, "--key", key.to_str().unwrap()],
-    );
+    let (_store, gateway) = pulling_gateway(dir.path(), &hub_url);
     let answers: Vec<Answer> = std::thread::scope(|scope| {
         let asks: Vec<_> = (0..8)
             .map(|_| scope.spawn(|| gateway.get("/org/clean/resolve/main/config.json")))

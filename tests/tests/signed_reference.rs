@@ -4,7 +4,7 @@
 //! `SOCAIR_TENSOR_REFERENCE_PUB`, `tensors diff --pub`); one that does not verify stops the
 //! command.
 
-use crate::common::{fixture, json, run, socair, Store};
+use crate::common::{fixture, json, python, run, socair, Store};
 use std::path::{Path, PathBuf};
 
 const MODEL: &str = "diff/quantized/model.safetensors";
@@ -31,6 +31,25 @@ fn signed_manifest(key: &Path, out: &Path) {
         .arg(out));
     assert_eq!(r.code, 0, "{}", r.stderr);
     assert!(r.stderr.contains("signed with key"), "{}", r.stderr);
+}
+
+/// Files `env` in the feed at `feed` (`socair tensors publish`).
+fn publish(env: &Path, feed: &Path) {
+    let p = run(socair()
+        .args(["tensors", "publish"])
+        .arg(env)
+        .arg("--feed")
+        .arg(feed));
+    assert_eq!(p.code, 0, "{}", p.stderr);
+}
+
+/// Changes the first character of the envelope's signature at `path` (its payload intact).
+fn change_signature(path: &Path) {
+    let mut e = json(&std::fs::read_to_string(path).unwrap());
+    let sig = e["signatures"][0]["sig"].as_str().unwrap().to_owned();
+    let flipped = if sig.starts_with('A') { "B" } else { "A" };
+    e["signatures"][0]["sig"] = format!("{flipped}{}", &sig[1..]).into();
+    std::fs::write(path, serde_json::to_vec(&e).unwrap()).unwrap();
 }
 
 fn reference_row(report: &serde_json::Value) -> serde_json::Value {
@@ -256,12 +275,7 @@ fn a_feed_gives_the_reference_for_the_scanned_models_name_verified() {
         .arg(&env));
     assert_eq!(r.code, 0, "{}", r.stderr);
     let feed = dir.path().join("feed");
-    let p = run(socair()
-        .args(["tensors", "publish"])
-        .arg(&env)
-        .arg("--feed")
-        .arg(&feed));
-    assert_eq!(p.code, 0, "{}", p.stderr);
+    publish(&env, &feed);
     let index = json(&std::fs::read_to_string(feed.join("socair.feed.json")).unwrap());
     assert_eq!(index["schema"], "socair.tensors.feed/v1");
     let digest = index["models"]["tiny-bert"][0].as_str().unwrap().to_owned();
@@ -300,11 +314,7 @@ fn a_feed_gives_the_reference_for_the_scanned_models_name_verified() {
         "{}",
         unknown.stderr
     );
-    let mut e = json(&std::fs::read_to_string(&filed).unwrap());
-    let sig = e["signatures"][0]["sig"].as_str().unwrap().to_owned();
-    let flipped = if sig.starts_with('A') { "B" } else { "A" };
-    e["signatures"][0]["sig"] = format!("{flipped}{}", &sig[1..]).into();
-    std::fs::write(&filed, serde_json::to_vec(&e).unwrap()).unwrap();
+    change_signature(&filed);
     let tampered = scan(&reviewed);
     assert_eq!(tampered.code, 2, "{}", tampered.stderr);
     assert!(tampered.stdout.is_empty());
@@ -323,17 +333,8 @@ fn a_feed_is_read_the_same_from_a_web_server() {
     let env = dir.path().join("m.tensors.dsse.json");
     signed_manifest(&key, &env);
     let feed = dir.path().join("feed");
-    let p = run(socair()
-        .args(["tensors", "publish"])
-        .arg(&env)
-        .arg("--feed")
-        .arg(&feed));
-    assert_eq!(p.code, 0, "{}", p.stderr);
+    publish(&env, &feed);
     // The feed directory served as it is by a static web server (with byte ranges).
-    let python = std::env::var("SOCAIR_TEST_PYTHON")
-        .ok()
-        .filter(|p| !p.is_empty())
-        .unwrap_or_else(|| "python3".into());
     /// Stopped when dropped, a failed assertion included.
     struct Killed(std::process::Child);
     impl Drop for Killed {
@@ -343,7 +344,7 @@ fn a_feed_is_read_the_same_from_a_web_server() {
         }
     }
     let mut server = Killed(
-        std::process::Command::new(python)
+        std::process::Command::new(python())
             .arg(crate::common::repo().join("tests/python/range_server.py"))
             .arg(&feed)
             .stdout(std::process::Stdio::piped())
@@ -379,11 +380,7 @@ fn a_feed_is_read_the_same_from_a_web_server() {
         .unwrap()
         .unwrap()
         .path();
-    let mut e = json(&std::fs::read_to_string(&filed).unwrap());
-    let sig = e["signatures"][0]["sig"].as_str().unwrap().to_owned();
-    let flipped = if sig.starts_with('A') { "B" } else { "A" };
-    e["signatures"][0]["sig"] = format!("{flipped}{}", &sig[1..]).into();
-    std::fs::write(&filed, serde_json::to_vec(&e).unwrap()).unwrap();
+    change_signature(&filed);
     let stopped = scan();
     drop(server);
     assert_eq!(stopped.code, 2, "{}", stopped.stderr);

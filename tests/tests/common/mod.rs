@@ -272,3 +272,11 @@ pub fn verdict(report: &serde_json::Value) -> &'static str {
         "PASS"
     }
 }
+
+/// The Python the tests run helpers and clients with: SOCAIR_TEST_PYTHON, else `python3`.
+pub fn python() -> String {
+    std::env::var("SOCAIR_TEST_PYTHON")
+        .ok()
+        .filter(|p| !p.is_empty())
+        .unwrap_or_else(|| "python3".into())
+}
