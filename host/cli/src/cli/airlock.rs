@@ -214,11 +214,11 @@ pub fn pin_plugin(
     }
     let loaded = plugins.loaded.iter().find(|p| p.manifest.name == name);
     let (version, sha256) = match (version, loaded) {
-        (Some(v), Some(p)) => (v, (!any_build).then(|| p.sha256.clone())),
+        (Some(v), Some(p)) => (v, (!any_build).then(|| p.sha256().to_owned())),
         (Some(v), None) if any_build => (v, None),
         (None, Some(p)) => (
             format!("={}", p.manifest.version),
-            (!any_build).then(|| p.sha256.clone()),
+            (!any_build).then(|| p.sha256().to_owned()),
         ),
         _ => {
             return Err(Fatal(format!(

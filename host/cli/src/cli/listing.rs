@@ -67,7 +67,7 @@ impl PluginListing {
                     version: p.manifest.version.clone(),
                     plugin_api: p.manifest.plugin_api.clone(),
                     file: p.path.display().to_string(),
-                    sha256: p.sha256.clone(),
+                    sha256: p.sha256().to_owned(),
                     reads: p.manifest.formats_read.clone(),
                     writes: p.manifest.formats_written.clone(),
                     rule_sets: p.manifest.rule_sets.clone(),

@@ -13,7 +13,7 @@
 //! reachable from the root module, and the plugin-api version; any failure refuses the file
 //! with a one-line reason that names it, and the rest are still loaded.
 
-use crate::read::source::sha256_of_path;
+use crate::read::source::{hash_file, InputFile};
 use socair_plugin_api::{
     abi_stable::library::{lib_header_from_path, LibraryError},
     FingerprintEncoderBox, FormatReaderBox, FormatWriterBox, PluginRoot_Ref,
@@ -21,6 +21,7 @@ use socair_plugin_api::{
 use std::collections::BTreeSet;
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
 
 /// The environment variable holding extra plugin directories.
 pub const PLUGIN_PATH_ENV: &str = "SOCAIR_PLUGIN_PATH";
@@ -48,8 +49,11 @@ pub struct Manifest {
 pub struct LoadedPlugin {
     /// The library file.
     pub path: PathBuf,
-    /// Hex SHA-256 of the library file.
-    pub sha256: String,
+    /// The library file as it was opened before it was loaded, hashed when its digest is
+    /// first asked for ([`LoadedPlugin::sha256`]).
+    library: InputFile,
+    /// Hex SHA-256 of `library`, once computed.
+    sha256: OnceLock<String>,
     /// Its manifest.
     pub manifest: Manifest,
     /// Its readers.
@@ -58,6 +62,17 @@ pub struct LoadedPlugin {
     pub writers: Vec<FormatWriterBox>,
     /// Its encoders.
     pub encoders: Vec<FingerprintEncoderBox>,
+}
+
+impl LoadedPlugin {
+    /// Hex SHA-256 of the library file: of the bytes opened before it was loaded (a file put
+    /// in its place afterwards changes nothing), computed on first use. A run asks it only of
+    /// the plugins a report names, a pin checks, or a listing shows; hashing every plugin of
+    /// a process at start cost more than most scans (tens of MB of libraries).
+    pub fn sha256(&self) -> &str {
+        self.sha256
+            .get_or_init(|| hash_file(&self.library).unwrap_or_else(|e| format!("unreadable: {e}")))
+    }
 }
 
 impl std::fmt::Debug for LoadedPlugin {
@@ -297,7 +312,7 @@ pub fn load(path: &Path) -> Result<LoadedPlugin, String> {
     if !meta.is_file() {
         return Err("not a regular file".into());
     }
-    let sha256 = sha256_of_path(path).map_err(|e| format!("cannot read it: {e}"))?;
+    let library = InputFile::open(path).map_err(|e| format!("cannot read it: {e}"))?;
     let header = lib_header_from_path(path).map_err(|e| describe_library_error(e, path))?;
     // abi_stable checks type layouts before versions, and a layout records its crate's
     // version, so an old plugin would be reported as a layout mismatch: say what it really is.
@@ -344,7 +359,8 @@ pub fn load(path: &Path) -> Result<LoadedPlugin, String> {
         .map_err(|e| format!("listing its encoders failed: {e}"))?;
     Ok(LoadedPlugin {
         path: path.to_owned(),
-        sha256,
+        library,
+        sha256: OnceLock::new(),
         manifest,
         readers: readers.into_iter().collect(),
         writers: writers.into_iter().collect(),

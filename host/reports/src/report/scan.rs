@@ -234,7 +234,7 @@ fn plugins_used(
             used.push(PluginUse {
                 name: plugin.manifest.name.clone(),
                 version: plugin.manifest.version.clone(),
-                sha256: plugin.sha256.clone(),
+                sha256: plugin.sha256().to_owned(),
             });
         }
     }

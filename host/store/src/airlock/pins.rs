@@ -113,7 +113,7 @@ impl Pins {
                         .join(", ")
                 ));
             };
-            self.check_plugin(name, &p.manifest.version, &p.sha256)?;
+            self.check_plugin(name, &p.manifest.version, p.sha256())?;
         }
         for (name, req) in &self.rules {
             if name == "socair-convert" {
