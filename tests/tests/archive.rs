@@ -6,7 +6,7 @@
 //! (64 MiB + 8x the input, 5 s per 30 MB), measured as tests/tests/bounds.rs measures them.
 
 use crate::bounds::measure::{self, check, measure, write_input, TARGET};
-use crate::common::{fixture, json, repo, run, socair};
+use crate::common::{fixture, json, repo, run, scan_many, socair};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 
@@ -270,27 +270,24 @@ fn no_committed_zip_is_claimed_by_two_plugins() {
     let mut files = Vec::new();
     files_under(&repo().join("fixtures"), &mut files);
     files.sort();
-    let mut zips = 0;
-    let mut by_format: std::collections::BTreeMap<String, usize> = Default::default();
-    for path in &files {
+    files.retain(|path| {
         let mut head = [0u8; 4];
-        let Ok(mut f) = std::fs::File::open(path) else {
-            continue;
-        };
-        if std::io::Read::read_exact(&mut f, &mut head).is_err() || &head[..2] != b"PK" {
-            continue;
-        }
-        zips += 1;
-        let r = run(socair().arg("scan").arg("--json").arg(path));
+        std::fs::File::open(path)
+            .and_then(|mut f| std::io::Read::read_exact(&mut f, &mut head))
+            .is_ok()
+            && &head[..2] == b"PK"
+    });
+    let zips = files.len();
+    let mut by_format: std::collections::BTreeMap<String, usize> = Default::default();
+    let (scanned, stderr) = scan_many(socair, &files);
+    assert!(!stderr.contains("plugins claim it"), "{stderr}");
+    for (path, entry) in &scanned {
         assert!(
-            !r.stdout.contains("plugins claim it") && !r.stderr.contains("plugins claim it"),
-            "{}: {}{}",
-            path.display(),
-            r.stdout,
-            r.stderr
+            !entry.to_string().contains("plugins claim it"),
+            "{}: {entry}",
+            path.display()
         );
-        let report: Value = serde_json::from_str(&r.stdout).unwrap_or(Value::Null);
-        let format = report["artifact"]["format"]
+        let format = entry["report"]["artifact"]["format"]
             .as_str()
             .unwrap_or("(none)")
             .to_owned();

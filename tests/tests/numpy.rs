@@ -7,7 +7,7 @@
 
 // The one measure module (and its one-shape-at-a-time lock) that bounds.rs measures with.
 use crate::bounds::measure;
-use crate::common::{fixture, json, run, socair};
+use crate::common::{fixture, json, run, scan_many, socair};
 use serde_json::Value;
 use socair_test_support::npz_shapes;
 
@@ -178,34 +178,34 @@ fn the_valid_fixtures_match_numpy_and_deflated_equals_stored() {
 /// plugin claims: the host would refuse to choose. Every torch fixture, legit or hostile.
 #[test]
 fn torch_files_are_not_claimed_twice() {
-    let mut seen = 0;
+    let mut files = Vec::new();
     for dir in ["torch/legit", "torch/malicious"] {
         for entry in std::fs::read_dir(fixture(dir)).unwrap() {
             let path = entry.unwrap().path();
-            if path.is_dir() {
-                continue;
+            if !path.is_dir() {
+                files.push(path);
             }
-            seen += 1;
-            let r = run(socair().arg("scan").arg(&path));
-            assert!(
-                !r.stderr.contains("plugins claim it"),
-                "{}: {}",
-                path.display(),
-                r.stderr
-            );
-            if r.stdout.is_empty() {
-                continue;
-            }
-            let report = json(&r.stdout);
-            let format = str_of(&report["artifact"], "format");
-            assert!(
-                !["npy", "npz"].contains(&format),
-                "{} read as {format}",
-                path.display()
-            );
         }
     }
-    assert!(seen >= 60, "{seen}");
+    assert!(files.len() >= 60, "{}", files.len());
+    let (scanned, stderr) = scan_many(socair, &files);
+    assert!(!stderr.contains("plugins claim it"), "{stderr}");
+    for (path, entry) in &scanned {
+        assert!(
+            !entry.to_string().contains("plugins claim it"),
+            "{}: {entry}",
+            path.display()
+        );
+        if entry["report"].is_null() {
+            continue;
+        }
+        let format = str_of(&entry["report"]["artifact"], "format");
+        assert!(
+            !["npy", "npz"].contains(&format),
+            "{} read as {format}",
+            path.display()
+        );
+    }
 }
 
 fn run_shape(shape: &str, data: Vec<u8>) {

@@ -122,6 +122,53 @@ pub fn run(cmd: &mut Command) -> Run {
     }
 }
 
+/// Paths scanned by one `socair scan` of many (the command reads them over the cores).
+const SCAN_BATCH: usize = 256;
+
+/// `socair scan --json` of many files, a batch of them per process (`socair` gives a fresh
+/// command, with whatever flags the test needs): each path's entry of the socair.reports/v1
+/// document (`path`, `verdict`, and `report` or why none), in the order given, and every
+/// batch's standard error. One process per batch, not per file: the plugins load once and the
+/// files are read over the cores, as `socair scan a b c` reads them for a user.
+pub fn scan_many(
+    mut socair: impl FnMut() -> Command,
+    paths: &[PathBuf],
+) -> (Vec<(PathBuf, serde_json::Value)>, String) {
+    let mut entries = Vec::with_capacity(paths.len());
+    let mut stderr = String::new();
+    for batch in paths.chunks(SCAN_BATCH) {
+        let r = run(socair().args(["scan", "--json"]).args(batch));
+        assert!(
+            r.code <= 1,
+            "socair scan of {} paths: {}",
+            batch.len(),
+            r.stderr
+        );
+        stderr.push_str(&r.stderr);
+        let mut doc = json(&r.stdout);
+        if batch.len() == 1 {
+            // One path is one report (socair.report/v1), not a list of them.
+            doc = serde_json::json!({"artifacts": [{
+                "path": batch[0].display().to_string(),
+                "report": doc,
+            }]});
+        }
+        let mut by_path: std::collections::HashMap<String, serde_json::Value> = doc["artifacts"]
+            .as_array()
+            .unwrap_or_else(|| panic!("no artifacts: {doc:#}"))
+            .iter()
+            .map(|e| (e["path"].as_str().unwrap_or_default().to_owned(), e.clone()))
+            .collect();
+        for p in batch {
+            let entry = by_path
+                .remove(&p.display().to_string())
+                .unwrap_or_else(|| panic!("{}: not in the scan's document", p.display()));
+            entries.push((p.clone(), entry));
+        }
+    }
+    (entries, stderr)
+}
+
 /// Parses JSON output.
 pub fn json(s: &str) -> serde_json::Value {
     serde_json::from_str(s).unwrap_or_else(|e| panic!("not JSON ({e}):\n{s}"))
