@@ -731,6 +731,29 @@ pub fn list(
     })
 }
 
+/// [`list`] from the start, stopping after `max + 1` keys: the keys, and whether there were
+/// more than `max` (the listing of a prefix a hostile bucket fills is bounded).
+pub fn list_at_most(
+    prefix: &Location,
+    max: usize,
+) -> Result<(Vec<(ObjectPath, u64)>, bool), CloudError> {
+    use futures::{StreamExt, TryStreamExt};
+    let mut keys = block_on(async {
+        let prefix_path = (!prefix.key.as_ref().is_empty()).then_some(&prefix.key);
+        prefix
+            .store
+            .list(prefix_path)
+            .take(max.saturating_add(1))
+            .map_ok(|m| (m.location, m.size))
+            .try_collect::<Vec<_>>()
+            .await
+            .map_err(|e| prefix.error(e))
+    })?;
+    let more = keys.len() > max;
+    keys.truncate(max);
+    Ok((keys, more))
+}
+
 /// Deletes the object at `at` (nothing there is no error).
 pub fn delete(at: &Location) -> Result<(), CloudError> {
     match block_on(object_store::ObjectStoreExt::delete(&*at.store, &at.key)) {

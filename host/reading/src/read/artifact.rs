@@ -6,6 +6,7 @@
 use crate::read::hfcache::{self, HubError};
 use crate::read::modeldir::{self, DirFile, FileHash, ModelDirError};
 use crate::read::plugins::{LoadedPlugin, PluginSet};
+use crate::read::remote_dir;
 use crate::read::source::InputFile;
 use crate::read::source::{hash_file, is_remote};
 use socair_plugin_api::{
@@ -305,19 +306,44 @@ impl<'p> Artifact<'p> {
             ))
         })?;
         let name = at.name();
-        if name.is_empty() {
-            return Err(io(std::io::Error::new(
-                std::io::ErrorKind::InvalidInput,
-                "names no object (a prefix ending in /): socair reads one object at a time from object storage",
-            )));
-        }
-        let size = crate::base::cloud::size(&at).map_err(|e| {
-            io(if e.is_not_found() {
-                std::io::Error::new(std::io::ErrorKind::NotFound, "no such object")
-            } else {
-                std::io::Error::other(e.reason())
-            })
-        })?;
+        let size = match name.is_empty() {
+            true => None,
+            false => match crate::base::cloud::size(&at) {
+                Ok(size) => Some(size),
+                Err(e) if e.is_not_found() => None,
+                Err(e) => return Err(io(std::io::Error::other(e.reason()))),
+            },
+        };
+        // No object of that name: the objects under it (a prefix), read as a model directory.
+        let Some(size) = size else {
+            let files = remote_dir::list(&at).map_err(|e| {
+                io(std::io::Error::new(
+                    std::io::ErrorKind::InvalidData,
+                    e.to_string(),
+                ))
+            })?;
+            if files.is_empty() {
+                return Err(io(std::io::Error::new(
+                    std::io::ErrorKind::NotFound,
+                    "no such object, and no objects under it",
+                )));
+            }
+            let dir_name = at.key.as_ref().rsplit('/').next().unwrap_or_default();
+            let dir_name = match dir_name.is_empty() {
+                true => at.base.clone(),
+                false => dir_name.to_owned(),
+            };
+            return Artifact::claim(
+                &PathBuf::from(at.url()),
+                dir_name,
+                true,
+                files,
+                plugins,
+                choice,
+                false,
+                purpose,
+            );
+        };
         let files = vec![DirFile {
             rel: name.clone(),
             path: PathBuf::from(at.url()),

@@ -14,6 +14,7 @@ pub mod layout;
 pub mod modeldir;
 pub mod plugins;
 pub mod remote;
+pub mod remote_dir;
 pub mod source;
 pub mod tap;
 pub mod zip_hints;
