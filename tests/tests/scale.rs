@@ -106,6 +106,54 @@ fn remote_scans_read_what_local_scans_read() {
     assert!(r.stderr.contains("no/such.pt"), "{}", r.stderr);
 }
 
+/// A prefix holding a model directory's files scans as that directory does on disk: the same
+/// report (its files named by their keys below the prefix, the same digest), with or without
+/// the trailing `/`; a malicious file beside a config there is found as it is on disk.
+#[test]
+fn a_prefix_scans_as_the_model_directory_it_holds() {
+    let Some(s3) = s3("remote_dirs") else {
+        return;
+    };
+    let tiny = fixture("safetensors/tiny-bert");
+    for f in std::fs::read_dir(&tiny).unwrap() {
+        let f = f.unwrap();
+        let key = format!("models/tiny-bert/{}", f.file_name().to_string_lossy());
+        s3.put(&key, &std::fs::read(f.path()).unwrap());
+    }
+    let local = run(socair().arg("scan").arg(&tiny).arg("--json"));
+    assert_eq!(local.code, 0, "{}", local.stderr);
+    for url in [s3.url("models/tiny-bert"), s3.url("models/tiny-bert/")] {
+        let remote = run(s3.socair().arg("scan").arg(&url).arg("--json"));
+        assert_eq!(remote.code, 0, "{url}: {}", remote.stderr);
+        assert_eq!(remote.stdout, local.stdout, "{url}: the report differs");
+    }
+    s3.put(
+        "models/evil/config.json",
+        &std::fs::read(tiny.join("config.json")).unwrap(),
+    );
+    s3.put(
+        "models/evil/pytorch_model.bin",
+        &std::fs::read(fixture("torch/malicious/pickle-builtins-exec.pt")).unwrap(),
+    );
+    let remote = run(s3
+        .socair()
+        .arg("scan")
+        .arg(s3.url("models/evil"))
+        .arg("--json"));
+    assert_eq!(remote.code, 1, "{}", remote.stderr);
+    let report = json(&remote.stdout);
+    assert_eq!(report["artifact"]["name"], "evil");
+    assert!(
+        remote.stdout.contains("pytorch_model.bin") && remote.stdout.contains("\"FAIL\""),
+        "{}",
+        remote.stdout
+    );
+    // Nothing there at all: unreadable, named.
+    let r = run(s3.socair().arg("scan").arg(s3.url("models/none/")));
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(r.stderr.contains("no objects under it"), "{}", r.stderr);
+}
+
 #[test]
 fn header_only_scans_fetch_a_sliver_and_name_no_subject() {
     let Some(s3) = s3("header_only") else {
@@ -493,6 +541,81 @@ fn eight_processes_share_one_store_on_s3() {
         entries.len(),
         promoted.len()
     );
+}
+
+/// Two machines promoting one staged model directory at once, held at the worst moment: the
+/// second has read the staging marker when the first, promoted, has begun deleting what was
+/// staged. The second lists what is left, copies it over the promoted objects and finds too
+/// few: it must see the first's promotion marker and leave the promoted objects alone
+/// ("already promoted"), not delete them as a failed copy; the export of what was promoted
+/// hashes to the artifact.
+#[test]
+fn promotions_racing_for_one_staged_directory_leave_it_whole() {
+    let Some(s3) = s3("racing_promotions") else {
+        return;
+    };
+    let store = Shared::new(&s3);
+    let scan = store.key("scan", "scan");
+    let dir = store.dir.path().join("model");
+    std::fs::create_dir(&dir).unwrap();
+    for (i, f) in passing_artifacts(store.dir.path(), 6).iter().enumerate() {
+        std::fs::rename(f, dir.join(format!("model-0000{i}-of-00006.safetensors"))).unwrap();
+    }
+    let pulled = store.run(&["airlock", "pull", dir.to_str().unwrap()]);
+    assert_eq!(pulled.code, 0, "{}", pulled.stderr);
+    let sha = pulled.stdout.trim().to_owned();
+    let scanned = store.run(&["airlock", "scan", &sha, "--key", &scan]);
+    assert_eq!(scanned.code, 0, "{}", scanned.stderr);
+    let paused = |point: &str| {
+        let gate = store.dir.path().join(format!("{point}.go"));
+        let mut cmd = store.cmd(&["airlock", "promote", &sha]);
+        cmd.env("SOCAIR_FAULT", format!("pause:{point}:{}", gate.display()))
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped());
+        let mut child = cmd.spawn().unwrap();
+        let reached = store.dir.path().join(format!("{point}.go.reached"));
+        let start = std::time::Instant::now();
+        while !reached.exists() {
+            assert!(start.elapsed().as_secs() < 60, "{point} never reached");
+            if child.try_wait().unwrap().is_some() {
+                let out = child.wait_with_output().unwrap();
+                panic!(
+                    "ended before {point}: {}",
+                    String::from_utf8_lossy(&out.stderr)
+                );
+            }
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+        (child, gate)
+    };
+    let (second, second_gate) = paused("promote.staged-read");
+    let (first, first_gate) = paused("unstage.first-deleted");
+    std::fs::write(&second_gate, b"").unwrap();
+    let second = second.wait_with_output().unwrap();
+    std::fs::write(&first_gate, b"").unwrap();
+    let first = first.wait_with_output().unwrap();
+    let said = |o: &std::process::Output| String::from_utf8_lossy(&o.stderr).into_owned();
+    assert!(first.status.success(), "{}", said(&first));
+    assert!(second.status.success(), "{}", said(&second));
+    assert!(
+        said(&second).contains("already promoted"),
+        "{}",
+        said(&second)
+    );
+    let out = store.dir.path().join("exported");
+    let exported = store.run(&["airlock", "export", &sha, out.to_str().unwrap()]);
+    assert_eq!(
+        exported.code, 0,
+        "the promoted copy is whole: {}",
+        exported.stderr
+    );
+    for f in std::fs::read_dir(&dir).unwrap() {
+        let f = f.unwrap();
+        assert_eq!(
+            std::fs::read(out.join(f.file_name())).unwrap(),
+            std::fs::read(f.path()).unwrap()
+        );
+    }
 }
 
 #[test]

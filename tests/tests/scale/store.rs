@@ -25,7 +25,7 @@ impl Shared<'_> {
         shared
     }
 
-    fn cmd(&self, args: &[&str]) -> Command {
+    pub(super) fn cmd(&self, args: &[&str]) -> Command {
         let mut c = self.s3.socair();
         c.args(args).arg("--store").arg(&self.url);
         c

@@ -224,19 +224,46 @@ impl Bucket {
             self.delete_staged(sha);
             return Ok(false);
         }
+        let mut copied = Vec::new();
+        match self.copy_and_claim(sha, gate, &mut copied) {
+            Ok(promoted) => Ok(promoted),
+            // Another machine promoting the same artifact at the same time claimed the marker
+            // first, and its clean-up took the staged objects from under this copy: the
+            // artifact is promoted. The copies here are its objects now (the same keys, the
+            // same bytes): never deleted. (Its marker stands before it deletes anything staged,
+            // so a copy that failed for that reason finds the marker.)
+            Err(_) if matches!(self.marker("promoted", sha), Ok(Some(_))) => Ok(false),
+            Err(e) => {
+                for c in &copied {
+                    let _ = cloud::delete(c);
+                }
+                Err(e)
+            }
+        }
+    }
+
+    /// [`Bucket::promote`]'s steps: the staged objects copied to `promoted/<sha256>/` (each
+    /// copy's location pushed to `copied` as it is made), the gate run on their hash, and the
+    /// promotion marker claimed; `Ok(false)` when another machine claimed it first.
+    fn copy_and_claim(
+        &self,
+        sha: &str,
+        gate: impl FnOnce(&str) -> Result<(), StoreError>,
+        copied: &mut Vec<Location>,
+    ) -> Result<bool, StoreError> {
         let staged = self.marker("incoming", sha)?.ok_or_else(|| {
             StoreError::Unusable(format!(
                 "{sha}: nothing with this sha256 is staged in {}",
                 self.root.url()
             ))
         })?;
+        crate::base::fault::point("promote.staged-read");
         // Every object of incoming/<sha>/ but the marker: the artifact and its documents.
         let listed = cloud::list(&self.root.child(&format!("incoming/{sha}")), None)
             .map_err(StoreError::from)?;
         let artifact: std::collections::BTreeSet<&str> =
             staged.files.iter().map(|f| f.path.as_str()).collect();
         let mut entries = Vec::new();
-        let mut copied = Vec::new();
         for (key, _) in &listed {
             let rel = key
                 .as_ref()
@@ -254,21 +281,14 @@ impl Bucket {
                 entries.push((rel_in(&staged, &rel), size, h));
             }
         }
-        let outcome = if entries.len() != staged.files.len() {
-            Err(StoreError::Refused(format!(
+        if entries.len() != staged.files.len() {
+            return Err(StoreError::Refused(format!(
                 "incoming/{sha}/ holds {} of the {} files its marker lists",
                 entries.len(),
                 staged.files.len()
-            )))
-        } else {
-            gate(&digest_of(&staged, &entries))
-        };
-        if let Err(e) = outcome {
-            for c in &copied {
-                let _ = cloud::delete(c);
-            }
-            return Err(e);
+            )));
         }
+        gate(&digest_of(&staged, &entries))?;
         crate::base::fault::point("promote.assessed");
         let bytes = crate::base::output::to_json_bytes(&staged);
         match cloud::put(
@@ -290,8 +310,11 @@ impl Bucket {
     fn delete_staged(&self, sha: &str) {
         let _ = cloud::delete(&self.at("incoming", sha, STAGED_MARKER));
         if let Ok(listed) = cloud::list(&self.root.child(&format!("incoming/{sha}")), None) {
-            for (key, _) in listed {
+            for (n, (key, _)) in listed.into_iter().enumerate() {
                 let _ = cloud::delete(&self.root.with_key(key));
+                if n == 0 {
+                    crate::base::fault::point("unstage.first-deleted");
+                }
             }
         }
     }
