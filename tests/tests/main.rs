@@ -53,6 +53,7 @@ mod remote_keys;
 mod reviews;
 mod scale;
 mod serve;
+mod serve_s3;
 mod signed_reference;
 mod skops;
 mod structure;

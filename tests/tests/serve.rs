@@ -95,7 +95,7 @@ impl Served {
 }
 
 /// A running `socair serve`, stopped when dropped.
-struct Server {
+pub(crate) struct Server {
     child: Child,
     addr: String,
     stderr: PathBuf,
@@ -103,8 +103,21 @@ struct Server {
 
 impl Server {
     fn start(store: &Path, root: &Path, extra: &[&str]) -> Server {
-        let stderr = root.join(format!("serve-{}.err", extra.len()));
-        let mut child = socair()
+        Server::start_with(socair(), store.as_os_str(), root, extra)
+    }
+
+    /// `socair serve` of `store` as `socair` (a command with its environment) runs it; its
+    /// standard error goes to a new file in `root`.
+    pub(crate) fn start_with(
+        mut socair: Command,
+        store: &std::ffi::OsStr,
+        root: &Path,
+        extra: &[&str],
+    ) -> Server {
+        static STARTED: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+        let n = STARTED.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let stderr = root.join(format!("serve-{n}.err"));
+        let mut child = socair
             .args(["serve", "--listen", "127.0.0.1:0", "--store"])
             .arg(store)
             .args(extra)
@@ -133,8 +146,13 @@ impl Server {
         }
     }
 
-    fn url(&self) -> String {
+    pub(crate) fn url(&self) -> String {
         format!("http://{}", self.addr)
+    }
+
+    /// What the server wrote to its standard error so far.
+    pub(crate) fn stderr(&self) -> String {
+        std::fs::read_to_string(&self.stderr).unwrap_or_default()
     }
 
     /// Sends `raw` (a whole request) and reads the answer to the end (the request closes).
@@ -147,7 +165,7 @@ impl Server {
         Answer::parse(&bytes)
     }
 
-    fn request(&self, method: &str, path: &str, headers: &[&str]) -> Answer {
+    pub(crate) fn request(&self, method: &str, path: &str, headers: &[&str]) -> Answer {
         let mut req = format!(
             "{method} {path} HTTP/1.1\r\nHost: {}\r\nConnection: close\r\n",
             self.addr
@@ -160,7 +178,7 @@ impl Server {
         self.raw(req.as_bytes())
     }
 
-    fn get(&self, path: &str) -> Answer {
+    pub(crate) fn get(&self, path: &str) -> Answer {
         self.request("GET", path, &[])
     }
 }
@@ -174,10 +192,10 @@ impl Drop for Server {
 
 /// An HTTP answer.
 #[derive(Debug)]
-struct Answer {
-    status: u16,
+pub(crate) struct Answer {
+    pub(crate) status: u16,
     headers: Vec<(String, String)>,
-    body: Vec<u8>,
+    pub(crate) body: Vec<u8>,
 }
 
 impl Answer {
@@ -207,14 +225,14 @@ impl Answer {
         }
     }
 
-    fn header(&self, name: &str) -> Option<&str> {
+    pub(crate) fn header(&self, name: &str) -> Option<&str> {
         self.headers
             .iter()
             .find(|(k, _)| k == name)
             .map(|(_, v)| v.as_str())
     }
 
-    fn json(&self) -> serde_json::Value {
+    pub(crate) fn json(&self) -> serde_json::Value {
         serde_json::from_slice(&self.body).unwrap()
     }
 }
@@ -547,8 +565,24 @@ fn huggingface_hub_downloads_through_the_airlock() {
     std::fs::write(&tokens, "hf_sesame\n").unwrap();
     let server = s.serve(&["--tokens", tokens.to_str().unwrap()]);
     let promoted = s.store.join("promoted").join(&s.tiny).join("tiny-bert");
-    let out = Command::new(python())
-        .arg(repo().join("tests/python/serve_client.py"))
+    // transformers (AutoConfig; AutoModel when torch is there too), when installed: CI
+    // installs it and sets SOCAIR_REQUIRE_TRANSFORMERS=1.
+    let has_transformers = Command::new(python())
+        .args(["-c", "import transformers"])
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    assert!(
+        has_transformers || std::env::var("SOCAIR_REQUIRE_TRANSFORMERS").as_deref() != Ok("1"),
+        "SOCAIR_REQUIRE_TRANSFORMERS=1 but `{} -c \"import transformers\"` fails",
+        python()
+    );
+    let mut client = Command::new(python());
+    client.arg(repo().join("tests/python/serve_client.py"));
+    if has_transformers {
+        client.arg(format!("--transformers=org/tiny={}", promoted.display()));
+    }
+    let out = client
         .args(["--endpoint", &server.url(), "--token", "hf_sesame"])
         .arg(format!("--served=org/tiny={}", promoted.display()))
         .args(["--blocked", "org/evil=FAIL Pickle opcode scan"])
@@ -571,6 +605,14 @@ fn huggingface_hub_downloads_through_the_airlock() {
         stdout.contains("ok hf_hub_download org/evil refused"),
         "{stdout}"
     );
+    eprintln!("{stdout}");
+    if has_transformers {
+        assert!(stdout.contains("ok AutoConfig org/tiny"), "{stdout}");
+        assert!(
+            stdout.contains("ok AutoConfig org/evil refused"),
+            "{stdout}"
+        );
+    }
 }
 
 /// A new store in `dir` trusting a new key with the role `scan`, served with `--upstream
@@ -708,18 +750,8 @@ fn a_pulling_gateway_admits_the_clean_repository_and_blocks_the_malicious_one() 
         evil.join("pytorch_model.bin"),
     )
     .unwrap();
-    let mut hub = Command::new(python())
-        .arg(repo().join("tests/python/fake_hub.py"))
-        .arg(&hub_root)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("python3 runs the fake hub");
-    let mut hub_out = BufReader::new(hub.stdout.take().unwrap());
-    let mut line = String::new();
-    hub_out.read_line(&mut line).unwrap();
-    let hub_url = line.trim().to_owned();
-    assert!(hub_url.starts_with("http://"), "{line:?}");
+    let hub = FakeHub::start(&hub_root);
+    let hub_url = hub.url.clone();
 
     let (_store, gateway) = pulling_gateway(dir.path(), &hub_url);
     let answers: Vec<Answer> = std::thread::scope(|scope| {
@@ -780,6 +812,38 @@ fn a_pulling_gateway_admits_the_clean_repository_and_blocks_the_malicious_one() 
             python()
         );
     }
-    let _ = hub.kill();
-    let _ = hub.wait();
+}
+
+/// tests/python/fake_hub.py serving the folders of a root, stopped when dropped.
+pub(crate) struct FakeHub {
+    child: Child,
+    pub(crate) url: String,
+}
+
+impl FakeHub {
+    /// Serves every `root/<namespace>/<name>/` as a repository.
+    pub(crate) fn start(root: &Path) -> FakeHub {
+        let mut child = Command::new(python())
+            .arg(repo().join("tests/python/fake_hub.py"))
+            .arg(root)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("python3 runs the fake hub");
+        let mut out = BufReader::new(child.stdout.take().unwrap());
+        let mut line = String::new();
+        out.read_line(&mut line).unwrap();
+        let url = line.trim().to_owned();
+        assert!(url.starts_with("http://"), "{line:?}");
+        // Its request lines are read and dropped: a full pipe would stall it.
+        std::thread::spawn(move || std::io::copy(&mut out, &mut std::io::sink()));
+        FakeHub { child, url }
+    }
+}
+
+impl Drop for FakeHub {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
 }

@@ -22,6 +22,8 @@ use hyper::header::{self, HeaderValue};
 use hyper::{Method, Request, Response, StatusCode};
 use socair_store::airlock::repos::{self, RepoFile, RepoRecord};
 use socair_store::airlock::store::{Area, Store};
+use socair_store::base::cloud::{self, Location};
+use socair_store::read::source::is_remote;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
@@ -195,7 +197,12 @@ async fn find(state: &Arc<State>, repo: &str, revision: &str) -> Result<Found, A
     let mut found = ask_store(state, repo, revision).await;
     // A revision the store lacks is pulled through from the upstream, then asked again.
     if state.upstream.is_some() && matches!(found, Ok(Found::NotFound { .. })) {
-        if let Err(why) = pull_through(state, repo, revision).await {
+        let pulled = pull_through(state, repo, revision).await;
+        found = ask_store(state, repo, revision).await;
+        // A failed pull is the answer unless another gateway sharing the store admitted the
+        // revision meanwhile (its clean-up of what it staged can take the staged copy from
+        // under this one's scan).
+        if let (Err(why), false) = (pulled, matches!(found, Ok(Found::Served(_)))) {
             return Err(error(
                 StatusCode::BAD_GATEWAY,
                 "",
@@ -203,7 +210,6 @@ async fn find(state: &Arc<State>, repo: &str, revision: &str) -> Result<Found, A
                 None,
             ));
         }
-        found = ask_store(state, repo, revision).await;
     }
     match found {
         Ok(Found::NotFound { repo_known: false }) => Err(error(
@@ -358,8 +364,8 @@ async fn resolve<B>(state: &Arc<State>, rec: RepoRecord, path: &str, req: &Reque
             .await
             .map_err(|e| e.to_string())
             .and_then(|r| r);
-    let handle = match opened {
-        Ok(f) => f,
+    let opened = match opened {
+        Ok(o) => o,
         // A link, a swapped or resized file: the store is not as promotion left it.
         Err(why) => {
             return error(
@@ -401,20 +407,33 @@ async fn resolve<B>(state: &Arc<State>, rec: RepoRecord, path: &str, req: &Reque
     let body = if req.method() == Method::HEAD || len == 0 {
         Body::Empty
     } else {
-        Body::file(handle, start, len, state.metrics.bytes_sent.clone())
+        let sent = state.metrics.bytes_sent.clone();
+        match opened {
+            Opened::Local(handle) => Body::file(handle, start, len, sent),
+            Opened::Object(at) => Body::object(at, start, len, sent),
+        }
     };
     answer(status, &headers, body)
 }
 
-/// Opens a promoted file the record lists, refusing a symbolic link anywhere below the
-/// artifact's folder (`promoted/<sha256>/`), a file that is not regular, one swapped between
-/// the check and the opening, and one whose size is not the recorded size.
-pub fn open_served(
-    store: &Store,
-    rec: &RepoRecord,
-    file: &RepoFile,
-) -> Result<std::fs::File, String> {
+/// A promoted file, opened to be served.
+#[derive(Debug)]
+pub enum Opened {
+    /// In a store on this machine.
+    Local(std::fs::File),
+    /// In a store on object storage: the object, its size checked against the record.
+    Object(Location),
+}
+
+/// Opens a promoted file the record lists. In a store on this machine, refuses a symbolic
+/// link anywhere below the artifact's folder (`promoted/<sha256>/`), a file that is not
+/// regular, one swapped between the check and the opening, and one whose size is not the
+/// recorded size; on object storage, an object whose size is not the recorded size.
+pub fn open_served(store: &Store, rec: &RepoRecord, file: &RepoFile) -> Result<Opened, String> {
     let path = rec.file_path(store, Area::Promoted, file);
+    if is_remote(&path) {
+        return open_object(&path, file);
+    }
     let base = store.artifact_path(Area::Promoted, &rec.sha256, "");
     let rel = path
         .strip_prefix(&base)
@@ -459,5 +478,22 @@ pub fn open_served(
             file.size
         ));
     }
-    Ok(handle)
+    Ok(Opened::Local(handle))
+}
+
+/// The promoted object at `url`, when its size is the one its record holds (the promotion
+/// marker, which the catalog checked, says the copy is whole; the size says it was not
+/// replaced since).
+fn open_object(url: &std::path::Path, file: &RepoFile) -> Result<Opened, String> {
+    let text = url.to_str().ok_or("a store URL that is not UTF-8")?;
+    let at = cloud::parse(text).map_err(|e| e.reason())?;
+    let size = cloud::size(&at).map_err(|e| format!("{}: {}", at.url(), e.reason()))?;
+    if size != file.size {
+        return Err(format!(
+            "{}: {size} bytes, not the {} its record says; the store was changed after promotion",
+            at.url(),
+            file.size
+        ));
+    }
+    Ok(Opened::Object(at))
 }

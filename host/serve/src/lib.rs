@@ -55,12 +55,6 @@ pub struct Options {
 /// Serves the store until a shutdown signal; `bound` is told the address once it listens.
 pub fn serve(options: Options, bound: impl FnOnce(SocketAddr)) -> Result<(), String> {
     let store = Store::open(&options.store).map_err(|e| e.to_string())?;
-    if socair_store::read::source::is_remote(&options.store) {
-        return Err(format!(
-            "{}: socair serve reads a store on this machine in this version (a store on object storage is not served yet)",
-            store.display()
-        ));
-    }
     let tokens = options
         .tokens
         .as_deref()
