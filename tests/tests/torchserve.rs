@@ -95,13 +95,7 @@ fn torchserve_archives_are_judged_by_what_loading_them_runs() {
         let want = case["status"].as_str().unwrap();
         assert_eq!(report["artifact"]["sha256"], case["file_sha256"], "{file}");
         let plugins = report_plugins(&report);
-        if !plugins.contains(&"torchserve") {
-            // A zip-store archive whose stored model shows torch records in the first bytes
-            // is claimed by torch-zip (the kit's torch_claims); the lead's detection change
-            // decides it. Nothing to check of this plugin then.
-            assert!(plugins.contains(&"torch-zip"), "{file}: {plugins:?}");
-            continue;
-        }
+        assert!(plugins.contains(&"torchserve"), "{file}: {plugins:?}");
         let row = report_row(&report, case["row"].as_str().unwrap());
         let keyword = case["keyword"].as_str().unwrap().to_lowercase();
         assert!(

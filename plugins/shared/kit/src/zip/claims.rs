@@ -5,7 +5,8 @@
 //! * torch-zip ([`torch_claims`]) claims a file that starts with `PYTORCH1`, or with a zip local
 //!   header where some local header visible in the first bytes names a record torch's reader
 //!   looks for ([`torch_record_name`]), or whose first name runs past those bytes; when the
-//!   whole file is in the first bytes, a torch record in its central directory counts too.
+//!   whole file is in the first bytes, a torch record in its central directory counts too. A
+//!   zip whose first record is in no folder is never torch's (torch refuses to open it).
 //! * torch-zip's `.pt2` reader ([`pt2_claims`]) claims a zip `torch.export.save` (and
 //!   `torch._inductor` packaging) writes: some local header visible in the first bytes names a
 //!   record only a PT2 archive holds ([`pt2_record_name`]), or, when the whole file is in the
@@ -170,10 +171,46 @@ pub fn torch_claims(
     }
     match local_header_names(head, 0) {
         None => return true,
+        // torch's reader names the archive after its first record (the central directory's
+        // first entry), up to the first `/`, and refuses an archive whose first record has
+        // none ("file in archive is not in a subdirectory": `PyTorchStreamReader::init`,
+        // caffe2/serialize/inline_container.cc, torch 2.15). Such a zip is not one torch
+        // loads, whatever its later records are called: a TorchServe archive written with
+        // `--archive-format zip-store` shows the records of the TorchScript model it stores
+        // uncompressed. The central directory says which record is first when the whole file
+        // is in `head`; otherwise the first local header stands for it.
+        Some(names) if !first_record_in_folder(head, file_len, names.first().copied()) => {
+            return false
+        }
         Some(names) if names.iter().any(|n| torch_record_name(n)) => return true,
         Some(_) => {}
     }
     file_len <= head.len() as u64 && central_has_torch_record(head)
+}
+
+/// Whether the zip's first record (torch's archive name) lies in a folder: the central
+/// directory's first entry when the whole file is in `head`, else the first local header's
+/// name; true when that cannot be read (the claim then goes on as before).
+fn first_record_in_folder(head: &[u8], file_len: u64, first_local: Option<&[u8]>) -> bool {
+    let in_folder = |name: &[u8]| name.contains(&b'/');
+    if file_len <= head.len() as u64 {
+        first_central_name(head).is_none_or(in_folder)
+    } else {
+        first_local.is_none_or(in_folder)
+    }
+}
+
+/// The name of the first central directory entry of a zip held whole in `bytes`: the last end
+/// record's central directory offset, and the entry there.
+fn first_central_name(bytes: &[u8]) -> Option<&[u8]> {
+    let eocd = bytes.windows(4).rposition(|w| w == super::EOCD_MAGIC)?;
+    let offset = Fields::new(bytes.get(eocd + 16..eocd + 20)?).u32() as usize;
+    let header = bytes.get(offset..)?;
+    if !header.starts_with(&CENTRAL_MAGIC) {
+        return None;
+    }
+    let len = usize::from(Fields::new(header.get(28..30)?).u16());
+    header.get(46..46 + len)
 }
 
 /// numpy's claim: `head` starts with a zip local header whose member name ends in `.npy`, as
@@ -251,6 +288,31 @@ mod tests {
         let small = local(b"w.npy");
         assert!(torch_claims(&small, small.len() as u64, |_| true));
         assert!(!torch_claims(&small, small.len() as u64, |_| false));
+        // A first record in no folder is never torch's (torch refuses the archive), however
+        // the records of a zip stored inside it are named.
+        let mut stored = local(b"model.pt");
+        stored.extend(local(b"model/data.pkl"));
+        assert!(!torch_claims(&stored, 1 << 20, never));
+        // Whole in the head: the central directory's first entry is torch's first record.
+        let whole = |first_central: &[u8]| {
+            let mut z = stored.clone();
+            let cd = z.len() as u32;
+            z.extend_from_slice(&CENTRAL_MAGIC);
+            z.extend_from_slice(&[0; 24]);
+            z.extend_from_slice(&(first_central.len() as u16).to_le_bytes());
+            z.extend_from_slice(&[0; 16]);
+            z.extend_from_slice(first_central);
+            z.extend_from_slice(&super::super::EOCD_MAGIC);
+            z.extend_from_slice(&[0; 12]);
+            z.extend_from_slice(&cd.to_le_bytes());
+            z.extend_from_slice(&[0; 2]);
+            z
+        };
+        let z = whole(b"model.pt");
+        assert_eq!(first_central_name(&z), Some(&b"model.pt"[..]));
+        assert!(!torch_claims(&z, z.len() as u64, |_| true));
+        let z = whole(b"archive/data.pkl");
+        assert!(torch_claims(&z, z.len() as u64, never));
     }
 
     #[test]
