@@ -241,7 +241,11 @@ pub fn read_pmml(bytes: &[u8]) -> OpenedFile {
         .join(", ");
     finished(reading.finish(|status| match status {
         RowStatus::Pass => format!(
-            "PMML {version} document: {models} model element(s) ({kinds}) declared as data, no Extension elements, no function from outside the document"
+            "PMML {version} document: {models} model element(s) ({kinds}) declared as data, {}, no function from outside the document",
+            match s.metadata_extensions {
+                0 => "no Extension elements".to_owned(),
+                n => format!("{n} Extension element(s), in the header or the build task only (documentation)"),
+            }
         ),
         RowStatus::Fail => "not a safe PMML document: it declares what makes XML readers read other data or other files (see the findings)".to_owned(),
         _ => {

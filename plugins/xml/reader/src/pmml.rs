@@ -9,7 +9,9 @@
 //!
 //! * `Extension` (allowed almost anywhere, "any content") is a LEAD naming its `name` and
 //!   `extender`: what it means is the consumer's (vendor extensions change how some evaluators
-//!   score), and nothing inside it is checked;
+//!   score), and nothing inside it is checked; in the `Header` or the `MiningBuildTask`, which
+//!   document the file and its training and which no consumer scores with, it is a note
+//!   (sklearn2pmml writes the pipeline's `repr` there, R's pmml package a `user`);
 //! * an element outside the PMML 4.4 schema is a LEAD (the vocabulary is generated from the
 //!   schema: [`tables`]), except inside an `InlineTable` row, whose cells the schema leaves
 //!   open;
@@ -69,8 +71,10 @@ pub struct Summary {
     pub version: Option<String>,
     /// Models by element name.
     pub models: BTreeMap<String, u64>,
-    /// Extension elements.
+    /// Extension elements outside the header and the build task.
     pub extensions: u64,
+    /// Extension elements in the `Header` or the `MiningBuildTask` (documentation).
+    pub metadata_extensions: u64,
     /// Elements outside the schema.
     pub unknown: u64,
     /// Functions applied that nothing defines.
@@ -95,6 +99,9 @@ pub struct Judge<'r> {
     models: BTreeMap<String, u64>,
     version: Option<String>,
     extensions: u64,
+    metadata_extensions: u64,
+    /// Where each documentation Extension is, and what it says of itself.
+    documentation: Vec<String>,
     unknown: u64,
     in_header: bool,
 }
@@ -111,6 +118,8 @@ impl<'r> Judge<'r> {
             models: BTreeMap::new(),
             version: None,
             extensions: 0,
+            metadata_extensions: 0,
+            documentation: Vec::new(),
             unknown: 0,
             in_header: false,
         }
@@ -166,6 +175,13 @@ impl<'r> Judge<'r> {
                 },
             );
         }
+        if !self.documentation.is_empty() {
+            // Not findings: what the document says of itself, kept for a person to read.
+            self.reading.metadata.push((
+                "pmml.documentation_extensions".into(),
+                listed(self.documentation.iter().map(String::as_str), 16),
+            ));
+        }
         let models: Vec<String> = self
             .models
             .iter()
@@ -181,6 +197,7 @@ impl<'r> Judge<'r> {
             version: self.version,
             models: self.models,
             extensions: self.extensions,
+            metadata_extensions: self.metadata_extensions,
             unknown: self.unknown,
             undefined_functions: undefined,
         }
@@ -190,7 +207,6 @@ impl<'r> Judge<'r> {
     fn element(&mut self, tag: &StartTag<'_>, local: &str) -> bool {
         match local {
             "Extension" => {
-                self.extensions += 1;
                 let said: Vec<String> = ["name", "extender", "value"]
                     .iter()
                     .filter_map(|a| tag.attribute(a).map(|v| format!("{a} {:?}", short(v))))
@@ -200,6 +216,16 @@ impl<'r> Judge<'r> {
                     false => format!(" ({})", said.join(", ")),
                 };
                 let p = self.place(local, tag.offset);
+                let parent = self.open.last().map(|f| &*f.local);
+                if let Some(parent @ ("Header" | "MiningBuildTask")) = parent {
+                    // Documentation: what a writer records of itself or of the training
+                    // (sklearn2pmml's `repr` of the pipeline, R pmml's `user`); no consumer
+                    // scores with a Header or a MiningBuildTask.
+                    self.metadata_extensions += 1;
+                    self.documentation.push(format!("{parent}{said}"));
+                    return true;
+                }
+                self.extensions += 1;
                 self.reading.note(KIND, Severity::Lead, || p, || format!(
                     "an Extension element{said}: its content is outside the PMML schema and means what the consumer that reads it makes of it; nothing in it was checked"
                 ));
