@@ -266,11 +266,11 @@ async fn pull_through(state: &Arc<State>, repo: &str, revision: &str) -> Result<
     ) {
         return Ok(());
     }
-    let staged = upstream::fetch(up, &state.metrics, repo, revision).await?;
+    let staged = upstream::fetch(&state.store, up, &state.metrics, repo, revision).await?;
     let (s, r, v) = (state.clone(), repo.to_owned(), revision.to_owned());
     tokio::task::spawn_blocking(move || {
         let up = s.upstream.as_ref().ok_or("no upstream")?;
-        upstream::admit(&s.store, up, &s.metrics, &staged, &r, &v)
+        upstream::admit(&s.store, up, &s.metrics, staged, &r, &v)
     })
     .await
     .map_err(|e| e.to_string())?

@@ -1,16 +1,19 @@
 //! Pull-through from an upstream hub (`socair serve --upstream URL --key K`): a revision the
 //! store lacks is fetched from the upstream as `huggingface_hub` 2.5.0 would fetch it (the
 //! revision's `sha` and `siblings` from `/api/models/{repo}/revision/{rev}`, each file from
-//! `/{repo}/resolve/{commit}/{path}`), streamed into a staging folder and hashed as it
-//! arrives (a file whose `X-Linked-Etag`/`ETag` is a SHA-256 must hash to it), then pulled
-//! into the store as a model directory, recorded as that revision, scanned and signed with the
+//! `/{repo}/resolve/{commit}/{path}`), streamed into a scratch folder of the store and hashed
+//! as it arrives (a file whose `X-Linked-Etag`/`ETag` is a SHA-256 must hash to it), then
+//! moved into the store as a model directory (a store on this machine takes the folder in,
+//! made durable, rather than copy and hash it again; one on object storage uploads it),
+//! recorded as that revision from those hashes, scanned (which hashes every byte again) and
+//! signed with the
 //! gateway's key, and promoted when the gate lets it through. Every step goes to the store's
 //! activity log (the store's own functions log them). A FAIL blocks it and a LEAD holds it:
 //! the request that caused the pull is then answered as any refused revision is.
 //!
 //! Requests for one revision wait for one pull: a lock per (repository, revision). A dropped
 //! upstream connection, a file that does not hash to its ETag, or a response past the bounds
-//! leaves nothing staged: the staging folder is removed, and the store is touched only once
+//! leaves nothing staged: the scratch folder is removed, and nothing reaches `incoming/` until
 //! every file has arrived.
 
 use crate::metrics::Metrics;
@@ -23,7 +26,7 @@ use socair_store::read::plugins::PluginSet;
 use std::collections::HashMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 /// Files of one revision fetched at most.
@@ -90,32 +93,22 @@ impl Upstream {
     }
 }
 
-/// A revision's files fetched into a staging folder, removed when dropped.
+/// A revision's files fetched into a scratch folder of the store (removed when dropped unless
+/// the store took it in), each hashed as it was written.
 pub struct Staged {
-    /// The folder named after the repository, holding the files.
-    pub dir: PathBuf,
+    /// The scratch folder; the files lie under `<scratch>/<name>/`.
+    pub scratch: tempfile::TempDir,
+    /// The repository's name: the artifact's name in the store.
+    pub name: String,
+    /// Each file: its path in the repository, size and sha256.
+    pub files: Vec<(String, u64, String)>,
 }
 
-impl Drop for Staged {
-    fn drop(&mut self) {
-        if let Some(root) = self.dir.parent() {
-            let _ = std::fs::remove_dir_all(root);
-        }
+impl Staged {
+    /// The folder holding the files.
+    pub fn dir(&self) -> PathBuf {
+        self.scratch.path().join(&self.name)
     }
-}
-
-/// A new staging folder named after the repository's name, inside a fresh temporary folder.
-fn staging_dir(repo: &str) -> Result<PathBuf, String> {
-    static NEXT: AtomicU64 = AtomicU64::new(0);
-    let unique = format!(
-        "socair-pull-{}-{}",
-        std::process::id(),
-        NEXT.fetch_add(1, Ordering::Relaxed)
-    );
-    let name = repo.rsplit('/').next().unwrap_or(repo);
-    let dir = std::env::temp_dir().join(unique).join(name);
-    std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
-    Ok(dir)
 }
 
 /// A file path a revision lists, checked as a request's path is: `/`-separated parts, none
@@ -151,13 +144,22 @@ fn encode_path(path: &str) -> String {
 /// and files, then every file of that commit, streamed and hashed. Nothing reaches the store
 /// here.
 pub async fn fetch(
+    store: &Store,
     up: &Upstream,
     metrics: &Metrics,
     repo: &str,
     revision: &str,
 ) -> Result<Staged, String> {
-    let staged = Staged {
-        dir: staging_dir(repo)?,
+    let name = repo.rsplit('/').next().unwrap_or(repo).to_owned();
+    let scratch = store
+        .scratch(".tmp", "upstream-")
+        .map_err(|e| e.to_string())?;
+    let dir = scratch.path().join(&name);
+    std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    let mut staged = Staged {
+        scratch,
+        name,
+        files: Vec::new(),
     };
     let url = format!(
         "{}/api/models/{}/revision/{}",
@@ -188,7 +190,8 @@ pub async fn fetch(
     }
     for path in &siblings {
         check_sibling(path)?;
-        fetch_file(up, metrics, repo, &commit, path, &staged.dir).await?;
+        let (size, sha256) = fetch_file(up, metrics, repo, &commit, path, &dir).await?;
+        staged.files.push((path.clone(), size, sha256));
     }
     Ok(staged)
 }
@@ -201,12 +204,17 @@ pub fn admit(
     store: &Store,
     up: &Upstream,
     metrics: &Metrics,
-    staged: &Staged,
+    staged: Staged,
     repo: &str,
     revision: &str,
 ) -> Result<(), String> {
-    let (sha, name) = store.pull(&staged.dir).map_err(|e| e.to_string())?;
-    repos::record(store, &sha, &name, &staged.dir, repo, revision).map_err(|e| e.to_string())?;
+    // Moved into the store, not copied: the hashes made as the files arrived stand for
+    // them, and the scan below hashes the staged bytes again (a difference is refused).
+    let (sha, name) = store
+        .pull_fetched(staged.scratch, &staged.name, &staged.files)
+        .map_err(|e| e.to_string())?;
+    repos::record_hashed(store, &sha, &name, &staged.files, repo, revision)
+        .map_err(|e| e.to_string())?;
     let report = scan_staged(store, &sha, &up.key, &up.plugins).map_err(|e| e.to_string())?;
     metrics.pulled(if is_negative(&report) {
         "held"
@@ -225,7 +233,7 @@ async fn fetch_file(
     commit: &str,
     path: &str,
     staging: &Path,
-) -> Result<(), String> {
+) -> Result<(u64, String), String> {
     let url = format!(
         "{}/{}/resolve/{}/{}",
         up.base,
@@ -250,17 +258,18 @@ async fn fetch_file(
     let mut file =
         std::fs::File::create(&target).map_err(|e| format!("{}: {e}", target.display()))?;
     let mut hash = Sha256::new();
+    let mut size = 0u64;
     while let Some(chunk) = response
         .chunk()
         .await
         .map_err(|e| format!("the upstream dropped {repo}/{path}: {e}"))?
     {
         hash.update(&chunk);
+        size += chunk.len() as u64;
         file.write_all(&chunk)
             .map_err(|e| format!("{}: {e}", target.display()))?;
     }
-    file.sync_all()
-        .map_err(|e| format!("{}: {e}", target.display()))?;
+    // Not made durable here: the store does that when it takes the folder in.
     let got = socair_store::base::digest::hex(&hash.finalize());
     if let Some(want) = expected {
         if got != want {
@@ -270,7 +279,7 @@ async fn fetch_file(
         }
     }
     metrics.upstream_fetches.fetch_add(1, Ordering::Relaxed);
-    Ok(())
+    Ok((size, got))
 }
 
 /// A GET of `url` from the upstream that answered with success; an error names `what`.

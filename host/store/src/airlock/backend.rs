@@ -55,6 +55,22 @@ pub trait StoreBackend: std::fmt::Debug + Send + Sync {
     /// is on this machine.
     fn scratch(&self, area: &str, kind: &str) -> Result<tempfile::TempDir, StoreError>;
 
+    /// Stages the model directory `scratch/<name>` (a [`StoreBackend::scratch`] directory of
+    /// this store's `.tmp` area) whose files were hashed as they were written (`files`:
+    /// relative path, size, sha256), as `incoming/<sha256>/<name>`; returns the sha256. A
+    /// store on this machine moves it in (made durable first) rather than copy it; the scan
+    /// that follows hashes the bytes again and refuses any that differ. By default it is
+    /// staged as [`StoreBackend::stage_pulled`] stages a directory (copied, hashed again).
+    fn stage_fetched(
+        &self,
+        scratch: tempfile::TempDir,
+        name: String,
+        files: &[(String, u64, String)],
+    ) -> Result<(String, String), StoreError> {
+        let _ = files;
+        self.stage_pulled(&scratch.path().join(&name), name)
+    }
+
     /// Stages the file, model directory or object `source` as `incoming/<sha256>/<name>`
     /// (`name` checked already); returns the sha256 and the name. An artifact staged already
     /// is left as it is.

@@ -175,6 +175,56 @@ impl StoreBackend for FileBackend {
         Ok((sha, name))
     }
 
+    /// Moved in: each file checked (a regular file of its listed size) and made durable, the
+    /// digest taken from the hashes made while the files were written, then the scratch
+    /// directory renamed to `incoming/<sha256>/` as a pull's copy is.
+    fn stage_fetched(
+        &self,
+        scratch: tempfile::TempDir,
+        name: String,
+        files: &[(String, u64, String)],
+    ) -> Result<(String, String), StoreError> {
+        let tmp_root = self.root.join(".tmp");
+        if !scratch.path().starts_with(&tmp_root) {
+            return self.stage_pulled(&scratch.path().join(&name), name);
+        }
+        let dir = scratch.path().join(&name);
+        let listed = modeldir::list_files(&dir).map_err(|e| StoreError::Refused(e.to_string()))?;
+        let mut want: Vec<&(String, u64, String)> = files.iter().collect();
+        want.sort_by(|a, b| a.0.as_bytes().cmp(b.0.as_bytes()));
+        if listed.len() != want.len()
+            || listed
+                .iter()
+                .zip(&want)
+                .any(|(l, w)| l.rel != w.0 || l.size != w.1)
+        {
+            return Err(StoreError::Refused(format!(
+                "{}: the fetched files are not the {} listed",
+                dir.display(),
+                want.len()
+            )));
+        }
+        for f in &listed {
+            let file = std::fs::File::open(&f.path).map_err(|e| unusable(&f.path, e))?;
+            file.sync_all().map_err(|e| unusable(&f.path, e))?;
+        }
+        let sha = modeldir::digest_of(files);
+        let root = &self.root;
+        let dest = root.join("incoming").join(&sha);
+        if dest.exists() {
+            return Ok((sha, name)); // already staged; the scratch directory is dropped
+        }
+        std::fs::create_dir_all(root.join("incoming")).map_err(|e| unusable(root, e))?;
+        fault::point("pull.copied");
+        let tmp_path = scratch.keep();
+        if !rename_unless_staged(&tmp_path, &dest)? {
+            return Ok((sha, name));
+        }
+        sync_dir(&root.join("incoming"));
+        fault::point("pull.renamed");
+        Ok((sha, name))
+    }
+
     fn shas(&self, area: Area) -> Result<Vec<String>, StoreError> {
         let mut out: Vec<String> = match std::fs::read_dir(self.root.join(area.dir())) {
             Ok(entries) => entries

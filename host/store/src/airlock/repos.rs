@@ -199,10 +199,56 @@ pub fn record(
     repo: &str,
     revision: &str,
 ) -> Result<RepoRecord, StoreError> {
+    record_with(store, sha, name, repo, revision, || {
+        files_of(store, sha, name, source)
+    })
+}
+
+/// [`record`] of a model directory whose files were hashed as they were staged (`files`:
+/// relative path, size, sha256; `Store::pull_fetched`): nothing is read again, and their
+/// digest must be `sha`.
+pub fn record_hashed(
+    store: &Store,
+    sha: &str,
+    name: &str,
+    files: &[(String, u64, String)],
+    repo: &str,
+    revision: &str,
+) -> Result<RepoRecord, StoreError> {
+    record_with(store, sha, name, repo, revision, || {
+        let digest = modeldir::digest_of(files);
+        if digest != sha {
+            return Err(StoreError::Refused(format!(
+                "the files listed for {name} digest to {digest}, not the {sha} staged; no repository was recorded"
+            )));
+        }
+        let mut listed: Vec<RepoFile> = files
+            .iter()
+            .map(|(path, size, sha256)| RepoFile {
+                path: path.clone(),
+                size: *size,
+                sha256: sha256.clone(),
+            })
+            .collect();
+        listed.sort_by(|a, b| a.path.as_bytes().cmp(b.path.as_bytes()));
+        Ok((true, listed))
+    })
+}
+
+/// Records `repo` at `revision` as the artifact `sha` named `name` whose files `files` lists
+/// (whether it is a directory, and each file), logged as `map`.
+fn record_with(
+    store: &Store,
+    sha: &str,
+    name: &str,
+    repo: &str,
+    revision: &str,
+    files: impl FnOnce() -> Result<(bool, Vec<RepoFile>), StoreError>,
+) -> Result<RepoRecord, StoreError> {
     let result = (|| {
         check_repo_id(repo).map_err(StoreError::Unusable)?;
         check_revision(revision).map_err(StoreError::Unusable)?;
-        let (directory, files) = files_of(store, sha, name, source)?;
+        let (directory, files) = files()?;
         let commit = if is_commit(revision) {
             revision.to_owned()
         } else {

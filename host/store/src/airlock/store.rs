@@ -221,6 +221,32 @@ impl Store {
     /// copying. Returns the sha256 and the name. Nothing is left behind on failure.
     pub fn pull(&self, source: &Path) -> Result<(String, String), StoreError> {
         let result = self.pull_inner(source);
+        self.log_pull(source, result)
+    }
+
+    /// Stages the model directory `scratch/<name>`, whose files were hashed as they were
+    /// written into this store's scratch area (`files`: relative path, size, sha256), as
+    /// `incoming/<sha256>/<name>`: moved in where the store is on this machine, copied
+    /// otherwise (`StoreBackend::stage_fetched`). Logged as a pull of `scratch/<name>`.
+    pub fn pull_fetched(
+        &self,
+        scratch: tempfile::TempDir,
+        name: &str,
+        files: &[(String, u64, String)],
+    ) -> Result<(String, String), StoreError> {
+        let source = scratch.path().join(name);
+        let result = self
+            .check_name(name)
+            .and_then(|()| self.backend.stage_fetched(scratch, name.to_owned(), files));
+        self.log_pull(&source, result)
+    }
+
+    /// Logs a pull of `source` and returns its result.
+    fn log_pull(
+        &self,
+        source: &Path,
+        result: Result<(String, String), StoreError>,
+    ) -> Result<(String, String), StoreError> {
         let mut e = LogEntry::new("pull", if result.is_ok() { "ok" } else { "refused" });
         match &result {
             Ok((sha, name)) => {
@@ -257,15 +283,22 @@ impl Store {
                     StoreError::Unusable(format!("{}: the name is not UTF-8", source.display()))
                 })?
         };
+        self.check_name(&name)?;
+        self.backend.stage_pulled(source, name)
+    }
+
+    /// Refuses a name no artifact may have in the store (one of the documents kept beside
+    /// it, a hidden name, nothing).
+    fn check_name(&self, name: &str) -> Result<(), StoreError> {
         if name.is_empty()
             || name.starts_with('.')
-            || [ATTESTATION, ACCEPTANCES, DERIVATION, DERIVATIONS].contains(&name.as_str())
+            || [ATTESTATION, ACCEPTANCES, DERIVATION, DERIVATIONS].contains(&name)
         {
             return Err(StoreError::Refused(format!(
                 "{name:?} is not a name an artifact may have in the store"
             )));
         }
-        self.backend.stage_pulled(source, name)
+        Ok(())
     }
 
     /// The full sha256 of the staged or promoted artifact that `text` names: the sha256

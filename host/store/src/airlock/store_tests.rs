@@ -242,6 +242,64 @@ fn a_model_directory_is_staged_and_exported_with_its_directory_digest() {
     }
 }
 
+/// A model directory fetched into the store's scratch area with its files' hashes is staged
+/// under the digest a pull of the same files gives (moved in on a local store, uploaded to a
+/// bucket), and its bytes are those files; a listing that does not match the folder (a size,
+/// a file more) is refused and nothing is staged.
+#[test]
+fn a_fetched_directory_is_staged_as_its_pull_would_be() {
+    for c in both() {
+        let listed = vec![
+            ("config.json".to_owned(), 2, sha256(b"{}")),
+            ("sub/w.bin".to_owned(), 7, sha256(b"weights")),
+        ];
+        let fetched = |files: &[(&str, &[u8])]| {
+            let scratch = c.store.scratch(".tmp", "upstream-").unwrap();
+            for (rel, bytes) in files {
+                let at = scratch.path().join("model").join(rel);
+                std::fs::create_dir_all(at.parent().unwrap()).unwrap();
+                std::fs::write(at, bytes).unwrap();
+            }
+            scratch
+        };
+        let extra: [(&str, &[u8]); 3] = [
+            ("config.json", b"{}"),
+            ("sub/w.bin", b"weights"),
+            ("sub/more.bin", b"x"),
+        ];
+        if c.kind == "files" {
+            // The bucket copies (and so hashes) what it is given; a local store takes the
+            // listing's word for the hashes, so it checks the folder against it.
+            let refused = c.store.pull_fetched(fetched(&extra), "model", &listed);
+            assert!(text(refused).contains("not the 2 listed"), "{}", c.kind);
+            let short: [(&str, &[u8]); 2] = [("config.json", b"{}"), ("sub/w.bin", b"weight")];
+            assert!(c
+                .store
+                .pull_fetched(fetched(&short), "model", &listed)
+                .is_err());
+            assert!(c.store.shas(Area::Incoming).unwrap().is_empty());
+        }
+        let (sha, name) = c
+            .store
+            .pull_fetched(fetched(&extra[..2]), "model", &listed)
+            .unwrap();
+        assert_eq!(sha, modeldir::digest_of(&listed), "{}", c.kind);
+        assert_eq!(name, "model");
+        assert_eq!(c.store.rehash(&sha).unwrap(), sha, "{}", c.kind);
+        if c.kind == "files" {
+            // Every scratch folder went: moved in, or dropped with its refusal.
+            let probe = c.store.scratch(".tmp", "probe-").unwrap();
+            let tmp = probe.path().parent().unwrap();
+            assert_eq!(
+                std::fs::read_dir(tmp).unwrap().count(),
+                1,
+                "{}",
+                tmp.display()
+            );
+        }
+    }
+}
+
 #[test]
 fn refused_pulls_stage_nothing_and_are_logged_as_refused() {
     for c in both() {
