@@ -169,6 +169,18 @@ pub fn scan_many(
     (entries, stderr)
 }
 
+/// Asserts that no file [`scan_many`] read was refused because several plugins claim it.
+pub fn assert_claimed_once(scanned: &[(PathBuf, serde_json::Value)], stderr: &str) {
+    assert!(!stderr.contains("plugins claim it"), "{stderr}");
+    for (path, entry) in scanned {
+        assert!(
+            !entry.to_string().contains("plugins claim it"),
+            "{}: {entry}",
+            path.display()
+        );
+    }
+}
+
 /// Parses JSON output.
 pub fn json(s: &str) -> serde_json::Value {
     serde_json::from_str(s).unwrap_or_else(|e| panic!("not JSON ({e}):\n{s}"))

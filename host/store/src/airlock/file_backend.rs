@@ -74,6 +74,30 @@ impl FileBackend {
         };
         Ok((tmp, sha))
     }
+
+    /// Renames the scratch directory `tmp` (holding `<name>`, whose digest is `sha`) to
+    /// `incoming/<sha>/`, unless that is staged already (then `tmp` is dropped).
+    fn move_in(
+        &self,
+        tmp: tempfile::TempDir,
+        sha: String,
+        name: String,
+    ) -> Result<(String, String), StoreError> {
+        let root = &self.root;
+        let dest = root.join("incoming").join(&sha);
+        if dest.exists() {
+            return Ok((sha, name)); // already staged; the scratch copy is dropped
+        }
+        std::fs::create_dir_all(root.join("incoming")).map_err(|e| unusable(root, e))?;
+        fault::point("pull.copied");
+        let tmp_path = tmp.keep();
+        if !rename_unless_staged(&tmp_path, &dest)? {
+            return Ok((sha, name)); // another process staged the same bytes first
+        }
+        sync_dir(&root.join("incoming"));
+        fault::point("pull.renamed");
+        Ok((sha, name))
+    }
 }
 
 impl StoreBackend for FileBackend {
@@ -159,20 +183,7 @@ impl StoreBackend for FileBackend {
     /// Copied into `.tmp/`, then renamed to `incoming/<sha256>/`.
     fn stage_pulled(&self, source: &Path, name: String) -> Result<(String, String), StoreError> {
         let (tmp, sha) = self.copy_in(source, &name)?;
-        let root = &self.root;
-        let dest = root.join("incoming").join(&sha);
-        if dest.exists() {
-            return Ok((sha, name)); // already staged; the temporary copy is dropped
-        }
-        std::fs::create_dir_all(root.join("incoming")).map_err(|e| unusable(root, e))?;
-        fault::point("pull.copied");
-        let tmp_path = tmp.keep();
-        if !rename_unless_staged(&tmp_path, &dest)? {
-            return Ok((sha, name)); // another process staged the same bytes first
-        }
-        sync_dir(&root.join("incoming"));
-        fault::point("pull.renamed");
-        Ok((sha, name))
+        self.move_in(tmp, sha, name)
     }
 
     /// Moved in: each file checked (a regular file of its listed size) and made durable, the
@@ -209,20 +220,7 @@ impl StoreBackend for FileBackend {
             file.sync_all().map_err(|e| unusable(&f.path, e))?;
         }
         let sha = modeldir::digest_of(files);
-        let root = &self.root;
-        let dest = root.join("incoming").join(&sha);
-        if dest.exists() {
-            return Ok((sha, name)); // already staged; the scratch directory is dropped
-        }
-        std::fs::create_dir_all(root.join("incoming")).map_err(|e| unusable(root, e))?;
-        fault::point("pull.copied");
-        let tmp_path = scratch.keep();
-        if !rename_unless_staged(&tmp_path, &dest)? {
-            return Ok((sha, name));
-        }
-        sync_dir(&root.join("incoming"));
-        fault::point("pull.renamed");
-        Ok((sha, name))
+        self.move_in(scratch, sha, name)
     }
 
     fn shas(&self, area: Area) -> Result<Vec<String>, StoreError> {
