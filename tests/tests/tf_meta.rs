@@ -1,6 +1,6 @@
 //! TF1 `.meta` files end to end: MetaGraphDefs TensorFlow 2.21.0 wrote with
 //! `tf.compat.v1.train.Saver().save` and `export_meta_graph`
-//! (fixtures/tensorflow/meta/make_meta.py), scanned by the built socair with its plugins, each
+//! (fixtures/tensorflow/meta/make_meta.py; in the text format, make_meta_text.py), scanned by the built socair with its plugins, each
 //! against what `tf.compat.v1.train.import_meta_graph` did with it (expected.json); and the
 //! benign one beside its checkpoint, whose variables are the bytes TensorFlow restores.
 
@@ -126,4 +126,78 @@ fn the_terminal_says_what_the_meta_file_is() {
         "{}",
         r.stderr
     );
+}
+
+/// `.meta` files in protobuf's text format (fixtures/tensorflow/meta/make_meta_text.py:
+/// `export_meta_graph(as_text=True)`'s text of the files above, one with comments, `<…>`, `;`
+/// and a split string, one with a field MetaGraphDef does not have), each against what
+/// `import_meta_graph` did with it (text/expected.json): read as `read_meta_graph_file` reads
+/// them (the wire format fails, `text_format.Merge` reads them), judged by the same rules, and
+/// the benign one read exactly as its wire-format original: the same row and the same tensors.
+#[test]
+fn text_meta_files_are_read_as_text_format_merge_reads_them() {
+    let e = json(&std::fs::read_to_string(fixture("tensorflow/meta/text/expected.json")).unwrap());
+    let files = e.as_object().unwrap();
+    assert_eq!(files.len(), 5);
+    for (name, truth) in files {
+        let path = fixture(&format!("tensorflow/meta/text/{name}"));
+        let report = json(&run(socair().arg("scan").arg(&path)).stdout);
+        assert_eq!(report["artifact"]["format"], "tf-metagraph", "{name}");
+        let want = truth["verdict"].as_str().unwrap();
+        assert_eq!(verdict(&report), want, "{name}: {:#}", report["rows"]);
+        assert_eq!(
+            truth["imports"].as_bool().unwrap(),
+            want != "LEAD",
+            "{name}"
+        );
+        let row = report_row(&report, CHECK);
+        for op in truth["ops"].as_array().into_iter().flatten() {
+            let op = op.as_str().unwrap();
+            assert!(has_finding(row, "graph node", op), "{name}: {row:#}");
+        }
+    }
+    let unknown = json(
+        &run(socair()
+            .arg("scan")
+            .arg(fixture("tensorflow/meta/text/unknown_field.meta")))
+        .stdout,
+    );
+    assert!(
+        has_finding(
+            report_row(&unknown, CHECK),
+            "line ",
+            "no field named \"graph_defs\""
+        ),
+        "{unknown:#}"
+    );
+    let scan = |p: &str| json(&run(socair().arg("scan").arg(fixture(p))).stdout);
+    let (text, wire) = (
+        scan("tensorflow/meta/text/benign.meta"),
+        scan("tensorflow/meta/benign.ckpt.meta"),
+    );
+    assert_eq!(text["rows"], wire["rows"]);
+    for name in ["text/commented.meta", "benign.ckpt.meta"] {
+        let hashes = |p: &str| {
+            let r = run(socair().args(["tensors", "--json"]).arg(fixture(p)));
+            assert_eq!(r.code, 0, "{p}: {}", r.stderr);
+            let mut t: Vec<(String, String)> = json(&r.stdout)["tensors"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|t| {
+                    assert!(t["sha256"].is_string(), "{t}");
+                    (t["name"].to_string(), t["sha256"].to_string())
+                })
+                .collect();
+            t.sort();
+            t
+        };
+        let text_tensors = hashes("tensorflow/meta/text/benign.meta");
+        assert_eq!(text_tensors.len(), 9);
+        assert_eq!(
+            text_tensors,
+            hashes(&format!("tensorflow/meta/{name}")),
+            "{name}"
+        );
+    }
 }

@@ -13,7 +13,7 @@ use socair_plugin_kit::export::{read_prefix, Reader};
 use socair_tensorflow::{bundle, decode, graphdef, metagraph, parts, savedmodel, tflite};
 use socair_tensorflow::{
     looks_like_fingerprint, looks_like_graph_def, looks_like_keras_metadata, looks_like_meta_graph,
-    looks_like_saved_model,
+    looks_like_meta_graph_text, looks_like_saved_model,
 };
 
 socair_plugin_kit::export_plugin! {
@@ -152,7 +152,7 @@ impl Reader for MetaGraphReader {
     }
 
     fn detect(&self, head: &[u8], file_len: u64) -> bool {
-        looks_like_meta_graph(head, file_len)
+        looks_like_meta_graph(head, file_len) || looks_like_meta_graph_text(head)
     }
 
     fn open(

@@ -17,6 +17,7 @@ pub fn check_readers(data: &[u8]) {
     let _ = crate::looks_like_keras_metadata(head, len);
     let _ = crate::looks_like_graph_def(head, len);
     let _ = crate::looks_like_meta_graph(head, len);
+    let _ = crate::looks_like_meta_graph_text(head);
     let _ = crate::bundle::looks_like_index(head, len);
     let bytes = Bytes::copy_from_slice(data);
     for opened in [

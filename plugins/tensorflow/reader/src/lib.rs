@@ -133,6 +133,42 @@ pub fn looks_like_graph_def(head: &[u8], file_len: u64) -> bool {
     text(0x0a) && text(0x12)
 }
 
+/// Whether `head` opens a `MetaGraphDef` in protobuf's text format, as
+/// `tf.compat.v1.train.export_meta_graph(as_text=True)` writes one (`meta_info_def {`): past
+/// white space and `#` comments, one of the message's field names, then `{`, `<` or `:`.
+/// TensorFlow reads a `.meta` file in the text format when it does not parse in the wire
+/// format (`meta_graph.read_meta_graph_file`).
+pub fn looks_like_meta_graph_text(head: &[u8]) -> bool {
+    let mut at = 0;
+    loop {
+        match head.get(at) {
+            Some(b'#') => {
+                while head.get(at).is_some_and(|&c| c != b'\n') {
+                    at += 1;
+                }
+            }
+            Some(c) if c.is_ascii_whitespace() => at += 1,
+            _ => break,
+        }
+    }
+    let start = at;
+    while head
+        .get(at)
+        .is_some_and(|&c| c.is_ascii_alphanumeric() || c == b'_')
+    {
+        at += 1;
+    }
+    let name = &head[start..at];
+    let named = MESSAGES[META_GRAPH_DEF]
+        .fields
+        .iter()
+        .any(|f| f.name.as_bytes() == name);
+    while head.get(at).is_some_and(|c| c.is_ascii_whitespace()) {
+        at += 1;
+    }
+    named && matches!(head.get(at), Some(b'{' | b'<' | b':'))
+}
+
 /// Whether `head` starts like a `.meta` file (a bare `MetaGraphDef`): `meta_info_def` (field 1,
 /// a message of at least two bytes) first, every field in the order of its number as
 /// TensorFlow serializes them, and everything the head holds a well-formed prefix of a

@@ -27,31 +27,61 @@
 
 use crate::decode::decode;
 use crate::outcome::Reading;
-use crate::proto::schema::META_GRAPH_DEF;
+use crate::proto::schema::{MESSAGES, META_GRAPH_DEF};
 use crate::proto::tensorflow::MetaGraphDef;
 use crate::savedmodel::{meta_graph, Loader, MetaGraphAt, Totals};
 use bytes::Bytes;
-use socair_plugin_api::{OpenedFile, RowStatus};
+use socair_plugin_api::{Finding, OpenedFile, RowStatus, Severity};
 use socair_plugin_kit::bounded::{short, thousands};
+use socair_plugin_kit::protobuf::text::{to_wire, Names, TextError};
+use socair_plugin_kit::report::refused_as;
 
 /// The format name.
 pub const FORMAT: &str = "tf-metagraph";
 
-/// Reads a `.meta` file.
-pub fn read(data: Bytes) -> OpenedFile {
-    let mut out = Reading::new(FORMAT, data.len() as u64);
-    let mg: MetaGraphDef = match decode(&data, META_GRAPH_DEF, "meta_graph") {
+/// Reads a `.meta` file: in the wire format, else (when it does not decode and opens like
+/// one) in protobuf's text format, as `meta_graph.read_meta_graph_file` reads it
+/// (`ParseFromString`, then `text_format.Merge` of the file decoded as UTF-8).
+pub fn read(file: Bytes) -> OpenedFile {
+    let mut out = Reading::new(FORMAT, file.len() as u64);
+    let (mg, data, text): (MetaGraphDef, Bytes, bool) = match decode(
+        &file,
+        META_GRAPH_DEF,
+        "meta_graph",
+    ) {
         Ok((mg, walked)) => {
             out.walked(&walked);
-            mg
+            (mg, file, false)
         }
-        Err(e) => {
+        Err(e) if !crate::looks_like_meta_graph_text(&file[..file.len().min(4096)]) => {
             return e.refused(
                 FORMAT,
                 "not a sound MetaGraphDef: readers may disagree on what it holds",
             )
         }
+        Err(_) => {
+            let wire = match from_text(&file) {
+                Ok(wire) => Bytes::from(wire),
+                Err(why) => return text_refused(&why),
+            };
+            match decode(&wire, META_GRAPH_DEF, "meta_graph") {
+                    Ok((mg, walked)) => {
+                        out.walked(&walked);
+                        (mg, wire, true)
+                    }
+                    Err(e) => {
+                        return e.refused(
+                            FORMAT,
+                            "a text MetaGraphDef whose message is not sound: readers may disagree on what it holds",
+                        )
+                    }
+                }
+        }
     };
+    if text {
+        out.metadata
+            .push(("tensorflow.meta_graph_format".into(), "text".into()));
+    }
     let mut totals = Totals::default();
     let at = MetaGraphAt {
         prefix: "",
@@ -59,6 +89,11 @@ pub fn read(data: Bytes) -> OpenedFile {
         loader: Loader::ImportMetaGraph,
     };
     meta_graph(&mg, &at, &data, &mut out, &mut totals);
+    if text {
+        // The tensors located in the wire bytes made from the text lie nowhere in the file:
+        // they are carried as their bytes.
+        inline_ranges(&mut out, &data);
+    }
     if let Some(sd) = &mg.saver_def {
         out.metadata.push((
             "tensorflow.saver_restore_op".into(),
@@ -96,6 +131,80 @@ pub fn read(data: Bytes) -> OpenedFile {
             thousands(totals.collections_of_bytes)
         ),
     })
+}
+
+/// The wire bytes of a text-format `MetaGraphDef` (the file as UTF-8, then
+/// `text_format.Merge`'s reading of it: [`socair_plugin_kit::protobuf::text`]).
+fn from_text(file: &[u8]) -> Result<Vec<u8>, TextError> {
+    if let Err(e) = std::str::from_utf8(file) {
+        return Err(TextError {
+            line: 1 + file[..e.valid_up_to()]
+                .iter()
+                .filter(|&&b| b == b'\n')
+                .count(),
+            column: 1,
+            message: format!(
+                "byte {} is not UTF-8 (the loader decodes the whole file as UTF-8 first)",
+                e.valid_up_to()
+            ),
+        });
+    }
+    let enum_value = |name: &str| -> Option<i64> {
+        use crate::proto::tensorflow as tf;
+        tf::DataType::from_str_name(name)
+            .map(|v| v as i64)
+            .or_else(|| tf::FullTypeId::from_str_name(name).map(|v| v as i64))
+            .or_else(|| tf::VariableSynchronization::from_str_name(name).map(|v| v as i64))
+            .or_else(|| tf::VariableAggregation::from_str_name(name).map(|v| v as i64))
+            .or_else(|| {
+                tf::saver_def::CheckpointFormatVersion::from_str_name(name).map(|v| v as i64)
+            })
+            .or_else(|| tf::type_spec_proto::TypeSpecClass::from_str_name(name).map(|v| v as i64))
+            .or_else(|| tf::function_spec::JitCompile::from_str_name(name).map(|v| v as i64))
+    };
+    let message = |full: &str| -> Option<usize> {
+        let short = full.strip_prefix("tensorflow.").unwrap_or(full);
+        MESSAGES.iter().position(|m| m.name == short)
+    };
+    let names = Names {
+        enum_value: &enum_value,
+        message: &message,
+    };
+    to_wire(file, MESSAGES, META_GRAPH_DEF, &names)
+}
+
+/// A text `.meta` file that `text_format.Merge` would refuse: `import_meta_graph` raises
+/// before anything is imported, so nothing of it runs; what socair cannot read is a LEAD.
+fn text_refused(why: &TextError) -> OpenedFile {
+    refused_as(
+        RowStatus::Lead,
+        FORMAT,
+        "a text MetaGraphDef socair could not read as text_format.Merge reads it (TensorFlow refuses such a file, or reads what socair does not): see the finding",
+        why.to_string(),
+        Finding::new(
+            Severity::Lead,
+            format!("line {} column {}", why.line, why.column),
+            format!("text format: {}", why.message),
+        ),
+    )
+}
+
+/// Carries every tensor located by byte ranges of `wire` as its bytes instead.
+fn inline_ranges(out: &mut Reading, wire: &[u8]) {
+    for t in out.tensors.iter_mut() {
+        if t.ranges.is_empty() {
+            continue;
+        }
+        let mut bytes = Vec::new();
+        for r in t.ranges.iter() {
+            let (start, len) = (r.offset as usize, r.len as usize);
+            if let Some(b) = start.checked_add(len).and_then(|end| wire.get(start..end)) {
+                bytes.extend_from_slice(b);
+            }
+        }
+        t.ranges = Default::default();
+        t.inline = abi_stable::std_types::ROption::RSome(bytes.into());
+    }
 }
 
 #[cfg(test)]

@@ -27,7 +27,7 @@ pub fn claimant(data: &[u8]) -> Option<&'static str> {
         Some("savedmodel")
     } else if tf::looks_like_graph_def(head, len) {
         Some("tf-graphdef")
-    } else if tf::looks_like_meta_graph(head, len) {
+    } else if tf::looks_like_meta_graph(head, len) || tf::looks_like_meta_graph_text(head) {
         Some("tf-metagraph")
     } else {
         None

@@ -10,6 +10,7 @@
 pub mod error;
 pub mod head;
 pub mod schema;
+pub mod text;
 pub mod walk;
 
 /// Reads a varint at `*at` (before `end`), as protobuf does: at most 10 bytes, the tenth
