@@ -18,6 +18,12 @@ with `socair serve --quiet` and the same file with two static servers on loopbac
 and downloads the file from each with curl into /dev/null, --runs times, interleaved so that
 every server sees the same machine. Prints each one's best MiB/s and socair's ratio to each
 (target: >= 0.8 of the static server's speed). Page cache warm (the file is read once first).
+
+Then the first pull-through: the same model directory served as `bench/big` by a stand-in hub
+(tests/python/fake_hub.py), downloaded from it alone, and through a new gateway each run
+(`socair serve --upstream HUB --key K` over an empty store trusting K): the first request
+fetches the revision, scans it, promotes it and then answers. Prints both best times and their
+ratio (target: <= 1.3 of the upstream download alone).
 Needs curl. Standard library only.
 """
 import argparse
@@ -108,6 +114,7 @@ def main():
     sh([scanner, "airlock", "scan", sha, "--key", key, "--store", store])
     sh([scanner, "airlock", "promote", sha, "--store", store])
     served = os.path.join(store, "promoted", sha, "big", "model.safetensors")
+    size = os.path.getsize(served)
 
     proc = subprocess.Popen(
         [a.socair, "serve", "--quiet", "--listen", "127.0.0.1:0", "--store", store],
@@ -136,7 +143,6 @@ def main():
             "http.server": f"http://127.0.0.1:{port}/model.safetensors",
             "sendfile": sendfile_url,
         }
-        size = os.path.getsize(served)
         with open(served, "rb") as fh:  # page cache warm
             while fh.read(1 << 24):
                 pass
@@ -158,6 +164,55 @@ def main():
         static.terminate()
         static.wait()
         sendfile_server.shutdown()
+    pull_through(a, work, model, key, size)
+
+
+def pull_through(a, work, model, key, size):
+    """The first download through a pulling gateway against the upstream download alone."""
+    hub_root = os.path.join(work, "hub")
+    shutil.rmtree(hub_root, ignore_errors=True)
+    os.makedirs(os.path.join(hub_root, "bench"))
+    os.symlink(model, os.path.join(hub_root, "bench", "big"))
+    hub = subprocess.Popen(
+        [sys.executable, os.path.join(REPO, "tests/python/fake_hub.py"), hub_root],
+        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+    )
+    hub_url = hub.stdout.readline().strip()
+    threading.Thread(target=lambda: [None for _ in hub.stdout], daemon=True).start()
+    path = "/bench/big/resolve/main/model.safetensors"
+    best_up = best_gateway = None
+    try:
+        for run in range(a.runs):
+            t, n = download(hub_url + path)
+            if n != size:
+                sys.exit(f"upstream: {n} bytes, not {size}")
+            best_up = t if best_up is None else min(best_up, t)
+            store = os.path.join(work, f"gateway-store-{run}")
+            shutil.rmtree(store, ignore_errors=True)
+            sh([a.socair, "airlock", "init", "--store", store])
+            sh([a.socair, "airlock", "trust", key + ".pub", "--role", "scan", "--store", store])
+            gateway = subprocess.Popen(
+                [a.socair, "serve", "--quiet", "--listen", "127.0.0.1:0", "--store", store,
+                 "--upstream", hub_url, "--key", key],
+                stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+            )
+            try:
+                url = gateway.stdout.readline().strip()
+                t, n = download(url + path)
+                if n != size:
+                    sys.exit(f"gateway: {n} bytes, not {size}")
+                best_gateway = t if best_gateway is None else min(best_gateway, t)
+            finally:
+                gateway.terminate()
+                gateway.wait()
+                shutil.rmtree(store, ignore_errors=True)
+        print(f"first pull-through of {size / (1 << 20):.0f} MiB, best of {a.runs} (load average {os.getloadavg()[0]:.2f}):")
+        print(f"  upstream alone      {best_up:7.3f} s")
+        print(f"  through the gateway {best_gateway:7.3f} s")
+        print(f"  gateway / upstream: {best_gateway / best_up:.2f} (target <= 1.3)")
+    finally:
+        hub.terminate()
+        hub.wait()
 
 
 if __name__ == "__main__":
