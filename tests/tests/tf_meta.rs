@@ -1,8 +1,9 @@
 //! TF1 `.meta` files end to end: MetaGraphDefs TensorFlow 2.21.0 wrote with
 //! `tf.compat.v1.train.Saver().save` and `export_meta_graph`
-//! (fixtures/tensorflow/meta/make_meta.py; in the text format, make_meta_text.py), scanned by the built socair with its plugins, each
-//! against what `tf.compat.v1.train.import_meta_graph` did with it (expected.json); and the
-//! benign one beside its checkpoint, whose variables are the bytes TensorFlow restores.
+//! (fixtures/tensorflow/meta/make_meta.py; in the text format, make_meta_text.py), scanned by
+//! the built socair with its plugins, each against what `tf.compat.v1.train.import_meta_graph`
+//! did with it (expected.json); and the benign one beside its checkpoint, whose variables are
+//! the bytes TensorFlow restores.
 
 use crate::common::{fixture, has_finding, json, report_row, run, socair, verdict};
 use serde_json::Value;

@@ -1,7 +1,8 @@
 //! Response bodies: small ones held whole, and a file (or an object, for a store on object
-//! storage) streamed from a range of it. The bytes are read on a blocking thread in chunks of [`CHUNK`] bytes into a channel a few chunks deep,
-//! so reading from the disk and writing to the socket overlap and a slow client holds at most
-//! that much memory; when the client goes away the channel closes and the reading stops.
+//! storage) streamed from a range of it. The bytes are read on a blocking thread in chunks of
+//! [`CHUNK`] bytes ([`REMOTE_CHUNK`] for an object) into a channel a few chunks deep, so
+//! reading and writing to the socket overlap and a slow client holds at most that much
+//! memory; when the client goes away the channel closes and the reading stops.
 
 use bytes::Bytes;
 use http_body::{Body as HttpBody, Frame, SizeHint};

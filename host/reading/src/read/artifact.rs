@@ -314,8 +314,15 @@ impl<'p> Artifact<'p> {
                 Err(e) => return Err(io(std::io::Error::other(e.reason()))),
             },
         };
-        // No object of that name: the objects under it (a prefix), read as a model directory.
+        // No object of that name: the objects under it (a prefix), read as a model directory;
+        // a web server lists nothing, so there it is a missing object.
         let Some(size) = size else {
+            if at.base.starts_with("http") {
+                return Err(io(std::io::Error::new(
+                    std::io::ErrorKind::NotFound,
+                    "no such object",
+                )));
+            }
             let files = remote_dir::list(&at).map_err(|e| {
                 io(std::io::Error::new(
                     std::io::ErrorKind::InvalidData,
