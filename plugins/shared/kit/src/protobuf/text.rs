@@ -26,7 +26,9 @@ use super::schema::{Kind, MessageSchema};
 pub const MAX_DEPTH: usize = 100;
 
 /// The most wire bytes written for `text_len` bytes of text: the text format is never
-/// shorter than its wire form but for the few bytes each length prefix adds per message.
+/// shorter than its wire form but for the few bytes each length prefix adds per message. Each
+/// byte is counted once, where it is first written; a message's bytes are copied into its
+/// parent's when it ends, so the memory held at once stays under twice this.
 pub fn max_output(text_len: usize) -> usize {
     text_len.saturating_mul(2).saturating_add(1 << 20)
 }
@@ -381,7 +383,8 @@ impl Writer<'_> {
             b'>'
         };
         let value = self.message(lx, index, Some(close), depth + 1)?;
-        self.spend(lx, url.len() + value.len() + 24)?;
+        // The value's bytes were counted as they were written: only what wraps them here.
+        self.spend(lx, url.len() + 24)?;
         put_tag(out, 1, 2);
         put_varint(out, url.len() as u64);
         out.extend_from_slice(url.as_bytes());
@@ -474,7 +477,8 @@ impl Writer<'_> {
             return Err(lx.error("expected \"{\" or \"<\""));
         };
         let body = self.message(lx, index, Some(close), depth + 1)?;
-        self.spend(lx, body.len() + 16)?;
+        // The body's bytes were counted as they were written: only its tag and length here.
+        self.spend(lx, 16)?;
         put_tag(out, number, 2);
         put_varint(out, body.len() as u64);
         out.extend_from_slice(&body);
@@ -724,6 +728,15 @@ mod tests {
         assert!(wire("inner { name: \"open").is_err());
         assert!(wire("inner {").is_err());
         assert!(wire("[ext] { }").is_err());
+        // Nesting costs no budget of its own: a long string 90 messages deep is read (counted
+        // at each level, its 64 KiB would pass the bound 90 times over).
+        let long = "x".repeat(64 << 10);
+        let nested = format!(
+            "inner {{ {}name: \"{long}\" {}}}",
+            "child { ".repeat(90),
+            "} ".repeat(90)
+        );
+        assert!(wire(&nested).unwrap().len() > 64 << 10);
         let deep = format!("inner {{ {}", "child { ".repeat(MAX_DEPTH + 2));
         assert!(wire(&deep).unwrap_err().message.contains("nested deeper"));
     }
