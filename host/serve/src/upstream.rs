@@ -25,7 +25,7 @@ use socair_store::airlock::{gate, repos};
 use socair_store::read::plugins::PluginSet;
 use std::collections::HashMap;
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
@@ -102,13 +102,6 @@ pub struct Staged {
     pub name: String,
     /// Each file: its path in the repository, size and sha256.
     pub files: Vec<(String, u64, String)>,
-}
-
-impl Staged {
-    /// The folder holding the files.
-    pub fn dir(&self) -> PathBuf {
-        self.scratch.path().join(&self.name)
-    }
 }
 
 /// A file path a revision lists, checked as a request's path is: `/`-separated parts, none
