@@ -6,10 +6,10 @@
 //! moved into the store as a model directory (a store on this machine takes the folder in,
 //! made durable, rather than copy and hash it again; one on object storage uploads it),
 //! recorded as that revision from those hashes, scanned (which hashes every byte again) and
-//! signed with the
-//! gateway's key, and promoted when the gate lets it through. Every step goes to the store's
-//! activity log (the store's own functions log them). A FAIL blocks it and a LEAD holds it:
-//! the request that caused the pull is then answered as any refused revision is.
+//! signed with the gateway's key, and promoted when the gate lets it through. Every step goes
+//! to the store's activity log (the store's own functions log them). A FAIL blocks it and a
+//! LEAD holds it: the request that caused the pull is then answered as any refused revision
+//! is.
 //!
 //! Requests for one revision wait for one pull: a lock per (repository, revision). A dropped
 //! upstream connection, a file that does not hash to its ETag, or a response past the bounds
@@ -133,9 +133,9 @@ fn encode_path(path: &str) -> String {
     path.split('/').map(encode).collect::<Vec<_>>().join("/")
 }
 
-/// Fetches `repo` at `revision` from the upstream into a staging folder: the revision's commit
-/// and files, then every file of that commit, streamed and hashed. Nothing reaches the store
-/// here.
+/// Fetches `repo` at `revision` from the upstream into a scratch folder of the store: the
+/// revision's commit and files, then every file of that commit, streamed and hashed as it
+/// arrives. Nothing reaches `incoming/` here.
 pub async fn fetch(
     store: &Store,
     up: &Upstream,

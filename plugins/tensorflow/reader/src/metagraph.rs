@@ -78,10 +78,6 @@ pub fn read(file: Bytes) -> OpenedFile {
                 }
         }
     };
-    if text {
-        out.metadata
-            .push(("tensorflow.meta_graph_format".into(), "text".into()));
-    }
     let mut totals = Totals::default();
     let at = MetaGraphAt {
         prefix: "",
@@ -90,6 +86,8 @@ pub fn read(file: Bytes) -> OpenedFile {
     };
     meta_graph(&mg, &at, &data, &mut out, &mut totals);
     if text {
+        out.metadata
+            .push(("tensorflow.meta_graph_format".into(), "text".into()));
         // The tensors located in the wire bytes made from the text lie nowhere in the file:
         // they are carried as their bytes.
         inline_ranges(&mut out, &data);

@@ -10,8 +10,9 @@
 //! * `Extension` (allowed almost anywhere, "any content") is a LEAD naming its `name` and
 //!   `extender`: what it means is the consumer's (vendor extensions change how some evaluators
 //!   score), and nothing inside it is checked; in the `Header` or the `MiningBuildTask`, which
-//!   document the file and its training and which no consumer scores with, it is a note
-//!   (sklearn2pmml writes the pipeline's `repr` there, R's pmml package a `user`);
+//!   document the file and its training and which no consumer scores with, it is no finding
+//!   but metadata (`pmml.documentation_extensions`; sklearn2pmml writes the pipeline's `repr`
+//!   there, R's pmml package a `user`);
 //! * an element outside the PMML 4.4 schema is a LEAD (the vocabulary is generated from the
 //!   schema: [`tables`]), except inside an `InlineTable` row, whose cells the schema leaves
 //!   open;
@@ -99,7 +100,6 @@ pub struct Judge<'r> {
     models: BTreeMap<String, u64>,
     version: Option<String>,
     extensions: u64,
-    metadata_extensions: u64,
     /// Where each documentation Extension is, and what it says of itself.
     documentation: Vec<String>,
     unknown: u64,
@@ -118,7 +118,6 @@ impl<'r> Judge<'r> {
             models: BTreeMap::new(),
             version: None,
             extensions: 0,
-            metadata_extensions: 0,
             documentation: Vec::new(),
             unknown: 0,
             in_header: false,
@@ -175,6 +174,7 @@ impl<'r> Judge<'r> {
                 },
             );
         }
+        let documentation_count = self.documentation.len() as u64;
         if !self.documentation.is_empty() {
             // Not findings: what the document says of itself, kept for a person to read.
             self.reading.metadata.push((
@@ -197,7 +197,7 @@ impl<'r> Judge<'r> {
             version: self.version,
             models: self.models,
             extensions: self.extensions,
-            metadata_extensions: self.metadata_extensions,
+            metadata_extensions: documentation_count,
             unknown: self.unknown,
             undefined_functions: undefined,
         }
@@ -221,7 +221,6 @@ impl<'r> Judge<'r> {
                     // Documentation: what a writer records of itself or of the training
                     // (sklearn2pmml's `repr` of the pipeline, R pmml's `user`); no consumer
                     // scores with a Header or a MiningBuildTask.
-                    self.metadata_extensions += 1;
                     self.documentation.push(format!("{parent}{said}"));
                     return true;
                 }
