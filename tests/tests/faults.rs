@@ -3,7 +3,7 @@
 //! activity log verifies, nothing half-written is in incoming/ or promoted/, scratch space is
 //! cleaned on the next run, and the same command succeeds when run again.
 
-use crate::common::{fixture, json, run, socair, target_profile_dir};
+use crate::common::{fixture, json, run, socair, spawn_paused, target_profile_dir};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -426,29 +426,9 @@ fn two_processes_staging_the_same_bytes_at_once_both_succeed() {
         ("convert.checked", &convert),
         ("promote.assessed", &promote),
     ] {
-        let gate = s.root.join(format!("{point}.go"));
-        let mut paused = socair();
-        paused
-            .args(args.iter())
-            .arg("--store")
-            .arg(&s.path)
-            .env("SOCAIR_FAULT", format!("pause:{point}:{}", gate.display()))
-            .stdout(std::process::Stdio::piped())
-            .stderr(std::process::Stdio::piped());
-        let mut paused = paused.spawn().unwrap();
-        let reached = s.root.join(format!("{point}.go.reached"));
-        let start = std::time::Instant::now();
-        while !reached.exists() {
-            assert!(start.elapsed().as_secs() < 60, "{point} never reached");
-            if paused.try_wait().unwrap().is_some() {
-                let out = paused.wait_with_output().unwrap();
-                panic!(
-                    "the {point} process ended before it: {}",
-                    String::from_utf8_lossy(&out.stderr)
-                );
-            }
-            std::thread::sleep(std::time::Duration::from_millis(10));
-        }
+        let mut cmd = socair();
+        cmd.args(args.iter()).arg("--store").arg(&s.path);
+        let (paused, gate) = spawn_paused(cmd, point, &s.root);
         let first = s.ok(args);
         std::fs::write(&gate, b"").unwrap();
         let out = paused.wait_with_output().unwrap();

@@ -22,7 +22,7 @@ use proxy::{cutting_proxy, cutting_transfers};
 use s3::{hex, s3, ACCESS_KEY, SECRET_KEY, SESSION_TOKEN};
 use store::{passing_artifacts, r_last_entry, Shared};
 
-use crate::common::{fixture, json, run, socair, Run};
+use crate::common::{fixture, json, run, socair, spawn_paused, Run};
 use sha2::{Digest, Sha256};
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
@@ -567,26 +567,11 @@ fn promotions_racing_for_one_staged_directory_leave_it_whole() {
     let scanned = store.run(&["airlock", "scan", &sha, "--key", &scan]);
     assert_eq!(scanned.code, 0, "{}", scanned.stderr);
     let paused = |point: &str| {
-        let gate = store.dir.path().join(format!("{point}.go"));
-        let mut cmd = store.cmd(&["airlock", "promote", &sha]);
-        cmd.env("SOCAIR_FAULT", format!("pause:{point}:{}", gate.display()))
-            .stdout(std::process::Stdio::piped())
-            .stderr(std::process::Stdio::piped());
-        let mut child = cmd.spawn().unwrap();
-        let reached = store.dir.path().join(format!("{point}.go.reached"));
-        let start = std::time::Instant::now();
-        while !reached.exists() {
-            assert!(start.elapsed().as_secs() < 60, "{point} never reached");
-            if child.try_wait().unwrap().is_some() {
-                let out = child.wait_with_output().unwrap();
-                panic!(
-                    "ended before {point}: {}",
-                    String::from_utf8_lossy(&out.stderr)
-                );
-            }
-            std::thread::sleep(std::time::Duration::from_millis(10));
-        }
-        (child, gate)
+        spawn_paused(
+            store.cmd(&["airlock", "promote", &sha]),
+            point,
+            store.dir.path(),
+        )
     };
     let (second, second_gate) = paused("promote.staged-read");
     let (first, first_gate) = paused("unstage.first-deleted");

@@ -181,6 +181,31 @@ pub fn assert_claimed_once(scanned: &[(PathBuf, serde_json::Value)], stderr: &st
     }
 }
 
+/// Starts `cmd` with `SOCAIR_FAULT=pause:<point>:<dir>/<point>.go` and waits until it stands at
+/// `point` (it writes `<point>.go.reached`); the process goes on once the returned gate file
+/// is written. Panics, with its standard error, if it ends first or never gets there (60 s).
+pub fn spawn_paused(mut cmd: Command, point: &str, dir: &Path) -> (std::process::Child, PathBuf) {
+    let gate = dir.join(format!("{point}.go"));
+    cmd.env("SOCAIR_FAULT", format!("pause:{point}:{}", gate.display()))
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    let mut child = cmd.spawn().unwrap();
+    let reached = dir.join(format!("{point}.go.reached"));
+    let start = std::time::Instant::now();
+    while !reached.exists() {
+        assert!(start.elapsed().as_secs() < 60, "{point} never reached");
+        if child.try_wait().unwrap().is_some() {
+            let out = child.wait_with_output().unwrap();
+            panic!(
+                "the process ended before {point}: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    (child, gate)
+}
+
 /// Parses JSON output.
 pub fn json(s: &str) -> serde_json::Value {
     serde_json::from_str(s).unwrap_or_else(|e| panic!("not JSON ({e}):\n{s}"))
